@@ -1,0 +1,181 @@
+"""The backend protocol: where a session's commands run and its files live.
+
+A backend knows nothing of sessions, events or trajectories. It offers a persistent shell
+(`exec`), file operations confined to its workspace, an interactive PTY for the terminal pane,
+and `describe()` for the trajectory header. Paths given to a backend are POSIX paths relative to
+the workspace root; the backend refuses any path that resolves outside it.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+OutputCallback = Callable[[bytes], None]
+
+
+class BackendError(Exception):
+    """An error a user can act on; its message is one clear sentence."""
+
+
+class PathEscapeError(BackendError):
+    """A path resolves outside the workspace."""
+
+
+class FileMissingError(BackendError):
+    """A path does not exist in the workspace."""
+
+
+class BackendUnavailableError(BackendError):
+    """The backend cannot start (no daemon, no image, no permission...)."""
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """What one command in the persistent shell did."""
+
+    exit_code: int | None
+    """The command's exit status; None when it was killed (timeout, interrupt) or the shell died."""
+    output: bytes
+    duration: float
+    timed_out: bool = False
+    interrupted: bool = False
+    shell_restarted: bool = False
+    """The shell died during this command (e.g. `exit`) and a new one was started."""
+    oom_killed: bool = False
+    cwd: str = ""
+    """The shell's working directory after the command, relative to the workspace where inside it."""
+
+
+@dataclass(frozen=True)
+class FileStat:
+    path: str
+    kind: str  # "file" | "dir" | "symlink" | "other"
+    size: int
+    mtime: float
+    mode: int
+
+
+@dataclass(frozen=True)
+class DirEntry:
+    name: str
+    kind: str  # "file" | "dir" | "symlink" | "other"
+    size: int = 0
+
+
+@dataclass
+class BackendDescription:
+    kind: str
+    workspace: str
+    image: str | None = None
+    image_id: str | None = None
+    container: str | None = None
+    limits: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "workspace": self.workspace,
+            "image": self.image,
+            "image_id": self.image_id,
+            "container": self.container,
+            "limits": dict(self.limits),
+            **self.extra,
+        }
+
+
+class Pty(abc.ABC):
+    """An interactive terminal in the backend (the terminal pane's shell)."""
+
+    @abc.abstractmethod
+    async def read(self) -> bytes:
+        """The next chunk of output; b"" once the terminal has closed."""
+
+    @abc.abstractmethod
+    async def write(self, data: bytes) -> None: ...
+
+    @abc.abstractmethod
+    async def resize(self, cols: int, rows: int) -> None: ...
+
+    @abc.abstractmethod
+    async def close(self) -> None: ...
+
+    @property
+    @abc.abstractmethod
+    def closed(self) -> bool: ...
+
+
+class Backend(abc.ABC):
+    """A place where a workspace lives and commands run."""
+
+    kind: str = "abstract"
+
+    @abc.abstractmethod
+    async def start(self) -> None:
+        """Prepare the workspace and start the persistent shell."""
+
+    @abc.abstractmethod
+    async def stop(self) -> None:
+        """Stop the shell and release everything the backend created (idempotent)."""
+
+    @abc.abstractmethod
+    async def exec(
+        self,
+        command: str,
+        *,
+        timeout: float | None = None,
+        on_output: OutputCallback | None = None,
+        env: dict[str, str] | None = None,
+    ) -> ExecResult:
+        """Run `command` in the persistent shell; cwd and exported variables survive."""
+
+    @abc.abstractmethod
+    async def interrupt(self) -> None:
+        """Kill the running command's processes; the shell stays usable."""
+
+    @abc.abstractmethod
+    async def read_file(self, path: str) -> bytes: ...
+
+    @abc.abstractmethod
+    async def write_file(self, path: str, data: bytes) -> None:
+        """Write a file, creating parent directories."""
+
+    @abc.abstractmethod
+    async def delete(self, path: str) -> None:
+        """Delete a file or a directory tree."""
+
+    @abc.abstractmethod
+    async def rename(self, src: str, dst: str) -> None: ...
+
+    @abc.abstractmethod
+    async def stat(self, path: str) -> FileStat: ...
+
+    @abc.abstractmethod
+    async def list_dir(self, path: str) -> list[DirEntry]: ...
+
+    @abc.abstractmethod
+    async def open_pty(self, cols: int = 80, rows: int = 24) -> Pty:
+        """An interactive shell on a terminal, starting in the workspace."""
+
+    @abc.abstractmethod
+    def describe(self) -> BackendDescription: ...
+
+    async def exists(self, path: str) -> bool:
+        try:
+            await self.stat(path)
+        except FileMissingError:
+            return False
+        return True
+
+    async def __aenter__(self) -> Backend:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+
+BackendFactory = Callable[..., Awaitable[Backend]]

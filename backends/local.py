@@ -1,0 +1,401 @@
+"""The `local` backend: the embedded default. Not a sandbox.
+
+It works on a scratch copy of the repository (history, uncommitted changes and untracked files
+included), so the user's checkout is never modified unless `in_place` is asked for. Commands run
+in a persistent bash on this machine with the user's own rights.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import os
+import shutil
+import signal
+import stat as stat_mod
+import struct
+import subprocess
+import tempfile
+import termios
+from pathlib import Path
+
+import psutil
+
+from backends.base import (
+    Backend,
+    BackendDescription,
+    BackendError,
+    DirEntry,
+    ExecResult,
+    FileMissingError,
+    FileStat,
+    OutputCallback,
+    PathEscapeError,
+    Pty,
+)
+from backends.shell import PersistentShell, ShellChannel
+
+_READ_CHUNK = 65536
+
+
+def default_scratch_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "reposim" / "workspaces"
+
+
+def copy_workspace(source: Path, dest: Path) -> None:
+    """Copy a repository with everything in it (a git repo keeps history and dirty state)."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if shutil.which("cp"):
+        # `cp -a` keeps modes, times and symlinks and is several times faster than copytree.
+        proc = subprocess.run(
+            ["cp", "-a", "--reflink=auto", f"{source}/.", str(dest)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if proc.returncode != 0:
+            raise BackendError(f"Could not copy {source} to a scratch workspace: {proc.stderr.strip()}")
+    else:  # pragma: no cover - every supported system has cp
+        shutil.copytree(source, dest, symlinks=True, dirs_exist_ok=True)
+
+
+def _kind(mode: int) -> str:
+    if stat_mod.S_ISLNK(mode):
+        return "symlink"
+    if stat_mod.S_ISDIR(mode):
+        return "dir"
+    if stat_mod.S_ISREG(mode):
+        return "file"
+    return "other"
+
+
+class _LocalShellChannel(ShellChannel):
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self._proc = proc
+
+    @classmethod
+    async def spawn(cls, cwd: Path, env: dict[str, str]) -> _LocalShellChannel:
+        proc = await asyncio.create_subprocess_exec(
+            "bash",
+            "--noprofile",
+            "--norc",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+            limit=_READ_CHUNK,
+        )
+        return cls(proc)
+
+    async def send(self, data: bytes) -> None:
+        assert self._proc.stdin is not None
+        try:
+            self._proc.stdin.write(data)
+            await self._proc.stdin.drain()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the shell died; the reader sees EOF and the shell is restarted
+
+    async def recv(self) -> bytes:
+        assert self._proc.stdout is not None
+        return await self._proc.stdout.read(_READ_CHUNK)
+
+    async def signal_children(self, sig: int) -> None:
+        try:
+            shell = psutil.Process(self._proc.pid)
+            children = shell.children(recursive=True)
+        except psutil.NoSuchProcess:
+            return
+        groups = set()
+        for child in children:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                groups.add(os.getpgid(child.pid))
+        groups.discard(self._proc.pid)  # the shell leads its own group; never signal it
+        for group in groups:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(group, sig)
+        if sig == signal.SIGKILL:
+            for child in children:
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    child.kill()
+
+    async def close(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._proc.pid, signal.SIGKILL)
+        await self.signal_children(signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            self._proc.kill()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self._proc.wait(), 5)
+
+
+class LocalPty(Pty):
+    """An interactive bash on a pseudo-terminal of this machine."""
+
+    def __init__(self, pid: int, master: int) -> None:
+        self._pid = pid
+        self._master = master
+        self._queue: asyncio.Queue[bytes] = asyncio.Queue()
+        self._closed = False
+        self._loop = asyncio.get_running_loop()
+        os.set_blocking(master, False)
+        self._loop.add_reader(master, self._on_readable)
+
+    @classmethod
+    async def spawn(cls, cwd: Path, env: dict[str, str], cols: int, rows: int) -> LocalPty:
+        master, slave = os.openpty()
+        _set_size(slave, cols, rows)
+        env = {**env, "TERM": "xterm-256color", "COLUMNS": str(cols), "LINES": str(rows)}
+        proc = subprocess.Popen(
+            ["bash", "--noprofile", "--norc", "-i"],
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+            close_fds=True,
+        )
+        os.close(slave)
+        pty = cls(proc.pid, master)
+        pty._proc = proc
+        return pty
+
+    _proc: subprocess.Popen[bytes]
+
+    def _on_readable(self) -> None:
+        try:
+            data = os.read(self._master, _READ_CHUNK)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._loop.remove_reader(self._master)
+            self._closed = True
+        self._queue.put_nowait(data)
+
+    async def read(self) -> bytes:
+        if self._closed and self._queue.empty():
+            return b""
+        return await self._queue.get()
+
+    async def write(self, data: bytes) -> None:
+        if self._closed:
+            return
+        view = memoryview(data)
+        while view:
+            try:
+                written = os.write(self._master, view)
+            except BlockingIOError:
+                await asyncio.sleep(0.005)
+                continue
+            except OSError:
+                return
+            view = view[written:]
+
+    async def resize(self, cols: int, rows: int) -> None:
+        if not self._closed:
+            _set_size(self._master, cols, rows)
+
+    async def close(self) -> None:
+        if not self._closed:
+            self._loop.remove_reader(self._master)
+            self._closed = True
+            self._queue.put_nowait(b"")
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._pid, signal.SIGHUP)
+        with contextlib.suppress(OSError):
+            os.close(self._master)
+        with contextlib.suppress(Exception):
+            await asyncio.to_thread(self._proc.wait, 2)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+
+def _set_size(fd: int, cols: int, rows: int) -> None:
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+
+
+class LocalBackend(Backend):
+    """A workspace on this machine: a scratch copy of the repository, or the repository itself."""
+
+    kind = "local"
+
+    def __init__(
+        self,
+        source: Path | str,
+        *,
+        in_place: bool = False,
+        scratch_root: Path | None = None,
+        keep_workspace: bool = False,
+    ) -> None:
+        self.source = Path(source).resolve()
+        self.in_place = in_place
+        self.keep_workspace = keep_workspace
+        self._scratch_root = scratch_root or default_scratch_root()
+        self._workspace: Path | None = None
+        self._shell: PersistentShell | None = None
+        self._ptys: list[LocalPty] = []
+        self._env = {k: v for k, v in os.environ.items() if not k.startswith("REPOSIM_")}
+
+    @property
+    def workspace(self) -> Path:
+        if self._workspace is None:
+            raise BackendError("The local backend has not been started.")
+        return self._workspace
+
+    async def start(self) -> None:
+        if not self.source.exists():
+            raise BackendError(f"{self.source} does not exist.")
+        if not self.source.is_dir():
+            raise BackendError(f"{self.source} is not a directory.")
+        if self.in_place:
+            self._workspace = self.source
+        else:
+            self._scratch_root.mkdir(parents=True, exist_ok=True)
+            dest = Path(tempfile.mkdtemp(prefix=f"{self.source.name}-", dir=self._scratch_root))
+            await asyncio.to_thread(copy_workspace, self.source, dest)
+            self._workspace = dest
+        workspace = self._workspace
+        self._shell = PersistentShell(
+            lambda: _LocalShellChannel.spawn(workspace, self._env), str(workspace)
+        )
+        await self._shell.start()
+
+    async def stop(self) -> None:
+        for pty in self._ptys:
+            await pty.close()
+        self._ptys.clear()
+        if self._shell is not None:
+            await self._shell.close()
+            self._shell = None
+        if self._workspace is not None and not self.in_place and not self.keep_workspace:
+            await asyncio.to_thread(shutil.rmtree, self._workspace, True)
+        self._workspace = None
+
+    async def exec(
+        self,
+        command: str,
+        *,
+        timeout: float | None = None,
+        on_output: OutputCallback | None = None,
+        env: dict[str, str] | None = None,
+    ) -> ExecResult:
+        if self._shell is None:
+            raise BackendError("The local backend has not been started.")
+        result = await self._shell.run(command, timeout=timeout, on_output=on_output, env=env)
+        return result
+
+    async def interrupt(self) -> None:
+        if self._shell is not None:
+            await self._shell.interrupt()
+
+    def resolve(self, path: str) -> Path:
+        """The absolute path of `path` inside the workspace; refuses anything that escapes it."""
+        root = self.workspace.resolve()
+        candidate = Path(path)
+        if candidate.is_absolute():
+            target = candidate
+        else:
+            target = root / candidate
+        resolved = target.resolve()
+        if resolved != root and root not in resolved.parents:
+            raise PathEscapeError(f"{path} is outside the workspace; refusing to touch it.")
+        return resolved
+
+    async def read_file(self, path: str) -> bytes:
+        target = self.resolve(path)
+        try:
+            return await asyncio.to_thread(target.read_bytes)
+        except FileNotFoundError:
+            raise FileMissingError(f"{path} does not exist in the workspace.") from None
+        except IsADirectoryError:
+            raise BackendError(f"{path} is a directory, not a file.") from None
+        except PermissionError:
+            raise BackendError(f"{path} is not readable (permission denied).") from None
+
+    async def write_file(self, path: str, data: bytes) -> None:
+        target = self.resolve(path)
+        if target.is_dir():
+            raise BackendError(f"{path} is a directory, not a file.")
+
+        def write() -> None:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+
+        try:
+            await asyncio.to_thread(write)
+        except PermissionError:
+            raise BackendError(f"{path} is not writable (permission denied).") from None
+
+    async def delete(self, path: str) -> None:
+        target = self.resolve(path)
+        if target == self.workspace.resolve():
+            raise BackendError("Refusing to delete the workspace root.")
+        if not target.exists() and not target.is_symlink():
+            raise FileMissingError(f"{path} does not exist in the workspace.")
+        if target.is_dir() and not target.is_symlink():
+            await asyncio.to_thread(shutil.rmtree, target)
+        else:
+            target.unlink()
+
+    async def rename(self, src: str, dst: str) -> None:
+        source, dest = self.resolve(src), self.resolve(dst)
+        if not source.exists():
+            raise FileMissingError(f"{src} does not exist in the workspace.")
+        if dest.exists():
+            raise BackendError(f"{dst} already exists; refusing to overwrite it.")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        source.rename(dest)
+
+    async def stat(self, path: str) -> FileStat:
+        target = self.resolve(path)
+        try:
+            st = target.lstat()
+        except FileNotFoundError:
+            raise FileMissingError(f"{path} does not exist in the workspace.") from None
+        return FileStat(path=path, kind=_kind(st.st_mode), size=st.st_size, mtime=st.st_mtime,
+                        mode=st.st_mode)
+
+    async def list_dir(self, path: str) -> list[DirEntry]:
+        target = self.resolve(path)
+
+        def scan() -> list[DirEntry]:
+            entries = []
+            with os.scandir(target) as it:
+                for entry in it:
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    kind = _kind(st.st_mode)
+                    if kind == "symlink":
+                        with contextlib.suppress(OSError):
+                            kind = "dir" if entry.is_dir() else "file"
+                    entries.append(DirEntry(entry.name, kind, st.st_size))
+            return sorted(entries, key=lambda e: (e.kind != "dir", e.name.lower()))
+
+        try:
+            return await asyncio.to_thread(scan)
+        except FileNotFoundError:
+            raise FileMissingError(f"{path} does not exist in the workspace.") from None
+        except NotADirectoryError:
+            raise BackendError(f"{path} is not a directory.") from None
+
+    async def open_pty(self, cols: int = 80, rows: int = 24) -> Pty:
+        pty = await LocalPty.spawn(self.workspace, self._env, cols, rows)
+        self._ptys.append(pty)
+        return pty
+
+    def describe(self) -> BackendDescription:
+        return BackendDescription(
+            kind=self.kind,
+            workspace=str(self._workspace or ""),
+            extra={"source": str(self.source), "in_place": self.in_place},
+        )
