@@ -46,7 +46,7 @@ class ExecResult:
     """The shell died during this command (e.g. `exit`) and a new one was started."""
     oom_killed: bool = False
     cwd: str = ""
-    """The shell's working directory after the command, relative to the workspace where inside it."""
+    """The shell's absolute working directory after the command."""
 
 
 @dataclass(frozen=True)
@@ -162,6 +162,17 @@ class Backend(abc.ABC):
 
     @abc.abstractmethod
     def describe(self) -> BackendDescription: ...
+
+    @property
+    @abc.abstractmethod
+    def workspace_path(self) -> str:
+        """The workspace's absolute path as the backend's own shell sees it."""
+
+    @property
+    @abc.abstractmethod
+    def private_dir(self) -> str:
+        """A directory outside the workspace, as the shell sees it, for the engine's bookkeeping
+        (checkpoint objects, test reports). It goes away with the backend."""
 
     async def exists(self, path: str) -> bool:
         try:

@@ -56,7 +56,9 @@ def copy_workspace(source: Path, dest: Path) -> None:
             check=False,
         )
         if proc.returncode != 0:
-            raise BackendError(f"Could not copy {source} to a scratch workspace: {proc.stderr.strip()}")
+            raise BackendError(
+                f"Could not copy {source} to a scratch workspace: {proc.stderr.strip()}"
+            )
     else:  # pragma: no cover - every supported system has cp
         shutil.copytree(source, dest, symlinks=True, dirs_exist_ok=True)
 
@@ -149,7 +151,7 @@ class LocalPty(Pty):
         master, slave = os.openpty()
         _set_size(slave, cols, rows)
         env = {**env, "TERM": "xterm-256color", "COLUMNS": str(cols), "LINES": str(rows)}
-        proc = subprocess.Popen(
+        proc = subprocess.Popen(  # noqa: ASYNC220 - the PTY child needs the raw fds
             ["bash", "--noprofile", "--norc", "-i"],
             stdin=slave,
             stdout=slave,
@@ -240,6 +242,7 @@ class LocalBackend(Backend):
         self.keep_workspace = keep_workspace
         self._scratch_root = scratch_root or default_scratch_root()
         self._workspace: Path | None = None
+        self._private: Path | None = None
         self._shell: PersistentShell | None = None
         self._ptys: list[LocalPty] = []
         self._env = {k: v for k, v in os.environ.items() if not k.startswith("REPOSIM_")}
@@ -263,6 +266,7 @@ class LocalBackend(Backend):
             await asyncio.to_thread(copy_workspace, self.source, dest)
             self._workspace = dest
         workspace = self._workspace
+        self._private = Path(tempfile.mkdtemp(prefix="reposim-private-"))
         self._shell = PersistentShell(
             lambda: _LocalShellChannel.spawn(workspace, self._env), str(workspace)
         )
@@ -277,7 +281,10 @@ class LocalBackend(Backend):
             self._shell = None
         if self._workspace is not None and not self.in_place and not self.keep_workspace:
             await asyncio.to_thread(shutil.rmtree, self._workspace, True)
+        if self._private is not None:
+            await asyncio.to_thread(shutil.rmtree, self._private, True)
         self._workspace = None
+        self._private = None
 
     async def exec(
         self,
@@ -300,10 +307,7 @@ class LocalBackend(Backend):
         """The absolute path of `path` inside the workspace; refuses anything that escapes it."""
         root = self.workspace.resolve()
         candidate = Path(path)
-        if candidate.is_absolute():
-            target = candidate
-        else:
-            target = root / candidate
+        target = candidate if candidate.is_absolute() else root / candidate
         resolved = target.resolve()
         if resolved != root and root not in resolved.parents:
             raise PathEscapeError(f"{path} is outside the workspace; refusing to touch it.")
@@ -360,8 +364,9 @@ class LocalBackend(Backend):
             st = target.lstat()
         except FileNotFoundError:
             raise FileMissingError(f"{path} does not exist in the workspace.") from None
-        return FileStat(path=path, kind=_kind(st.st_mode), size=st.st_size, mtime=st.st_mtime,
-                        mode=st.st_mode)
+        return FileStat(
+            path=path, kind=_kind(st.st_mode), size=st.st_size, mtime=st.st_mtime, mode=st.st_mode
+        )
 
     async def list_dir(self, path: str) -> list[DirEntry]:
         target = self.resolve(path)
@@ -392,6 +397,16 @@ class LocalBackend(Backend):
         pty = await LocalPty.spawn(self.workspace, self._env, cols, rows)
         self._ptys.append(pty)
         return pty
+
+    @property
+    def workspace_path(self) -> str:
+        return str(self.workspace)
+
+    @property
+    def private_dir(self) -> str:
+        if self._private is None:
+            raise BackendError("The local backend has not been started.")
+        return str(self._private)
 
     def describe(self) -> BackendDescription:
         return BackendDescription(

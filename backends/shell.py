@@ -75,7 +75,8 @@ class PersistentShell:
         self._eof = False
         self._restarted_unreported = False
         self._interrupted = False
-        self._running = False
+        self._idle = asyncio.Event()
+        self._idle.set()
 
     @property
     def cwd(self) -> str:
@@ -84,7 +85,7 @@ class PersistentShell:
 
     @property
     def running(self) -> bool:
-        return self._running
+        return not self._idle.is_set()
 
     async def start(self) -> None:
         await self._spawn(self._workdir)
@@ -139,14 +140,14 @@ class PersistentShell:
         # the current line.
         script = (
             f"__reposim_cmd={quote(command)}\n"
-            f"{{ {exports}eval \"$__reposim_cmd\"\n}} </dev/null 2>&1\n"
-            f"printf '\\036RSM-{nonce}:%d:%s\\036\\n' \"$?\" \"$PWD\"\n"
+            f'{{ {exports}eval "$__reposim_cmd"\n}} </dev/null 2>&1\n'
+            f'printf \'\\036RSM-{nonce}:%d:%s\\036\\n\' "$?" "$PWD"\n'
         )
         started = time.monotonic()
         wall_started = time.time()
         output = bytearray()
         self._interrupted = False
-        self._running = True
+        self._idle.clear()
         try:
             await self._channel.send(script.encode())
             read = asyncio.ensure_future(self._read_until(marker, output, on_output))
@@ -171,7 +172,7 @@ class PersistentShell:
                 read.cancel()
                 raise
         finally:
-            self._running = False
+            self._idle.set()
         restarted = self._restarted_unreported
         self._restarted_unreported = False
         if match is None:  # the shell died under the command (`exit`, killed)
@@ -250,18 +251,20 @@ class PersistentShell:
 
     async def interrupt(self) -> None:
         """Stop the running command: SIGINT to its process groups, SIGKILL if it lingers."""
-        if not self._running or self._channel is None:
+        if self._idle.is_set() or self._channel is None:
             return
         self._interrupted = True
         await self._channel.signal_children(signal.SIGINT)
-        deadline = time.monotonic() + _INTERRUPT_GRACE
-        while self._running and time.monotonic() < deadline:
-            await asyncio.sleep(0.02)
-        if self._running and self._channel is not None:
-            await self._channel.signal_children(signal.SIGKILL)
-            deadline = time.monotonic() + _KILL_GRACE
-            while self._running and time.monotonic() < deadline:
-                await asyncio.sleep(0.02)
-            if self._running and self._channel is not None:
-                # A builtin loop inside the shell: only killing the shell stops it.
-                await self._channel.close()
+        if await self._wait_idle(_INTERRUPT_GRACE) or self._channel is None:
+            return
+        await self._channel.signal_children(signal.SIGKILL)
+        if not await self._wait_idle(_KILL_GRACE) and self._channel is not None:
+            # A builtin loop inside the shell: only killing the shell stops it.
+            await self._channel.close()
+
+    async def _wait_idle(self, seconds: float) -> bool:
+        try:
+            await asyncio.wait_for(self._idle.wait(), seconds)
+        except TimeoutError:
+            return False
+        return True

@@ -1,0 +1,166 @@
+"""`reposim exec` and `reposim test`: one command or one test run in a recorded session."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from simulator.backend_factory import make_backend
+from simulator.cli.common import backend_options, existing_dir, json_printer, run_async
+from simulator.events import Actor
+from simulator.session import Session
+from simulator.testrun import TestRunResult
+
+
+async def _open(
+    path: Path,
+    backend_kind: str,
+    in_place: bool,
+    trajectory: str | None,
+    as_json: bool,
+    test_command: str | None = None,
+) -> Session:
+    backend = make_backend(backend_kind, path, in_place=in_place)
+    session = Session(
+        backend,
+        source=path,
+        trajectory_path=Path(trajectory).resolve() if trajectory else None,
+        test_command=test_command,
+    )
+    if as_json:
+        session.subscribe(json_printer())
+    await session.start()
+    return session
+
+
+def _write_raw(chunk: bytes) -> None:
+    sys.stdout.buffer.write(chunk)
+    sys.stdout.buffer.flush()
+
+
+@click.command("exec")
+@click.argument("path")
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.option(
+    "--timeout", type=float, default=None, help="Kill the command after this many seconds."
+)
+@backend_options
+def exec_command(
+    path: str,
+    command: tuple[str, ...],
+    timeout: float | None,
+    backend_kind: str,
+    in_place: bool,
+    trajectory: str | None,
+    as_json: bool,
+) -> None:
+    """Run COMMAND in a session on the repository at PATH and record it.
+
+    Put `--` before the command so that its own options are not taken for reposim's:
+
+        reposim exec ./myrepo -- pytest -q
+
+    The exit code is the command's (124 if it timed out, 130 if interrupted).
+    """
+    root = existing_dir(path)
+    argv = list(command)
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    if not argv:
+        raise click.UsageError("Give the command to run after `--`.")
+    line = argv[0] if len(argv) == 1 else " ".join(_shell_quote(a) for a in argv)
+
+    async def run() -> int:
+        session = await _open(root, backend_kind, in_place, trajectory, as_json)
+        reason = "closed"
+        try:
+            result = await session.exec(
+                line, actor=Actor.HUMAN, timeout=timeout, on_output=None if as_json else _write_raw
+            )
+        except BaseException:
+            reason = "interrupted"
+            raise
+        finally:
+            await session.close(reason)
+            if not as_json:
+                click.echo(f"reposim: trajectory {session.trajectory_path}", err=True)
+        if result.timed_out:
+            click.echo(
+                f"reposim: the command timed out after {timeout} s and was killed.", err=True
+            )
+            return 124
+        if result.oom_killed:
+            click.echo("reposim: the command was killed for running out of memory.", err=True)
+        if result.exit_code is None:
+            return 130
+        return result.exit_code
+
+    sys.exit(run_async(run))
+
+
+def _shell_quote(arg: str) -> str:
+    import shlex
+
+    return shlex.quote(arg)
+
+
+def print_test_report(run: TestRunResult) -> None:
+    if not run.structured:
+        click.echo(f"tests {run.summary()}")
+        return
+    for test in run.tests:
+        if test.outcome in ("failed", "error"):
+            where = f" ({test.file}:{test.line})" if test.file else ""
+            first = test.message.splitlines()[0] if test.message else ""
+            click.echo(f"{test.outcome.upper():7} {test.id}{where}  {first}")
+    click.echo(f"{run.summary()} in {run.duration:.2f}s")
+
+
+@click.command("test")
+@click.argument("path")
+@click.argument("selector", required=False)
+@click.option(
+    "--command",
+    "test_command",
+    help="The test command (default: python -m pytest). "
+    "pytest commands give per-test results; any other passes or fails by exit code.",
+)
+@click.option(
+    "--timeout", type=float, default=None, help="Kill the test run after this many seconds."
+)
+@backend_options
+def test_command(
+    path: str,
+    selector: str | None,
+    test_command: str | None,
+    timeout: float | None,
+    backend_kind: str,
+    in_place: bool,
+    trajectory: str | None,
+    as_json: bool,
+) -> None:
+    """Run the tests of the repository at PATH (optionally only SELECTOR) and record them.
+
+    Prints per-test failures with their location and a summary; exits 0 when the run passed.
+    """
+    root = existing_dir(path)
+
+    async def run() -> int:
+        session = await _open(root, backend_kind, in_place, trajectory, as_json, test_command)
+        try:
+            result = await session.run_tests(selector, timeout=timeout)
+        finally:
+            await session.close()
+        if not as_json:
+            print_test_report(result)
+            click.echo(f"reposim: trajectory {session.trajectory_path}", err=True)
+        return 0 if result.passed else 1
+
+    sys.exit(run_async(run))
+
+
+def register(group: click.Group) -> None:
+    group.add_command(exec_command)
+    group.add_command(test_command)

@@ -1,0 +1,141 @@
+"""One-line, human-readable descriptions of events, shared by the CLI summary and the UI."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from simulator.events import Event, Kind
+from simulator.trajectory import Trajectory
+
+
+def _short(text: str, width: int = 80) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def _diffstat(diff: str) -> str:
+    added = sum(1 for ln in diff.splitlines() if ln.startswith("+") and not ln.startswith("+++"))
+    removed = sum(1 for ln in diff.splitlines() if ln.startswith("-") and not ln.startswith("---"))
+    return f"+{added} -{removed}"
+
+
+def describe_event(event: Event) -> str:
+    p: dict[str, Any] = event.payload
+    kind = event.kind
+    if kind == Kind.EXEC:
+        return f"$ {_short(str(p.get('command', '')))}"
+    if kind == Kind.EXEC_RESULT:
+        flags = [
+            name
+            for name in ("timed_out", "interrupted", "shell_restarted", "oom_killed")
+            if p.get(name)
+        ]
+        state = f"exit {p.get('exit_code')}" + (f" ({', '.join(flags)})" if flags else "")
+        lines = str(p.get("output", "")).count("\n")
+        return f"{state}, {lines} lines of output, {float(p.get('duration', 0)):.2f}s"
+    if kind in (Kind.FILE_WRITE, Kind.FILE_EDIT, Kind.FILE_CREATE, Kind.FILE_DELETE):
+        verb = kind.split(".")[1]
+        return f"{verb} {p.get('path')} ({_diffstat(str(p.get('diff', '')))})"
+    if kind == Kind.FILE_RENAME:
+        return f"rename {p.get('path')} -> {p.get('to')}"
+    if kind == Kind.FILE_READ:
+        return f"read {p.get('path')}"
+    if kind == Kind.TEST_RUN:
+        sel = f" {p['selector']}" if p.get("selector") else ""
+        return f"run tests: {_short(str(p.get('command', '')))}{sel}"
+    if kind == Kind.TEST_RESULT:
+        counts = p.get("counts")
+        if counts:
+            parts = [f"{n} {k}" for k, n in counts.items() if n]
+            return "tests: " + (", ".join(parts) or "no tests ran")
+        return f"tests exit {p.get('exit_code')}"
+    if kind == Kind.SEARCH:
+        return f"search {p.get('pattern')!r} in {p.get('path')}"
+    if kind == Kind.SEARCH_RESULT:
+        return f"{p.get('count')} matches"
+    if kind == Kind.CHECKPOINT:
+        return f"checkpoint {p.get('name')}"
+    if kind == Kind.RESTORE:
+        return f"restore {p.get('name')}"
+    if kind == Kind.NOTE:
+        return f"note: {_short(str(p.get('text', '')))}"
+    if kind == Kind.POLICY_DECISION:
+        verdict = "approved" if p.get("allowed") else "rejected"
+        reason = f": {p['reason']}" if p.get("reason") else ""
+        return f"{verdict} {p.get('action')} {_short(str(p.get('target', '')), 40)}{reason}"
+    if kind == Kind.LLM_CALL:
+        return f"model call {p.get('model', '')}"
+    if kind == Kind.LLM_RESPONSE:
+        usage = p.get("usage") or {}
+        tokens = usage.get("total_tokens")
+        return "model answered" + (f" ({tokens} tokens)" if tokens else "")
+    if kind == Kind.TOOL_CALL:
+        return f"tool {p.get('name')}({_short(str(p.get('arguments', '')), 60)})"
+    if kind == Kind.TOOL_RESULT:
+        return f"tool result: {_short(str(p.get('output', '')), 60)}"
+    if kind == Kind.AGENT_FINISH:
+        return f"finished: {_short(str(p.get('summary', '')))}"
+    if kind in (Kind.TERMINAL_INPUT, Kind.TERMINAL_OUTPUT):
+        return f"{kind.split('.')[1]} {_short(repr(p.get('data', '')), 60)}"
+    if kind == Kind.SESSION_END:
+        return f"session ended ({p.get('reason')})"
+    if kind == Kind.ERROR:
+        return f"error: {_short(str(p.get('message', '')))}"
+    detail = next((str(v) for v in p.values() if isinstance(v, str | int | float)), "")
+    return f"{kind} {_short(detail, 60)}".strip()
+
+
+def summarize(trajectory: Trajectory) -> str:
+    """A readable summary: where it came from, who did what, and every step in one line."""
+    h = trajectory.header
+    repo = h.get("repo") or {}
+    backend = h.get("backend") or {}
+    lines = [
+        f"trajectory {trajectory.path}",
+        f"  session  {h.get('session')}  created {h.get('created')}  reposim {h.get('reposim')}",
+        f"  repo     {repo.get('source')}"
+        + (
+            f" @ {str(repo.get('commit'))[:12]}{' (dirty)' if repo.get('dirty') else ''}"
+            if repo.get("git")
+            else ""
+        ),
+        f"  backend  {backend.get('kind')}"
+        + (f"  image {backend['image']}" if backend.get("image") else ""),
+    ]
+    if h.get("agent"):
+        agent = h["agent"]
+        lines.append(f"  agent    {agent.get('model')} ({agent.get('mode')})")
+    events = trajectory.events
+    actors = Counter(str(e.actor) for e in events)
+    kinds = Counter(e.kind for e in events)
+    duration = events[-1].t if events else 0.0
+    lines.append(
+        f"  {len(events)} steps over {duration:.1f}s; "
+        + ", ".join(f"{n} by {a}" for a, n in sorted(actors.items()))
+    )
+    commands = kinds.get(Kind.EXEC, 0)
+    edits = sum(
+        kinds.get(k, 0)
+        for k in (
+            Kind.FILE_WRITE,
+            Kind.FILE_EDIT,
+            Kind.FILE_CREATE,
+            Kind.FILE_DELETE,
+            Kind.FILE_RENAME,
+        )
+    )
+    tests = [e for e in events if e.kind == Kind.TEST_RESULT]
+    lines.append(f"  {commands} commands, {edits} file changes, {len(tests)} test runs")
+    if tests:
+        lines.append(f"  last test run: {describe_event(tests[-1]).removeprefix('tests: ')}")
+    lines.append("")
+    for event in events:
+        cause = f" <- {event.cause}" if event.cause is not None else ""
+        lines.append(
+            f"{event.seq:5d} {event.t:8.2f}s {event.actor!s:6} {describe_event(event)}{cause}"
+        )
+    if trajectory.problem:
+        lines.append("")
+        lines.append(f"warning: reading stopped early: {trajectory.problem}")
+    return "\n".join(lines)

@@ -1,0 +1,755 @@
+"""The session gateway: the one way anything reaches a backend.
+
+Human edits, terminal commands, agent tool calls and workflow steps all call these async methods;
+each call records typed events in the trajectory and hands them to every subscriber.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import difflib
+import secrets
+import subprocess
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from backends.base import Backend, BackendError, DirEntry, ExecResult, FileStat, Pty
+from backends.shell import quote
+from simulator import __version__
+from simulator.events import TRANSIENT_KINDS, Actor, Event, Kind
+from simulator.testrun import (
+    DEFAULT_TEST_COMMAND,
+    TestRunResult,
+    is_pytest,
+    parse_junit,
+    pytest_command,
+)
+from simulator.trajectory import TrajectoryWriter, default_trajectory_dir, now_iso, sha256_text
+
+Subscriber = Callable[[Event], None]
+
+
+class SessionError(Exception):
+    """An action that could not be done; the message is one clear sentence."""
+
+
+class EditError(SessionError):
+    """A str_replace edit whose old text is missing or ambiguous."""
+
+
+class BinaryFileError(SessionError):
+    """A file that is not UTF-8 text."""
+
+
+class ActionDenied(SessionError):
+    """The action policy refused an action; the message carries the reason."""
+
+
+@dataclass(frozen=True)
+class Decision:
+    allowed: bool
+    reason: str = ""
+    by: str = "policy"
+
+
+# A policy sees every mutating action before it runs: (actor, kind, payload) -> decision.
+ActionPolicy = Callable[[Actor, str, dict[str, Any]], Awaitable[Decision]]
+
+
+@dataclass(frozen=True)
+class SearchMatch:
+    path: str
+    line: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    name: str
+    tree: str
+    seq: int
+
+
+@dataclass(frozen=True)
+class FileChange:
+    status: str  # A (added) | M (modified) | D (deleted) | R (renamed)
+    path: str
+
+
+def unified_diff(path: str, before: str, after: str) -> str:
+    return "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            fromfile=f"a/{path}",
+            tofile=f"b/{path}",
+        )
+    )
+
+
+def repo_info(source: Path) -> dict[str, Any]:
+    """Where a session's workspace came from: path, and for a git repo its commit and state."""
+    info: dict[str, Any] = {"source": str(source), "git": False}
+
+    def git(*args: str) -> str | None:
+        try:
+            proc = subprocess.run(
+                ["git", "-C", str(source), *args],
+                capture_output=True,
+                text=True,
+                timeout=20,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return proc.stdout.strip() if proc.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    if commit is not None:
+        info.update(
+            git=True,
+            commit=commit,
+            branch=git("rev-parse", "--abbrev-ref", "HEAD"),
+            dirty=bool(git("status", "--porcelain", "--untracked-files=normal")),
+        )
+    return info
+
+
+class Session:
+    """A running backend, the trajectory recorder and the action policy, behind one API."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        source: Path,
+        trajectory_path: Path | None = None,
+        agent: dict[str, Any] | None = None,
+        parent: dict[str, Any] | None = None,
+        policy: ActionPolicy | None = None,
+        test_command: str | None = None,
+    ) -> None:
+        self.backend = backend
+        self.source = source
+        self.id = secrets.token_hex(6)
+        self.policy = policy
+        self.test_command = test_command
+        self._agent = agent
+        self._parent = parent
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        self.trajectory_path = trajectory_path or (
+            default_trajectory_dir() / f"{stamp}-{source.name}-{self.id}.jsonl"
+        )
+        self._writer: TrajectoryWriter | None = None
+        self._subscribers: list[Subscriber] = []
+        self._seq = 0
+        self._t0 = time.monotonic()
+        self._checkpoints: dict[str, Checkpoint] = {}
+        self._git_ready = False
+        self._git_lock = asyncio.Lock()
+        self._closed = False
+        self.repo: dict[str, Any] = {}
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    @classmethod
+    async def open(
+        cls,
+        source: Path | str,
+        *,
+        backend: Backend | None = None,
+        trajectory_path: Path | None = None,
+        in_place: bool = False,
+        agent: dict[str, Any] | None = None,
+        parent: dict[str, Any] | None = None,
+        policy: ActionPolicy | None = None,
+        test_command: str | None = None,
+        checkpoint_start: bool = True,
+    ) -> Session:
+        """Start a backend on `source` (the local backend unless one is given) and a trajectory."""
+        source = Path(source).expanduser().resolve()
+        if backend is None:
+            from backends.local import LocalBackend
+
+            backend = LocalBackend(source, in_place=in_place)
+        session = cls(
+            backend,
+            source=source,
+            trajectory_path=trajectory_path,
+            agent=agent,
+            parent=parent,
+            policy=policy,
+            test_command=test_command,
+        )
+        await session.start(checkpoint_start=checkpoint_start)
+        return session
+
+    async def start(self, *, checkpoint_start: bool = True) -> None:
+        self.repo = await asyncio.to_thread(repo_info, self.source)
+        await self.backend.start()
+        try:
+            header = {
+                "session": self.id,
+                "created": now_iso(),
+                "repo": self.repo,
+                "backend": self.backend.describe().as_dict(),
+                "agent": self._agent,
+                "reposim": __version__,
+            }
+            if self._parent:
+                header["parent"] = self._parent
+            self._writer = TrajectoryWriter(self.trajectory_path, header)
+            self._t0 = time.monotonic()
+            if checkpoint_start:
+                await self.checkpoint("start", actor=Actor.SYSTEM)
+        except BaseException:
+            await self.backend.stop()
+            raise
+
+    async def close(self, reason: str = "closed") -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self.emit(Actor.SYSTEM, Kind.SESSION_END, {"reason": reason})
+        finally:
+            if self._writer is not None:
+                self._writer.close()
+            await self.backend.stop()
+
+    async def __aenter__(self) -> Session:
+        return self
+
+    async def __aexit__(self, exc_type: object, exc: object, tb: object) -> None:
+        reason = "closed" if exc_type is None else f"error: {exc_type.__name__}"  # type: ignore[attr-defined]
+        if exc_type is asyncio.CancelledError or exc_type is KeyboardInterrupt:
+            reason = "interrupted"
+        await self.close(reason)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    # -- events ------------------------------------------------------------------------------
+
+    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
+        """Receive every event from now on; returns the function that unsubscribes."""
+        self._subscribers.append(subscriber)
+
+        def unsubscribe() -> None:
+            with contextlib.suppress(ValueError):
+                self._subscribers.remove(subscriber)
+
+        return unsubscribe
+
+    def emit(
+        self,
+        actor: Actor,
+        kind: str,
+        payload: dict[str, Any] | None = None,
+        cause: int | None = None,
+    ) -> Event:
+        """Record an event and hand it to subscribers. Layers above the gateway (the agent,
+        workflows, the UI's terminal) record what they do through this."""
+        transient = kind in TRANSIENT_KINDS
+        seq = 0 if transient else self._next_seq()
+        event = Event(
+            seq=seq,
+            t=time.monotonic() - self._t0,
+            actor=Actor(actor),
+            kind=kind,
+            payload=payload or {},
+            cause=cause,
+        )
+        if not transient and self._writer is not None:
+            self._writer.write(event)
+        for subscriber in list(self._subscribers):
+            subscriber(event)
+        return event
+
+    def _next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    async def _authorize(self, actor: Actor, kind: str, payload: dict[str, Any]) -> None:
+        if self.policy is None:
+            return
+        decision = await self.policy(actor, kind, payload)
+        self.emit(
+            Actor.SYSTEM if decision.by == "policy" else Actor.HUMAN,
+            Kind.POLICY_DECISION,
+            {
+                "action": kind,
+                "target": _target(payload),
+                "allowed": decision.allowed,
+                "reason": decision.reason,
+                "by": decision.by,
+                "for": str(actor),
+            },
+        )
+        if not decision.allowed:
+            raise ActionDenied(f"{kind} was rejected: {decision.reason or 'no reason given'}")
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise SessionError("The session is closed.")
+
+    # -- files -------------------------------------------------------------------------------
+
+    @staticmethod
+    def normalize(path: str) -> str:
+        """A workspace-relative POSIX path; absolute and escaping paths are left for the backend
+        to refuse."""
+        text = str(path).strip()
+        if not text:
+            raise SessionError("An empty path was given.")
+        pure = PurePosixPath(text)
+        if pure.is_absolute():
+            return text
+        parts: list[str] = []
+        for part in pure.parts:
+            if part == ".":
+                continue
+            parts.append(part)
+        return "/".join(parts) or "."
+
+    async def _read_text(self, path: str) -> str:
+        data = await self.backend.read_file(path)
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise BinaryFileError(
+                f"{path} is not UTF-8 text (binary or another encoding)."
+            ) from None
+
+    async def read(self, path: str, *, actor: Actor = Actor.HUMAN) -> str:
+        """The text of a file; recorded as a read."""
+        self._check_open()
+        path = self.normalize(path)
+        text = await self._read_text(path)
+        self.emit(
+            actor, Kind.FILE_READ, {"path": path, "sha256": sha256_text(text), "size": len(text)}
+        )
+        return text
+
+    async def read_bytes(self, path: str) -> bytes:
+        """Raw bytes of a file, unrecorded (for previews of binary files)."""
+        self._check_open()
+        return await self.backend.read_file(self.normalize(path))
+
+    async def list_dir(self, path: str = ".") -> list[DirEntry]:
+        self._check_open()
+        return await self.backend.list_dir(self.normalize(path))
+
+    async def stat(self, path: str) -> FileStat:
+        self._check_open()
+        return await self.backend.stat(self.normalize(path))
+
+    async def exists(self, path: str) -> bool:
+        self._check_open()
+        return await self.backend.exists(self.normalize(path))
+
+    async def write(self, path: str, content: str, *, actor: Actor = Actor.HUMAN) -> Event:
+        """Write a whole file (creating it if needed); recorded with its diff."""
+        self._check_open()
+        path = self.normalize(path)
+        before: str | None = None
+        if await self.backend.exists(path):
+            before = await self._read_text(path)
+        payload = self._change_payload(path, before, content)
+        await self._authorize(actor, Kind.FILE_WRITE, payload)
+        await self.backend.write_file(path, content.encode("utf-8"))
+        return self.emit(actor, Kind.FILE_WRITE, payload)
+
+    async def create(self, path: str, content: str = "", *, actor: Actor = Actor.HUMAN) -> Event:
+        """Create a new file; an existing one is an error (use write or edit)."""
+        self._check_open()
+        path = self.normalize(path)
+        if await self.backend.exists(path):
+            raise SessionError(f"{path} already exists; use write or edit to change it.")
+        payload = self._change_payload(path, None, content)
+        await self._authorize(actor, Kind.FILE_CREATE, payload)
+        await self.backend.write_file(path, content.encode("utf-8"))
+        return self.emit(actor, Kind.FILE_CREATE, payload)
+
+    async def edit(
+        self,
+        path: str,
+        old: str,
+        new: str,
+        *,
+        actor: Actor = Actor.HUMAN,
+        replace_all: bool = False,
+    ) -> Event:
+        """Replace exactly one occurrence of `old` with `new` (all of them with replace_all)."""
+        self._check_open()
+        path = self.normalize(path)
+        if not old:
+            raise EditError("The text to replace is empty; give the exact text to find.")
+        before = await self._read_text(path)
+        count = before.count(old)
+        if count == 0:
+            raise EditError(f"The text to replace was not found in {path}.")
+        if count > 1 and not replace_all:
+            lines = _occurrence_lines(before, old)
+            raise EditError(
+                f"The text to replace occurs {count} times in {path} (lines "
+                f"{', '.join(map(str, lines[:10]))}); include more context to make it unique."
+            )
+        after = before.replace(old, new) if replace_all else before.replace(old, new, 1)
+        payload = self._change_payload(path, before, after)
+        payload.update(old=old, new=new, replacements=count if replace_all else 1)
+        await self._authorize(actor, Kind.FILE_EDIT, payload)
+        await self.backend.write_file(path, after.encode("utf-8"))
+        return self.emit(actor, Kind.FILE_EDIT, payload)
+
+    async def delete(self, path: str, *, actor: Actor = Actor.HUMAN) -> Event:
+        self._check_open()
+        path = self.normalize(path)
+        info = await self.backend.stat(path)
+        payload: dict[str, Any] = {"path": path, "kind": info.kind}
+        if info.kind == "file":
+            with contextlib.suppress(BinaryFileError):
+                before = await self._read_text(path)
+                payload.update(self._change_payload(path, before, None))
+        await self._authorize(actor, Kind.FILE_DELETE, payload)
+        await self.backend.delete(path)
+        return self.emit(actor, Kind.FILE_DELETE, payload)
+
+    async def rename(self, src: str, dst: str, *, actor: Actor = Actor.HUMAN) -> Event:
+        self._check_open()
+        src, dst = self.normalize(src), self.normalize(dst)
+        payload = {"path": src, "to": dst}
+        await self._authorize(actor, Kind.FILE_RENAME, payload)
+        await self.backend.rename(src, dst)
+        return self.emit(actor, Kind.FILE_RENAME, payload)
+
+    @staticmethod
+    def _change_payload(path: str, before: str | None, after: str | None) -> dict[str, Any]:
+        return {
+            "path": path,
+            "diff": unified_diff(path, before or "", after or ""),
+            "before_sha256": sha256_text(before) if before is not None else None,
+            "after_sha256": sha256_text(after) if after is not None else None,
+            "content": after,
+        }
+
+    # -- commands ----------------------------------------------------------------------------
+
+    async def exec(
+        self,
+        command: str,
+        *,
+        actor: Actor = Actor.HUMAN,
+        timeout: float | None = None,
+        on_output: Callable[[bytes], None] | None = None,
+    ) -> ExecResult:
+        """Run a command in the persistent shell, streaming its output to subscribers."""
+        self._check_open()
+        payload: dict[str, Any] = {"command": command, "timeout": timeout}
+        await self._authorize(actor, Kind.EXEC, payload)
+        action = self.emit(actor, Kind.EXEC, payload)
+
+        def stream(chunk: bytes) -> None:
+            if on_output is not None:
+                on_output(chunk)
+            if self._subscribers:
+                self.emit(
+                    actor,
+                    Kind.EXEC_OUTPUT,
+                    {"data": chunk.decode("utf-8", "replace")},
+                    cause=action.seq,
+                )
+
+        result = await self.backend.exec(command, timeout=timeout, on_output=stream)
+        self.emit(actor, Kind.EXEC_RESULT, _exec_payload(result), cause=action.seq)
+        return result
+
+    async def interrupt(self, *, actor: Actor = Actor.HUMAN) -> None:
+        """Stop the running command (its process groups are killed; the shell survives)."""
+        self.emit(actor, Kind.INTERRUPT, {})
+        await self.backend.interrupt()
+
+    async def run_tests(
+        self,
+        selector: str | None = None,
+        *,
+        command: str | None = None,
+        actor: Actor = Actor.HUMAN,
+        timeout: float | None = None,
+    ) -> TestRunResult:
+        """Run the tests; pytest runs give per-test outcomes, other commands pass or fail."""
+        self._check_open()
+        base = command or self.test_command or DEFAULT_TEST_COMMAND
+        structured = is_pytest(base)
+        payload: dict[str, Any] = {"command": base, "selector": selector}
+        await self._authorize(actor, Kind.TEST_RUN, payload)
+        action = self.emit(actor, Kind.TEST_RUN, payload)
+        report = f"{self.backend.private_dir}/junit-{action.seq}.xml"
+        if structured:
+            full = pytest_command(base, selector, report)
+        else:
+            full = f"{base} {selector}" if selector else base
+        # Tests run from the workspace root in a subshell, so the user's cwd is untouched.
+        wrapped = f"(cd {quote(self.backend.workspace_path)} && {full})"
+
+        def stream(chunk: bytes) -> None:
+            if self._subscribers:
+                self.emit(
+                    actor,
+                    Kind.EXEC_OUTPUT,
+                    {"data": chunk.decode("utf-8", "replace")},
+                    cause=action.seq,
+                )
+
+        result = await self.backend.exec(wrapped, timeout=timeout, on_output=stream)
+        tests = []
+        if structured:
+            xml = await self.backend.exec(f"cat {quote(report)} 2>/dev/null; rm -f {quote(report)}")
+            tests = parse_junit(xml.output.decode("utf-8", "replace"))
+        run = TestRunResult(
+            command=full if not structured else (f"{base} {selector}" if selector else base),
+            exit_code=result.exit_code,
+            duration=result.duration,
+            output=result.output.decode("utf-8", "replace"),
+            structured=structured,
+            tests=tests,
+            timed_out=result.timed_out,
+        )
+        self.emit(actor, Kind.TEST_RESULT, run.as_payload(), cause=action.seq)
+        return run
+
+    async def search(
+        self,
+        pattern: str,
+        path: str = ".",
+        *,
+        regex: bool = False,
+        ignore_case: bool = False,
+        glob: str | None = None,
+        limit: int = 500,
+        actor: Actor = Actor.HUMAN,
+    ) -> list[SearchMatch]:
+        """Find text in the workspace's files (binary files, .git and virtualenvs skipped)."""
+        self._check_open()
+        if not pattern:
+            raise SessionError("An empty search pattern was given.")
+        path = self.normalize(path)
+        payload = {
+            "pattern": pattern,
+            "path": path,
+            "regex": regex,
+            "glob": glob,
+            "ignore_case": ignore_case,
+        }
+        action = self.emit(actor, Kind.SEARCH, payload)
+        flags = "-rnIZ" + ("E" if regex else "F") + ("i" if ignore_case else "")
+        excludes = " ".join(
+            f"--exclude-dir={d}"
+            for d in (".git", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", ".tox")
+        )
+        include = f" --include={quote(glob)}" if glob else ""
+        target = path if path.startswith("/") else f"{self.backend.workspace_path}/{path}"
+        cmd = (
+            f"grep {flags} {excludes}{include} -e {quote(pattern)} -- {quote(target)}"
+            f" | head -n {limit}"
+        )
+        result = await self.backend.exec(cmd)
+        root = self.backend.workspace_path.rstrip("/") + "/"
+        matches = []
+        for raw in result.output.decode("utf-8", "replace").splitlines():
+            name, sep, rest = raw.partition("\0")
+            if not sep:
+                continue
+            number, _, text = rest.partition(":")
+            if not number.isdigit():
+                continue
+            rel = name[len(root) :] if name.startswith(root) else name
+            matches.append(SearchMatch(rel, int(number), text))
+        self.emit(
+            actor,
+            Kind.SEARCH_RESULT,
+            {"count": len(matches), "matches": [[m.path, m.line, m.text] for m in matches]},
+            cause=action.seq,
+        )
+        return matches
+
+    # -- checkpoints -------------------------------------------------------------------------
+
+    def _git(self, args: str) -> str:
+        gitdir = f"{self.backend.private_dir}/checkpoints.git"
+        return (
+            f"git --git-dir={quote(gitdir)} --work-tree={quote(self.backend.workspace_path)} "
+            f"-c core.autocrlf=false -c gc.auto=0 -c core.quotepath=false {args}"
+        )
+
+    async def _git_run(self, args: str) -> str:
+        async with self._git_lock:
+            if not self._git_ready:
+                gitdir = f"{self.backend.private_dir}/checkpoints.git"
+                init = await self.backend.exec(
+                    f"git init -q --bare {quote(gitdir)} && "
+                    f"git --git-dir={quote(gitdir)} config core.bare false"
+                )
+                if init.exit_code != 0:
+                    raise SessionError(
+                        "Checkpoints need git in the backend: "
+                        + init.output.decode(errors="replace").strip()
+                    )
+                self._git_ready = True
+            result = await self.backend.exec(self._git(args))
+        if result.exit_code != 0:
+            raise SessionError(
+                f"git {args.split()[0]} failed: {result.output.decode(errors='replace').strip()}"
+            )
+        return result.output.decode("utf-8", "replace")
+
+    async def _snapshot_tree(self) -> str:
+        await self._git_run("add -A .")
+        return (await self._git_run("write-tree")).strip()
+
+    async def checkpoint(
+        self, name: str | None = None, *, actor: Actor = Actor.HUMAN
+    ) -> Checkpoint:
+        """Snapshot the whole workspace (git objects in a private repository, any backend)."""
+        self._check_open()
+        name = name or f"cp{len(self._checkpoints) + 1}"
+        tree = await self._snapshot_tree()
+        await self._git_run(f"update-ref refs/reposim/{quote(name)} {tree}")
+        event = self.emit(actor, Kind.CHECKPOINT, {"name": name, "tree": tree})
+        checkpoint = Checkpoint(name, tree, event.seq)
+        self._checkpoints[name] = checkpoint
+        return checkpoint
+
+    @property
+    def checkpoints(self) -> list[Checkpoint]:
+        return list(self._checkpoints.values())
+
+    async def restore(self, name: str, *, actor: Actor = Actor.HUMAN) -> None:
+        """Put the workspace back as it was at a checkpoint (ignored files are left alone)."""
+        self._check_open()
+        checkpoint = self._checkpoints.get(name)
+        if checkpoint is None:
+            known = ", ".join(self._checkpoints) or "none"
+            raise SessionError(f"There is no checkpoint named {name!r} (known: {known}).")
+        payload = {"name": name, "tree": checkpoint.tree}
+        await self._authorize(actor, Kind.RESTORE, payload)
+        await self._git_run(f"read-tree --reset -u {checkpoint.tree}")
+        await self._git_run("clean -fdq")
+        self.emit(actor, Kind.RESTORE, payload)
+
+    async def changes(self, since: str = "start") -> list[FileChange]:
+        """Files added, modified or deleted since a checkpoint (the session's start by default)."""
+        tree = self._tree_of(since)
+        await self._git_run("add -A .")
+        out = await self._git_run(f"diff --cached --name-status -M {tree}")
+        changes = []
+        for line in out.splitlines():
+            fields = line.split("\t")
+            if len(fields) >= 2:
+                changes.append(FileChange(fields[0][0], fields[-1]))
+        return changes
+
+    async def diff(self, since: str = "start", path: str | None = None) -> str:
+        """The unified diff of the workspace against a checkpoint."""
+        tree = self._tree_of(since)
+        await self._git_run("add -A .")
+        spec = f" -- {quote(self.normalize(path))}" if path else ""
+        return await self._git_run(f"diff --cached --no-color -M {tree}{spec}")
+
+    def _tree_of(self, name: str) -> str:
+        checkpoint = self._checkpoints.get(name)
+        if checkpoint is None:
+            raise SessionError(f"There is no checkpoint named {name!r}.")
+        return checkpoint.tree
+
+    # -- the terminal pane and notes ---------------------------------------------------------
+
+    async def open_terminal(self, cols: int = 80, rows: int = 24) -> RecordedPty:
+        """An interactive shell in the backend whose input and output are recorded."""
+        self._check_open()
+        pty = await self.backend.open_pty(cols, rows)
+        return RecordedPty(self, pty)
+
+    def note(self, text: str, *, actor: Actor = Actor.HUMAN, mark: str | None = None) -> Event:
+        payload: dict[str, Any] = {"text": text}
+        if mark:
+            payload["mark"] = mark
+        return self.emit(actor, Kind.NOTE, payload)
+
+
+class RecordedPty:
+    """A backend PTY whose traffic is recorded as terminal events (output batched per read)."""
+
+    def __init__(self, session: Session, pty: Pty) -> None:
+        self.session = session
+        self._pty = pty
+
+    async def read(self) -> bytes:
+        data = await self._pty.read()
+        if data:
+            self.session.emit(
+                Actor.HUMAN, Kind.TERMINAL_OUTPUT, {"data": data.decode("utf-8", "replace")}
+            )
+        return data
+
+    async def write(self, data: bytes) -> None:
+        self.session.emit(
+            Actor.HUMAN, Kind.TERMINAL_INPUT, {"data": data.decode("utf-8", "replace")}
+        )
+        await self._pty.write(data)
+
+    async def resize(self, cols: int, rows: int) -> None:
+        await self._pty.resize(cols, rows)
+
+    async def close(self) -> None:
+        await self._pty.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._pty.closed
+
+
+def _exec_payload(result: ExecResult) -> dict[str, Any]:
+    return {
+        "exit_code": result.exit_code,
+        "output": result.output.decode("utf-8", "replace"),
+        "duration": round(result.duration, 6),
+        "timed_out": result.timed_out,
+        "interrupted": result.interrupted,
+        "shell_restarted": result.shell_restarted,
+        "oom_killed": result.oom_killed,
+        "cwd": result.cwd,
+    }
+
+
+def _occurrence_lines(text: str, needle: str) -> list[int]:
+    lines = []
+    start = 0
+    while (index := text.find(needle, start)) != -1:
+        lines.append(text.count("\n", 0, index) + 1)
+        start = index + 1
+    return lines
+
+
+def _target(payload: dict[str, Any]) -> str:
+    return str(payload.get("path") or payload.get("command") or payload.get("name") or "")
+
+
+__all__ = [
+    "ActionDenied",
+    "ActionPolicy",
+    "BackendError",
+    "BinaryFileError",
+    "Checkpoint",
+    "Decision",
+    "EditError",
+    "FileChange",
+    "SearchMatch",
+    "Session",
+    "SessionError",
+]

@@ -1,0 +1,141 @@
+"""Test runs: building the command and reading per-test outcomes out of pytest's JUnit XML."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+DEFAULT_TEST_COMMAND = '"$(command -v python || command -v python3)" -m pytest'
+_PYTEST = re.compile(r"(^|[\s/;&|(])(py\.test|pytest)(\s|$)")
+_LOCATION = re.compile(r"^(?P<file>[^\s:][^:\n]*\.py):(?P<line>\d+): ", re.MULTILINE)
+
+
+def is_pytest(command: str) -> bool:
+    return bool(_PYTEST.search(command))
+
+
+def pytest_command(command: str, selector: str | None, report: str) -> str:
+    """The command with pytest's JUnit report switched on (xunit1 keeps file and line)."""
+    selected = f"{command} {selector}" if selector else command
+    return f"{selected} --junitxml={report} -o junit_family=xunit1"
+
+
+@dataclass(frozen=True)
+class TestOutcome:
+    __test__ = False  # not a pytest class
+
+    id: str
+    outcome: str  # passed | failed | error | skipped
+    duration: float
+    message: str = ""
+    file: str | None = None
+    line: int | None = None
+    """For a failure, where it failed (the deepest frame in the test's own file); else the test."""
+
+
+@dataclass
+class TestRunResult:
+    __test__ = False
+
+    command: str
+    exit_code: int | None
+    duration: float
+    output: str
+    structured: bool
+    """True when per-test outcomes were read (pytest); False for a generic pass/fail command."""
+    tests: list[TestOutcome] = field(default_factory=list)
+    timed_out: bool = False
+
+    @property
+    def passed(self) -> bool:
+        return self.exit_code == 0
+
+    def counts(self) -> dict[str, int]:
+        counts = {"passed": 0, "failed": 0, "error": 0, "skipped": 0}
+        for test in self.tests:
+            counts[test.outcome] = counts.get(test.outcome, 0) + 1
+        return counts
+
+    def summary(self) -> str:
+        if not self.structured:
+            state = "timed out" if self.timed_out else f"exit code {self.exit_code}"
+            return ("passed" if self.passed else "failed") + f" ({state})"
+        counts = self.counts()
+        parts = [f"{n} {name}" for name, n in counts.items() if n]
+        return ", ".join(parts) or "no tests ran"
+
+    def as_payload(self) -> dict[str, Any]:
+        return {
+            "command": self.command,
+            "exit_code": self.exit_code,
+            "duration": round(self.duration, 6),
+            "structured": self.structured,
+            "timed_out": self.timed_out,
+            "counts": self.counts() if self.structured else None,
+            "tests": [asdict(t) for t in self.tests],
+            "output": self.output,
+        }
+
+
+def _node_id(case: ET.Element) -> str:
+    name = case.get("name", "?")
+    classname = case.get("classname", "")
+    file = case.get("file")
+    if file:
+        module = file[:-3].replace("/", ".") if file.endswith(".py") else file
+        rest = classname[len(module) :].lstrip(".") if classname.startswith(module) else ""
+        parts = [file, *([p for p in rest.split(".") if p]), name]
+        return "::".join(parts)
+    return f"{classname}::{name}" if classname else name
+
+
+def _failure_location(text: str, test_file: str | None) -> tuple[str | None, int | None]:
+    matches = list(_LOCATION.finditer(text))
+    if test_file:
+        own = [m for m in matches if m.group("file") == test_file]
+        if own:
+            return own[-1].group("file"), int(own[-1].group("line"))
+    if matches:
+        return matches[-1].group("file"), int(matches[-1].group("line"))
+    return None, None
+
+
+def parse_junit(xml_text: str) -> list[TestOutcome]:
+    """Per-test outcomes from a pytest JUnit XML report (xunit1 or xunit2)."""
+    try:
+        root = ET.fromstring(xml_text)
+    except ET.ParseError:
+        return []
+    outcomes = []
+    for case in root.iter("testcase"):
+        test_file = case.get("file")
+        test_line = case.get("line")
+        outcome, message, detail = "passed", "", ""
+        for child in case:
+            if child.tag in ("failure", "error"):
+                outcome = "failed" if child.tag == "failure" else "error"
+                message = child.get("message", "") or ""
+                detail = child.text or ""
+                break
+            if child.tag == "skipped":
+                outcome = "skipped"
+                message = child.get("message", "") or ""
+                break
+        file, line = (test_file, int(test_line) + 1 if test_line else None)
+        if outcome in ("failed", "error"):
+            fail_file, fail_line = _failure_location(detail, test_file)
+            if fail_file is not None:
+                file, line = fail_file, fail_line
+        outcomes.append(
+            TestOutcome(
+                id=_node_id(case),
+                outcome=outcome,
+                duration=float(case.get("time", 0) or 0),
+                message=message.strip()[:2000],
+                file=file,
+                line=line,
+            )
+        )
+    return outcomes
