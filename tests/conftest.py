@@ -1,0 +1,78 @@
+"""Fixtures shared by every test folder: real git repositories on disk."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "RepoSim Tests",
+    "GIT_AUTHOR_EMAIL": "tests@reposim.invalid",
+    "GIT_COMMITTER_NAME": "RepoSim Tests",
+    "GIT_COMMITTER_EMAIL": "tests@reposim.invalid",
+}
+
+RepoFactory = Callable[..., Path]
+
+
+def git(repo: Path, *args: str) -> str:
+    import os
+
+    proc = subprocess.run(
+        ["git", "-C", str(repo), *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, **GIT_ENV},
+    )
+    return proc.stdout
+
+
+@pytest.fixture
+def make_repo(tmp_path: Path) -> RepoFactory:
+    """Create a real git repository from {relative path: content} and commit it."""
+    counter = 0
+
+    def factory(files: dict[str, str], *, name: str | None = None, commit: bool = True) -> Path:
+        nonlocal counter
+        counter += 1
+        repo = tmp_path / (name or f"repo{counter}")
+        repo.mkdir(parents=True)
+        for rel, content in files.items():
+            target = repo / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(content)
+        subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+        if commit:
+            git(repo, "add", "-A")
+            git(repo, "commit", "-q", "-m", "initial")
+        return repo
+
+    return factory
+
+
+SAMPLE_PROJECT = {
+    "calc/__init__.py": "",
+    "calc/ops.py": (
+        "def add(a, b):\n    return a + b\n\n\n"
+        "def mean(values):\n    return sum(values) / (len(values) - 1)\n"
+    ),
+    "tests/test_ops.py": (
+        "import pytest\n\nfrom calc.ops import add, mean\n\n\n"
+        "def test_add():\n    assert add(2, 3) == 5\n\n\n"
+        "def test_mean():\n    assert mean([1, 2, 3]) == 2\n\n\n"
+        "@pytest.mark.skip(reason='not today')\n"
+        "def test_skipped():\n    pass\n\n\n"
+        "@pytest.fixture\ndef broken():\n    raise RuntimeError('fixture exploded')\n\n\n"
+        "def test_error(broken):\n    pass\n"
+    ),
+}
+
+
+@pytest.fixture
+def sample_repo(make_repo: RepoFactory) -> Path:
+    """A small Python project whose suite has a pass, a failure, a skip and an error."""
+    return make_repo(SAMPLE_PROJECT, name="sample")
