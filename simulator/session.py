@@ -553,13 +553,14 @@ class Session:
             for d in (".git", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", ".tox")
         )
         include = f" --include={quote(glob)}" if glob else ""
-        target = path if path.startswith("/") else f"{self.backend.workspace_path}/{path}"
+        root = self.backend.workspace_path.rstrip("/")
+        target = path if path.startswith("/") else f"{root}/{path}".removesuffix("/.")
         cmd = (
             f"grep {flags} {excludes}{include} -e {quote(pattern)} -- {quote(target)}"
             f" | head -n {limit}"
         )
         result = await self.backend.exec(cmd)
-        root = self.backend.workspace_path.rstrip("/") + "/"
+        root += "/"
         matches = []
         for raw in result.output.decode("utf-8", "replace").splitlines():
             name, sep, rest = raw.partition("\0")

@@ -1,0 +1,5 @@
+"""`python -m simulator` is the `reposim` command."""
+
+from simulator.cli import main
+
+main()

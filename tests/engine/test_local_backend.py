@@ -1,0 +1,156 @@
+"""The local backend's persistent shell and workspace confinement, on real processes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from backends.base import PathEscapeError
+from backends.local import LocalBackend
+
+
+@pytest.fixture
+async def backend(sample_repo: Path, tmp_path: Path) -> AsyncIterator[LocalBackend]:
+    b = LocalBackend(sample_repo, scratch_root=tmp_path / "scratch")
+    await b.start()
+    yield b
+    await b.stop()
+
+
+async def test_workspace_is_a_copy_and_the_checkout_is_untouched(
+    backend: LocalBackend, sample_repo: Path
+) -> None:
+    assert backend.workspace != sample_repo
+    await backend.write_file("calc/ops.py", b"changed\n")
+    assert "def add" in (sample_repo / "calc/ops.py").read_text()
+    log = await backend.exec("git log --oneline | wc -l")
+    assert log.output.strip() == b"1"  # history came along
+
+
+async def test_uncommitted_changes_come_along(make_repo, tmp_path: Path) -> None:
+    repo = make_repo({"a.txt": "committed\n"})
+    (repo / "a.txt").write_text("dirty\n")
+    (repo / "new.txt").write_text("untracked\n")
+    b = LocalBackend(repo, scratch_root=tmp_path / "s")
+    await b.start()
+    try:
+        assert await b.read_file("a.txt") == b"dirty\n"
+        assert await b.read_file("new.txt") == b"untracked\n"
+    finally:
+        await b.stop()
+
+
+async def test_cwd_env_and_venv_persist(backend: LocalBackend) -> None:
+    await backend.exec("cd calc && export GREETING=hello")
+    result = await backend.exec('pwd; echo "$GREETING"')
+    lines = result.output.decode().split()
+    assert lines[0].endswith("/calc")
+    assert lines[1] == "hello"
+    await backend.exec("cd .. && python3 -m venv --without-pip .venv-t && . .venv-t/bin/activate")
+    active = await backend.exec('echo "$VIRTUAL_ENV"')
+    assert active.output.decode().strip().endswith(".venv-t")
+
+
+async def test_exit_codes_stderr_and_streaming(backend: LocalBackend) -> None:
+    chunks: list[bytes] = []
+    result = await backend.exec(
+        "echo out; echo err >&2; sleep 0.2; echo late; exit_code() { return 7; }; exit_code",
+        on_output=chunks.append,
+    )
+    assert result.exit_code == 7
+    assert result.output == b"out\nerr\nlate\n"
+    assert len(chunks) >= 2  # "late" arrived after the first chunk was delivered
+    assert b"".join(chunks) == result.output
+
+
+async def test_syntax_error_does_not_wedge_the_shell(backend: LocalBackend) -> None:
+    bad = await backend.exec("echo 'unterminated")
+    assert bad.exit_code == 2
+    assert b"unexpected EOF" in bad.output
+    good = await backend.exec("echo fine")
+    assert good.output == b"fine\n" and good.exit_code == 0
+
+
+async def test_commands_cannot_read_the_shells_stdin(backend: LocalBackend) -> None:
+    result = await backend.exec("cat; echo after", timeout=5)
+    assert result.output == b"after\n"
+
+
+async def test_timeout_kills_the_process_group_and_shell_survives(backend: LocalBackend) -> None:
+    await backend.exec("export KEEP=1")
+    marker = backend.workspace / "child-alive"
+    result = await backend.exec(f"(sleep 30; touch {marker}) & sleep 30", timeout=0.5)
+    assert result.timed_out and result.exit_code is None
+    assert not result.shell_restarted
+    after = await backend.exec('echo "$KEEP"')
+    assert after.output == b"1\n"
+    await asyncio.sleep(0.2)
+    ps = await backend.exec("ps -eo args | grep -c '[s]leep 30' || true")
+    assert ps.output.strip() == b"0"
+
+
+async def test_builtin_loop_timeout_restarts_the_shell_in_the_same_directory(
+    backend: LocalBackend,
+) -> None:
+    await backend.exec("cd calc")
+    result = await backend.exec("while true; do :; done", timeout=0.3)
+    assert result.timed_out and result.shell_restarted
+    where = await backend.exec("pwd")
+    assert where.output.decode().strip().endswith("/calc")
+
+
+async def test_interrupt_stops_the_command_and_keeps_the_shell(backend: LocalBackend) -> None:
+    await backend.exec("export KEEP=2")
+    task = asyncio.create_task(backend.exec("sleep 30"))
+    await asyncio.sleep(0.3)
+    await backend.interrupt()
+    result = await asyncio.wait_for(task, 5)
+    assert result.interrupted and result.exit_code is None
+    assert not result.shell_restarted
+    assert (await backend.exec('echo "$KEEP"')).output == b"2\n"
+
+
+async def test_shell_death_is_reported_and_a_new_shell_starts(backend: LocalBackend) -> None:
+    await backend.exec("cd calc")
+    died = await backend.exec("exit 3")
+    assert died.shell_restarted
+    again = await backend.exec("pwd; echo ok")
+    assert again.output.decode().split()[-1] == "ok"
+    assert again.output.decode().split()[0].endswith("/calc")
+
+
+async def test_paths_that_escape_are_refused(backend: LocalBackend, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("secret")
+    for path in ("../outside.txt", "../../etc/passwd", str(outside), "calc/../../x"):
+        with pytest.raises(PathEscapeError):
+            await backend.read_file(path)
+        with pytest.raises(PathEscapeError):
+            await backend.write_file(path, b"x")
+    (backend.workspace / "link").symlink_to(outside)
+    with pytest.raises(PathEscapeError):
+        await backend.read_file("link")
+    with pytest.raises(PathEscapeError):
+        await backend.delete("link/..")
+    assert outside.read_text() == "secret"
+
+
+async def test_pty_runs_an_interactive_shell(backend: LocalBackend) -> None:
+    pty = await backend.open_pty(100, 30)
+    try:
+        await pty.write(b"stty size; echo pty-$((40+2))\n")
+        seen = b""
+        async with asyncio.timeout(10):
+            while b"pty-42" not in seen or b"30 100" not in seen:
+                seen += await pty.read()
+        await pty.resize(120, 40)
+        await pty.write(b"stty size\n")
+        async with asyncio.timeout(10):
+            while b"40 120" not in seen:
+                seen += await pty.read()
+    finally:
+        await pty.close()
+    assert pty.closed
