@@ -31,6 +31,9 @@ _BOOTSTRAP = (
 # After SIGKILLing a command's process groups, how long to wait for the shell to print its
 # frame before deciding the shell itself is stuck (a builtin loop) and replacing it.
 _KILL_GRACE = 1.0
+# One compiled pattern for every frame; the nonce group tells this command's frame from a stale
+# one (or from a command that prints a look-alike).
+_FRAME = re.compile(rb"\x1eRSM-([0-9a-f]{12}):(\d+):([^\x1e]*)\x1e\n")
 _INTERRUPT_GRACE = 1.0
 
 
@@ -132,7 +135,7 @@ class PersistentShell:
     ) -> ExecResult:
         assert self._channel is not None
         nonce = secrets.token_hex(6)
-        marker = re.compile(rb"\x1eRSM-" + nonce.encode() + rb":(\d+):([^\x1e]*)\x1e\n")
+        marker = nonce.encode()
         exports = "".join(f"export {k}={quote(v)}; " for k, v in (env or {}).items())
         # The command goes into a variable first: bash 5.2 mis-parses the next input line after
         # an `eval` of a literal with a syntax error, but not after `eval "$var"`. The frame
@@ -148,29 +151,30 @@ class PersistentShell:
         output = bytearray()
         self._interrupted = False
         self._idle.clear()
+        timed_out = False
         try:
             await self._channel.send(script.encode())
-            read = asyncio.ensure_future(self._read_until(marker, output, on_output))
-            timed_out = False
             try:
-                done, _ = await asyncio.wait({read}, timeout=timeout)
-                if not done:
-                    timed_out = True
-                    await self._channel.signal_children(signal.SIGKILL)
-                    done, _ = await asyncio.wait({read}, timeout=_KILL_GRACE)
-                    if not done:
-                        read.cancel()
-                        with contextlib.suppress(asyncio.CancelledError):
-                            await read
-                        await self._restart()
-                        self._restarted_unreported = False
-                        return self._result(
-                            None, output, started, timed_out=True, shell_restarted=True
-                        )
-                match = read.result()
-            except asyncio.CancelledError:
-                read.cancel()
-                raise
+                async with asyncio.timeout(timeout):
+                    match = await self._read_until(marker, output, on_output)
+            except TimeoutError:
+                # Reading resumes where it stopped: its state lives in self._buffer and output.
+                timed_out = True
+                await self._channel.signal_children(signal.SIGKILL)
+                try:
+                    async with asyncio.timeout(_KILL_GRACE):
+                        match = await self._read_until(marker, output, on_output)
+                except TimeoutError:
+                    await self._restart()
+                    self._restarted_unreported = False
+                    return self._result(None, output, started, timed_out=True, shell_restarted=True)
+        except asyncio.CancelledError:
+            # The caller gave up mid-command: the shell's state is unknown, so replace it
+            # before the next command rather than let stale output leak into it.
+            self._eof = True
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._channel.close())
+            raise
         finally:
             self._idle.set()
         restarted = self._restarted_unreported
@@ -214,16 +218,18 @@ class PersistentShell:
 
     async def _read_until(
         self,
-        marker: re.Pattern[bytes],
+        nonce: bytes,
         output: bytearray,
         on_output: OutputCallback | None,
     ) -> tuple[int, str] | None:
         assert self._channel is not None
         buf = self._buffer
         while True:
-            match = marker.search(buf)
+            match = _FRAME.search(buf)
+            while match is not None and match.group(1) != nonce:
+                match = _FRAME.search(buf, match.end())
             if match is not None:
-                frame = int(match.group(1)), match.group(2).decode(errors="replace")
+                frame = int(match.group(2)), match.group(3).decode(errors="replace")
                 self._emit(bytes(buf[: match.start()]), output, on_output)
                 del buf[: match.end()]
                 return frame

@@ -1,0 +1,77 @@
+"""Command round trip on the local backend: persistent shell vs a new subprocess per command.
+
+Target (issue 2): the persistent shell at least 10x faster, median <= 1 ms.
+Run: uv run python bench/exec_roundtrip.py [--n 500]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _report import ms, summary, table  # noqa: E402
+
+from backends.local import LocalBackend  # noqa: E402
+
+
+def subprocess_per_command(n: int, cwd: Path) -> list[float]:
+    times = []
+    for _ in range(n):
+        start = time.perf_counter()
+        subprocess.run(["bash", "-c", "true"], cwd=cwd, capture_output=True, check=True)
+        times.append(time.perf_counter() - start)
+    return times
+
+
+async def persistent_shell(n: int, source: Path) -> list[float]:
+    backend = LocalBackend(source, scratch_root=source.parent / "scratch")
+    await backend.start()
+    try:
+        for _ in range(20):  # warm up
+            await backend.exec("true")
+        times = []
+        for _ in range(n):
+            start = time.perf_counter()
+            result = await backend.exec("true")
+            times.append(time.perf_counter() - start)
+            assert result.exit_code == 0
+        return times
+    finally:
+        await backend.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--n", type=int, default=500, help="commands per method")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = Path(tmp) / "repo"
+        repo.mkdir()
+        (repo / "file.txt").write_text("x\n")
+        reference = subprocess_per_command(args.n, repo)
+        ours = asyncio.run(persistent_shell(args.n, repo))
+    ratio = statistics.median(reference) / statistics.median(ours)
+    print(
+        table(
+            "local backend: command round trip (`true`)",
+            [
+                ("subprocess per command vs persistent shell", summary(reference), summary(ours)),
+                ("speed-up (median)", "1x", f"{ratio:.1f}x   (target >= 10x)"),
+                ("target median", "", f"<= 1 ms: {'met' if statistics.median(ours) <= 0.001 else 'NOT met'}"
+                 f" ({ms(statistics.median(ours))})"),
+            ],
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
