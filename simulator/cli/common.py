@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import sys
 from collections.abc import Callable, Coroutine
@@ -87,8 +88,93 @@ def json_printer(stream: Any = None) -> Callable[[Event], None]:
     return emit
 
 
+def _parse_ports(values: tuple[str, ...]) -> dict[int, int | None]:
+    ports: dict[int, int | None] = {}
+    for value in values:
+        host, _, container = value.rpartition(":")
+        try:
+            ports[int(container)] = int(host) if host else None
+        except ValueError:
+            raise CliError(
+                f"--publish {value} is not PORT or HOST_PORT:CONTAINER_PORT (e.g. 8000:8000)."
+            ) from None
+    return ports
+
+
+def _parse_env(values: tuple[str, ...]) -> dict[str, str]:
+    env = {}
+    for value in values:
+        key, sep, val = value.partition("=")
+        if not sep or not key:
+            raise CliError(f"--env {value} is not KEY=VALUE.")
+        env[key] = val
+    return env
+
+
+_DOCKER_FLAGS = ("image", "network", "memory", "cpus", "pids", "ca_bundle", "publish", "env")
+
+
 def backend_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """--backend, --in-place, --trajectory and --json, shared by commands that open a session."""
+    """--backend, --in-place, --trajectory, --json and the container options, shared by commands
+    that open a session. The container options reach `make_backend` through
+    `cli_backend_options`, so the command itself does not pass them along."""
+
+    @functools.wraps(func)
+    def with_docker_options(*args: Any, **kwargs: Any) -> Any:
+        from simulator.backend_factory import cli_backend_options
+
+        flags = {name: kwargs.pop(name) for name in _DOCKER_FLAGS}
+        options: dict[str, Any] = {
+            "image": flags["image"],
+            "network": flags["network"],
+            "memory": flags["memory"],
+            "cpus": flags["cpus"],
+            "pids": flags["pids"],
+            "ca_bundle": flags["ca_bundle"],
+            "ports": _parse_ports(flags["publish"]) or None,
+            "env": _parse_env(flags["env"]) or None,
+        }
+        cli_backend_options.set({k: v for k, v in options.items() if v is not None})
+        return func(*args, **kwargs)
+
+    docker_options = [
+        click.option(
+            "--image",
+            help="Container image (default: $REPOSIM_DOCKER_IMAGE, docker.image in "
+            "~/.config/reposim/config.toml, else python:3.11-slim).",
+        ),
+        click.option(
+            "--network/--no-network",
+            default=None,
+            help="Give the container a network (default: none, the container is offline).",
+        ),
+        click.option("--memory", help="Container memory limit, e.g. 2g (default 2g, no swap)."),
+        click.option("--cpus", type=float, help="Container CPU limit (default 2)."),
+        click.option("--pids", type=int, help="Container process limit (default 512)."),
+        click.option(
+            "--ca-bundle",
+            type=click.Path(exists=True, dir_okay=False),
+            help="A CA bundle for pip/git/curl in the container (default: $SSL_CERT_FILE, "
+            "$PIP_CERT or $REQUESTS_CA_BUNDLE when set).",
+        ),
+        click.option(
+            "--publish",
+            "-p",
+            multiple=True,
+            metavar="[HOST:]PORT",
+            help="Publish a container port on 127.0.0.1 only (repeatable).",
+        ),
+        click.option(
+            "--env",
+            multiple=True,
+            metavar="KEY=VALUE",
+            help="An environment variable for the container (repeatable).",
+        ),
+    ]
+    wrapped: Callable[..., Any] = with_docker_options
+    for option in reversed(docker_options):
+        wrapped = option(wrapped)
+    func = wrapped
     func = click.option(
         "--json",
         "as_json",
