@@ -7,9 +7,11 @@ live session's container, and never touches anything it did not create.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import psutil
@@ -103,3 +105,64 @@ def image_missing_error(image: str) -> BackendUnavailableError:
         f"The image {image} is not on this machine: run `docker pull {image}`, or build a local "
         f"Debian image with `reposim image bootstrap --tag {image}` when no registry is reachable."
     )
+
+
+@dataclass(frozen=True)
+class Leftover:
+    """Something RepoSim created on the engine, and whether its owner is gone."""
+
+    kind: str  # "container" | "volume"
+    name: str
+    session: str
+    owner_pid: str
+    orphaned: bool
+    removed: bool = False
+
+
+def collect_garbage(client: Any, *, dry_run: bool = False) -> list[Leftover]:
+    """Remove RepoSim containers and volumes whose creating process is gone (and only those).
+
+    Objects without our label are never looked at; objects made on another host, or by a
+    process that still runs, are kept."""
+    found: list[Leftover] = []
+    api = client.api
+    selector = {"label": f"{LABEL_MANAGED}=1"}
+    for info in api.containers(all=True, filters=selector):
+        labels = info.get("Labels") or {}
+        orphaned = owner_alive(labels) is False
+        removed = False
+        if orphaned and not dry_run:
+            with contextlib.suppress(Exception):
+                api.remove_container(info["Id"], force=True, v=True)
+                removed = True
+        names = info.get("Names") or [info["Id"][:12]]
+        found.append(
+            Leftover(
+                "container",
+                names[0].lstrip("/"),
+                labels.get(LABEL_SESSION, ""),
+                labels.get(LABEL_PID, ""),
+                orphaned,
+                removed,
+            )
+        )
+    volumes = api.volumes(filters=selector).get("Volumes") or []
+    for volume in volumes:
+        labels = volume.get("Labels") or {}
+        orphaned = owner_alive(labels) is False
+        removed = False
+        if orphaned and not dry_run:
+            with contextlib.suppress(Exception):
+                api.remove_volume(volume["Name"], force=True)
+                removed = True
+        found.append(
+            Leftover(
+                "volume",
+                volume["Name"],
+                labels.get(LABEL_SESSION, ""),
+                labels.get(LABEL_PID, ""),
+                orphaned,
+                removed,
+            )
+        )
+    return found

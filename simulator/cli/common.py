@@ -119,7 +119,9 @@ def backend_options(func: Callable[..., Any]) -> Callable[..., Any]:
     that open a session. The container options reach `make_backend` through
     `cli_backend_options`, so the command itself does not pass them along."""
 
-    @functools.wraps(func)
+    command = func
+
+    @functools.wraps(command)
     def with_docker_options(*args: Any, **kwargs: Any) -> Any:
         from simulator.backend_factory import cli_backend_options
 
@@ -135,7 +137,7 @@ def backend_options(func: Callable[..., Any]) -> Callable[..., Any]:
             "env": _parse_env(flags["env"]) or None,
         }
         cli_backend_options.set({k: v for k, v in options.items() if v is not None})
-        return func(*args, **kwargs)
+        return command(*args, **kwargs)
 
     docker_options = [
         click.option(
