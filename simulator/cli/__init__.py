@@ -14,8 +14,6 @@ from simulator.cli.common import run_cli
 COMMAND_MODULES = [
     "simulator.cli.exec_cmd",
     "simulator.cli.trajectory_cmd",
-    "simulator.cli.ui_cmd",
-    "simulator.cli.replay_cmd",
     "simulator.cli.docker_cmd",
 ]
 
