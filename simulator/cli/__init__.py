@@ -14,6 +14,7 @@ from simulator.cli.common import run_cli
 COMMAND_MODULES = [
     "simulator.cli.exec_cmd",
     "simulator.cli.trajectory_cmd",
+    "simulator.cli.ui_cmd",
     "simulator.cli.docker_cmd",
 ]
 

@@ -1,0 +1,438 @@
+"""RepoSimApp: the VS Code-like shell around a session.
+
+File tree left, editor tabs centre, a bottom panel (terminal, tests, changes) below the editor,
+the agent pane right and a status bar. Every pane talks to the session; the app subscribes to the
+session's events and forwards them to the panes as Textual messages.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual import on
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.command import CommandPalette
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.theme import Theme
+from textual.timer import Timer
+from textual.widget import Widget
+from textual.widgets import Static, TabbedContent, TabPane, TextArea
+
+from simulator.events import Event, Kind
+from simulator.session import Session
+from themes import DEFAULT_THEME
+from widgets.agent_pane import AgentPane
+from widgets.changes_view import ChangesView
+from widgets.editor_pane import EditorPane
+from widgets.file_tree import FILE_KINDS, FileTree
+from widgets.help_screen import HelpRow, HelpScreen, rows_for
+from widgets.keymap import APP_BINDINGS, binding_ids, unknown_ids
+from widgets.palette import ActionProvider, FileProvider, PaletteAction, collect_files
+from widgets.search_screen import SearchScreen
+from widgets.settings import config_dir, load_settings, save_theme
+from widgets.status_bar import StatusBar
+from widgets.terminal_pane import TerminalPane
+from widgets.tests_panel import TestsPanel
+from widgets.theming import ThemeSet
+
+# Live output chunks are not forwarded to the panes: the terminal pane renders its own stream and
+# exec.result / test.result carry the whole output once it is done.
+STREAM_KINDS = frozenset({Kind.EXEC_OUTPUT, Kind.TERMINAL_OUTPUT})
+WORKSPACE_MAY_HAVE_CHANGED = frozenset({Kind.EXEC_RESULT, Kind.TEST_RESULT, Kind.RESTORE})
+NARROW = 120
+"""Below this many columns the agent pane starts hidden (toggle it with Ctrl+J)."""
+
+
+class RepoSimApp(App[None]):
+    CSS_PATH = "app.tcss"
+    TITLE = "RepoSim"
+    BINDINGS: ClassVar[list[BindingType]] = list(APP_BINDINGS)
+    COMMANDS: ClassVar[set[type[ActionProvider]]] = {ActionProvider}  # type: ignore[assignment]
+    ENABLE_COMMAND_PALETTE = True
+
+    class SessionEvent(Message):
+        """A session event, delivered on the app's message queue."""
+
+        def __init__(self, event: Event) -> None:
+            super().__init__()
+            self.event = event
+
+    def __init__(
+        self,
+        session: Session,
+        *,
+        agent_config: object | None = None,
+        theme_name: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.session = session
+        self.agent_config = agent_config
+        self.settings = load_settings()
+        self.themes = ThemeSet()
+        self._requested_theme = theme_name or self.settings.theme or DEFAULT_THEME
+        self._files: list[str] | None = None
+        self._unsubscribe: object | None = None
+        self._agent_toggled = False
+        self._resized_tree = False
+        self._resized_panel = False
+        self._debounce_timers: dict[str, Timer] = {}
+        self._session_closed = False
+        self.set_keymap(self.settings.keymap)
+
+    # -- layout ------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="main"):
+            with Vertical(id="sidebar"):
+                yield Static(f"EXPLORER  {self.session.source.name}", id="sidebar-title")
+                yield FileTree(self.session, id="tree")
+            with Vertical(id="centre"):
+                yield EditorPane(self.session, id="editor")
+                with TabbedContent(id="panel", initial="panel-terminal"):
+                    with TabPane("Terminal", id="panel-terminal"):
+                        yield TerminalPane(self.session, id="terminal")
+                    with TabPane("Tests", id="panel-tests"):
+                        yield TestsPanel(self.session, id="tests")
+                    with TabPane("Changes", id="panel-changes"):
+                        yield ChangesView(self.session, id="changes")
+            yield AgentPane(self.session, self.agent_config, id="agent")
+        yield StatusBar(self.session, id="status")
+
+    def on_mount(self) -> None:
+        self._auto_layout(self.size.width)
+        for theme in self.themes.app_themes.values():
+            self.register_theme(theme)
+        self.theme_changed_signal.subscribe(self, self._theme_changed)
+        if self._requested_theme in self.available_themes:
+            self.theme = self._requested_theme
+        else:
+            self.notify(
+                f"There is no theme named {self._requested_theme!r}; using {DEFAULT_THEME}.",
+                severity="warning",
+            )
+            self.theme = DEFAULT_THEME
+        for problem in self.settings.problems:
+            self.notify(problem, severity="warning", timeout=10)
+        unknown = unknown_ids(self.settings.keymap, self._known_binding_ids())
+        if unknown:
+            self.notify(
+                f"keymap.toml names unknown bindings: {', '.join(unknown)} (see F1).",
+                severity="warning",
+                timeout=10,
+            )
+        self._unsubscribe = self.session.subscribe(self._forward)
+        self.refresh_changes()
+        self.query_one(FileTree).focus()
+
+    def _forward(self, event: Event) -> None:
+        if event.kind not in STREAM_KINDS:
+            self.post_message(self.SessionEvent(event))
+
+    def on_resize(self) -> None:
+        self._auto_layout(self.size.width)
+
+    def _auto_layout(self, width: int) -> None:
+        """Sizes that follow the terminal until the user resizes or toggles a pane."""
+        if not self._agent_toggled:
+            self.query_one(AgentPane).display = width >= NARROW
+        if not self._resized_tree:
+            self.query_one("#sidebar").styles.width = max(20, min(32, width // 5))
+        if not self._resized_panel:
+            self.query_one("#panel").styles.height = max(7, min(14, self.size.height // 3))
+
+    # -- session events ----------------------------------------------------------------------
+
+    @on(SessionEvent)
+    def _session_event(self, message: SessionEvent) -> None:
+        event = message.event
+        self.query_one(AgentPane).add_event(event)
+        self.query_one(FileTree).on_session_event(event)
+        kind = event.kind
+        if kind in FILE_KINDS:
+            if kind not in (Kind.FILE_WRITE, Kind.FILE_EDIT):
+                self._files = None  # the set of files changed: quick-open lists them again
+            for key in ("path", "to"):
+                path = event.payload.get(key)
+                if path:
+                    self.run_worker(self.query_one(EditorPane).on_external_change(str(path)))
+            self._debounce("changes", 0.3, self.refresh_changes)
+        elif kind in WORKSPACE_MAY_HAVE_CHANGED or (
+            kind == Kind.TERMINAL_INPUT and "\r" in str(event.payload.get("data", ""))
+        ):
+            self._files = None
+            delay = 1.0 if kind == Kind.TERMINAL_INPUT else 0.2
+            self._debounce("reload-open", delay, self._reload_open_files)
+            self._debounce("changes", delay, self.refresh_changes)
+        elif kind == Kind.TEST_RUN:
+            self.query_one(StatusBar).activity = "running tests…"
+
+    def _debounce(self, name: str, delay: float, callback: object) -> None:
+        timer = self._debounce_timers.get(name)
+        if timer is not None:
+            timer.stop()
+        self._debounce_timers[name] = self.set_timer(delay, callback)  # type: ignore[arg-type]
+
+    def _reload_open_files(self) -> None:
+        editor = self.query_one(EditorPane)
+        for path in editor.open_paths:
+            self.run_worker(editor.on_external_change(path))
+
+    def refresh_changes(self) -> None:
+        self.run_worker(self._refresh_changes(), group="status-changes", exclusive=True)
+
+    async def _refresh_changes(self) -> None:
+        try:
+            changes = await self.session.changes()
+        except Exception:  # no git in the backend: the status bar shows no count
+            return
+        self.query_one(StatusBar).changed = len(changes)
+        changes_view = self.query_one(ChangesView)
+        if self.query_one("#panel", TabbedContent).active == "panel-changes":
+            changes_view.reload()
+
+    # -- messages from the panes -------------------------------------------------------------
+
+    @on(FileTree.FileChosen)
+    def _file_chosen(self, message: FileTree.FileChosen) -> None:
+        self.open_path(message.path)
+
+    @on(TestsPanel.OpenLocation)
+    def _test_location(self, message: TestsPanel.OpenLocation) -> None:
+        self.open_path(message.path, message.line)
+
+    @on(TestsPanel.Finished)
+    def _tests_finished(self, message: TestsPanel.Finished) -> None:
+        status = self.query_one(StatusBar)
+        status.activity = f"tests: {message.result.summary()}"
+
+    @on(ChangesView.OpenFile)
+    def _open_changed(self, message: ChangesView.OpenFile) -> None:
+        self.open_path(message.path)
+
+    @on(EditorPane.FileOpened)
+    def _file_opened(self, message: EditorPane.FileOpened) -> None:
+        self._style_editors()
+        self.query_one(FileTree).select_path(message.path)
+
+    @on(TabbedContent.TabActivated, "#panel")
+    def _panel_tab(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id == "panel-changes":
+            self.query_one(ChangesView).reload()
+
+    # -- the PaletteHost protocol ------------------------------------------------------------
+
+    async def workspace_files(self) -> list[str]:
+        if self._files is None:
+            self._files = await collect_files(self.session)
+        return self._files
+
+    def open_path(self, path: str, line: int | None = None) -> None:
+        editor = self.query_one(EditorPane)
+        self.run_worker(editor.open_file(path, line), group="open-file")
+
+    def palette_actions(self) -> list[PaletteAction]:
+        actions = [
+            PaletteAction("Open file…", "Quick-open a file by name", self.action_quick_open),
+            PaletteAction("Run tests", "Run the test suite (F5)", self.action_run_tests),
+            PaletteAction(
+                "Show changes", "Diff against the session start", self.action_show_changes
+            ),
+            PaletteAction(
+                "Search in files", "Find text in the workspace", self.action_search_files
+            ),
+            PaletteAction("Toggle file tree", "Ctrl+B", self.action_toggle_tree),
+            PaletteAction("Toggle terminal panel", "Ctrl+`", self.action_toggle_terminal),
+            PaletteAction("Toggle agent pane", "Ctrl+J", self.action_toggle_agent),
+            PaletteAction("Save file", "Ctrl+S", self.action_save),
+            PaletteAction("Restart terminal", "A fresh shell", self.action_restart_terminal),
+            PaletteAction("Refresh file tree", "List the folders again", self.action_refresh),
+            PaletteAction("Keys and help", "F1", self.action_help),
+            PaletteAction("Quit", "Close the session and exit", self.action_quit),
+        ]
+        for name in self.themes.names:
+            actions.append(
+                PaletteAction(
+                    f"Theme: {name}",
+                    "Switch the colour theme (saved in config.toml)",
+                    lambda name=name: self.action_set_theme(name),  # type: ignore[misc]
+                )
+            )
+        return actions
+
+    # -- actions -----------------------------------------------------------------------------
+
+    def action_quick_open(self) -> None:
+        self.push_screen(
+            CommandPalette(providers=[FileProvider], placeholder="Open a file by name…")
+        )
+
+    def action_toggle_tree(self) -> None:
+        sidebar = self.query_one("#sidebar")
+        sidebar.display = not sidebar.display
+        if sidebar.display:
+            self.query_one(FileTree).focus()
+        elif self.focused is None or not self.focused.display:
+            self._focus_editor()
+
+    def action_toggle_terminal(self) -> None:
+        panel = self.query_one("#panel", TabbedContent)
+        terminal = self.query_one(TerminalPane)
+        if not panel.display:
+            panel.display = True
+            panel.active = "panel-terminal"
+            terminal.focus()
+        elif panel.active == "panel-terminal" and terminal.has_focus:
+            panel.display = False
+            self._focus_editor()
+        else:
+            panel.active = "panel-terminal"
+            terminal.focus()
+
+    def action_toggle_agent(self) -> None:
+        agent = self.query_one(AgentPane)
+        self._agent_toggled = True
+        agent.display = not agent.display
+
+    def action_run_tests(self) -> None:
+        self._show_panel("panel-tests")
+        self.query_one(TestsPanel).run_tests()
+
+    def action_show_changes(self) -> None:
+        self._show_panel("panel-changes")
+        self.query_one(ChangesView).reload()
+
+    def action_search_files(self) -> None:
+        def chosen(result: tuple[str, int] | None) -> None:
+            if result is not None:
+                self.open_path(*result)
+
+        self.push_screen(SearchScreen(self.session), chosen)
+
+    async def action_save(self) -> None:
+        await self.query_one(EditorPane).save_current()
+
+    async def action_restart_terminal(self) -> None:
+        self._show_panel("panel-terminal")
+        await self.query_one(TerminalPane).restart()
+
+    def action_refresh(self) -> None:
+        self._files = None
+        self.query_one(FileTree).relist_loaded()
+        self.refresh_changes()
+
+    def action_help(self) -> None:
+        if isinstance(self.screen, HelpScreen):
+            return
+        self.push_screen(HelpScreen(self.help_rows(), str(config_dir() / "keymap.toml")))
+
+    def action_focus_pane(self, pane: str) -> None:
+        if pane == "tree":
+            self.query_one("#sidebar").display = True
+            self.query_one(FileTree).focus()
+        elif pane == "editor":
+            self._focus_editor()
+        elif pane == "panel":
+            panel = self.query_one("#panel", TabbedContent)
+            panel.display = True
+            target = {
+                "panel-terminal": "#terminal",
+                "panel-tests": "#tests-list",
+                "panel-changes": "#changes-files",
+            }.get(panel.active, "#terminal")
+            self.query_one(target).focus()
+        elif pane == "agent":
+            agent = self.query_one(AgentPane)
+            agent.display = True
+            self._agent_toggled = True
+            agent.focus(scroll_visible=False)
+            for widget in agent.query("*"):
+                if widget.focusable:
+                    widget.focus()
+                    break
+
+    def action_resize_tree(self, delta: int) -> None:
+        self._resized_tree = True
+        sidebar = self.query_one("#sidebar")
+        width = sidebar.outer_size.width or 24
+        sidebar.styles.width = max(12, min(width + delta, self.size.width // 2))
+
+    def action_resize_panel(self, delta: int) -> None:
+        self._resized_panel = True
+        panel = self.query_one("#panel", TabbedContent)
+        height = panel.outer_size.height or 12
+        panel.styles.height = max(5, min(height + delta, self.size.height - 6))
+
+    def action_set_theme(self, name: str) -> None:
+        self.theme = name
+        try:
+            save_theme(name)
+        except OSError as exc:
+            self.notify(f"The theme could not be saved: {exc}", severity="warning")
+
+    async def action_quit(self) -> None:
+        await self.close_session()
+        self.exit()
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    async def close_session(self, reason: str = "closed") -> None:
+        """Close the session once (the trajectory gets its session.end)."""
+        if self._session_closed:
+            return
+        self._session_closed = True
+        if callable(self._unsubscribe):
+            self._unsubscribe()
+        await self.session.close(reason)
+
+    def _show_panel(self, pane_id: str) -> None:
+        panel = self.query_one("#panel", TabbedContent)
+        panel.display = True
+        panel.active = pane_id
+
+    def _focus_editor(self) -> None:
+        editor = self.query_one(EditorPane)
+        area = editor.current_editor
+        if area is not None:
+            area.focus()
+        else:
+            editor.focus()
+
+    def _theme_changed(self, theme: Theme) -> None:
+        self._style_editors()
+
+    def _style_editors(self) -> None:
+        for area in self.query(TextArea):
+            self.themes.apply_to_editor(area, self.theme)
+
+    def _pane_bindings(self) -> list[tuple[str, list[Binding]]]:
+        panes: list[tuple[str, type[Widget | Screen[object]]]] = [
+            ("Editor", EditorPane),
+            ("Terminal", TerminalPane),
+            ("Agent", AgentPane),
+            ("Search", SearchScreen),
+            ("Help", HelpScreen),
+        ]
+        out = []
+        for where, cls in panes:
+            bindings = [b for b in getattr(cls, "BINDINGS", []) if isinstance(b, Binding)]
+            if bindings:
+                out.append((where, bindings))
+        return out
+
+    def _known_binding_ids(self) -> list[str]:
+        ids = binding_ids()
+        for _, bindings in self._pane_bindings():
+            ids.extend(b.id for b in bindings if b.id)
+        return ids
+
+    def help_rows(self) -> list[HelpRow]:
+        rows = rows_for("App", APP_BINDINGS, self.settings.keymap)
+        for where, bindings in self._pane_bindings():
+            rows.extend(rows_for(where, bindings, self.settings.keymap))
+        rows.append(("Tree", "Enter", "Open the file / expand the folder", ""))
+        rows.append(("Tests", "Enter", "Open a failure at its line", ""))
+        rows.append(("Changes", "Enter", "Open the changed file", ""))
+        return rows

@@ -1,0 +1,331 @@
+"""The file tree: lazy, gitignore-aware, refreshed by session events, with change marks.
+
+Directories are listed through `session.list_dir` in workers (the local backend scans in a
+thread), ignore rules are matched in a thread, and a huge folder shows its first entries with a
+"more" row, so that a folder of 50k files never freezes the UI.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import posixpath
+from dataclasses import dataclass
+from typing import ClassVar
+
+import pathspec
+from rich.style import Style
+from rich.text import Text
+from textual import work
+from textual.message import Message
+from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
+
+from simulator.events import Event, Kind
+from simulator.session import Session, SessionError
+
+ALWAYS_HIDDEN = frozenset({".git"})
+PAGE = 2000
+"""Entries shown per page of a directory; the rest come with the "more" row."""
+
+REFRESH_AFTER = frozenset({Kind.EXEC_RESULT, Kind.TEST_RESULT, Kind.RESTORE})
+FILE_KINDS = frozenset(
+    {Kind.FILE_WRITE, Kind.FILE_EDIT, Kind.FILE_CREATE, Kind.FILE_DELETE, Kind.FILE_RENAME}
+)
+
+
+@dataclass
+class Entry:
+    path: str
+    """Workspace-relative POSIX path; "." is the root."""
+    kind: str
+    """"dir", "file" or "more" (the row that shows the next page of a big directory)."""
+    loaded: bool = False
+    pending: list[tuple[str, str]] | None = None
+    """For a "more" row: the (name, kind) entries not shown yet."""
+
+    @property
+    def is_dir(self) -> bool:
+        return self.kind == "dir"
+
+
+def child_path(parent: str, name: str) -> str:
+    return name if parent == "." else f"{parent}/{name}"
+
+
+class IgnoreRules:
+    """.gitignore files found so far, each applying below its own directory."""
+
+    def __init__(self) -> None:
+        self._specs: dict[str, pathspec.GitIgnoreSpec] = {}
+
+    def add(self, directory: str, text: str) -> None:
+        self._specs[directory] = pathspec.GitIgnoreSpec.from_lines(text.splitlines())
+
+    def ignored(self, path: str, is_dir: bool) -> bool:
+        if posixpath.basename(path) in ALWAYS_HIDDEN:
+            return True
+        for directory, spec in self._specs.items():
+            if directory == ".":
+                rel = path
+            elif path.startswith(directory + "/"):
+                rel = path[len(directory) + 1 :]
+            else:
+                continue
+            if spec.match_file(rel + "/" if is_dir else rel):
+                return True
+        return False
+
+
+class FileTree(Tree[Entry]):
+    """The workspace's files; Enter or a click on a file posts `FileTree.FileChosen`."""
+
+    DEFAULT_CSS = """
+    FileTree > .file-tree--modified { color: $warning; }
+    FileTree > .file-tree--added { color: $success; }
+    FileTree > .file-tree--deleted { color: $error; }
+    FileTree > .file-tree--more { color: $text-muted; text-style: italic; }
+    """
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "file-tree--modified",
+        "file-tree--added",
+        "file-tree--deleted",
+        "file-tree--more",
+    }
+    ICON_NODE = "▸ "
+    ICON_NODE_EXPANDED = "▾ "
+
+    class FileChosen(Message):
+        def __init__(self, path: str) -> None:
+            super().__init__()
+            self.path = path
+
+    def __init__(self, session: Session, *, id: str | None = None) -> None:
+        super().__init__(session.source.name, Entry(".", "dir"), id=id)
+        self.session = session
+        self.rules = IgnoreRules()
+        self.nodes_by_path: dict[str, TreeNode[Entry]] = {".": self.root}
+        self.status: dict[str, str] = {}
+        """Change marks: "M" modified, "A" added (files and, as "•", their parent dirs)."""
+        self._refresh_pending = False
+        self.show_root = False
+        self.guide_depth = 2
+
+    def on_mount(self) -> None:
+        self.load_dir(self.root)
+        self.refresh_status()
+
+    # -- listing -----------------------------------------------------------------------------
+
+    async def _read_ignore_file(self, directory: str, names: set[str]) -> None:
+        if ".gitignore" not in names:
+            return
+        try:
+            data = await self.session.read_bytes(child_path(directory, ".gitignore"))
+        except SessionError:
+            return
+        except Exception:  # backend errors: an unreadable .gitignore hides nothing
+            return
+        self.rules.add(directory, data.decode("utf-8", "replace"))
+
+    async def _visible_entries(self, directory: str) -> list[tuple[str, str]] | None:
+        try:
+            entries = await self.session.list_dir(directory)
+        except Exception as exc:  # any backend error becomes one notification
+            self.notify(f"Cannot list {directory}: {exc}", severity="error")
+            return None
+        await self._read_ignore_file(directory, {e.name for e in entries})
+        rules = self.rules
+
+        def keep() -> list[tuple[str, str]]:
+            return [
+                (e.name, "dir" if e.kind == "dir" else "file")
+                for e in entries
+                if not rules.ignored(child_path(directory, e.name), e.kind == "dir")
+            ]
+
+        return await asyncio.to_thread(keep)
+
+    @work(group="tree-list")
+    async def load_dir(self, node: TreeNode[Entry]) -> None:
+        """List a directory into its node, keeping the nodes (and expansion) of entries that
+        are still there."""
+        entry = node.data
+        if entry is None or not entry.is_dir:
+            return
+        listed = await self._visible_entries(entry.path)
+        if listed is None or node.tree is not self:
+            return
+        first_listing = not entry.loaded
+        entry.loaded = True
+        self._sync_children(node, listed)
+        if first_listing and node is self.root and self.cursor_line < 0:
+            self.cursor_line = 0
+
+    def _sync_children(self, node: TreeNode[Entry], listed: list[tuple[str, str]]) -> None:
+        assert node.data is not None
+        parent = node.data.path
+        existing: dict[str, TreeNode[Entry]] = {}
+        for child in list(node.children):
+            data = child.data
+            if data is None or data.kind == "more":
+                child.remove()
+                continue
+            existing[posixpath.basename(data.path)] = child
+        wanted = {name for name, _ in listed}
+        for name, child in existing.items():
+            if name not in wanted:
+                self._forget(child)
+                child.remove()
+        # Entries already shown (a page opened with "more") stay; new ones fill the first page.
+        shown = [e for i, e in enumerate(listed) if i < PAGE or e[0] in existing]
+        rest = [e for i, e in enumerate(listed) if not (i < PAGE or e[0] in existing)]
+        for index, (name, kind) in enumerate(shown):
+            present = existing.get(name)
+            if present is not None and present.data is not None and present.data.kind == kind:
+                continue
+            if present is not None:
+                self._forget(present)
+                present.remove()
+            self._add_entry(node, child_path(parent, name), kind, before=index)
+        if rest:
+            self._add_more(node, rest)
+
+    def _add_entry(
+        self, node: TreeNode[Entry], path: str, kind: str, *, before: int | None = None
+    ) -> TreeNode[Entry]:
+        label = Text(posixpath.basename(path))
+        child = node.add(label, Entry(path, kind), before=before, allow_expand=kind == "dir")
+        self.nodes_by_path[path] = child
+        return child
+
+    def _forget(self, node: TreeNode[Entry]) -> None:
+        if node.data is not None:
+            self.nodes_by_path.pop(node.data.path, None)
+        for child in node.children:
+            self._forget(child)
+
+    def _show_more(self, node: TreeNode[Entry]) -> None:
+        entry, parent = node.data, node.parent
+        if entry is None or parent is None or parent.data is None or not entry.pending:
+            return
+        page, rest = entry.pending[:PAGE], entry.pending[PAGE:]
+        node.remove()
+        for name, kind in page:
+            self._add_entry(parent, child_path(parent.data.path, name), kind)
+        if rest:
+            self._add_more(parent, rest)
+
+    def _add_more(self, node: TreeNode[Entry], rest: list[tuple[str, str]]) -> None:
+        path = node.data.path if node.data is not None else "."
+        node.add_leaf(
+            Text(f"… {len(rest)} more entries (Enter to show)"),
+            Entry(child_path(path, "…more"), "more", pending=rest),
+        )
+
+    # -- events ------------------------------------------------------------------------------
+
+    def on_tree_node_expanded(self, event: Tree.NodeExpanded[Entry]) -> None:
+        event.stop()
+        data = event.node.data
+        if data is not None and data.is_dir and not data.loaded:
+            self.load_dir(event.node)
+
+    def on_tree_node_selected(self, event: Tree.NodeSelected[Entry]) -> None:
+        event.stop()
+        data = event.node.data
+        if data is None:
+            return
+        if data.kind == "more":
+            self._show_more(event.node)
+        elif data.kind == "file":
+            self.post_message(self.FileChosen(data.path))
+
+    def on_session_event(self, event: Event) -> None:
+        """Called by the app for every session event."""
+        kind = event.kind
+        if kind in FILE_KINDS:
+            paths = [str(event.payload.get("path", ""))]
+            if kind == Kind.FILE_RENAME:
+                paths.append(str(event.payload.get("to", "")))
+            for path in paths:
+                parent = self.nodes_by_path.get(posixpath.dirname(path) or ".")
+                if parent is not None and parent.data is not None and parent.data.loaded:
+                    self.load_dir(parent)
+            self.schedule_refresh(relist=False)
+        elif kind in REFRESH_AFTER:
+            self.schedule_refresh(relist=True)
+        elif kind == Kind.TERMINAL_INPUT and "\r" in str(event.payload.get("data", "")):
+            # A command line was entered in the terminal: look again once it had time to run.
+            self.set_timer(1.0, lambda: self.schedule_refresh(relist=True))
+
+    def schedule_refresh(self, *, relist: bool) -> None:
+        """Coalesce bursts of events into one refresh."""
+        if relist:
+            self._relist_wanted = True
+        if self._refresh_pending:
+            return
+        self._refresh_pending = True
+        self.set_timer(0.3, self._do_refresh)
+
+    _relist_wanted = False
+
+    def _do_refresh(self) -> None:
+        self._refresh_pending = False
+        if self._relist_wanted:
+            self._relist_wanted = False
+            self.relist_loaded()
+        self.refresh_status()
+
+    def relist_loaded(self) -> None:
+        for node in list(self.nodes_by_path.values()):
+            data = node.data
+            if (
+                data is not None
+                and data.is_dir
+                and data.loaded
+                and (node is self.root or node.is_expanded)
+            ):
+                self.load_dir(node)
+
+    @work(group="tree-status", exclusive=True)
+    async def refresh_status(self) -> None:
+        try:
+            changes = await self.session.changes()
+        except Exception:  # no git in the backend: the tree just has no marks
+            return
+        status: dict[str, str] = {}
+        for change in changes:
+            if change.status == "D":
+                continue
+            status[change.path] = "A" if change.status == "A" else "M"
+            parent = posixpath.dirname(change.path)
+            while parent:
+                status.setdefault(parent, "•")
+                parent = posixpath.dirname(parent)
+        self.status = status
+        self.refresh()
+
+    def render_label(self, node: TreeNode[Entry], base_style: Style, style: Style) -> Text:
+        text = super().render_label(node, base_style, style)
+        data = node.data
+        if data is None:
+            return text
+        if data.kind == "more":
+            text.stylize(self.get_component_rich_style("file-tree--more", partial=True))
+            return text
+        mark = self.status.get(data.path)
+        if mark:
+            mark_style = self.get_component_rich_style(
+                "file-tree--added" if mark == "A" else "file-tree--modified", partial=True
+            )
+            text.stylize(mark_style)
+            text.append(f" {mark}" if mark != "•" else " •", mark_style)
+        return text
+
+    def select_path(self, path: str) -> bool:
+        """Move the cursor to an already listed path; False when it is not listed yet."""
+        node = self.nodes_by_path.get(path)
+        if node is None:
+            return False
+        self.move_cursor(node)
+        return True

@@ -1,0 +1,72 @@
+"""The help screen (F1): every key binding with its id, for remapping in keymap.toml."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Static
+
+HelpRow = tuple[str, str, str, str]
+"""(where, keys, what it does, binding id)."""
+
+
+class HelpScreen(ModalScreen[None]):
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > Vertical {
+        width: 90%; max-width: 110; height: 90%;
+        background: $surface; border: round $primary; padding: 0 1;
+    }
+    HelpScreen #help-intro { height: auto; color: $text-muted; margin-bottom: 1; }
+    HelpScreen DataTable { height: 1fr; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,f1,q", "close", "Close", id="help.close"),
+    ]
+
+    def __init__(self, rows: list[HelpRow], keymap_path: str) -> None:
+        super().__init__()
+        self.rows = rows
+        self.keymap_path = keymap_path
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(
+                "RepoSim keys. Everything you do is recorded in the session's trajectory.\n"
+                f'Remap a key in {self.keymap_path}, e.g.  "app.toggle_tree" = "ctrl+e".  '
+                "Esc closes.",
+                id="help-intro",
+            )
+            yield DataTable(cursor_type="row", zebra_stripes=True)
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns("Where", "Keys", "Action", "Id")
+        for row in self.rows:
+            table.add_row(*row)
+        table.focus()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+def describe_keys(keys: str) -> str:
+    """ "ctrl+grave_accent,ctrl+@" -> "Ctrl+` / Ctrl+@"."""
+    names = {"grave_accent": "`", "question_mark": "?"}
+    out = []
+    for key in keys.split(","):
+        parts = [names.get(p.strip(), p.strip()) for p in key.split("+")]
+        out.append("+".join(p if len(p) == 1 else p.capitalize() for p in parts))
+    return " / ".join(out)
+
+
+def rows_for(where: str, bindings: list[Binding], keymap: dict[str, str]) -> list[HelpRow]:
+    rows = []
+    for binding in bindings:
+        keys = keymap.get(binding.id, binding.key) if binding.id else binding.key
+        rows.append((where, describe_keys(keys), binding.description, binding.id or ""))
+    return rows

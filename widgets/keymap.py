@@ -1,0 +1,110 @@
+"""The app's key bindings, each with an id so that ~/.config/reposim/keymap.toml can remap it.
+
+keymap.toml maps binding ids to keys, e.g.
+
+    "app.toggle_tree" = "ctrl+e"
+    "app.run_tests" = "f5,ctrl+t"
+
+Panel toggles are priority bindings (they work while the terminal has focus, as in VS Code).
+Legacy terminals cannot tell Ctrl+Shift+F from Ctrl+F, nor Ctrl+` from Ctrl+Space, so those
+actions also carry a second key that every terminal sends.
+"""
+
+from __future__ import annotations
+
+from textual.binding import Binding
+
+APP_BINDINGS: list[Binding] = [
+    Binding("ctrl+p", "quick_open", "Files", id="app.quick_open", tooltip="Quick-open a file"),
+    Binding(
+        "ctrl+shift+p,f2",
+        "command_palette",
+        "Commands",
+        id="app.command_palette",
+        tooltip="Every action by name",
+        priority=True,
+    ),
+    Binding(
+        "ctrl+b",
+        "toggle_tree",
+        "Tree",
+        id="app.toggle_tree",
+        tooltip="Show or hide the file tree",
+        priority=True,
+    ),
+    Binding(
+        "ctrl+grave_accent,ctrl+@",
+        "toggle_terminal",
+        "Terminal",
+        id="app.toggle_terminal",
+        tooltip="Focus, show or hide the terminal panel",
+        priority=True,
+    ),
+    Binding(
+        "ctrl+j",
+        "toggle_agent",
+        "Agent",
+        id="app.toggle_agent",
+        tooltip="Show or hide the agent pane",
+        priority=True,
+    ),
+    Binding("f5", "run_tests", "Tests", id="app.run_tests", tooltip="Run the tests", priority=True),
+    Binding(
+        "ctrl+shift+f,f6",
+        "search_files",
+        "Search",
+        id="app.search_files",
+        tooltip="Search in files",
+        priority=True,
+    ),
+    Binding(
+        "ctrl+shift+g,f7",
+        "show_changes",
+        "Changes",
+        id="app.show_changes",
+        tooltip="The diff of the workspace since the session started",
+        priority=True,  # TextArea binds F7 to select-all
+    ),
+    Binding("ctrl+s", "save", "Save", id="app.save", show=False, tooltip="Save the open file"),
+    Binding("f1", "help", "Help", id="app.help", tooltip="Keys and commands", priority=True),
+    Binding(
+        "alt+1", "focus_pane('tree')", "Focus tree", id="app.focus_tree", show=False, priority=True
+    ),
+    Binding(
+        "alt+2",
+        "focus_pane('editor')",
+        "Focus editor",
+        id="app.focus_editor",
+        show=False,
+        priority=True,
+    ),
+    Binding(
+        "alt+3",
+        "focus_pane('panel')",
+        "Focus panel",
+        id="app.focus_panel",
+        show=False,
+        priority=True,
+    ),
+    Binding(
+        "alt+4",
+        "focus_pane('agent')",
+        "Focus agent",
+        id="app.focus_agent",
+        show=False,
+        priority=True,
+    ),
+    Binding("alt+left", "resize_tree(-4)", "Narrower tree", id="app.tree_narrower", show=False),
+    Binding("alt+right", "resize_tree(4)", "Wider tree", id="app.tree_wider", show=False),
+    Binding("alt+up", "resize_panel(2)", "Taller panel", id="app.panel_taller", show=False),
+    Binding("alt+down", "resize_panel(-2)", "Shorter panel", id="app.panel_shorter", show=False),
+    Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
+]
+
+
+def binding_ids() -> list[str]:
+    return [b.id for b in APP_BINDINGS if b.id]
+
+
+def unknown_ids(keymap: dict[str, str], known: list[str]) -> list[str]:
+    return sorted(set(keymap) - set(known))

@@ -1,0 +1,116 @@
+"""The tests panel: F5 runs the session's tests; per-test outcomes; Enter opens a failure."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.message import Message
+from textual.widget import Widget
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from simulator.session import Session
+from simulator.testrun import TestOutcome, TestRunResult
+
+ICONS = {
+    "passed": ("✓", "green"),
+    "failed": ("✗", "red"),
+    "error": ("!", "red"),
+    "skipped": ("-", "yellow"),
+}
+ORDER = {"failed": 0, "error": 1, "skipped": 2, "passed": 3}
+
+
+class TestsPanel(Widget):
+    """Shows the last test run; failures first."""
+
+    DEFAULT_CSS = """
+    TestsPanel { height: 1fr; }
+    TestsPanel #tests-summary { height: 1; padding: 0 1; color: $text-muted; }
+    TestsPanel #tests-list { height: 1fr; border: none; }
+    """
+
+    class OpenLocation(Message):
+        """Open `path` at `line` in the editor."""
+
+        def __init__(self, path: str, line: int | None) -> None:
+            super().__init__()
+            self.path = path
+            self.line = line
+
+    class Finished(Message):
+        def __init__(self, result: TestRunResult) -> None:
+            super().__init__()
+            self.result = result
+
+    def __init__(self, session: Session, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.session = session
+        self.result: TestRunResult | None = None
+        self.running = False
+        self._tests: list[TestOutcome] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static("Press F5 to run the tests.", id="tests-summary")
+        yield OptionList(id="tests-list")
+
+    @work(group="tests", exclusive=True)
+    async def run_tests(self) -> None:
+        if self.running:
+            return
+        self.running = True
+        summary = self.query_one("#tests-summary", Static)
+        summary.update("Running the tests…")
+        try:
+            result = await self.session.run_tests()
+        except Exception as exc:  # any failure to run is one sentence here
+            summary.update(f"The tests could not run: {exc}")
+            return
+        finally:
+            self.running = False
+        self.show_result(result)
+        self.post_message(self.Finished(result))
+
+    def show_result(self, result: TestRunResult) -> None:
+        self.result = result
+        summary = self.query_one("#tests-summary", Static)
+        options = self.query_one("#tests-list", OptionList)
+        options.clear_options()
+        verdict = "passed" if result.passed else "failed"
+        summary.update(f"Tests {verdict}: {result.summary()} in {result.duration:.1f}s")
+        if not result.structured:
+            self._tests = []
+            lines = result.output.splitlines()[-200:]
+            options.add_options([Option(Text(line), disabled=True) for line in lines])
+            return
+        self._tests = sorted(result.tests, key=lambda t: (ORDER.get(t.outcome, 9), t.id))
+        options.add_options([self._option(test) for test in self._tests])
+        if self._tests:
+            options.highlighted = 0
+
+    @staticmethod
+    def _option(test: TestOutcome) -> Option:
+        icon, colour = ICONS.get(test.outcome, ("?", "white"))
+        row = Text()
+        row.append(f"{icon} ", f"bold {colour}")
+        row.append(test.id)
+        if test.outcome in ("failed", "error"):
+            if test.file:
+                row.append(f"  {test.file}:{test.line or 1}", "dim")
+            first = test.message.splitlines()[0] if test.message else ""
+            if first:
+                row.append(f"  {first}", colour)
+        return Option(row)
+
+    @on(OptionList.OptionSelected, "#tests-list")
+    def _open(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        index = event.option_index
+        if not 0 <= index < len(self._tests):
+            return
+        test = self._tests[index]
+        if test.file:
+            self.post_message(self.OpenLocation(test.file, test.line))
+        else:
+            self.notify(f"{test.id} has no file location.", severity="warning")
