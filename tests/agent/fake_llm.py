@@ -140,7 +140,7 @@ class FakeLLM:
                     return
                 with fake._lock:
                     fake.requests.append(body)
-                    fake.headers.append(dict(self.headers.items()))
+                    fake.headers.append({k.lower(): v for k, v in self.headers.items()})
                 entry = fake._next()
                 model = str(body.get("model") or fake.model)
                 if isinstance(entry, Slow):
