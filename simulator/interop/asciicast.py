@@ -1,0 +1,109 @@
+"""asciicast v2 (asciinema's format): a header line, then `[time, code, data]` lines.
+
+Export writes the terminal pane's traffic (`terminal.output` as "o", `terminal.input` as "i"); a
+session without terminal events is rendered from its commands (a prompt line, then the output).
+Import reads "o" and "i" back as terminal events and keeps markers ("m") as notes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from simulator.events import Actor, Event, Kind
+from simulator.interop.model import InteropError
+
+FORMAT = "asciicast"
+
+
+def looks_like(first_line: Any) -> bool:
+    return (
+        isinstance(first_line, dict)
+        and first_line.get("version") == 2
+        and ("width" in first_line or "height" in first_line)
+    )
+
+
+def read(text: str) -> tuple[dict[str, Any], list[Event]]:
+    lines = text.splitlines()
+    try:
+        header = json.loads(lines[0]) if lines else None
+    except json.JSONDecodeError:
+        header = None
+    if not looks_like(header):
+        raise InteropError("line 1 is not an asciicast v2 header")
+    assert isinstance(header, dict)
+    events: list[Event] = []
+    for number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InteropError(f"line {number} is not JSON ({exc.msg})") from None
+        if (
+            not isinstance(item, list)
+            or len(item) != 3
+            or isinstance(item[0], bool)
+            or not isinstance(item[0], int | float)
+            or not isinstance(item[1], str)
+            or not isinstance(item[2], str)
+        ):
+            raise InteropError(f"line {number} is not a [time, code, data] event")
+        t, code, data = float(item[0]), item[1], item[2]
+        seq = len(events) + 1
+        if code == "o":
+            events.append(Event(seq, t, Actor.HUMAN, Kind.TERMINAL_OUTPUT, {"data": data}))
+        elif code == "i":
+            events.append(Event(seq, t, Actor.HUMAN, Kind.TERMINAL_INPUT, {"data": data}))
+        elif code == "m":
+            events.append(Event(seq, t, Actor.HUMAN, Kind.NOTE, {"text": data, "mark": "marker"}))
+        else:
+            events.append(
+                Event(seq, t, Actor.SYSTEM, Kind.NOTE, {"text": data, "mark": f"asciicast:{code}"})
+            )
+    return header, events
+
+
+def write(header: dict[str, Any], events: Iterable[Event], *, title: str | None = None) -> str:
+    created = header.get("created")
+    cast: dict[str, Any] = {"version": 2, "width": 120, "height": 32}
+    imported = header.get("imported") or {}
+    cast_header = imported.get("asciicast") if isinstance(imported, dict) else None
+    if isinstance(cast_header, dict):
+        cast.update(cast_header)
+    if title or "title" not in cast:
+        cast["title"] = title or f"reposim session {header.get('session', '')}".strip()
+    if isinstance(created, str) and "timestamp" not in cast:
+        from datetime import datetime
+
+        with contextlib.suppress(ValueError):
+            cast["timestamp"] = int(
+                datetime.fromisoformat(created.replace("Z", "+00:00")).timestamp()
+            )
+    lines = [json.dumps(cast)]
+    terminal: list[list[Any]] = []
+    commands: list[list[Any]] = []
+    for event in events:
+        data = event.payload.get("data")
+        if event.kind == Kind.TERMINAL_OUTPUT and isinstance(data, str):
+            terminal.append([round(event.t, 6), "o", data])
+        elif event.kind == Kind.TERMINAL_INPUT and isinstance(data, str):
+            terminal.append([round(event.t, 6), "i", data])
+        elif event.kind == Kind.NOTE and event.payload.get("mark") == "marker":
+            terminal.append([round(event.t, 6), "m", str(event.payload.get("text", ""))])
+        elif event.kind in (Kind.EXEC, Kind.TEST_RUN):
+            command = str(event.payload.get("command", ""))
+            if event.payload.get("selector"):
+                command += f" {event.payload['selector']}"
+            commands.append([round(event.t, 6), "o", f"$ {command}\r\n"])
+        elif event.kind in (Kind.EXEC_RESULT, Kind.TEST_RESULT):
+            output = str(event.payload.get("output", ""))
+            if output:
+                text = output.replace("\r\n", "\n").replace("\n", "\r\n")
+                commands.append([round(event.t, 6), "o", text])
+    for item in terminal or commands:
+        lines.append(json.dumps(item, ensure_ascii=False))
+    return "\n".join(lines) + "\n"

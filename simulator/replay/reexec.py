@@ -1,0 +1,606 @@
+"""Re-execution: run a trajectory's recorded actions again against a fresh environment.
+
+The start is rebuilt from the header (repository source, commit, backend image): a scratch copy of
+the repository, checked out clean at the recorded commit. Each recorded action (commands, file
+changes, reads, searches, test runs, checkpoints and restores) goes through a new `Session`, so the
+re-execution is itself recorded, and its observation is compared with the recorded one after
+normalisation (see `normalise.py`). The same machinery rebuilds the workspace for fork and resume.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from backends.base import BackendError
+from backends.shell import quote
+from simulator.backend_factory import make_backend
+from simulator.events import Actor, Event, Kind
+from simulator.replay.index import EventSource, open_trajectory
+from simulator.replay.normalise import Normaliser
+from simulator.session import Session, SessionError
+from simulator.trajectory import TrajectoryError, default_trajectory_dir
+
+# Actions whose observation is a separate event (found by its `cause`).
+_WITH_RESULT = {
+    Kind.EXEC: Kind.EXEC_RESULT,
+    Kind.TEST_RUN: Kind.TEST_RESULT,
+    Kind.SEARCH: Kind.SEARCH_RESULT,
+}
+REPLAYED_KINDS = frozenset(
+    {
+        Kind.EXEC,
+        Kind.TEST_RUN,
+        Kind.SEARCH,
+        Kind.FILE_READ,
+        Kind.FILE_WRITE,
+        Kind.FILE_CREATE,
+        Kind.FILE_EDIT,
+        Kind.FILE_DELETE,
+        Kind.FILE_RENAME,
+        Kind.CHECKPOINT,
+        Kind.RESTORE,
+        Kind.TERMINAL_INPUT,
+        Kind.INTERRUPT,
+    }
+)
+_RESULT_LOOKAHEAD = 10_000
+
+
+class StartError(TrajectoryError):
+    """The recorded start cannot be rebuilt (repository, commit or image missing)."""
+
+
+@dataclass
+class StepResult:
+    seq: int
+    kind: str
+    actor: str
+    action: str
+    status: str  # match | differ | skipped
+    differences: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "kind": self.kind,
+            "actor": self.actor,
+            "action": self.action,
+            "status": self.status,
+            "differences": self.differences,
+        }
+
+
+@dataclass
+class ReplayReport:
+    file: Path
+    trajectory: Path | None = None
+    notes: list[str] = field(default_factory=list)
+    steps: list[StepResult] = field(default_factory=list)
+    wall: float = 0.0
+    command_time: float = 0.0
+    """The re-executed commands' and test runs' own time, as their results report it."""
+    problem: str | None = None
+
+    def count(self, status: str) -> int:
+        return sum(1 for s in self.steps if s.status == status)
+
+    @property
+    def first_difference(self) -> StepResult | None:
+        return next((s for s in self.steps if s.status == "differ"), None)
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.first_difference is not None else 0
+
+    def summary(self) -> str:
+        text = (
+            f"{len(self.steps)} actions re-executed: {self.count('match')} match, "
+            f"{self.count('differ')} differ, {self.count('skipped')} skipped"
+        )
+        first = self.first_difference
+        if first is not None:
+            text += f"; first difference at step {first.seq} ({first.action})"
+        return text + "."
+
+    def as_dict(self) -> dict[str, Any]:
+        first = self.first_difference
+        return {
+            "file": str(self.file),
+            "trajectory": str(self.trajectory) if self.trajectory else None,
+            "notes": self.notes,
+            "matched": self.count("match"),
+            "differed": self.count("differ"),
+            "skipped": self.count("skipped"),
+            "first_difference": first.seq if first else None,
+            "wall_seconds": round(self.wall, 3),
+            "command_seconds": round(self.command_time, 3),
+            "problem": self.problem,
+        }
+
+
+# -- the start ---------------------------------------------------------------------------------
+
+
+@dataclass
+class StartPlan:
+    source: Path
+    commit: str | None
+    checkout: bool
+    image: str | None
+    notes: list[str]
+
+
+def _git(source: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", "-C", str(source), *args], capture_output=True, text=True, check=False, timeout=60
+    )
+
+
+def plan_start(
+    header: dict[str, Any],
+    *,
+    repo: Path | None = None,
+    current: bool = False,
+    backend_kind: str = "local",
+) -> StartPlan:
+    """Check that the recorded start can be rebuilt, before anything runs; StartError if not."""
+    recorded = header.get("repo") if isinstance(header.get("repo"), dict) else {}
+    assert isinstance(recorded, dict)
+    imported = header.get("imported")
+    notes: list[str] = []
+    if repo is None:
+        source_text = recorded.get("source")
+        if not isinstance(source_text, str) or not source_text:
+            origin = (
+                f" (imported from {imported.get('format')})" if isinstance(imported, dict) else ""
+            )
+            raise StartError(
+                f"The trajectory{origin} records no repository to start from; pass --repo PATH."
+            )
+        source = Path(source_text)
+    else:
+        source = repo.expanduser().resolve()
+        notes.append(f"Using {source} instead of the recorded {recorded.get('source')}.")
+    if not source.is_dir():
+        raise StartError(
+            f"The recorded repository {source} does not exist on this machine;"
+            " pass --repo PATH to use another copy."
+        )
+    commit = recorded.get("commit") if recorded.get("git") else None
+    checkout = False
+    if isinstance(commit, str) and commit and not current:
+        probe = _git(source, "cat-file", "-e", f"{commit}^{{commit}}")
+        if probe.returncode != 0:
+            raise StartError(
+                f"Commit {commit[:12]} is not in {source}; fetch it, or pass"
+                " --current to replay against the repository as it is now."
+            )
+        head = _git(source, "rev-parse", "HEAD").stdout.strip()
+        status = _git(source, "status", "--porcelain", "--untracked-files=normal").stdout.strip()
+        checkout = head != commit or bool(status)
+        if checkout:
+            notes.append(
+                f"The workspace is checked out clean at the recorded commit {commit[:12]}."
+            )
+        if recorded.get("dirty"):
+            notes.append(
+                "The recording started with uncommitted changes, which are not in the"
+                " repository: the start may differ."
+            )
+    elif isinstance(commit, str) and commit and current:
+        notes.append(
+            f"Replaying against {source} as it is now, not the recorded commit {commit[:12]}."
+        )
+    elif not recorded.get("git"):
+        notes.append(f"{source} is not a git repository: its current contents are the start.")
+    backend = header.get("backend") if isinstance(header.get("backend"), dict) else {}
+    assert isinstance(backend, dict)
+    image = backend.get("image") if backend_kind == "docker" else None
+    if backend_kind == "docker" and backend.get("kind") != "docker":
+        notes.append("The recording ran on the local backend; the container's tools may differ.")
+    if backend_kind == "local" and backend.get("kind") == "docker":
+        notes.append("The recording ran in a container; this machine's tools may differ.")
+    return StartPlan(
+        source,
+        commit if isinstance(commit, str) else None,
+        checkout,
+        image if isinstance(image, str) else None,
+        notes,
+    )
+
+
+async def open_session(
+    plan: StartPlan,
+    *,
+    backend_kind: str,
+    trajectory_path: Path | None,
+    parent: dict[str, Any] | None,
+    agent: dict[str, Any] | None = None,
+) -> Session:
+    """A live session at the recorded start (before its first action)."""
+    options: dict[str, Any] = {}
+    if plan.image:
+        options["image"] = plan.image
+    try:
+        backend = make_backend(backend_kind, plan.source, **options)
+        session = Session(
+            backend, source=plan.source, trajectory_path=trajectory_path, parent=parent, agent=agent
+        )
+        await session.start(checkpoint_start=False)
+    except BackendError as exc:
+        raise StartError(f"The {backend_kind} backend could not start: {exc}") from None
+    if plan.checkout and plan.commit:
+        workspace = quote(session.backend.workspace_path)
+        result = await session.exec(
+            f"(cd {workspace} && git -c advice.detachedHead=false checkout -q --force --detach"
+            f" {plan.commit} && git clean -fdq)",
+            actor=Actor.SYSTEM,
+        )
+        if result.exit_code != 0:
+            await session.close("error: checkout failed")
+            raise StartError(
+                f"Could not check out {plan.commit[:12]} in the workspace: "
+                f"{result.output.decode(errors='replace').strip()}"
+            )
+    return session
+
+
+# -- re-executing actions ----------------------------------------------------------------------
+
+
+class Replayer:
+    """Re-executes recorded actions one by one in a session and compares the observations."""
+
+    def __init__(self, session: Session, source: EventSource, normaliser: Normaliser) -> None:
+        self.session = session
+        self.source = source
+        workspace = (source.header.get("backend") or {}).get("workspace")
+        self.normalise = normaliser.with_paths(
+            [workspace if isinstance(workspace, str) else None, session.backend.workspace_path]
+        )
+        self.command_time = 0.0
+        self._pty: Any = None
+        self._drain: asyncio.Task[None] | None = None
+        self._started = False
+
+    def _result_of(self, index: int, action: Event) -> Event | None:
+        kind = _WITH_RESULT[Kind(action.kind)]
+        for later in range(index + 1, min(len(self.source), index + _RESULT_LOOKAHEAD)):
+            try:
+                event = self.source.event(later)
+            except TrajectoryError:
+                return None
+            if event.cause == action.seq and event.kind == kind:
+                return event
+        return None
+
+    async def replay(self, index: int, event: Event) -> StepResult | None:
+        """Re-execute the event at `index` if it is an action; None for anything else."""
+        if event.kind not in REPLAYED_KINDS:
+            return None
+        step = StepResult(event.seq, event.kind, str(event.actor), _action_text(event), "match")
+        try:
+            await self._run(index, event, step)
+        except SessionError as exc:
+            step.status = "differ"
+            step.differences.append(f"the action failed now: {exc}")
+        except BackendError as exc:
+            step.status = "differ"
+            step.differences.append(f"the backend failed: {exc}")
+        if step.differences and step.status == "match":
+            step.status = "differ"
+        return step
+
+    async def _run(self, index: int, event: Event, step: StepResult) -> None:
+        s, p, actor = self.session, event.payload, event.actor
+        kind = event.kind
+        if kind == Kind.EXEC:
+            result_event = self._result_of(index, event)
+            timeout = p.get("timeout")
+            result = await s.exec(
+                str(p.get("command", "")),
+                actor=actor,
+                timeout=float(timeout) if isinstance(timeout, int | float) else None,
+            )
+            self.command_time += result.duration
+            if result_event is None:
+                step.status = "skipped"
+                step.differences.append("the recording has no result for this command")
+                return
+            r = result_event.payload
+            if r.get("exit_code") != result.exit_code:
+                step.differences.append(
+                    f"exit code {r.get('exit_code')} recorded, now {result.exit_code}"
+                )
+            if bool(r.get("timed_out")) != result.timed_out:
+                step.differences.append(
+                    "timed out " + ("then, not now" if r.get("timed_out") else "now, not then")
+                )
+            self._compare_text(
+                step,
+                "output",
+                self._whole(result_event, "output"),
+                result.output.decode("utf-8", "replace"),
+            )
+        elif kind == Kind.TEST_RUN:
+            result_event = self._result_of(index, event)
+            run = await s.run_tests(
+                p.get("selector") or None, command=p.get("command") or None, actor=actor
+            )
+            self.command_time += run.duration
+            if result_event is None:
+                step.status = "skipped"
+                step.differences.append("the recording has no result for this test run")
+                return
+            r = result_event.payload
+            if r.get("exit_code") != run.exit_code:
+                step.differences.append(
+                    f"exit code {r.get('exit_code')} recorded, now {run.exit_code}"
+                )
+            before = {
+                str(t.get("id")): t.get("outcome")
+                for t in r.get("tests") or []
+                if isinstance(t, dict)
+            }
+            after = {t.id: t.outcome for t in run.tests}
+            for test_id in sorted(set(before) | set(after)):
+                if before.get(test_id) != after.get(test_id):
+                    step.differences.append(
+                        f"{test_id}: {before.get(test_id) or 'absent'}"
+                        f" recorded, now {after.get(test_id) or 'absent'}"
+                    )
+            if not r.get("structured"):
+                self._compare_text(step, "output", self._whole(result_event, "output"), run.output)
+        elif kind == Kind.SEARCH:
+            result_event = self._result_of(index, event)
+            matches = await s.search(
+                str(p.get("pattern", "")),
+                str(p.get("path") or "."),
+                regex=bool(p.get("regex")),
+                ignore_case=bool(p.get("ignore_case")),
+                glob=p.get("glob") or None,
+                actor=actor,
+            )
+            if result_event is not None:
+                recorded = [
+                    tuple(m)
+                    for m in result_event.payload.get("matches") or []
+                    if isinstance(m, list)
+                ]
+                now = [(m.path, m.line, m.text) for m in matches]
+                if recorded != now:
+                    step.differences.append(
+                        f"{len(recorded)} matches recorded, now {len(now)}"
+                        + ("" if len(recorded) != len(now) else " (different lines)")
+                    )
+        elif kind == Kind.FILE_READ:
+            path = str(p.get("path", ""))
+            text = await s.read(path, actor=actor)
+            self._compare_sha(step, path, p.get("sha256"), s, text)
+        elif kind in (Kind.FILE_WRITE, Kind.FILE_CREATE):
+            path = str(p.get("path", ""))
+            content = self._whole(event, "content")
+            method = s.write if kind == Kind.FILE_WRITE else s.create
+            new = await method(path, content, actor=actor)
+            self._compare_change(step, event, new)
+        elif kind == Kind.FILE_EDIT:
+            path = str(p.get("path", ""))
+            new = await s.edit(
+                path,
+                self._whole(event, "old"),
+                self._whole(event, "new"),
+                actor=actor,
+                replace_all=int(p.get("replacements") or 1) > 1,
+            )
+            self._compare_change(step, event, new)
+        elif kind == Kind.FILE_DELETE:
+            new = await s.delete(str(p.get("path", "")), actor=actor)
+            self._compare_change(step, event, new)
+        elif kind == Kind.FILE_RENAME:
+            await s.rename(str(p.get("path", "")), str(p.get("to", "")), actor=actor)
+        elif kind == Kind.CHECKPOINT:
+            name = p.get("name")
+            checkpoint = await s.checkpoint(str(name) if name else None, actor=actor)
+            recorded_tree = p.get("tree")
+            if recorded_tree and recorded_tree != checkpoint.tree:
+                where = "at the start" if checkpoint.name == "start" else "here"
+                step.differences.append(
+                    f"the workspace {where} differs from the recorded one"
+                    f" (tree {str(recorded_tree)[:12]} recorded, now"
+                    f" {checkpoint.tree[:12]})"
+                )
+        elif kind == Kind.RESTORE:
+            await s.restore(str(p.get("name", "")), actor=actor)
+        elif kind == Kind.TERMINAL_INPUT:
+            await self._terminal_input(str(p.get("data", "")))
+            step.status = "skipped"
+            step.differences.append("typed into the terminal again; its output is not compared")
+        elif kind == Kind.INTERRUPT:
+            step.status = "skipped"
+            step.differences.append("interrupts are not re-executed (the command already ended)")
+
+    async def _terminal_input(self, data: str) -> None:
+        if self._pty is None:
+            self._pty = await self.session.open_terminal()
+
+            async def drain() -> None:
+                while not self._pty.closed:
+                    if not await self._pty.read():
+                        return
+
+            self._drain = asyncio.create_task(drain())
+        await self._pty.write(data.encode("utf-8"))
+        if "\r" in data or "\n" in data:
+            # Let the typed line run before the next action, as a person would have waited.
+            await asyncio.sleep(0.3)
+
+    async def close(self) -> None:
+        if self._pty is not None:
+            await self._pty.close()
+        if self._drain is not None:
+            self._drain.cancel()
+            await asyncio.gather(self._drain, return_exceptions=True)
+
+    def _whole(self, event: Event, key: str) -> str:
+        try:
+            return self.source.load_blob(event, key)
+        except TrajectoryError:
+            value = event.payload.get(key)
+            return value if isinstance(value, str) else ""
+
+    def _compare_text(self, step: StepResult, what: str, recorded: str, now: str) -> None:
+        a, b = self.normalise(recorded), self.normalise(now)
+        if a == b:
+            return
+        old_lines, new_lines = a.splitlines(), b.splitlines()
+        for number, (x, y) in enumerate(zip(old_lines, new_lines, strict=False), start=1):
+            if x != y:
+                step.differences.append(
+                    f"{what} line {number}: {_clip(x)!r} recorded, now {_clip(y)!r}"
+                )
+                return
+        step.differences.append(f"{what}: {len(old_lines)} lines recorded, now {len(new_lines)}")
+
+    def _compare_sha(
+        self, step: StepResult, path: str, recorded: Any, s: Session, text: str
+    ) -> None:
+        from simulator.trajectory import sha256_text
+
+        if recorded and recorded != sha256_text(text):
+            step.differences.append(f"{path} has different content than when it was read")
+
+    def _compare_change(self, step: StepResult, recorded: Event, new: Event) -> None:
+        r, n = recorded.payload, new.payload
+        path = r.get("path")
+        if r.get("before_sha256") != n.get("before_sha256"):
+            step.differences.append(f"{path} was different before the change than when recorded")
+        if r.get("after_sha256") != n.get("after_sha256"):
+            step.differences.append(f"{path} is different after the change than when recorded")
+
+
+def _clip(text: str, width: int = 100) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _action_text(event: Event) -> str:
+    from simulator.describe import describe_event
+
+    return describe_event(event)
+
+
+# -- the public entry points -------------------------------------------------------------------
+
+
+def _new_path(source: Path, what: str) -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return default_trajectory_dir() / f"{stamp}-{what}-{source.stem}.jsonl"
+
+
+async def reexecute(
+    file: Path | str,
+    *,
+    backend_kind: str = "local",
+    normaliser: Normaliser | None = None,
+    repo: Path | None = None,
+    current: bool = False,
+    trajectory_path: Path | None = None,
+    until: int | None = None,
+    on_step: Callable[[StepResult], None] | None = None,
+    on_notes: Callable[[list[str]], None] | None = None,
+    keep_open: bool = False,
+    parent: dict[str, Any] | None = None,
+) -> tuple[ReplayReport, Session | None]:
+    """Re-execute the actions of `file` (up to step `until`) and compare what they observe.
+
+    Returns the report and, with keep_open, the live session left at the end (for fork and
+    resume); otherwise the session is closed and None is returned."""
+    path = Path(file)
+    source = open_trajectory(path)
+    try:
+        return await _reexecute(
+            path,
+            source,
+            backend_kind=backend_kind,
+            normaliser=normaliser or Normaliser(),
+            repo=repo,
+            current=current,
+            trajectory_path=trajectory_path,
+            until=until,
+            on_step=on_step,
+            on_notes=on_notes,
+            keep_open=keep_open,
+            parent=parent,
+        )
+    finally:
+        source.close()
+
+
+async def _reexecute(
+    path: Path,
+    source: Any,
+    *,
+    backend_kind: str,
+    normaliser: Normaliser,
+    repo: Path | None,
+    current: bool,
+    trajectory_path: Path | None,
+    until: int | None,
+    on_step: Callable[[StepResult], None] | None,
+    on_notes: Callable[[list[str]], None] | None,
+    keep_open: bool,
+    parent: dict[str, Any] | None,
+) -> tuple[ReplayReport, Session | None]:
+    report = ReplayReport(file=path, problem=source.problem)
+    plan = plan_start(source.header, repo=repo, current=current, backend_kind=backend_kind)
+    report.notes.extend(plan.notes)
+    if on_notes is not None:
+        on_notes(plan.notes)
+    session = await open_session(
+        plan,
+        backend_kind=backend_kind,
+        trajectory_path=trajectory_path or _new_path(path, "replay"),
+        parent=parent or {"file": str(path.resolve()), "step": None, "replay": "verify"},
+        agent=source.header.get("agent") if isinstance(source.header.get("agent"), dict) else None,
+    )
+    report.trajectory = session.trajectory_path
+    replayer = Replayer(session, source, normaliser)
+    started = time.perf_counter()
+    try:
+        for index in range(len(source)):
+            try:
+                event = source.event(index)
+            except TrajectoryError as exc:
+                report.problem = str(exc)
+                break
+            if until is not None and event.seq > until:
+                break
+            if index == 0 and not (
+                event.kind == Kind.CHECKPOINT and event.payload.get("name") == "start"
+            ):
+                # Recorded without a start checkpoint: still take one, so restore works alike.
+                await session.checkpoint("start", actor=Actor.SYSTEM)
+            step = await replayer.replay(index, event)
+            if step is None:
+                continue
+            report.steps.append(step)
+            if on_step is not None:
+                on_step(step)
+        if not len(source):
+            await session.checkpoint("start", actor=Actor.SYSTEM)
+    except BaseException:
+        await replayer.close()
+        await session.close("error: re-execution failed")
+        raise
+    await replayer.close()
+    report.command_time = replayer.command_time
+    report.wall = time.perf_counter() - started
+    if keep_open:
+        return report, session
+    await session.close("replayed")
+    return report, None

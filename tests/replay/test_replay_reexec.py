@@ -1,0 +1,180 @@
+"""Re-execution, fork and resume against real repositories and the local backend."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import SMALL_PROJECT, record_session
+
+from simulator.replay import Normaliser, StartError, fork, reexecute, resume
+from simulator.replay.index import TrajectoryIndex
+from simulator.trajectory import read_trajectory
+
+
+def commit_change(repo: Path, rel: str, text: str) -> None:
+    (repo / rel).write_text(text)
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+        "PATH": "/usr/bin:/bin",
+    }
+    subprocess.run(["git", "-C", str(repo), "commit", "-qam", "change"], check=True, env=env)
+
+
+async def test_a_recorded_session_re_executes_with_every_step_matching(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    repo = make_repo(SMALL_PROJECT, name="project")
+    original = await record_session(repo, tmp_path / "t.jsonl", with_tests=True)
+    report, session = await reexecute(original, trajectory_path=tmp_path / "v.jsonl")
+    assert session is None
+    assert [s.status for s in report.steps if s.status != "match"] == []
+    kinds = {s.kind for s in report.steps}
+    assert {
+        "exec",
+        "file.edit",
+        "file.create",
+        "file.write",
+        "file.delete",
+        "file.rename",
+        "file.read",
+        "search",
+        "test.run",
+        "checkpoint",
+        "restore",
+    } <= kinds
+    assert report.exit_code == 0
+    # The re-execution is a trajectory of its own, whose parent is the original.
+    again = read_trajectory(tmp_path / "v.jsonl")
+    assert again.header["parent"]["file"] == str(original.resolve())
+    assert {str(e.actor) for e in again.events} >= {"human", "agent"}
+
+
+async def test_a_changed_repository_points_at_the_first_differing_step(
+    recorded: tuple[Path, Path], tmp_path: Path
+) -> None:
+    repo, original = recorded
+    commit_change(repo, "calc/ops.py", "def add(a, b):\n    return a - b\n")
+    # By default the recorded commit is checked out, so the change does not matter ...
+    clean, _ = await reexecute(original, trajectory_path=tmp_path / "clean.jsonl")
+    assert clean.exit_code == 0
+    assert any("checked out clean" in note for note in clean.notes)
+    # ... against the repository as it is now, the start and the edit differ.
+    report, _ = await reexecute(original, current=True, trajectory_path=tmp_path / "now.jsonl")
+    assert report.exit_code == 1
+    first = report.first_difference
+    assert first is not None and first.kind == "checkpoint" and first.seq == 1
+    edit = next(s for s in report.steps if s.kind == "file.edit")
+    assert edit.status == "differ"
+    assert "not found" in edit.differences[0]
+
+
+async def test_output_differences_are_reported_with_the_line(
+    recorded: tuple[Path, Path], tmp_path: Path
+) -> None:
+    _, original = recorded
+    lines = original.read_text().splitlines()
+    for number, line in enumerate(lines):
+        data = json.loads(line)
+        if data.get("kind") == "exec.result" and "hello from" in data["payload"]["output"]:
+            data["payload"]["output"] = data["payload"]["output"].replace("hello", "goodbye")
+            lines[number] = json.dumps(data)
+    edited = tmp_path / "edited.jsonl"
+    edited.write_text("\n".join(lines) + "\n")
+    report, _ = await reexecute(edited, trajectory_path=tmp_path / "v.jsonl")
+    first = report.first_difference
+    assert first is not None and first.kind == "exec"
+    assert "output line 1" in first.differences[0] and "goodbye" in first.differences[0]
+
+
+async def test_strict_comparison_sees_what_normalisation_hides(
+    recorded: tuple[Path, Path], tmp_path: Path
+) -> None:
+    _, original = recorded
+    report, _ = await reexecute(
+        original, normaliser=Normaliser(rules=()), trajectory_path=tmp_path / "v.jsonl"
+    )
+    differing = [s for s in report.steps if s.status == "differ"]
+    # The object address and the PID change from run to run.
+    assert differing and all(s.kind == "exec" for s in differing)
+    assert any("object" in s.action for s in differing)
+
+
+async def test_a_start_that_cannot_be_rebuilt_is_said_before_anything_runs(
+    recorded: tuple[Path, Path], tmp_path: Path
+) -> None:
+    _, original = recorded
+    header = json.loads(original.read_text().splitlines()[0])
+    moved = tmp_path / "moved.jsonl"
+    lines = original.read_text().splitlines()
+    lines[0] = json.dumps({**header, "repo": {**header["repo"], "source": str(tmp_path / "gone")}})
+    moved.write_text("\n".join(lines) + "\n")
+    with pytest.raises(StartError, match="does not exist on this machine"):
+        await reexecute(moved, trajectory_path=tmp_path / "never.jsonl")
+    lines[0] = json.dumps({**header, "repo": {**header["repo"], "commit": "ab" * 20}})
+    moved.write_text("\n".join(lines) + "\n")
+    with pytest.raises(StartError, match="Commit abababababab is not in"):
+        await reexecute(moved, trajectory_path=tmp_path / "never.jsonl")
+    assert not (tmp_path / "never.jsonl").exists()
+
+
+async def test_fork_rebuilds_files_and_shell_state_at_the_step(
+    recorded: tuple[Path, Path], tmp_path: Path
+) -> None:
+    _, original = recorded
+    index = TrajectoryIndex(original)
+    events = list(index.events())
+    index.close()
+    # The step right after `cd calc && export MARK=...` finished.
+    cd = next(e for e in events if e.kind == "exec" and "export MARK" in e.payload["command"])
+    step = next(e.seq for e in events if e.cause == cd.seq)
+    result = await fork(original, step, trajectory_path=tmp_path / "fork.jsonl")
+    session = result.session
+    try:
+        assert result.report.exit_code == 0
+        assert await session.read("calc/ops.py") == "def add(a, b):\n    return b + a\n"
+        assert await session.read("notes.txt") == "first\n"
+        out = await session.exec("echo $MARK; basename $(pwd)")
+        assert out.output.decode().split() == ["forty-two", "calc"]
+        assert not await session.exists("kept.txt")
+    finally:
+        await session.close()
+    forked = read_trajectory(tmp_path / "fork.jsonl")
+    assert forked.header["parent"] == {"file": str(original.resolve()), "step": step}
+    assert any(e.kind == "checkpoint" and e.payload["name"] == "fork" for e in forked.events)
+
+
+async def test_fork_at_a_step_that_does_not_exist_is_refused(
+    recorded: tuple[Path, Path], tmp_path: Path
+) -> None:
+    _, original = recorded
+    from simulator.trajectory import TrajectoryError
+
+    with pytest.raises(TrajectoryError, match="there is no step 9999"):
+        await fork(original, 9999, trajectory_path=tmp_path / "f.jsonl")
+
+
+async def test_resume_continues_a_session_that_was_cut_off(
+    recorded: tuple[Path, Path], tmp_path: Path
+) -> None:
+    _, original = recorded
+    lines = original.read_bytes().splitlines(keepends=True)
+    crashed = tmp_path / "crashed.jsonl"
+    # Killed while writing the session.end line: the last line is incomplete.
+    crashed.write_bytes(b"".join(lines[:-1]) + lines[-1][:10])
+    session = await resume(crashed, trajectory_path=tmp_path / "resumed.jsonl")
+    try:
+        assert await session.read("kept.txt") == "first\n"
+        assert not await session.exists("scratch.txt")
+        await session.write("more.txt", "continued\n")
+    finally:
+        await session.close()
+    resumed = read_trajectory(tmp_path / "resumed.jsonl")
+    assert resumed.header["parent"]["resumed"] is True
+    assert resumed.events[-2].kind == "file.write"
