@@ -47,7 +47,8 @@ def docker_client() -> Iterator[Any]:
         client.close()
         pytest.fail(
             f"The test image {TEST_IMAGE} is missing: build it with "
-            f"`sudo uv run reposim image bootstrap --tag {TEST_IMAGE}` (or set REPOSIM_TEST_IMAGE).",
+            f"`sudo uv run reposim image bootstrap --tag {TEST_IMAGE}` "
+            "(or set REPOSIM_TEST_IMAGE).",
             pytrace=False,
         )
     yield client
