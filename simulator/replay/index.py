@@ -177,7 +177,7 @@ class TrajectoryIndex:
         """(actor, kind) of an event, read from the raw line without parsing it if possible."""
         match = _META.match(self._map, self._starts[index])
         if match is not None:
-            return match.group(2).decode(), match.group(3).decode()
+            return match.group(2).decode(), match.group(3).decode("utf-8", "replace")
         try:
             event = self.event(index)
         except TrajectoryError:
