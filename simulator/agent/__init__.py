@@ -1,5 +1,6 @@
 """The agent: a loop over a model client and the session's tools, under a person's control."""
 
+from simulator.agent.config import AgentConfig, litellm_client, resolve_model
 from simulator.agent.loop import Agent, ApprovalRequest, Budgets, Mode, RunResult, RunUsage
 from simulator.agent.models import (
     LiteLLMClient,
@@ -17,6 +18,7 @@ from simulator.agent.tools import TOOL_SCHEMAS, ToolBox, truncate
 __all__ = [
     "TOOL_SCHEMAS",
     "Agent",
+    "AgentConfig",
     "ApprovalRequest",
     "Budgets",
     "LiteLLMClient",
@@ -32,5 +34,7 @@ __all__ = [
     "ToolBox",
     "ToolCall",
     "Usage",
+    "litellm_client",
+    "resolve_model",
     "truncate",
 ]

@@ -1,0 +1,300 @@
+"""`reposim agent` (an agent on a task, headless) and `reposim demo` (the bundled example)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from simulator.agent import (
+    Agent,
+    AgentConfig,
+    Budgets,
+    Mode,
+    ModelClient,
+    ModelConfigError,
+    ReplayClient,
+    RunResult,
+    litellm_client,
+)
+from simulator.backend_factory import make_backend
+from simulator.cli.common import CliError, backend_options, existing_dir, json_printer, run_async
+from simulator.describe import describe_event
+from simulator.events import TRANSIENT_KINDS, Event, Kind
+from simulator.session import Session
+
+
+def budget_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    for flag, kind, default, text in reversed(
+        [
+            ("--max-steps", int, 50, "Model calls allowed for the task."),
+            ("--max-tokens", int, None, "Tokens (prompt + completion) allowed for the task."),
+            ("--max-cost", float, None, "Dollars allowed (only calls litellm can price count)."),
+            ("--max-time", float, None, "Seconds of wall time allowed for the task."),
+        ]
+    ):
+        func = click.option(flag, type=kind, default=default, show_default=True, help=text)(func)
+    return func
+
+
+def _budgets(max_steps: int | None, max_tokens: int | None, max_cost: float | None,
+             max_time: float | None) -> Budgets:  # fmt: skip
+    for name, value in (("--max-steps", max_steps), ("--max-tokens", max_tokens),
+                        ("--max-cost", max_cost), ("--max-time", max_time)):  # fmt: skip
+        if value is not None and value <= 0:
+            raise CliError(f"{name} must be more than 0.")
+    return Budgets(max_steps, max_tokens, max_cost, max_time)
+
+
+def _client(model: str | None, api_base: str | None) -> ModelClient:
+    try:
+        return litellm_client(model, api_base=api_base)
+    except ModelConfigError as exc:
+        raise CliError(str(exc)) from None
+
+
+class StepPrinter:
+    """Prints a run as readable lines: the agent's thoughts, its actions and what came back."""
+
+    def __init__(self, stream: Any = None) -> None:
+        self.out = stream or sys.stdout
+
+    def __call__(self, event: Event) -> None:
+        if event.kind in TRANSIENT_KINDS or event.kind in (Kind.LLM_CALL, Kind.CHECKPOINT):
+            return
+        if event.kind == Kind.LLM_RESPONSE:
+            thought = str(event.payload.get("content") or "").strip()
+            if thought:
+                self._line(f"  thinks: {thought}")
+            return
+        if event.kind == Kind.TOOL_RESULT:
+            return  # its effect is shown by the session event it caused
+        if event.kind == Kind.TOOL_CALL and event.payload.get("name") == "finish":
+            return
+        if event.kind == Kind.AGENT_FINISH:
+            p = event.payload
+            cost = p.get("cost")
+            priced = f"${cost:.4f}" if cost is not None else "cost unknown"
+            self._line(
+                f"agent {p.get('reason')}: {p.get('summary')}\n"
+                f"  {p.get('steps')} model calls, {p.get('tokens')} tokens, {priced}, "
+                f"{p.get('format_errors')} format errors, {float(p.get('elapsed', 0)):.1f}s"
+            )
+            return
+        self._line(f"{event.actor!s:6} {describe_event(event)}")
+
+    def _line(self, text: str) -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
+
+
+def _prompt_approvals(agent: Agent) -> None:
+    """Confirm mode on a terminal: ask on stderr for each action the agent wants to take."""
+
+    async def ask(request_id: int) -> None:
+        pending = agent.pending
+        if pending is None:
+            return
+        answer = await asyncio.to_thread(
+            click.prompt,
+            f"approve {pending.description}? [a]pprove / [r]eject",
+            type=click.Choice(["a", "r"]),
+            err=True,
+        )
+        if agent.pending is None or id(agent.pending) != request_id:
+            return
+        if answer == "a":
+            agent.approve()
+        else:
+            reason = await asyncio.to_thread(click.prompt, "reason", err=True)
+            agent.reject(str(reason))
+
+    def listener(changed: Agent) -> None:
+        if changed.state == "approval" and changed.pending is not None:
+            asyncio.get_running_loop().create_task(ask(id(changed.pending)))
+
+    agent.listeners.append(listener)
+
+
+async def _run_headless(session: Session, agent: Agent, task: str, as_json: bool) -> RunResult:
+    session.subscribe(json_printer() if as_json else StepPrinter())
+    return await agent.run(task)
+
+
+@click.command("agent")
+@click.argument("path")
+@click.option("--task", "-t", required=True, help="What the agent should do.")
+@click.option(
+    "--model",
+    "-m",
+    help="Any model litellm accepts, as provider/name (default: $REPOSIM_MODEL).",
+)
+@click.option("--api-base", help="An OpenAI-compatible endpoint to send the calls to.")
+@click.option(
+    "--mode",
+    type=click.Choice(["auto", "confirm"]),
+    default="auto",
+    show_default=True,
+    help="confirm asks you on the terminal before each action that changes something.",
+)
+@budget_options
+@backend_options
+def agent_command(
+    path: str,
+    task: str,
+    model: str | None,
+    api_base: str | None,
+    mode: str,
+    max_steps: int | None,
+    max_tokens: int | None,
+    max_cost: float | None,
+    max_time: float | None,
+    backend_kind: str,
+    in_place: bool,
+    trajectory: str | None,
+    as_json: bool,
+) -> None:
+    """Run an LLM agent on the repository at PATH until it finishes the task or a budget runs
+    out. Every model call, tool call and decision is recorded in the trajectory."""
+    root = existing_dir(path)
+    budgets = _budgets(max_steps, max_tokens, max_cost, max_time)
+    client = _client(model, api_base)
+
+    async def run() -> tuple[RunResult, Path]:
+        backend = make_backend(backend_kind, root, in_place=in_place)
+        session = Session(
+            backend,
+            source=root,
+            trajectory_path=Path(trajectory).resolve() if trajectory else None,
+            agent={"model": client.model, "mode": mode},
+        )
+        await session.start()
+        async with session:
+            agent = Agent(session, client, mode=Mode(mode), budgets=budgets)
+            if mode == "confirm":
+                _prompt_approvals(agent)
+            result = await _run_headless(session, agent, task, as_json)
+        return result, session.trajectory_path
+
+    result, path_written = run_async(run)
+    click.echo(f"reposim: trajectory {path_written}", err=True)
+    if result.reason != "finished":
+        sys.exit(1)
+
+
+@click.command("demo")
+@click.option(
+    "--model",
+    "-m",
+    help="Run the task live with this model (litellm provider/name) instead of the replay.",
+)
+@click.option("--api-base", help="An OpenAI-compatible endpoint for --model.")
+@click.option(
+    "--headless",
+    is_flag=True,
+    help="Print the steps instead of opening the UI (for CI and a quick look).",
+)
+@click.option(
+    "--pace",
+    type=float,
+    default=None,
+    help="Seconds between replayed model turns (default: 1.5 in the UI, 0 headless).",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(["auto", "confirm"]),
+    default="auto",
+    show_default=True,
+    help="confirm waits for your approval (a / r) before each change the agent makes.",
+)
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False),
+    help="Where to put the demo workspace (default: a new temporary directory).",
+)
+@click.option("--trajectory", type=click.Path(dir_okay=False), help="Where to write the run.")
+def demo_command(
+    model: str | None,
+    api_base: str | None,
+    headless: bool,
+    pace: float | None,
+    mode: str,
+    directory: str | None,
+    trajectory: str | None,
+) -> None:
+    """Watch an agent fix a bug in a small bundled project, in the RepoSim UI.
+
+    Without --model the agent's turns are replayed from a bundled trajectory (a scripted
+    demonstration, not a model's work); the tools really run. Pause it with the mode switch
+    (h) and take over; with --model the same task runs live.
+    """
+    from simulator.demo import DEMO_TASK, bundled_trajectory, prepare_workspace, test_command
+
+    if pace is not None and pace < 0:
+        raise CliError("--pace cannot be negative.")
+    client: ModelClient
+    if model:
+        client = _client(model, api_base)
+        title = f"demo: live with {client.model}"
+    else:
+        delay = pace if pace is not None else (0.0 if headless else 1.5)
+        try:
+            client = ReplayClient(bundled_trajectory(), delay=delay)
+        except ModelConfigError as exc:
+            raise CliError(str(exc)) from None
+        title = "demo: replay of a scripted demonstration"
+    if directory:
+        base = Path(directory).expanduser().resolve()
+        base.mkdir(parents=True, exist_ok=True)
+    else:
+        base = Path(tempfile.mkdtemp(prefix="reposim-demo-"))
+    workspace = prepare_workspace(base)
+    agent_info = {"model": client.model, "mode": mode, "demo": True}
+    budgets = Budgets(max_steps=30)
+
+    async def run() -> tuple[RunResult | None, Path]:
+        session = await Session.open(
+            workspace,
+            trajectory_path=Path(trajectory).resolve() if trajectory else None,
+            agent=agent_info,
+            test_command=test_command(),
+        )
+        result: RunResult | None = None
+        reason = "closed"
+        try:
+            if headless:
+                agent = Agent(session, client, mode=Mode(mode), budgets=budgets)
+                if mode == "confirm":
+                    _prompt_approvals(agent)
+                click.echo(f"reposim demo: {title}; workspace {workspace}", err=True)
+                result = await _run_headless(session, agent, DEMO_TASK, as_json=False)
+            else:
+                from widgets.app import RepoSimApp
+
+                config = AgentConfig(
+                    client=client, mode=Mode(mode), budgets=budgets, task=DEMO_TASK, title=title
+                )
+                await RepoSimApp(session, agent_config=config).run_async()
+        except BaseException:
+            reason = "interrupted"
+            raise
+        finally:
+            await session.close(reason)
+        return result, session.trajectory_path
+
+    result, path_written = run_async(run)
+    click.echo(f"reposim: workspace {workspace}", err=True)
+    click.echo(f"reposim: trajectory {path_written}", err=True)
+    if result is not None and result.reason != "finished":
+        sys.exit(1)
+
+
+def register(group: click.Group) -> None:
+    group.add_command(agent_command)
+    group.add_command(demo_command)
