@@ -16,6 +16,7 @@ COMMAND_MODULES = [
     "simulator.cli.trajectory_cmd",
     "simulator.cli.ui_cmd",
     "simulator.cli.docker_cmd",
+    "simulator.cli.agent_cmd",
 ]
 
 
