@@ -15,6 +15,7 @@ COMMAND_MODULES = [
     "simulator.cli.exec_cmd",
     "simulator.cli.trajectory_cmd",
     "simulator.cli.ui_cmd",
+    "simulator.cli.replay_cmd",
     "simulator.cli.docker_cmd",
     "simulator.cli.agent_cmd",
 ]

@@ -1,0 +1,292 @@
+"""`reposim replay`, `reposim export`, `reposim import`: watch, re-execute, fork, convert."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from simulator.cli.common import CliError, existing_dir, existing_file, run_async
+from simulator.interop import EXPORT_FORMATS, export_text
+from simulator.replay.index import is_native, open_trajectory
+from simulator.replay.normalise import DEFAULT_RULES, Normaliser
+from simulator.replay.reexec import ReplayReport, StepResult, reexecute
+from simulator.trajectory import TrajectoryWriter
+
+
+def _normaliser(ignore: tuple[str, ...], keep: tuple[str, ...], strict: bool) -> Normaliser:
+    base = Normaliser(rules=()) if strict else Normaliser()
+    try:
+        if keep and not strict:
+            base = base.without(keep)
+        return base.with_patterns(ignore)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _print_step(as_json: bool) -> Any:
+    def show(step: StepResult) -> None:
+        if as_json:
+            sys.stdout.write(json.dumps(step.as_dict(), ensure_ascii=False) + "\n")
+            sys.stdout.flush()
+            return
+        mark = {"match": "ok  ", "differ": "DIFF", "skipped": "skip"}[step.status]
+        click.echo(f"{mark} {step.seq:5d} {step.actor:6} {step.action}")
+        for difference in step.differences:
+            click.echo(f"           {difference}")
+
+    return show
+
+
+def _print_notes(notes: list[str]) -> None:
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
+
+
+def _print_report(report: ReplayReport, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps({"summary": report.as_dict()}) + "\n")
+        return
+    click.echo("")
+    click.echo(report.summary())
+    click.echo(f"new trajectory: {report.trajectory}")
+    if report.problem:
+        click.echo(f"reposim: the recording stops early: {report.problem}", err=True)
+
+
+@click.command("replay")
+@click.argument("file")
+@click.option("--verify", is_flag=True, help="Re-execute the actions and compare observations.")
+@click.option(
+    "--fork-at",
+    "fork_at",
+    type=int,
+    metavar="N",
+    help="Continue live from the state after step N (a new trajectory records its parent).",
+)
+@click.option(
+    "--backend",
+    "backend_kind",
+    type=click.Choice(["local", "docker"]),
+    default="local",
+    show_default=True,
+    help="Where the actions run again.",
+)
+@click.option("--repo", type=str, help="Start from this repository instead of the recorded one.")
+@click.option(
+    "--current",
+    is_flag=True,
+    help="Use the repository as it is now instead of checking out the recorded commit.",
+)
+@click.option(
+    "--ignore",
+    multiple=True,
+    metavar="REGEX",
+    help="Also ignore output matching REGEX when comparing (repeatable).",
+)
+@click.option(
+    "--keep",
+    multiple=True,
+    type=click.Choice([r.name for r in DEFAULT_RULES]),
+    help="Compare this volatile part instead of ignoring it (repeatable).",
+)
+@click.option("--strict", is_flag=True, help="Compare output byte for byte (no normalisation).")
+@click.option(
+    "--then-exec",
+    "then_exec",
+    multiple=True,
+    metavar="CMD",
+    help="With --fork-at: run CMD in the forked session (repeatable).",
+)
+@click.option("--trajectory", type=click.Path(dir_okay=False), help="Where to write the new one.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON lines instead of text.")
+def replay(
+    file: str,
+    verify: bool,
+    fork_at: int | None,
+    backend_kind: str,
+    repo: str | None,
+    current: bool,
+    ignore: tuple[str, ...],
+    keep: tuple[str, ...],
+    strict: bool,
+    then_exec: tuple[str, ...],
+    trajectory: str | None,
+    as_json: bool,
+) -> None:
+    """Watch, re-execute or fork a trajectory (RepoSim's, SWE-agent's or mini-swe-agent's).
+
+    Without options it opens the replay view. --verify re-executes every recorded action from the
+    recorded start and reports, step by step, whether each observation still matches (exit code 0:
+    all match, 1: differences, 2: the start cannot be rebuilt). --fork-at N rebuilds the
+    workspace after step N and continues in a new trajectory.
+    """
+    path = existing_file(file)
+    repo_path = existing_dir(repo) if repo else None
+    out = Path(trajectory) if trajectory else None
+    if verify and fork_at is not None:
+        raise CliError("--verify and --fork-at cannot be used together.")
+    if then_exec and fork_at is None:
+        raise CliError("--then-exec needs --fork-at.")
+    if verify:
+        normaliser = _normaliser(ignore, keep, strict)
+        report, _ = run_async(
+            lambda: reexecute(
+                path,
+                backend_kind=backend_kind,
+                normaliser=normaliser,
+                repo=repo_path,
+                current=current,
+                trajectory_path=out,
+                on_step=_print_step(as_json),
+                on_notes=_print_notes,
+            )
+        )
+        _print_report(report, as_json)
+        sys.exit(report.exit_code)
+    if fork_at is not None:
+        run_async(
+            lambda: _fork(path, fork_at, backend_kind, repo_path, current, out, then_exec, as_json)
+        )
+        return
+    if as_json:
+        _dump(path)
+        return
+    _view(path)
+
+
+async def _fork(
+    path: Path,
+    step: int,
+    backend_kind: str,
+    repo: Path | None,
+    current: bool,
+    out: Path | None,
+    commands: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    from simulator.replay.fork import fork
+
+    result = await fork(
+        path,
+        step,
+        backend_kind=backend_kind,
+        trajectory_path=out,
+        repo=repo,
+        current=current,
+        on_notes=_print_notes,
+    )
+    session = result.session
+    try:
+        differing = result.report.first_difference
+        if differing is not None:
+            click.echo(
+                f"note: rebuilding differed from the recording at step {differing.seq}"
+                f" ({'; '.join(differing.differences)}); the state may not be the recorded one.",
+                err=True,
+            )
+        for command in commands:
+            output = await session.exec(command)
+            if as_json:
+                sys.stdout.write(
+                    json.dumps(
+                        {
+                            "command": command,
+                            "exit_code": output.exit_code,
+                            "output": output.output.decode("utf-8", "replace"),
+                        }
+                    )
+                    + "\n"
+                )
+            else:
+                sys.stdout.write(output.output.decode("utf-8", "replace"))
+    finally:
+        await session.close("closed")
+    if as_json:
+        sys.stdout.write(json.dumps({"trajectory": str(session.trajectory_path)}) + "\n")
+    else:
+        click.echo(f"forked at step {step}: {session.trajectory_path}")
+
+
+def _dump(path: Path) -> None:
+    source = open_trajectory(path)
+    try:
+        sys.stdout.write(json.dumps(source.header, ensure_ascii=False) + "\n")
+        for event in source.events():
+            sys.stdout.write(json.dumps(event.as_dict(), ensure_ascii=False) + "\n")
+        if source.problem:
+            click.echo(f"reposim: {path}: {source.problem}", err=True)
+    finally:
+        source.close()
+
+
+def _view(path: Path) -> None:
+    # Imported here: the engine and the headless commands never load Textual.
+    source = open_trajectory(path)
+    source.close()
+    if not sys.stdout.isatty():
+        raise CliError("The replay view needs a terminal; use --json, --verify or export.")
+    from widgets.replay import ReplayApp
+
+    ReplayApp(path).run()
+
+
+@click.command("export")
+@click.argument("file")
+@click.option(
+    "--to", "fmt", type=click.Choice(EXPORT_FORMATS), required=True, help="The format to write."
+)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Where (default: stdout).")
+def export(file: str, fmt: str, output: str | None) -> None:
+    """Write a trajectory in another tool's format.
+
+    swe-agent (.traj), mini-swe-agent (its current form), openai-chat (one JSON line per
+    conversation, for fine-tuning) or asciicast (v2: the terminal, playable by asciinema).
+    """
+    source = open_trajectory(existing_file(file))
+    try:
+        text = export_text(source.header, source.events(), fmt)
+        problem = source.problem
+    finally:
+        source.close()
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+        click.echo(f"wrote {output}", err=True)
+    else:
+        sys.stdout.write(text)
+    if problem:
+        click.echo(f"reposim: {file}: {problem} (exported the steps before it)", err=True)
+
+
+@click.command("import")
+@click.argument("file")
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False), required=True, help="The .jsonl to write."
+)
+def import_(file: str, output: str) -> None:
+    """Convert another tool's trajectory (SWE-agent, mini-swe-agent, OpenAI chat JSONL,
+    asciicast) into a RepoSim trajectory."""
+    path = existing_file(file)
+    if is_native(path):
+        raise CliError(f"{file} is already a RepoSim trajectory.")
+    source = open_trajectory(path)
+    header = dict(source.header)
+    header.pop("schema", None)
+    writer = TrajectoryWriter(Path(output), header)
+    count = 0
+    try:
+        for event in source.events():
+            writer.write(event)
+            count += 1
+    finally:
+        writer.close()
+    click.echo(f"imported {count} events from {file} into {output}")
+
+
+def register(group: click.Group) -> None:
+    group.add_command(replay)
+    group.add_command(export)
+    group.add_command(import_, name="import")

@@ -1,0 +1,165 @@
+"""The replay view, driven headless through Textual's Pilot like a user at the keyboard."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import SAMPLES
+from textual.geometry import Region
+from textual.pilot import Pilot
+from textual.widgets import OptionList, Static
+
+from simulator.events import Actor, Event
+from simulator.trajectory import TrajectoryWriter
+from widgets.replay import ReplayApp, ReplayScreen, Timeline
+
+
+def make_trajectory(path: Path, count: int) -> Path:
+    """Commands by the agent, a failing one at 150, a human edit every 50 steps."""
+    writer = TrajectoryWriter(path, {"session": "view", "repo": {"source": None}})
+    seq = 0
+    for n in range(count):
+        seq += 1
+        if n % 50 == 49:
+            writer.write(
+                Event(
+                    seq,
+                    n,
+                    Actor.HUMAN,
+                    "file.write",
+                    {
+                        "path": f"src/m{n}.py",
+                        "content": f"x = {n}\n",
+                        "diff": f"--- a/src/m{n}.py\n+++ b/src/m{n}.py\n@@ -0,0 +1 @@\n+x = {n}\n",
+                    },
+                )
+            )
+            continue
+        writer.write(Event(seq, n, Actor.AGENT, "exec", {"command": f"echo step{n}"}))
+        seq += 1
+        code = 3 if n == 150 else 0
+        writer.write(
+            Event(
+                seq,
+                n + 0.5,
+                Actor.AGENT,
+                "exec.result",
+                {"exit_code": code, "output": f"step{n}\n", "duration": 0.1},
+                cause=seq - 1,
+            )
+        )
+    writer.close()
+    return path
+
+
+async def settle(pilot: Pilot[None]) -> None:
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def screen_of(app: ReplayApp) -> ReplayScreen:
+    assert isinstance(app.screen, ReplayScreen)
+    return app.screen
+
+
+def text_of(app: ReplayApp, selector: str) -> str:
+    """What the widget shows on screen, as plain text."""
+    widget = screen_of(app).query_one(selector, Static)
+    lines = widget.render_lines(Region(0, 0, widget.size.width, widget.size.height))
+    return "\n".join(strip.text for strip in lines)
+
+
+async def test_keys_step_jump_filter_search_and_play(tmp_path: Path) -> None:
+    path = make_trajectory(tmp_path / "t.jsonl", 300)
+    app = ReplayApp(path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        screen = screen_of(app)
+        timeline = screen.query_one(Timeline)
+        total = timeline.row_count
+        assert total == len(screen.source or [])
+        assert "steps" in text_of(app, "#replay-title")
+        await pilot.press("j", "j")
+        await settle(pilot)
+        assert timeline.current_index == 2
+        assert "Step 3" in text_of(app, "#replay-detail")
+        await pilot.press("e")
+        await settle(pilot)
+        edited = screen.source.event(timeline.current_index or 0) if screen.source else None
+        assert edited is not None and edited.kind == "file.write"
+        await pilot.press("x")
+        await settle(pilot)
+        failed = screen.source.event(timeline.current_index or 0) if screen.source else None
+        assert failed is not None and failed.payload["exit_code"] == 3
+        await pilot.press("end")
+        await settle(pilot)
+        assert timeline.current_index == total - 1
+        await pilot.press("home")
+        await settle(pilot)
+        assert timeline.current_index == 0
+        # Filter to the human's steps only.
+        await pilot.press("a")
+        await settle(pilot)
+        assert screen.actor_filter == "human"
+        assert timeline.row_count == 6
+        await pilot.press("a", "a", "a")
+        await settle(pilot)
+        assert timeline.row_count == total
+        # Search.
+        await pilot.press("slash")
+        await pilot.press(*"step200", "enter")
+        await settle(pilot)
+        found = screen.source.event(timeline.current_index or 0) if screen.source else None
+        assert found is not None and "step200" in str(found.payload)
+        # Play advances the cursor on its own; pause stops it.
+        before = timeline.current_index or 0
+        await pilot.press("plus", "plus", "plus", "space")
+        await pilot.pause(0.5)
+        await pilot.press("space")
+        await settle(pilot)
+        assert (timeline.current_index or 0) > before
+        assert "paused" in text_of(app, "#replay-status")
+
+
+async def test_files_at_a_step_show_the_recorded_contents(tmp_path: Path) -> None:
+    path = make_trajectory(tmp_path / "t.jsonl", 120)
+    app = ReplayApp(path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("e", "e")
+        await settle(pilot)
+        await pilot.press("f")
+        await settle(pilot)
+        files = screen_of(app).query_one("#replay-files", OptionList)
+        assert files.option_count == 2
+        assert "x = 99" in text_of(app, "#replay-file") or "x = 49" in text_of(app, "#replay-file")
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.name)
+async def test_other_tools_files_open_in_the_view(sample: Path) -> None:
+    app = ReplayApp(sample)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        assert "(from " in text_of(app, "#replay-title")
+        await pilot.press("j")
+        await settle(pilot)
+        assert "Step 2" in text_of(app, "#replay-detail")
+
+
+async def test_broken_files_say_why_and_keep_the_valid_prefix(tmp_path: Path) -> None:
+    path = make_trajectory(tmp_path / "t.jsonl", 20)
+    path.write_bytes(path.read_bytes()[:-5])
+    app = ReplayApp(path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        assert "stops early: line" in text_of(app, "#replay-title")
+        assert screen_of(app).query_one(Timeline).row_count > 0
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not a trajectory\n")
+    app = ReplayApp(bad)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        assert "Cannot open" in text_of(app, "#replay-title")

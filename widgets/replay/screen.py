@@ -1,0 +1,384 @@
+"""The replay view: watch a trajectory step by step (RepoSim's own, or another tool's).
+
+Opening is Toolong-style: the file is indexed by line offsets in a worker thread, events are
+parsed only when a row is drawn or selected, and the timeline renders visible rows only. Filters
+(actor, kind group) and step searches scan the raw lines in a worker, never on the event loop.
+"""
+
+from __future__ import annotations
+
+from array import array
+from pathlib import Path
+from typing import ClassVar
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import Footer, Input, OptionList, Static, TabbedContent, TabPane
+from textual.worker import get_current_worker
+
+from simulator.events import Kind
+from simulator.replay.index import EventSource, open_trajectory
+from simulator.replay.workspace import workspace_at
+from simulator.trajectory import TrajectoryError
+from widgets.replay.detail import render_file, render_step
+from widgets.replay.timeline import Timeline
+
+ACTORS = ("all", "human", "agent", "system")
+KIND_GROUPS: dict[str, tuple[str, ...]] = {
+    "all": (),
+    "actions": ("exec", "test.run", "search", "file.", "restore", "checkpoint"),
+    "commands": ("exec",),
+    "files": ("file.",),
+    "tests": ("test.",),
+    "model": ("llm.", "tool.", "agent."),
+    "terminal": ("terminal.",),
+}
+SPEEDS = (1.0, 2.0, 5.0, 10.0, 25.0, 50.0)
+EDIT_KINDS = (Kind.FILE_WRITE, Kind.FILE_EDIT, Kind.FILE_CREATE, Kind.FILE_DELETE, Kind.FILE_RENAME)
+
+
+def _kind_matches(kind: str, prefixes: tuple[str, ...]) -> bool:
+    return not prefixes or any(
+        kind == p or (p.endswith(".") and kind.startswith(p)) for p in prefixes
+    )
+
+
+class ReplayScreen(Screen[None]):
+    """A self-contained screen; the main app can push it with a trajectory path."""
+
+    CSS_PATH = "replay.tcss"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("space", "toggle_play", "Play/pause", id="replay.play"),
+        Binding("plus,equals_sign", "speed(1)", "Faster", id="replay.faster"),
+        Binding("minus", "speed(-1)", "Slower", id="replay.slower"),
+        Binding("e", "next_edit", "Next edit", id="replay.next_edit"),
+        Binding("x", "next_failure", "Next failure", id="replay.next_failure"),
+        Binding("slash", "focus_search", "Search", id="replay.search"),
+        Binding("n", "search_next(1)", "Next match", show=False, id="replay.search_next"),
+        Binding("N", "search_next(-1)", "Prev match", show=False, id="replay.search_previous"),
+        Binding("a", "cycle_actor", "Actor", id="replay.filter_actor"),
+        Binding("t", "cycle_kind", "Kind", id="replay.filter_kind"),
+        Binding("f", "show_files", "Files", id="replay.files"),
+        Binding("d", "show_step", "Step", show=False, id="replay.step"),
+        Binding("q,escape", "close", "Close", id="replay.close"),
+    ]
+
+    class Loaded(Message):
+        def __init__(self, source: EventSource | None, error: str | None = None) -> None:
+            super().__init__()
+            self.source = source
+            self.error = error
+
+    class RowsReady(Message):
+        def __init__(self, rows: array[int] | None) -> None:
+            super().__init__()
+            self.rows = rows
+
+    class Found(Message):
+        def __init__(self, index: int | None, what: str) -> None:
+            super().__init__()
+            self.index = index
+            self.what = what
+
+    class FilesReady(Message):
+        def __init__(self, index: int, files: dict[str, str | None]) -> None:
+            super().__init__()
+            self.index = index
+            self.files = files
+
+    def __init__(self, path: Path | str, *, name: str | None = None) -> None:
+        super().__init__(name=name)
+        self.path = Path(path)
+        self.source: EventSource | None = None
+        self.actor_filter = "all"
+        self.kind_filter = "all"
+        self.speed_index = 1
+        self._player: Timer | None = None
+        self._files: dict[str, str | None] = {}
+        self._files_index = -1
+        self._search_text = ""
+
+    def compose(self) -> ComposeResult:
+        yield Static(f"Opening {self.path} …", id="replay-title")
+        with Horizontal(id="replay-body"):
+            with Vertical(id="replay-left"):
+                yield Input(placeholder="/ search steps (Enter: next match)", id="replay-search")
+                yield Static("", id="replay-filters")
+                yield Timeline(id="replay-timeline")
+            with TabbedContent(id="replay-right"):
+                with (
+                    TabPane("Step", id="replay-tab-step"),
+                    VerticalScroll(id="replay-detail-scroll"),
+                ):
+                    yield Static("", id="replay-detail")
+                with TabPane("Files", id="replay-tab-files"), Horizontal():
+                    yield OptionList(id="replay-files")
+                    with VerticalScroll(id="replay-file-scroll"):
+                        yield Static("", id="replay-file")
+        yield Static("", id="replay-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(Timeline).focus()
+        self._load()
+
+    # -- loading ---------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="replay-load")
+    def _load(self) -> None:
+        try:
+            source = open_trajectory(self.path)
+        except TrajectoryError as exc:
+            self.post_message(self.Loaded(None, str(exc)))
+            return
+        self.post_message(self.Loaded(source))
+
+    @on(Loaded)
+    def _loaded(self, message: Loaded) -> None:
+        title = self.query_one("#replay-title", Static)
+        if message.source is None:
+            title.update(f"[b red]Cannot open:[/] {message.error}")
+            return
+        self.source = source = message.source
+        header = source.header
+        repo = header.get("repo") or {}
+        imported = header.get("imported") or {}
+        origin = (
+            f"  (from {imported.get('format')})" if isinstance(imported, dict) and imported else ""
+        )
+        commit = str(repo.get("commit") or "")[:12] if isinstance(repo, dict) else ""
+        where = repo.get("source") if isinstance(repo, dict) else None
+        parts = [f"[b]{self.path.name}[/]{origin}", f"{len(source)} steps"]
+        if where:
+            parts.append(f"{where}" + (f" @ {commit}" if commit else ""))
+        if source.problem:
+            parts.append(f"[red]stops early: {source.problem}[/]")
+        title.update("  ·  ".join(parts))
+        self.query_one(Timeline).set_source(source)
+        self._update_status()
+
+    # -- selection -------------------------------------------------------------------------
+
+    @on(Timeline.Selected)
+    def _selected(self, message: Timeline.Selected) -> None:
+        if self.source is None:
+            return
+        self.query_one("#replay-detail", Static).update(render_step(self.source, message.index))
+        self.query_one("#replay-detail-scroll", VerticalScroll).scroll_home(animate=False)
+        if self.query_one(TabbedContent).active == "replay-tab-files":
+            self._compute_files(message.index)
+        self._update_status()
+
+    def _update_status(self) -> None:
+        timeline = self.query_one(Timeline)
+        playing = "▶ playing" if self._player is not None else "⏸ paused"
+        position = timeline.current_index
+        total = len(self.source) if self.source is not None else 0
+        shown = timeline.row_count
+        where = f"step {position + 1 if position is not None else 0}/{total}"
+        if shown != total:
+            where += f" ({shown} shown)"
+        self.query_one("#replay-status", Static).update(
+            f"{playing}  {SPEEDS[self.speed_index]:g} steps/s   {where}"
+        )
+        self.query_one("#replay-filters", Static).update(
+            f"actor: [b]{self.actor_filter}[/] (a)   kind: [b]{self.kind_filter}[/] (t)"
+        )
+
+    # -- files at the step -----------------------------------------------------------------
+
+    def action_show_files(self) -> None:
+        self.query_one(TabbedContent).active = "replay-tab-files"
+        index = self.query_one(Timeline).current_index
+        if index is not None:
+            self._compute_files(index)
+
+    def action_show_step(self) -> None:
+        self.query_one(TabbedContent).active = "replay-tab-step"
+
+    @work(thread=True, exclusive=True, group="replay-files")
+    def _compute_files(self, index: int) -> None:
+        if self.source is None or index == self._files_index:
+            return
+        files = workspace_at(self.source, index)
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.FilesReady(index, files))
+
+    @on(FilesReady)
+    def _files_ready(self, message: FilesReady) -> None:
+        self._files, self._files_index = message.files, message.index
+        options = self.query_one("#replay-files", OptionList)
+        options.clear_options()
+        paths = sorted(message.files)
+        options.add_options(paths)
+        view = self.query_one("#replay-file", Static)
+        if paths:
+            options.highlighted = 0
+            view.update(render_file(paths[0], message.files[paths[0]]))
+        else:
+            view.update(
+                "No file has been changed by this step; the trajectory only holds the"
+                " files that its steps changed."
+            )
+
+    @on(OptionList.OptionHighlighted, "#replay-files")
+    def _file_highlighted(self, message: OptionList.OptionHighlighted) -> None:
+        path = str(message.option.prompt)
+        self.query_one("#replay-file", Static).update(render_file(path, self._files.get(path)))
+
+    # -- playing and jumping ---------------------------------------------------------------
+
+    def action_toggle_play(self) -> None:
+        if self._player is not None:
+            self._stop()
+        else:
+            self._player = self.set_interval(1 / SPEEDS[self.speed_index], self._tick)
+        self._update_status()
+
+    def _stop(self) -> None:
+        if self._player is not None:
+            self._player.stop()
+            self._player = None
+
+    def _tick(self) -> None:
+        timeline = self.query_one(Timeline)
+        if timeline.cursor >= timeline.row_count - 1:
+            self._stop()
+            self._update_status()
+            return
+        timeline.action_move(1)
+
+    def action_speed(self, delta: int) -> None:
+        self.speed_index = max(0, min(len(SPEEDS) - 1, self.speed_index + delta))
+        if self._player is not None:
+            self._stop()
+            self._player = self.set_interval(1 / SPEEDS[self.speed_index], self._tick)
+        self._update_status()
+
+    def action_next_edit(self) -> None:
+        self._seek("edit")
+
+    def action_next_failure(self) -> None:
+        self._seek("failure")
+
+    @work(thread=True, exclusive=True, group="replay-seek")
+    def _seek(self, what: str, text: str = "", direction: int = 1) -> None:
+        source = self.source
+        start = self.query_one(Timeline).current_index
+        if source is None or start is None:
+            return
+        worker = get_current_worker()
+        found: int | None = None
+        if what == "text":
+            found = (
+                source.search(text, start + direction, backward=direction < 0)
+                if 0 <= start + direction < len(source)
+                else None
+            )
+        else:
+            for index in range(start + 1, len(source)):
+                if worker.is_cancelled:
+                    return
+                _, kind = source.meta(index)
+                if what == "edit" and kind in EDIT_KINDS:
+                    found = index
+                    break
+                if what == "failure" and kind in (Kind.EXEC_RESULT, Kind.TEST_RESULT, Kind.ERROR):
+                    try:
+                        event = source.event(index)
+                    except TrajectoryError:
+                        continue
+                    code = event.payload.get("exit_code")
+                    if kind == Kind.ERROR or (code not in (0, None)):
+                        found = index
+                        break
+        self.post_message(self.Found(found, what))
+
+    @on(Found)
+    def _found(self, message: Found) -> None:
+        if message.index is None:
+            label = {"edit": "edit", "failure": "failure"}.get(message.what, "match")
+            self.notify(f"No further {label}.", timeout=2)
+            return
+        self.query_one(Timeline).go_to_index(message.index)
+
+    # -- search and filters ----------------------------------------------------------------
+
+    def action_focus_search(self) -> None:
+        self.query_one("#replay-search", Input).focus()
+
+    @on(Input.Submitted, "#replay-search")
+    def _search(self, message: Input.Submitted) -> None:
+        self._search_text = message.value
+        if self._search_text:
+            self._seek("text", self._search_text, 1)
+        self.query_one(Timeline).focus()
+
+    def action_search_next(self, direction: int) -> None:
+        if self._search_text:
+            self._seek("text", self._search_text, direction)
+
+    def action_cycle_actor(self) -> None:
+        self.actor_filter = ACTORS[(ACTORS.index(self.actor_filter) + 1) % len(ACTORS)]
+        self._filter()
+
+    def action_cycle_kind(self) -> None:
+        names = list(KIND_GROUPS)
+        self.kind_filter = names[(names.index(self.kind_filter) + 1) % len(names)]
+        self._filter()
+
+    def _filter(self) -> None:
+        self._update_status()
+        self._compute_rows(self.actor_filter, self.kind_filter)
+
+    @work(thread=True, exclusive=True, group="replay-filter")
+    def _compute_rows(self, actor: str, group: str) -> None:
+        source = self.source
+        if source is None:
+            return
+        if actor == "all" and group == "all":
+            self.post_message(self.RowsReady(None))
+            return
+        prefixes = KIND_GROUPS[group]
+        rows = array("q")
+        worker = get_current_worker()
+        for index in range(len(source)):
+            if index % 4096 == 0 and worker.is_cancelled:
+                return
+            event_actor, kind = source.meta(index)
+            if (actor == "all" or event_actor == actor) and _kind_matches(kind, prefixes):
+                rows.append(index)
+        self.post_message(self.RowsReady(rows))
+
+    @on(RowsReady)
+    def _rows_ready(self, message: RowsReady) -> None:
+        self.query_one(Timeline).set_rows(message.rows)
+        self._update_status()
+
+    def action_close(self) -> None:
+        self._stop()
+        if self.source is not None:
+            self.source.close()
+        if len(self.app.screen_stack) > 1:
+            self.app.pop_screen()
+        else:
+            self.app.exit()
+
+
+class ReplayApp(App[None]):
+    """`reposim replay FILE`: the replay screen on its own."""
+
+    TITLE = "RepoSim replay"
+
+    def __init__(self, path: Path | str) -> None:
+        super().__init__()
+        self.path = Path(path)
+
+    def on_mount(self) -> None:
+        self.push_screen(ReplayScreen(self.path))
