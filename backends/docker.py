@@ -71,6 +71,7 @@ CA_TARGET_VARS = (
 PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY")
 _READ_CHUNK = 65536
 _UID = 1000
+_SIZE = re.compile(r"^\d+(\.\d+)?[bkmg]?$", re.IGNORECASE)
 
 
 def config_path() -> Path:
@@ -520,6 +521,7 @@ _FILE_FUNCTIONS = r"""
 __rs_in() { case "$1" in "$W"|"$W"/*) return 0;; *) return 3;; esac; }
 __rs_full() { local r; r=$(realpath -m -- "$1") || return 3; __rs_in "$r" || return 3; R=$r; }
 __rs_link() {
+  [ "$1" = "$W" ] && { R=$W; return 0; }
   local d; d=$(realpath -m -- "$(dirname -- "$1")") || return 3
   __rs_in "$d" || return 3; R=$d/$(basename -- "$1"); [ "$R" = "$W/" ] && R=$W; return 0
 }
@@ -625,6 +627,12 @@ class DockerBackend(Backend):
             cpus=cpus if cpus is not None else defaults.cpus,
             pids=pids if pids is not None else defaults.pids,
         )
+        if not _SIZE.match(self.limits.memory):
+            raise BackendError(
+                f"The memory limit {self.limits.memory!r} is not a size like 512m or 2g."
+            )
+        if self.limits.cpus <= 0 or self.limits.pids <= 0:
+            raise BackendError("The cpus and pids limits must be positive numbers.")
         if user == 0:
             raise BackendError("The docker backend never runs sessions as root; pick a uid > 0.")
         self.uid = user
@@ -662,6 +670,8 @@ class DockerBackend(Backend):
         return env
 
     async def start(self) -> None:
+        if self._client is not None:
+            raise BackendError("This docker backend is already started.")
         if not self.source.is_dir():
             raise BackendError(f"{self.source} is not a directory.")
         self._client = await asyncio.to_thread(connect)
@@ -927,6 +937,8 @@ class DockerBackend(Backend):
         self._check(result, path)
 
     async def delete(self, path: str) -> None:
+        if self._absolute(path) == WORKSPACE:
+            raise BackendError("Refusing to delete the workspace root.")
         result = await self._file_op(path, "__rs_delete", self._absolute(path))
         if result.exit_code == 4:
             raise BackendError("Refusing to delete the workspace root.")

@@ -1,0 +1,66 @@
+"""File operations in the container: confined to the workspace, binary-safe, owned by the user."""
+
+from __future__ import annotations
+
+import pytest
+
+from backends.base import BackendError, FileMissingError, PathEscapeError
+from backends.docker import DockerBackend
+
+
+async def test_read_write_binary_and_nested(backend: DockerBackend) -> None:
+    data = bytes(range(256)) * 40
+    await backend.write_file("deep/er/blob.bin", data)
+    assert await backend.read_file("deep/er/blob.bin") == data
+    assert await backend.read_file("/workspace/deep/er/blob.bin") == data
+    shown = await backend.exec("stat -c '%U %s' deep/er/blob.bin")
+    assert shown.output == f"reposim {len(data)}\n".encode()
+    assert (await backend.read_file("calc/ops.py")).startswith(b"def add(a, b):")
+
+
+async def test_stat_list_rename_delete(backend: DockerBackend) -> None:
+    info = await backend.stat("calc/ops.py")
+    assert info.kind == "file" and info.size > 0 and info.mtime > 0
+    assert (await backend.stat("calc")).kind == "dir"
+    names = {(e.name, e.kind) for e in await backend.list_dir(".")}
+    assert {(".git", "dir"), ("calc", "dir"), ("tests", "dir")} <= names
+    await backend.rename("calc/ops.py", "calc/moved/ops2.py")
+    assert not await backend.exists("calc/ops.py")
+    assert await backend.exists("calc/moved/ops2.py")
+    await backend.write_file("taken.txt", b"x")
+    with pytest.raises(BackendError, match="already exists"):
+        await backend.rename("calc/moved/ops2.py", "taken.txt")
+    await backend.delete("calc")
+    assert not await backend.exists("calc")
+    with pytest.raises(FileMissingError):
+        await backend.read_file("calc/__init__.py")
+    with pytest.raises(BackendError, match="workspace root"):
+        await backend.delete(".")
+
+
+async def test_paths_outside_the_workspace_are_refused(backend: DockerBackend) -> None:
+    with pytest.raises(PathEscapeError):
+        await backend.read_file("../etc/passwd")
+    with pytest.raises(PathEscapeError):
+        await backend.write_file("/etc/evil", b"x")
+    await backend.exec("ln -s /etc out && ln -s /etc/passwd pw && ln -s calc inside")
+    with pytest.raises(PathEscapeError):
+        await backend.read_file("out/passwd")
+    with pytest.raises(PathEscapeError):
+        await backend.read_file("pw")
+    with pytest.raises(PathEscapeError):
+        await backend.write_file("out/x", b"x")
+    with pytest.raises(PathEscapeError):
+        await backend.list_dir("out")
+    assert (await backend.read_file("inside/ops.py")).startswith(b"def add")
+    # The link itself is inside the workspace: it can be inspected and removed, not followed.
+    assert (await backend.stat("out")).kind == "symlink"
+    await backend.delete("out")
+    assert (await backend.exec("test -d /etc")).exit_code == 0
+
+
+async def test_directories_are_not_files(backend: DockerBackend) -> None:
+    with pytest.raises(BackendError, match="is a directory"):
+        await backend.read_file("calc")
+    with pytest.raises(BackendError, match="not a directory"):
+        await backend.list_dir("calc/ops.py")

@@ -1,0 +1,203 @@
+"""Labels on what we create, cleanup on stop/errors/crashes, `reposim gc`, the CLI and options."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import TEST_IMAGE, our_containers
+
+from backends.base import BackendError, BackendUnavailableError
+from backends.docker import DockerBackend, default_image
+from backends.docker_engine import (
+    LABEL_CREATED,
+    LABEL_HOST,
+    LABEL_MANAGED,
+    LABEL_PID,
+    LABEL_SESSION,
+)
+from simulator.backend_factory import make_backend as factory_make_backend
+
+BackendFactory = Callable[..., Awaitable[DockerBackend]]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "from simulator.cli import main; main()", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        timeout=300,
+        check=False,
+    )
+
+
+async def test_the_container_is_labelled_and_removed_on_stop(
+    sample_repo: Path, docker_client: Any
+) -> None:
+    backend = DockerBackend(sample_repo, image=TEST_IMAGE)
+    await backend.start()
+    container = backend.container_id
+    assert container is not None
+    labels = docker_client.api.inspect_container(container)["Config"]["Labels"]
+    assert labels[LABEL_MANAGED] == "1"
+    assert labels[LABEL_SESSION] == backend.session_id
+    assert labels[LABEL_PID] == str(os.getpid())
+    assert LABEL_CREATED in labels and LABEL_HOST in labels
+    description = backend.describe().as_dict()
+    assert description["image"] == TEST_IMAGE
+    assert description["image_id"].startswith("sha256:")
+    assert description["limits"] == {"memory": "2g", "cpus": 2.0, "pids": 512}
+    assert description["network"] is False
+    await backend.stop()
+    await backend.stop()  # idempotent
+    assert our_containers(docker_client) == []
+
+
+async def test_a_failed_start_leaves_nothing_behind(sample_repo: Path, docker_client: Any) -> None:
+    with pytest.raises(BackendError, match="not a size"):
+        DockerBackend(sample_repo, image=TEST_IMAGE, memory="lots")
+    # Docker itself refuses a memory limit below its 6 MB minimum, after the create call.
+    backend = DockerBackend(sample_repo, image=TEST_IMAGE, memory="1m")
+    with pytest.raises(BackendError, match="could not start the container"):
+        await backend.start()
+    assert our_containers(docker_client) == []
+
+
+async def test_a_missing_image_is_one_clear_sentence(sample_repo: Path) -> None:
+    backend = DockerBackend(sample_repo, image="reposim/no-such-image:never")
+    with pytest.raises(BackendUnavailableError) as raised:
+        await backend.start()
+    message = str(raised.value)
+    assert "docker pull reposim/no-such-image:never" in message
+    assert "reposim image bootstrap" in message
+
+
+async def test_an_unreachable_daemon_says_how_to_start_it(
+    sample_repo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-daemon.sock")
+    backend = DockerBackend(sample_repo, image=TEST_IMAGE)
+    with pytest.raises(BackendUnavailableError) as raised:
+        await backend.start()
+    assert "not running" in str(raised.value)
+    assert "dockerd" in str(raised.value)
+
+
+OWNER = """
+import asyncio, sys
+from backends.docker import DockerBackend
+
+async def main():
+    backend = DockerBackend(sys.argv[1], image=sys.argv[2])
+    await backend.start()
+    print(backend.container_id, flush=True)
+    await asyncio.sleep(600)
+
+asyncio.run(main())
+"""
+
+
+async def test_gc_removes_what_a_killed_session_left_and_keeps_live_ones(
+    sample_repo: Path, docker_client: Any, make_backend: BackendFactory
+) -> None:
+    live = await make_backend(sample_repo)
+    owner = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        OWNER,
+        str(sample_repo),
+        TEST_IMAGE,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+    )
+    assert owner.stdout is not None
+    line = await asyncio.wait_for(owner.stdout.readline(), 120)
+    orphan = line.decode().strip()
+    assert orphan
+    owner.send_signal(signal.SIGKILL)  # no cleanup code gets to run
+    await owner.wait()
+    labels = docker_client.api.inspect_container(orphan)["Config"]["Labels"]
+    assert labels[LABEL_PID] == str(owner.pid)
+
+    dry = await asyncio.to_thread(_cli, "gc", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "would remove container" in dry.stdout
+    assert docker_client.api.inspect_container(orphan)  # still there after a dry run
+
+    result = await asyncio.to_thread(_cli, "gc")
+    assert result.returncode == 0, result.stderr
+    assert "removed container" in result.stdout
+    remaining = [c["Id"] for c in docker_client.api.containers(all=True)]
+    assert orphan not in remaining
+    assert live.container_id in remaining  # a live session is never collected
+    assert (await live.exec("echo still running")).exit_code == 0
+
+
+async def test_cli_exec_runs_in_a_container(sample_repo: Path, docker_client: Any) -> None:
+    result = await asyncio.to_thread(
+        _cli,
+        "exec",
+        "--backend",
+        "docker",
+        "--image",
+        TEST_IMAGE,
+        "--memory",
+        "512m",
+        str(sample_repo),
+        "--",
+        "python",
+        "-c",
+        "print(1)",
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "1\n"
+    assert "trajectory" in result.stderr
+    assert our_containers(docker_client) == []
+
+
+async def test_cli_errors_are_one_sentence(sample_repo: Path) -> None:
+    result = await asyncio.to_thread(
+        _cli, "exec", "--backend", "docker", "--image", "reposim/absent:x", str(sample_repo),
+        "--", "true",
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert result.stderr.startswith("reposim: error: The image reposim/absent:x is not")
+    assert "Traceback" not in result.stderr
+
+
+def test_make_backend_passes_options_and_refuses_unknown_ones(sample_repo: Path) -> None:
+    backend = factory_make_backend("docker", sample_repo, image=TEST_IMAGE, pids=99, cpus=0.5)
+    assert isinstance(backend, DockerBackend)
+    assert backend.limits.pids == 99 and backend.limits.cpus == 0.5
+    with pytest.raises(BackendError, match="no option 'colour'"):
+        factory_make_backend("docker", sample_repo, colour="blue")
+    with pytest.raises(BackendError, match="local backend only"):
+        factory_make_backend("docker", sample_repo, in_place=True)
+
+
+def test_the_default_image_comes_from_env_then_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("REPOSIM_DOCKER_IMAGE", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    assert default_image() == "python:3.11-slim"
+    config = tmp_path / "reposim" / "config.toml"
+    config.parent.mkdir()
+    config.write_text('[docker]\nimage = "from/config:1"\n')
+    assert default_image() == "from/config:1"
+    monkeypatch.setenv("REPOSIM_DOCKER_IMAGE", "from/env:2")
+    assert default_image() == "from/env:2"
+    config.write_text("[docker\n")
+    monkeypatch.delenv("REPOSIM_DOCKER_IMAGE")
+    with pytest.raises(BackendError, match="not valid TOML"):
+        default_image()
