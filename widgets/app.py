@@ -7,6 +7,7 @@ session's events and forwards them to the panes as Textual messages.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import ClassVar
 
 from textual import on
@@ -47,7 +48,7 @@ NARROW = 120
 
 
 class RepoSimApp(App[None]):
-    CSS_PATH = "app.tcss"
+    CSS_PATH = str(Path(__file__).with_name("app.tcss"))  # absolute: subclasses live elsewhere
     TITLE = "RepoSim"
     BINDINGS: ClassVar[list[BindingType]] = list(APP_BINDINGS)
     COMMANDS: ClassVar[set[type[ActionProvider]]] = {ActionProvider}  # type: ignore[assignment]
@@ -372,9 +373,9 @@ class RepoSimApp(App[None]):
         except OSError as exc:
             self.notify(f"The theme could not be saved: {exc}", severity="warning")
 
-    async def action_quit(self) -> None:
+    async def on_unmount(self) -> None:
+        # Dispatched after every pane has unmounted (the terminal has closed its PTY).
         await self.close_session()
-        self.exit()
 
     # -- helpers -----------------------------------------------------------------------------
 

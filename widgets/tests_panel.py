@@ -25,6 +25,8 @@ ORDER = {"failed": 0, "error": 1, "skipped": 2, "passed": 3}
 class TestsPanel(Widget):
     """Shows the last test run; failures first."""
 
+    __test__ = False  # not a pytest class, despite the name
+
     DEFAULT_CSS = """
     TestsPanel { height: 1fr; }
     TestsPanel #tests-summary { height: 1; padding: 0 1; color: $text-muted; }

@@ -1,0 +1,47 @@
+"""Helpers for the UI tests: waiting on the app, reading trajectories, starting sessions."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from simulator.backend_factory import make_backend
+from simulator.session import Session
+from widgets.app import RepoSimApp
+
+WAIT = 60.0
+"""Upper bound for the UI to catch up on a loaded 2-core machine; never a timing assertion."""
+
+
+async def wait_for(pilot: Any, predicate: Callable[[], object], what: str) -> None:
+    """Let the app run until `predicate()` is true; fail with `what` if it never becomes so."""
+    deadline = time.monotonic() + WAIT
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.05)
+
+
+def recorded(path: Path) -> list[dict[str, Any]]:
+    """The events (not the header) of a trajectory file."""
+    lines = path.read_text().splitlines()
+    return [json.loads(line) for line in lines[1:] if line.strip()]
+
+
+def workspace(session: Session) -> Path:
+    return Path(session.backend.workspace_path)
+
+
+class StartingApp(RepoSimApp):
+    """RepoSimApp whose session is started inside the app's own event loop (for snapshot
+    tests, which run the app with `App.run`, i.e. in a loop of their own)."""
+
+    async def on_load(self) -> None:
+        await self.session.start()
+
+
+def unstarted_session(repo: Path, trajectory: Path) -> Session:
+    return Session(make_backend("local", repo), source=repo, trajectory_path=trajectory)

@@ -1,0 +1,313 @@
+"""The app shell driven like a user would: keys through Textual's Pilot, a real session on a real
+repository, and checks on the workspace on disk and on the recorded trajectory."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from textual.widgets import OptionList, TabbedContent
+
+from simulator.events import Actor
+from simulator.session import Session
+from ui.helpers import recorded, wait_for, workspace
+from widgets.agent_pane import AgentPane
+from widgets.app import RepoSimApp
+from widgets.changes_view import ChangesView
+from widgets.editor_pane import EditorPane
+from widgets.file_tree import FileTree
+from widgets.help_screen import HelpScreen
+from widgets.status_bar import StatusBar
+from widgets.terminal_pane import TerminalPane
+from widgets.tests_panel import TestsPanel
+
+RepoFactory = Callable[..., Path]
+
+
+def current_row(app: RepoSimApp) -> int:
+    area = app.query_one(EditorPane).current_editor
+    assert area is not None
+    return area.cursor_location[0]
+
+
+async def test_open_from_tree_edit_save_is_on_disk_and_recorded(session: Session) -> None:
+    app = RepoSimApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        tree = app.query_one(FileTree)
+        await wait_for(pilot, lambda: "calc" in tree.nodes_by_path, "the root listing")
+        assert app.focused is tree
+        await pilot.press("enter")  # the cursor starts on the first entry: calc/
+        await wait_for(pilot, lambda: "calc/ops.py" in tree.nodes_by_path, "calc/ listed")
+        await pilot.press("down", "down", "enter")  # calc/__init__.py, calc/ops.py
+        editor = app.query_one(EditorPane)
+        await wait_for(pilot, lambda: editor.current_path == "calc/ops.py", "ops.py opened")
+        await pilot.press("z", "z", "ctrl+s")
+        on_disk = workspace(session) / "calc" / "ops.py"
+        await wait_for(pilot, lambda: on_disk.read_text().startswith("zzdef add"), "the save")
+        await wait_for(pilot, lambda: tree.status.get("calc/ops.py") == "M", "the M mark")
+        assert tree.status.get("calc") == "•"
+        await wait_for(pilot, lambda: app.query_one(StatusBar).changed == 1, "the change count")
+    writes = [e for e in recorded(session.trajectory_path) if e["kind"] == "file.write"]
+    assert [(e["actor"], e["payload"]["path"]) for e in writes] == [("human", "calc/ops.py")]
+    assert "+zzdef add(a, b):" in writes[0]["payload"]["diff"]
+
+
+async def test_gitignored_files_and_git_dir_are_hidden(
+    make_repo: RepoFactory, tmp_path: Path
+) -> None:
+    repo = make_repo(
+        {
+            ".gitignore": "*.log\nbuild/\n",
+            "app.py": "print('hi')\n",
+            "debug.log": "noise\n",
+            "build/out.bin": "x",
+            "pkg/keep.py": "",
+            "pkg/.gitignore": "generated.py\n",
+            "pkg/generated.py": "",
+        }
+    )
+    session = await Session.open(repo, trajectory_path=tmp_path / "t.jsonl")
+    app = RepoSimApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        tree = app.query_one(FileTree)
+        await wait_for(pilot, lambda: "app.py" in tree.nodes_by_path, "the root listing")
+        tree.nodes_by_path["pkg"].expand()
+        await wait_for(pilot, lambda: "pkg/keep.py" in tree.nodes_by_path, "pkg/ listed")
+        listed = set(tree.nodes_by_path)
+    assert {"app.py", "pkg", ".gitignore", "pkg/keep.py"} <= listed
+    assert not {".git", "debug.log", "build", "pkg/generated.py"} & listed
+    assert session.closed  # closing the app closes the session
+
+
+async def test_a_huge_folder_is_paged_and_more_entries_come_on_enter(
+    make_repo: RepoFactory,
+    tmp_path: Path,
+) -> None:
+    files = {f"big/f{i:05d}.txt": "" for i in range(4500)}
+    files["small.txt"] = ""
+    repo = make_repo(files)
+    session = await Session.open(repo, trajectory_path=tmp_path / "t.jsonl")
+    app = RepoSimApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        tree = app.query_one(FileTree)
+        await wait_for(pilot, lambda: "big" in tree.nodes_by_path, "the root listing")
+        big = tree.nodes_by_path["big"]
+        big.expand()
+        await wait_for(pilot, lambda: "big/f01999.txt" in tree.nodes_by_path, "the first page")
+        assert "big/f02000.txt" not in tree.nodes_by_path
+        more = big.children[-1]
+        assert more.data is not None and more.data.kind == "more"
+        assert "2500 more" in str(more.label)
+        tree.focus()
+
+        def on_more() -> bool:
+            # Node line numbers are only known once the tree has laid out its new rows.
+            tree.move_cursor(more)
+            return tree.cursor_node is more
+
+        await wait_for(pilot, on_more, "the cursor on the more row")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "big/f03999.txt" in tree.nodes_by_path, "the second page")
+        # The tree keeps answering keys while it holds thousands of rows.
+        await pilot.press("ctrl+b")
+        assert not app.query_one("#sidebar").display
+
+
+async def test_terminal_command_runs_in_the_workspace_and_the_tree_shows_its_file(
+    session: Session,
+) -> None:
+    app = RepoSimApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        terminal = app.query_one(TerminalPane)
+        await wait_for(pilot, lambda: terminal.pty is not None, "the shell")
+        await pilot.press("ctrl+@")  # Ctrl+` as legacy terminals send it
+        assert terminal.has_focus
+        await pilot.press(*"echo made > made.txt", "enter")
+        made = workspace(session) / "made.txt"
+        await wait_for(pilot, made.exists, "the command's file")
+        tree = app.query_one(FileTree)
+        await wait_for(pilot, lambda: "made.txt" in tree.nodes_by_path, "the tree refresh")
+        await wait_for(pilot, lambda: tree.status.get("made.txt") == "A", "the A mark")
+        await pilot.press("ctrl+@")  # a second press hides the panel
+        assert not app.query_one("#panel").display
+    inputs = "".join(
+        e["payload"]["data"]
+        for e in recorded(session.trajectory_path)
+        if e["kind"] == "terminal.input"
+    )
+    assert "echo made > made.txt\r" in inputs
+
+
+async def test_f5_runs_the_tests_and_enter_opens_the_failure_at_its_line(
+    session: Session,
+) -> None:
+    app = RepoSimApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("f5")
+        panel = app.query_one("#panel", TabbedContent)
+        assert panel.active == "panel-tests"
+        tests = app.query_one(TestsPanel)
+        await wait_for(pilot, lambda: tests.result is not None, "the test run")
+        assert tests.result is not None
+        assert tests.result.counts() == {"passed": 1, "failed": 1, "error": 1, "skipped": 1}
+        await pilot.press("alt+3")  # focus the panel's list
+        assert isinstance(app.focused, OptionList)
+        await pilot.press("enter")  # failures come first: test_mean
+        editor = app.query_one(EditorPane)
+        await wait_for(pilot, lambda: editor.current_path == "tests/test_ops.py", "the jump")
+        failing = next(t for t in tests.result.tests if t.outcome == "failed")
+        assert failing.line is not None
+        assert current_row(app) == failing.line - 1
+        source = (workspace(session) / "tests/test_ops.py").read_text().splitlines()
+        assert "assert mean([1, 2, 3]) == 2" in source[failing.line - 1]
+        assert "tests: 1 passed, 1 failed" in str(app.query_one(StatusBar).render())
+
+
+async def test_quick_open_palette_opens_a_file_by_name(session: Session) -> None:
+    app = RepoSimApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+p")
+        await pilot.press(*"calc/ops")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        editor = app.query_one(EditorPane)
+        await wait_for(pilot, lambda: editor.current_path == "calc/ops.py", "the file to open")
+
+
+async def test_command_palette_switches_and_saves_the_theme(
+    session: Session, config_home: Path
+) -> None:
+    app = RepoSimApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert app.theme == "reposim-dark"
+        app.open_path("calc/ops.py")
+        editor = app.query_one(EditorPane)
+        await wait_for(pilot, lambda: editor.current_editor is not None, "the editor")
+        area = editor.current_editor
+        assert area is not None
+        await wait_for(pilot, lambda: area.theme == "editor-reposim-dark", "editor colours")
+        await pilot.press("f2")
+        await pilot.press(*"reposim-light")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.theme == "reposim-light", "the theme switch")
+        assert area.theme == "editor-reposim-light"
+        assert app.current_theme.dark is False
+    assert 'theme = "reposim-light"' in (config_home / "config.toml").read_text()
+
+
+async def test_theme_and_keymap_come_from_the_config_files(
+    session: Session, config_home: Path
+) -> None:
+    config_home.mkdir(parents=True)
+    (config_home / "config.toml").write_text('# mine\n[ui]\ntheme = "reposim-light"\n')
+    (config_home / "keymap.toml").write_text('"app.toggle_tree" = "ctrl+e"\n"app.nope" = "f9"\n')
+    app = RepoSimApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert app.theme == "reposim-light"
+        sidebar = app.query_one("#sidebar")
+        await pilot.press("ctrl+b")  # no longer bound
+        assert sidebar.display
+        await pilot.press("ctrl+e")
+        assert not sidebar.display
+        messages = [n.message for n in app._notifications]
+        assert any("app.nope" in m for m in messages)
+        await pilot.press("f1")
+        assert isinstance(app.screen, HelpScreen)
+        rows = app.screen.rows
+        assert ("App", "Ctrl+e", "Tree", "app.toggle_tree") in rows
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_agent_edits_reach_the_changes_view_the_open_buffer_and_the_agent_pane(
+    session: Session,
+) -> None:
+    app = RepoSimApp(session)
+    async with app.run_test(size=(160, 48)) as pilot:
+        assert app.query_one(AgentPane).display  # wide enough for the agent pane
+        app.open_path("calc/ops.py")
+        editor = app.query_one(EditorPane)
+        await wait_for(pilot, lambda: editor.current_editor is not None, "the editor")
+        await session.edit("calc/ops.py", "(len(values) - 1)", "len(values)", actor=Actor.AGENT)
+        area = editor.current_editor
+        assert area is not None
+        await wait_for(pilot, lambda: "/ len(values)\n" in area.text, "the buffer reload")
+        await pilot.press("f7")
+        changes = app.query_one(ChangesView)
+        await wait_for(pilot, lambda: [c.path for c in changes.changes] == ["calc/ops.py"], "list")
+        diff = app.query_one("#changes-diff")
+        await wait_for(
+            pilot, lambda: "+    return sum(values) / len(values)" in str(diff.render()), "the diff"
+        )
+        app.open_path("tests/test_ops.py")
+        await wait_for(pilot, lambda: editor.current_path == "tests/test_ops.py", "other file")
+        await pilot.press("alt+3", "enter")
+        await wait_for(pilot, lambda: editor.current_path == "calc/ops.py", "open from changes")
+        await pilot.press("ctrl+j")
+        assert not app.query_one(AgentPane).display
+
+
+async def test_search_in_files_opens_the_match_at_its_line(session: Session) -> None:
+    app = RepoSimApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("f6")
+        await pilot.press(*"fixture exploded", "enter")
+        await wait_for(pilot, lambda: bool(getattr(app.screen, "matches", None)), "matches")
+        await pilot.press("down", "enter")
+        editor = app.query_one(EditorPane)
+        await wait_for(pilot, lambda: editor.current_path == "tests/test_ops.py", "the jump")
+        lines = (workspace(session) / "tests/test_ops.py").read_text().splitlines()
+        assert "fixture exploded" in lines[current_row(app)]
+
+
+async def test_small_terminal_hides_the_agent_pane_and_fits(session: Session) -> None:
+    app = RepoSimApp(session)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.2)
+        assert not app.query_one(AgentPane).display
+        editor_height = app.query_one(EditorPane).size.height
+        assert editor_height >= 10
+        await pilot.press("ctrl+j")
+        assert app.query_one(AgentPane).display
+        await pilot.press("alt+left")
+        assert app.query_one("#sidebar").styles.width is not None
+
+
+def test_open_reports_a_missing_path_in_one_sentence(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from simulator.cli import main; main()",
+            "open",
+            str(tmp_path / "missing"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == f"reposim: error: {tmp_path / 'missing'} does not exist."
+
+
+def test_open_reports_an_unknown_theme_in_one_sentence(sample_repo: Path) -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from simulator.cli import main; main()",
+            "open",
+            str(sample_repo),
+            "--theme",
+            "neon",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().startswith("reposim: error: There is no theme named 'neon'")
+    assert len(proc.stderr.strip().splitlines()) == 1

@@ -1,0 +1,55 @@
+"""The look of the app, fixed at 80x24 and 160x48 in both themes.
+
+The frame is deterministic: a fixed repository, the workspace's basename (never the temporary
+path), the Changes tab in the bottom panel (no shell prompt, no durations), focus on the tree (no
+blinking cursor). Update after an intended change with `pytest tests/ui --snapshot-update` and
+look at the report before committing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from simulator.events import Actor
+from ui.helpers import StartingApp, unstarted_session, wait_for
+from widgets.changes_view import ChangesView
+from widgets.editor_pane import EditorPane
+from widgets.file_tree import FileTree
+from widgets.status_bar import StatusBar
+
+
+@pytest.mark.parametrize("theme", ["reposim-dark", "reposim-light"])
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+def test_workspace_with_an_agent_change(
+    snap_compare: Any, sample_repo: Path, tmp_path: Path, size: tuple[int, int], theme: str
+) -> None:
+    session = unstarted_session(sample_repo, tmp_path / "trajectory.jsonl")
+    app = StartingApp(session, theme_name=theme)
+
+    async def run_before(pilot: Any) -> None:
+        tree = app.query_one(FileTree)
+        await wait_for(pilot, lambda: "calc" in tree.nodes_by_path, "the root listing")
+        tree.nodes_by_path["calc"].expand()
+        await wait_for(pilot, lambda: "calc/ops.py" in tree.nodes_by_path, "calc/ listed")
+        app.open_path("calc/ops.py")
+        editor = app.query_one(EditorPane)
+        await wait_for(pilot, lambda: editor.current_path == "calc/ops.py", "the editor")
+        await session.edit("calc/ops.py", "(len(values) - 1)", "len(values)", actor=Actor.AGENT)
+        area = editor.current_editor
+        assert area is not None
+        await wait_for(pilot, lambda: "/ len(values)\n" in area.text, "the buffer reload")
+        await pilot.press("f7")
+        changes = app.query_one(ChangesView)
+        diff = app.query_one("#changes-diff")
+        await wait_for(pilot, lambda: len(changes.changes) == 1, "the changes list")
+        await wait_for(pilot, lambda: "+    return" in str(diff.render()), "the diff")
+        await wait_for(pilot, lambda: tree.status.get("calc/ops.py") == "M", "the tree mark")
+        await wait_for(pilot, lambda: app.query_one(StatusBar).changed == 1, "the count")
+        tree.focus()
+        tree.move_cursor(tree.nodes_by_path["calc/ops.py"])
+        await pilot.pause(0.3)
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
