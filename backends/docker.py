@@ -21,7 +21,9 @@ from __future__ import annotations
 import asyncio
 import atexit
 import base64
+import concurrent.futures
 import contextlib
+import functools
 import io
 import os
 import posixpath
@@ -37,7 +39,7 @@ import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from backends.base import (
     Backend,
@@ -71,6 +73,7 @@ CA_TARGET_VARS = (
 PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY")
 _READ_CHUNK = 65536
 _UID = 1000
+_T = TypeVar("_T")
 _SIZE = re.compile(r"^\d+(\.\d+)?[bkmg]?$", re.IGNORECASE)
 
 
@@ -113,6 +116,16 @@ def _proxy_env() -> dict[str, str]:
     return env
 
 
+# Docker SDK calls block on HTTP; they get their own pool so that many sessions opening at
+# once (32 on a 2-core machine) are not queued behind asyncio's small default executor.
+_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="reposim-docker")
+
+
+def _blocking(func: Callable[..., _T], /, *args: Any, **kwargs: Any) -> asyncio.Future[_T]:
+    loop = asyncio.get_running_loop()
+    return loop.run_in_executor(_POOL, functools.partial(func, *args, **kwargs))
+
+
 # --- the exec stream ---------------------------------------------------------------------------
 
 
@@ -153,7 +166,7 @@ class _ExecStream:
             return exec_id, api.exec_start(exec_id, socket=True, tty=tty)
 
         try:
-            exec_id, raw = await asyncio.to_thread(start)
+            exec_id, raw = await _blocking(start)
         except Exception as exc:
             raise BackendError(f"Could not start a process in the container: {exc}") from None
         sock = getattr(raw, "_sock", raw)
@@ -495,9 +508,7 @@ class DockerPty(Pty):
         if self._closed:
             return
         with contextlib.suppress(Exception):
-            await asyncio.to_thread(
-                self._api.exec_resize, self._stream.exec_id, height=rows, width=cols
-            )
+            await _blocking(self._api.exec_resize, self._stream.exec_id, height=rows, width=cols)
 
     async def close(self) -> None:
         if self._closed and self._stream.writer.is_closing():
@@ -674,12 +685,12 @@ class DockerBackend(Backend):
             raise BackendError("This docker backend is already started.")
         if not self.source.is_dir():
             raise BackendError(f"{self.source} is not a directory.")
-        self._client = await asyncio.to_thread(connect)
+        self._client = await _blocking(connect)
         self._api = self._client.api
         try:
             await self._create()
             container = self._require_container()
-            archive = await asyncio.to_thread(self._workspace_archive)
+            archive = await _blocking(self._workspace_archive)
             shell = PersistentShell(self._open_shell_channel, WORKSPACE)
             # The workspace copy, the user fix-up, the reaper and the shell are independent: the
             # shell only needs the files before its first command, which start() awaits.
@@ -714,7 +725,7 @@ class DockerBackend(Backend):
 
         api = self._api
         try:
-            info = await asyncio.to_thread(api.inspect_image, self.image)
+            info = await _blocking(api.inspect_image, self.image)
         except docker.errors.ImageNotFound:
             raise image_missing_error(self.image) from None
         except docker.errors.APIError as exc:
@@ -758,7 +769,7 @@ class DockerBackend(Backend):
             return container
 
         try:
-            await asyncio.to_thread(create_and_start)
+            await _blocking(create_and_start)
         except docker.errors.APIError as exc:
             raise BackendError(
                 f"Docker could not start the container: {exc.explanation or exc}"
@@ -768,7 +779,7 @@ class DockerBackend(Backend):
         import docker.errors
 
         try:
-            await asyncio.to_thread(self._api.put_archive, self._container, "/", archive)
+            await _blocking(self._api.put_archive, self._container, "/", archive)
         except docker.errors.APIError as exc:
             raise BackendError(
                 f"Could not copy the workspace into the container: {exc.explanation or exc}"
@@ -791,7 +802,7 @@ class DockerBackend(Backend):
             exec_id = self._api.exec_create(self._container, ["sh", "-c", script], user="0")
             return bytes(self._api.exec_start(exec_id["Id"])).decode(errors="replace")
 
-        output = await asyncio.to_thread(run)
+        output = await _blocking(run)
         self._user_name = output.strip().splitlines()[-1] if output.strip() else _FALLBACK_USER
 
     def _workspace_archive(self) -> Any:
@@ -850,7 +861,7 @@ class DockerBackend(Backend):
         if self._container is not None:
             container, self._container = self._container, None
             with contextlib.suppress(Exception):
-                await asyncio.to_thread(self._api.remove_container, container, force=True, v=True)
+                await _blocking(self._api.remove_container, container, force=True, v=True)
             with _live_lock:
                 _live.pop(container, None)
         if self._client is not None:
