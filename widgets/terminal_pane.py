@@ -1,48 +1,138 @@
-"""The terminal panel: an interactive shell in the session's backend, through a recorded PTY."""
+"""The terminal panel: an interactive shell in the session's backend, through a recorded PTY.
+
+Output is decoded incrementally and fed to `TerminalScreen` in the chunks the PTY delivers (never
+per character); repaints are coalesced to at most one per frame and only the rows that changed
+are refreshed unless lines moved. Lines render through the Line API (`render_line`) with a Strip
+cached per line, so a flood costs a parse, not a repaint per line. Input and output are recorded
+in the trajectory by the session's `RecordedPty`.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import codecs
 import contextlib
-import re
+import time
+from collections import OrderedDict
+from typing import ClassVar
 
+from rich.segment import Segment
+from rich.style import Style
 from textual import events
-from textual.app import ComposeResult
-from textual.widget import Widget
-from textual.widgets import Log
+from textual.binding import Binding, BindingType
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
 from simulator.session import BackendError, RecordedPty, Session, SessionError
+from widgets.terminal_screen import DEFAULT_SCROLLBACK, Line, TerminalScreen, line_segments
 
-_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]")
-
+_CURSOR_KEYS = {"up": "A", "down": "B", "right": "C", "left": "D", "home": "H", "end": "F"}
 _KEYS = {
-    "enter": b"\r",
-    "tab": b"\t",
-    "backspace": b"\x7f",
-    "escape": b"\x1b",
-    "up": b"\x1b[A",
-    "down": b"\x1b[B",
-    "right": b"\x1b[C",
-    "left": b"\x1b[D",
-    "home": b"\x1b[H",
-    "end": b"\x1b[F",
-    "delete": b"\x1b[3~",
+    "enter": "\r",
+    "tab": "\t",
+    "shift+tab": "\x1b[Z",
+    "backspace": "\x7f",
+    "ctrl+h": "\x08",
+    "escape": "\x1b",
+    "delete": "\x1b[3~",
+    "insert": "\x1b[2~",
+    "pageup": "\x1b[5~",
+    "pagedown": "\x1b[6~",
+    "f1": "\x1bOP",
+    "f2": "\x1bOQ",
+    "f3": "\x1bOR",
+    "f4": "\x1bOS",
+    "f5": "\x1b[15~",
+    "f6": "\x1b[17~",
+    "f7": "\x1b[18~",
+    "f8": "\x1b[19~",
+    "f9": "\x1b[20~",
+    "f10": "\x1b[21~",
+    "f11": "\x1b[23~",
+    "f12": "\x1b[24~",
+    "ctrl+space": "\x00",
+    "ctrl+@": "\x00",
+    "ctrl+backslash": "\x1c",
+    "ctrl+right_square_bracket": "\x1d",
+    "ctrl+circumflex_accent": "\x1e",
+    "ctrl+underscore": "\x1f",
 }
+_MODIFIER_CODES = {
+    "shift": 2,
+    "alt": 3,
+    "shift+alt": 4,
+    "ctrl": 5,
+    "shift+ctrl": 6,
+    "ctrl+shift": 6,
+}
+# Keys the pane keeps for itself (scrolling the history) instead of sending them to the shell.
+_SCROLL_KEYS = {"shift+pageup", "shift+pagedown", "shift+home", "shift+end"}
+_EXITED = "\r\n\x1b[2m[the shell has exited; press Enter to start a new one]\x1b[0m"
+# The most bytes taken from the PTY in one batch before they are parsed.
+_BATCH = 256 * 1024
+# Repaints: at most one per frame, and fewer while output floods in.
+_FRAME = 1 / 60
+_FLOOD_FRAME = 1 / 20
+_FLOOD_BYTES = 64 * 1024
 
 
-class TerminalPane(Widget, can_focus=True):
-    """A shell on the session's PTY (first version: text only)."""
+def key_to_bytes(key: str, character: str | None, app_cursor_keys: bool = False) -> bytes | None:
+    """The bytes an xterm sends for a Textual key, or None for keys it does not send."""
+    if key in _CURSOR_KEYS:
+        return (("\x1bO" if app_cursor_keys else "\x1b[") + _CURSOR_KEYS[key]).encode()
+    if key in _KEYS:
+        return _KEYS[key].encode()
+    modifiers, _, base = key.rpartition("+")
+    if base in _CURSOR_KEYS and modifiers in _MODIFIER_CODES:
+        return f"\x1b[1;{_MODIFIER_CODES[modifiers]}{_CURSOR_KEYS[base]}".encode()
+    if modifiers == "ctrl" and len(base) == 1 and base.isalpha():
+        return bytes([ord(base.lower()) - 96])
+    if modifiers == "alt" and character:
+        return b"\x1b" + character.encode("utf-8")
+    if character and (character.isprintable() or character == " "):
+        return character.encode("utf-8")
+    return None
+
+
+class TerminalPane(ScrollView, can_focus=True):
+    """A VT100/xterm terminal on the session's PTY, with scrollback, resize, paste and copy."""
 
     DEFAULT_CSS = """
-    TerminalPane { height: 12; }
-    TerminalPane > Log { height: 1fr; }
+    TerminalPane {
+        height: 1fr;
+        background: $background;
+        color: $foreground;
+        scrollbar-size-vertical: 1;
+        overflow-x: hidden;
+        overflow-y: scroll;
+    }
+    TerminalPane:focus { background-tint: $foreground 0%; }
     """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "shift+pageup", "page_up_history", "Scroll up", show=False, id="terminal.scroll_up"
+        ),
+        Binding(
+            "shift+pagedown", "page_down_history", "Scroll down", show=False,
+            id="terminal.scroll_down",
+        ),
+    ]  # fmt: skip
+
+    class Exited(Message):
+        """The shell ended (its PTY closed)."""
+
+        def __init__(self, pane: TerminalPane) -> None:
+            super().__init__()
+            self.pane = pane
 
     def __init__(
         self,
         session: Session,
         *,
+        scrollback: int = DEFAULT_SCROLLBACK,
         name: str | None = None,
         id: str | None = None,
         classes: str | None = None,
@@ -50,62 +140,360 @@ class TerminalPane(Widget, can_focus=True):
         super().__init__(name=name, id=id, classes=classes)
         self.session = session
         self.pty: RecordedPty | None = None
-        self.bytes_read = 0
+        self.term = TerminalScreen(80, 24, scrollback)
+        self.bytes_read = 0  # every byte read from the PTY; all of them are parsed
+        self.exited = False
+        self._scrollback = scrollback
         self._reader: asyncio.Task[None] | None = None
+        self._raw_cache: OrderedDict[tuple[str, int], Strip] = OrderedDict()
+        self._update_pending = False
+        self._last_update = 0.0
+        self._bytes_since_update = 0
+        self._follow = True
+        self._selection: tuple[tuple[int, int], tuple[int, int]] | None = None
+        self._selecting = False
+        self._starting = False
 
-    def compose(self) -> ComposeResult:
-        yield Log(highlight=False, auto_scroll=True)
+    # -- lifecycle -----------------------------------------------------------------------------
 
     async def on_mount(self) -> None:
         await self._start()
 
-    async def _start(self) -> None:
-        cols, rows = max(self.size.width, 20), max(self.size.height, 5)
-        try:
-            self.pty = await self.session.open_terminal(cols, rows)
-        except (SessionError, BackendError) as error:
-            self.query_one(Log).write_line(f"The terminal could not start: {error}")
-            return
-        self._reader = asyncio.create_task(self._read_loop(self.pty))
+    def _size_for_pty(self) -> tuple[int, int]:
+        width, height = self.scrollable_content_region.size
+        return max(width, 10), max(height, 2)
 
-    async def _read_loop(self, pty: RecordedPty) -> None:
-        decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        log = self.query_one(Log)
-        while True:
-            data = await pty.read()
-            if not data:
-                log.write("\n[the shell has exited]\n")
+    async def _start(self) -> None:
+        if self._starting:
+            return
+        self._starting = True
+        try:
+            cols, rows = self._size_for_pty()
+            self.term = TerminalScreen(cols, rows, self._scrollback)
+            self._raw_cache.clear()
+            self.exited = False
+            try:
+                self.pty = await self.session.open_terminal(cols, rows)
+            except (SessionError, BackendError) as error:
+                self.exited = True
+                self.term.feed(f"\x1b[31mThe terminal could not start: {error}\x1b[0m\r\n")
+                self._apply_updates()
                 return
-            self.bytes_read += len(data)
-            text = _ESCAPES.sub("", decoder.decode(data)).replace("\r\n", "\n").replace("\r", "")
-            log.write(text)
+            self._reader = asyncio.create_task(self._read_loop(self.pty))
+        finally:
+            self._starting = False
 
     async def restart(self) -> None:
+        """Close the shell and start a fresh one (the scrollback is cleared)."""
         await self._stop()
-        self.query_one(Log).clear()
         await self._start()
+        self.refresh()
 
     async def _stop(self) -> None:
-        if self._reader is not None:
-            self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reader
-            self._reader = None
-        if self.pty is not None:
-            await self.pty.close()
-            self.pty = None
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.cancel()
+            await asyncio.gather(reader, return_exceptions=True)
+        pty, self.pty = self.pty, None
+        if pty is not None:
+            await pty.close()
 
     async def on_unmount(self) -> None:
         await self._stop()
 
-    async def on_key(self, event: events.Key) -> None:
-        if self.pty is None:
+    async def _read_loop(self, pty: RecordedPty) -> None:
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        term = self.term
+        pending: asyncio.Future[bytes] | None = None
+        while True:
+            # A PTY hands over about 4 KB per read. Whatever else is already waiting is taken
+            # in the same batch: bigger batches keep more lines on the emulator's fast path.
+            first = await (pending if pending is not None else pty.read())
+            pending = None
+            parts = [first]
+            size = len(first)
+            while parts[-1] and size < _BATCH:
+                pending = asyncio.ensure_future(pty.read())
+                await asyncio.sleep(0)
+                if not pending.done():
+                    break
+                parts.append(pending.result())
+                size += len(parts[-1])
+                pending = None
+            data = b"".join(parts)
+            self.bytes_read += len(data)
+            term.feed(decoder.decode(data))
+            if term.responses:
+                await pty.write(term.take_responses().encode())
+            self._schedule_update(len(data))
+            if not parts[-1]:
+                term.feed(decoder.decode(b"", final=True))
+                term.feed(
+                    "\r\n\x1b[2m[the shell has exited; press Enter to start a new one]\x1b[0m"
+                )
+                self.exited = True
+                self._schedule_update(0)
+                self.post_message(self.Exited(self))
+                return
+
+    # -- repaint coalescing --------------------------------------------------------------------
+
+    def _schedule_update(self, size: int) -> None:
+        self._bytes_since_update += size
+        if self._update_pending:
             return
-        data = _KEYS.get(event.key)
-        if data is None and event.character:
-            data = event.character.encode("utf-8")
+        self._update_pending = True
+        # Under a flood nobody reads a frame in full: fewer frames leave the time to parsing.
+        frame = _FLOOD_FRAME if self._bytes_since_update > _FLOOD_BYTES else _FRAME
+        delay = self._last_update + frame - time.monotonic()
+        if delay > 0:
+            self.set_timer(delay, self._apply_updates)
+        else:
+            self.call_later(self._apply_updates)
+
+    def _apply_updates(self) -> None:
+        self._update_pending = False
+        self._bytes_since_update = 0
+        self._last_update = time.monotonic()
+        term = self.term
+        scrolled, dirty = term.take_dirty()
+        total = term.history_size + term.rows
+        width = self.scrollable_content_region.width
+        if self.virtual_size.height != total or self.virtual_size.width != width:
+            self.virtual_size = Size(width, total)
+        if self._follow:
+            target = max(0, total - self.scrollable_content_region.height)
+            if self.scroll_offset.y != target:
+                self.scroll_to(y=target, animate=False, immediate=True)
+                scrolled = True
+        if scrolled:
+            self.refresh()
+            return
+        base = term.history_size
+        for row in dirty:
+            self.refresh_line(base + row)
+        if dirty or term.y is not None:
+            self.refresh_line(base + term.y)
+
+    # -- rendering -----------------------------------------------------------------------------
+
+    def render_line(self, y: int) -> Strip:
+        term = self.term
+        width = self.scrollable_content_region.width
+        index = self.scroll_offset.y + y
+        history = term.history_size
+        if index >= history + term.rows:
+            return Strip.blank(width, self.rich_style)
+        if index < history:
+            stored = term.scrollback[index]
+            strip = (
+                self._line_strip(stored, width)
+                if isinstance(stored, Line)
+                else self._raw_strip(stored, width)
+            )
+        else:
+            strip = self._line_strip(term.lines[index - history], width)
+        if self._selection is not None:
+            strip = self._with_selection(strip, index, width)
+        if (
+            index == history + term.y
+            and term.cursor_visible
+            and not self.exited
+            and index - self.scroll_offset.y < self.scrollable_content_region.height
+        ):
+            strip = self._with_cursor(strip, min(term.x, width - 1))
+        return strip
+
+    def _line_strip(self, line: Line, width: int) -> Strip:
+        cached = line.cache
+        if isinstance(cached, Strip) and cached.cell_length == width:
+            return cached
+        strip = Strip(line_segments(line, width), width).apply_style(self.rich_style)
+        line.cache = strip
+        return strip
+
+    def _raw_strip(self, raw: str, width: int) -> Strip:
+        key = (raw, width)
+        strip = self._raw_cache.get(key)
+        if strip is None:
+            strip = Strip(line_segments(Line.lazy(raw, 0), width), width).apply_style(
+                self.rich_style
+            )
+            self._raw_cache[key] = strip
+            if len(self._raw_cache) > 4096:
+                self._raw_cache.popitem(last=False)
+        return strip
+
+    def _with_cursor(self, strip: Strip, x: int) -> Strip:
+        before, cell, after = strip.divide([x, x + 1, strip.cell_length])
+        style = Style(reverse=True) if self.has_focus else Style(underline=True)
+        segments = list(cell) or [Segment(" ")]
+        cell = Strip([Segment(s.text, (s.style or Style()) + style) for s in segments])
+        return Strip.join([before, cell, after])
+
+    def _with_selection(self, strip: Strip, index: int, width: int) -> Strip:
+        assert self._selection is not None
+        (top_row, top_col), (bottom_row, bottom_col) = sorted(self._selection)
+        if not top_row <= index <= bottom_row:
+            return strip
+        start = top_col if index == top_row else 0
+        end = bottom_col if index == bottom_row else width
+        if end <= start:
+            return strip
+        before, middle, after = strip.divide([start, end, strip.cell_length])
+        return Strip.join([before, middle.apply_style(Style(reverse=True)), after])
+
+    # -- size ----------------------------------------------------------------------------------
+
+    async def on_resize(self, event: events.Resize) -> None:
+        cols, rows = self._size_for_pty()
+        if (cols, rows) == (self.term.cols, self.term.rows):
+            return
+        self.term.resize(cols, rows)
+        self._raw_cache.clear()
+        if self.pty is not None:
+            with contextlib.suppress(SessionError, BackendError, OSError):
+                await self.pty.resize(cols, rows)
+        self._apply_updates()
+
+    # -- input ---------------------------------------------------------------------------------
+
+    async def on_key(self, event: events.Key) -> None:
+        if event.key in _SCROLL_KEYS:
+            return  # handled by the bindings
+        if self.exited and event.key == "enter":
+            event.stop()
+            await self.restart()
+            return
+        data = key_to_bytes(event.key, event.character, self.term.app_cursor_keys)
         if data is None:
             return
         event.stop()
         event.prevent_default()
+        await self.send(data)
+
+    async def send(self, data: bytes) -> None:
+        """Type bytes into the shell (jumping back to the bottom of the history)."""
+        if self.pty is None or self.exited:
+            return
+        if not self._follow or self._selection is not None:
+            self._follow = True
+            self._selection = None
+            self._apply_updates()
+            self.refresh()
         await self.pty.write(data)
+
+    async def on_paste(self, event: events.Paste) -> None:
+        event.stop()
+        text = event.text.replace("\r\n", "\r").replace("\n", "\r")
+        if self.term.bracketed_paste:
+            text = f"\x1b[200~{text}\x1b[201~"
+        await self.send(text.encode("utf-8"))
+
+    def action_page_up_history(self) -> None:
+        self._follow = False
+        self.scroll_to(y=self.scroll_offset.y - self.size.height, animate=False)
+
+    def action_page_down_history(self) -> None:
+        self.scroll_to(y=self.scroll_offset.y + self.size.height, animate=False)
+        self.call_after_refresh(self._update_follow)
+
+    def _on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        self._follow = False
+
+    def _on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
+        self.call_after_refresh(self._update_follow)
+
+    def _update_follow(self) -> None:
+        self._follow = self.scroll_offset.y >= self.max_scroll_y
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        super().watch_scroll_y(old, new)
+        if new < old:
+            self._follow = False
+        elif new >= self.max_scroll_y:
+            self._follow = True
+
+    # -- selection and copy --------------------------------------------------------------------
+
+    def _cell_at(self, event: events.MouseEvent) -> tuple[int, int]:
+        offset = event.get_content_offset(self)
+        x, y = (offset.x, offset.y) if offset is not None else (event.x, event.y)
+        return self.scroll_offset.y + max(0, y), max(0, x)
+
+    def on_mouse_down(self, event: events.MouseDown) -> None:
+        if event.button != 1:
+            return
+        self.focus()
+        cell = self._cell_at(event)
+        self._selection = (cell, cell)
+        self._selecting = True
+        self.capture_mouse()
+        self.refresh()
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        if self._selecting and self._selection is not None:
+            self._selection = (self._selection[0], self._cell_at(event))
+            self.refresh()
+
+    def on_mouse_up(self, event: events.MouseUp) -> None:
+        if not self._selecting:
+            return
+        self._selecting = False
+        self.capture_mouse(False)
+        text = self.selected_text()
+        if text:
+            self.app.copy_to_clipboard(text)
+            self.notify(f"Copied {len(text)} characters.", timeout=2)
+        else:
+            self._selection = None
+        self.refresh()
+
+    def select(self, start: tuple[int, int], end: tuple[int, int]) -> str:
+        """Select from (line, column) to (line, column) of scrollback + screen; returns the
+        text and copies it to the clipboard, as a mouse drag does."""
+        self._selection = (start, end)
+        text = self.selected_text()
+        if text:
+            self.app.copy_to_clipboard(text)
+        self.refresh()
+        return text
+
+    def selected_text(self) -> str:
+        if self._selection is None:
+            return ""
+        (top_row, top_col), (bottom_row, bottom_col) = sorted(self._selection)
+        term = self.term
+        last = term.history_size + term.rows - 1
+        rows: list[str] = []
+        for index in range(top_row, min(bottom_row, last) + 1):
+            line = term.line_at(index)
+            text = "".join(t for t, _ in line.runs())
+            start = top_col if index == top_row else 0
+            end = bottom_col if index == bottom_row else len(text)
+            rows.append(_cells(text, start, end).rstrip())
+        return "\n".join(rows)
+
+    # -- for tests and tools -------------------------------------------------------------------
+
+    def screen_text(self) -> list[str]:
+        """What the terminal shows, one string per row."""
+        return self.term.display()
+
+
+def _cells(text: str, start: int, end: int) -> str:
+    """The characters of `text` between two cell columns (wide characters take two cells)."""
+    if text.isascii():
+        return text[start:end]
+    from rich.cells import get_character_cell_size
+
+    out: list[str] = []
+    column = 0
+    for char in text:
+        width = get_character_cell_size(char)
+        if column >= end:
+            break
+        if column >= start:
+            out.append(char)
+        column += width
+    return "".join(out)

@@ -45,7 +45,7 @@ _TOKEN = re.compile(
 # Whole output lines the fast path can take as they are: printable ASCII and SGR codes.
 _SIMPLE_BYTES = bytes(range(0x20, 0x7F)) + b"\r\n\x1b"
 _NOT_SGR = re.compile(r"\x1b(?!\[[0-9;]*m)")
-_NOT_SIMPLE = re.compile(r"[^ -~\r\n\x1b]|\x1b(?!\[[0-9;]*m)|\r(?!\r*\n)")
+_NOT_SIMPLE = re.compile(r"[^ -~\r\n\x1b]|\x1b(?!\[[0-9;]*m)|\r(?!\r*\n)|(?<!\r)\n")
 _CRS_NEWLINE = re.compile(r"\r+\n")
 _RESETS = ("\x1b[0m", "\x1b[m")
 _FAST_WINDOW = 16384
@@ -452,11 +452,14 @@ class TerminalScreen:
         region = text[pos : last + 1]
         # Validate the whole region with C-speed string operations; only when that fails,
         # find the first line that does not qualify with a (slower) regex.
+        # Lines must end in CR LF: a bare LF keeps the column, which only the slow path does.
+        crlf = region.count("\r\n")
+        crlf_only = region.count("\r") == crlf == region.count("\n")
         if not (
-            region.isascii()
+            crlf_only
+            and region.isascii()
             and not region.encode("ascii").translate(None, _SIMPLE_BYTES)
             and _NOT_SGR.search(region) is None
-            and region.count("\r") == region.count("\r\n")
         ):
             bad = _NOT_SIMPLE.search(region)
             if bad is not None:
@@ -464,7 +467,11 @@ class TerminalScreen:
                 if cut < 0:
                     return 0
                 region = region[: cut + 1]
-        lines = _CRS_NEWLINE.sub("\n", region).split("\n") if "\r" in region else region.split("\n")
+            crlf_only = region.count("\r") == region.count("\r\n") == region.count("\n")
+        if crlf_only:
+            lines = region.replace("\r\n", "\n").split("\n")
+        else:
+            lines = _CRS_NEWLINE.sub("\n", region).split("\n")
         lines.pop()
         cols = self.cols
         attr = self.attr
@@ -474,8 +481,11 @@ class TerminalScreen:
             if len(raw) > cols and len(_SGR.sub("", raw)) > cols:
                 break
             append(raw if not attr else sgr_prefix(attr) + raw)
-            if "\x1b" in raw:
-                if raw.endswith(_RESETS):
+            last_sgr = raw.rfind("\x1b[")
+            if last_sgr >= 0:
+                # Most coloured lines end their last colour with a reset: then the next line
+                # starts plain, whatever came before.
+                if raw.startswith(_RESETS, last_sgr):
                     attr = 0
                 else:
                     cut = max(raw.rfind("\x1b[0m"), raw.rfind("\x1b[m"))

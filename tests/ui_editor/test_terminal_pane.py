@@ -1,0 +1,211 @@
+"""The terminal pane driven with Pilot on a real shell in a real local session."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from simulator.session import Session
+from widgets.terminal_pane import TerminalPane, key_to_bytes
+from widgets.terminal_screen import fg_of, palette, rgb
+
+from .conftest import PaneApp, wait_for
+
+PROMPT = "READY$ "
+
+
+async def ready(pilot: Pilot[None]) -> TerminalPane:
+    """The pane, focused, with a known prompt on screen."""
+    pane = pilot.app.query_one(TerminalPane)
+    pane.focus()
+    await wait_for(pilot, lambda: pane.pty is not None and pane.bytes_read > 0)
+    await pane.send(f"export PS1='{PROMPT}'\r".encode())
+    await wait_for(pilot, lambda: pane.screen_text()[pane.term.y].startswith("READY$"))
+    return pane
+
+
+def settled(pane: TerminalPane, after: str) -> bool:
+    """The shell is back at its prompt right after running `after`."""
+    rows, y = pane.screen_text(), pane.term.y
+    return y > 0 and rows[y] == PROMPT.rstrip() and rows[y - 1] == PROMPT + after
+
+
+def screen_has(pane: TerminalPane, text: str) -> bool:
+    return any(text in row for row in pane.screen_text())
+
+
+async def test_typed_command_runs_and_its_output_shows(session: Session, tmp_path: Path) -> None:
+    app = PaneApp(session)
+    async with app.run_test(size=(100, 40)) as pilot:
+        pane = await ready(pilot)
+        await pilot.press(*"echo $((6 * 7))", "enter")
+        await wait_for(pilot, lambda: "42" in pane.screen_text())
+        await pilot.press(*"pwd", "enter")
+        await wait_for(pilot, lambda: screen_has(pane, session.backend.workspace_path))
+    records = [json.loads(line) for line in (tmp_path / "run.jsonl").read_text().splitlines()]
+    typed = "".join(r["payload"]["data"] for r in records if r.get("kind") == "terminal.input")
+    shown = "".join(r["payload"]["data"] for r in records if r.get("kind") == "terminal.output")
+    assert "echo $((6 * 7))\r" in typed
+    assert "42" in shown
+
+
+async def test_colours_are_parsed_and_rendered(session: Session) -> None:
+    app = PaneApp(session)
+    async with app.run_test(size=(100, 40)) as pilot:
+        pane = await ready(pilot)
+        await pane.send(
+            b"printf '\\033[31mRED\\033[0m \\033[38;5;208mORANGE\\033[0m "
+            b"\\033[38;2;10;20;30mDEEP\\033[0m\\n'\r"
+        )
+        await wait_for(pilot, lambda: "RED ORANGE DEEP" in pane.screen_text())
+        row = pane.screen_text().index("RED ORANGE DEEP")
+        assert fg_of(pane.term.cell(row, 0)[1]) == palette(1)
+        assert fg_of(pane.term.cell(row, 4)[1]) == palette(208)
+        assert fg_of(pane.term.cell(row, 11)[1]) == rgb(10, 20, 30)
+        assert pane.term.cell(row, 3)[1] == 0
+        await pilot.pause()
+        strip = pane.render_line(row - int(pane.scroll_offset.y) + pane.term.history_size)
+        red = next(s for s in strip if s.text.startswith("RED"))
+        assert red.style is not None and red.style.color is not None
+        assert red.style.color.number == 1
+
+
+async def test_alternate_screen_round_trip_with_less(session: Session, project: Path) -> None:
+    app = PaneApp(session)
+    async with app.run_test(size=(100, 40)) as pilot:
+        pane = await ready(pilot)
+        await pilot.press(*"echo before-less", "enter")
+        await wait_for(pilot, lambda: "before-less" in pane.screen_text())
+        await pilot.press(*"less pkg/core.py", "enter")
+        await wait_for(pilot, lambda: pane.term.alternate and screen_has(pane, "class Greeter"))
+        assert not screen_has(pane, "before-less")
+        await pilot.press("q")
+        await wait_for(pilot, lambda: not pane.term.alternate)
+        await wait_for(pilot, lambda: "before-less" in pane.screen_text())
+        assert not screen_has(pane, "class Greeter")
+
+
+async def test_resize_reaches_the_shell(session: Session) -> None:
+    app = PaneApp(session, terminal=True)
+    async with app.run_test(size=(100, 40)) as pilot:
+        pane = await ready(pilot)
+        cols, rows = pane.term.cols, pane.term.rows
+        await pilot.press(*"stty size", "enter")
+        await wait_for(pilot, lambda: f"{rows} {cols}" in pane.screen_text())
+        await pilot.resize_terminal(130, 50)
+        await wait_for(pilot, lambda: pane.term.cols != cols)
+        new_cols, new_rows = pane.term.cols, pane.term.rows
+        assert new_cols > cols and new_rows > rows
+        await pilot.press(*"stty size", "enter")
+        await wait_for(pilot, lambda: f"{new_rows} {new_cols}" in pane.screen_text())
+
+
+async def test_five_megabytes_of_output_every_byte_accounted_for(
+    session: Session, project: Path
+) -> None:
+    lines = [f"\x1b[3{i % 8}m{i:07d}\x1b[0m {'payload ' * (i % 9)}|\n" for i in range(100_000)]
+    data = "".join(lines).encode()
+    assert len(data) >= 5_000_000
+    (Path(session.backend.workspace_path) / "big.txt").write_bytes(data)
+    app = PaneApp(session, scrollback=200_000)
+    async with app.run_test(size=(120, 40)) as pilot:
+        pane = await ready(pilot)
+        # What the shell wraps around any command's output (echoed newline, the prompt and
+        # readline's mode switches), measured on a command that prints nothing.
+        before = pane.bytes_read
+        await pane.send(b"true\r")
+        await wait_for(pilot, lambda: settled(pane, after="true"))
+        await pilot.pause(0.3)
+        framing = pane.bytes_read - before - len("true")
+        before = pane.bytes_read
+        await pane.send(b"cat big.txt\r")
+        # The shell sends back the echoed command, the file with \n -> \r\n, and the framing.
+        expected = len("cat big.txt") + len(data) + data.count(b"\n") + framing
+        await wait_for(pilot, lambda: pane.bytes_read - before >= expected, timeout=120)
+        await pilot.pause(0.3)
+        assert pane.bytes_read - before == expected
+        history = [*pane.term.history_text(), *pane.screen_text()]
+        numbers = [row[:7] for row in history if row[:7].isdigit()]
+        assert numbers == [f"{i:07d}" for i in range(100_000)]
+        assert pane.screen_text()[pane.term.y] == PROMPT.rstrip()
+
+
+async def test_copy_selection_to_the_clipboard(session: Session) -> None:
+    app = PaneApp(session)
+    async with app.run_test(size=(100, 40)) as pilot:
+        pane = await ready(pilot)
+        await pilot.press(*"echo copy-me-please", "enter")
+        await wait_for(pilot, lambda: "copy-me-please" in pane.screen_text())
+        row = pane.term.history_size + pane.screen_text().index("copy-me-please")
+        assert pane.select((row, 5), (row, 14)) == "me-please"
+        assert app.clipboard == "me-please"
+
+
+async def test_mouse_drag_selects_and_copies(session: Session) -> None:
+    app = PaneApp(session, terminal=True)
+    async with app.run_test(size=(100, 40)) as pilot:
+        pane = await ready(pilot)
+        await pilot.press(*"echo dragged-text", "enter")
+        await wait_for(pilot, lambda: "dragged-text" in pane.screen_text())
+        await pilot.pause(0.2)
+        row = pane.screen_text().index("dragged-text") - int(pane.scroll_offset.y)
+        row += pane.term.history_size
+        await pilot.mouse_down(pane, offset=(0, row))
+        await pilot.hover(pane, offset=(7, row))
+        await pilot.mouse_up(pane, offset=(7, row))
+        assert app.clipboard == "dragged"
+
+
+async def test_bracketed_paste_reaches_the_shell_as_one_paste(session: Session) -> None:
+    app = PaneApp(session)
+    async with app.run_test(size=(100, 40)) as pilot:
+        pane = await ready(pilot)
+        assert pane.term.bracketed_paste  # bash's readline asks for it
+        from textual import events
+
+        pane.post_message(events.Paste("echo pasted-$((1+1))"))
+        await pilot.pause(0.2)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "pasted-2" in pane.screen_text())
+
+
+async def test_exit_and_restart(session: Session) -> None:
+    app = PaneApp(session)
+    async with app.run_test(size=(100, 40)) as pilot:
+        pane = await ready(pilot)
+        await pilot.press(*"exit", "enter")
+        await wait_for(pilot, lambda: pane.exited)
+        assert screen_has(pane, "the shell has exited")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: pane.pty is not None and not pane.exited)
+        pane = await ready(pilot)
+        await pilot.press(*"echo back", "enter")
+        await wait_for(pilot, lambda: "back" in pane.screen_text())
+
+
+async def test_keys_use_the_shells_mode() -> None:
+    assert key_to_bytes("up", None) == b"\x1b[A"
+    assert key_to_bytes("up", None, app_cursor_keys=True) == b"\x1bOA"
+    assert key_to_bytes("ctrl+c", None) == b"\x03"
+    assert key_to_bytes("ctrl+left", None) == b"\x1b[1;5D"
+    assert key_to_bytes("alt+b", "b") == b"\x1bb"
+    assert key_to_bytes("é", "é") == "é".encode()
+    assert key_to_bytes("f5", None) == b"\x1b[15~"
+
+
+@pytest.mark.parametrize("key", ["tab", "ctrl+c"])
+async def test_tab_and_ctrl_c_go_to_the_shell(session: Session, key: str) -> None:
+    app = PaneApp(session)
+    async with app.run_test(size=(100, 40)) as pilot:
+        pane = await ready(pilot)
+        await pilot.press(key)
+        assert app.focused is pane
+        if key == "ctrl+c":
+            await pilot.press(*"sleep 30", "enter")
+            await pilot.pause(0.3)
+            await pilot.press("ctrl+c")
+            await pilot.press(*"echo interrupted", "enter")
+            await wait_for(pilot, lambda: "interrupted" in pane.screen_text(), timeout=10)
