@@ -9,6 +9,7 @@ that could mean two things stays unresolved and says so.
 from __future__ import annotations
 
 import builtins
+import posixpath
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -412,7 +413,7 @@ class CallGraph:
     def _find_header(self, including: str, name: str) -> str | None:
         base = PurePosixPath(including).parent
         for candidate in (base / name, PurePosixPath(name)):
-            text = str(candidate)
+            text = posixpath.normpath(str(candidate))
             if text in self.files:
                 return text
         matches = [

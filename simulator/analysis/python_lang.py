@@ -7,6 +7,7 @@ definition. A file with syntax errors still yields every definition tree-sitter 
 from __future__ import annotations
 
 import inspect
+import itertools
 import re
 
 from tree_sitter import Node, QueryCursor
@@ -131,7 +132,9 @@ def _body_shape(body: Node | None) -> tuple[str | None, int, str | None]:
     return doc, len(statements), single
 
 
-def extract_python(path: str, source: bytes, module: str, is_package: bool) -> FileRecord:
+def extract_python(
+    path: str, source: bytes, module: str, is_package: bool, *, recover: bool = True
+) -> FileRecord:
     tree = parser(Lang.PYTHON).parse(source)
     root = tree.root_node
     record = FileRecord(
@@ -280,7 +283,62 @@ def extract_python(path: str, source: bytes, module: str, is_package: bool) -> F
 
     for stmt in caps.get("stmt", []):
         _globals(record, stmt)
+    if recover and record.has_errors:
+        _recover(record, root)
     return record
+
+
+NOT_NEWLINE = re.compile(rb"[^\n]")
+TOP_LEVEL_DEF = re.compile(rb"^(?:async[ \t]+def|def|class|@)\b", re.MULTILINE)
+
+
+def _recover(record: FileRecord, root: Node) -> None:
+    """Re-parse the definitions that an error swallowed, one top-level chunk at a time.
+
+    tree-sitter's recovery can let one unclosed bracket turn the rest of a file into a single
+    ERROR node. Every line starting at column 0 with `def`/`class`/`@` inside such a region
+    starts a chunk; each chunk is parsed alone, with everything else blanked out (newlines
+    kept) so that lines and byte offsets stay those of the real file.
+    """
+    regions = [root] if root.type == "ERROR" else [c for c in root.children if c.type == "ERROR"]
+    source = record.source
+    blank = NOT_NEWLINE.sub(b" ", source)
+    for region in regions:
+        start, end = region.start_byte, region.end_byte
+        cuts = sorted(
+            {start} | {m.start() + start for m in TOP_LEVEL_DEF.finditer(source[start:end])} | {end}
+        )
+        if len(cuts) <= 2:
+            continue  # nothing after the damage to rescue
+        parts = [
+            extract_python(
+                record.path,
+                blank[:lo] + source[lo:hi] + blank[hi:],
+                record.module,
+                record.is_package,
+                recover=False,
+            )
+            for lo, hi in itertools.pairwise(cuts)
+        ]
+        found = sum(1 for f in record.functions if start <= f.start_byte < end)
+        # A `def` at column 0 inside a string also cuts; keep whichever reading finds more.
+        if sum(len(p.functions) for p in parts) <= found:
+            continue
+        record.functions = [f for f in record.functions if not start <= f.start_byte < end]
+        record.classes = [c for c in record.classes if not start <= c.start_byte < end]
+        record.globals = [g for g in record.globals if not start <= g.start_byte < end]
+        record.imports = [i for i in record.imports if not start <= i.start_byte < end]
+        first, last = region.start_point[0] + 1, region.end_point[0] + 1
+        record.errors = [e for e in record.errors if not first <= e[0] <= last]
+        for part in parts:
+            record.functions.extend(part.functions)
+            record.classes.extend(part.classes)
+            record.globals.extend(part.globals)
+            record.imports.extend(part.imports)
+            record.errors.extend(part.errors)
+        for items in (record.functions, record.classes, record.globals, record.imports):
+            items.sort(key=lambda item: item.start_byte)
+    record.errors = sorted(set(record.errors))
 
 
 def _imports(record: FileRecord, node: Node, scope: str | None) -> None:

@@ -18,6 +18,7 @@ COMMAND_MODULES = [
     "simulator.cli.replay_cmd",
     "simulator.cli.docker_cmd",
     "simulator.cli.agent_cmd",
+    "simulator.cli.extract_cmd",
 ]
 
 
