@@ -9,8 +9,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.analysis.test_c_graph import PROJECT as C_PROJECT
-
 PY_PROJECT = {
     "pkg/__init__.py": "",
     "pkg/core.py": (
@@ -126,9 +124,8 @@ def test_r2e_filters_pick_real_targets(make_repo: Callable[..., Path], tmp_path:
     assert "body-lines" in doc["filters"]
 
 
-def test_json_lines_stream_on_c(make_repo: Callable[..., Path]) -> None:
-    repo = make_repo(C_PROJECT)
-    result = reposim("extract", str(repo), "--lang", "c", "--json", "--budget", "200")
+def test_json_lines_stream_on_c(c_repo: Path) -> None:
+    result = reposim("extract", str(c_repo), "--lang", "c", "--json", "--budget", "200")
     assert result.returncode == 0, result.stderr
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert lines[0]["type"] == "header" and lines[0]["languages"] == ["c"]
