@@ -201,3 +201,35 @@ def test_the_default_image_comes_from_env_then_config(
     monkeypatch.delenv("REPOSIM_DOCKER_IMAGE")
     with pytest.raises(BackendError, match="not valid TOML"):
         default_image()
+
+
+async def test_ctrl_c_during_a_command_removes_the_container(
+    sample_repo: Path, docker_client: Any
+) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        "from simulator.cli import main; main()",
+        "exec",
+        "--backend",
+        "docker",
+        "--image",
+        TEST_IMAGE,
+        str(sample_repo),
+        "--",
+        "echo started; sleep 120",
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None
+    assert await asyncio.wait_for(proc.stdout.readline(), 120) == b"started\n"
+    mine = [c for c in docker_client.api.containers(filters={"label": f"{LABEL_PID}={proc.pid}"})]
+    assert len(mine) == 1
+    proc.send_signal(signal.SIGINT)
+    _, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 130
+    assert b"Traceback" not in err
+    assert (
+        docker_client.api.containers(all=True, filters={"label": f"{LABEL_PID}={proc.pid}"}) == []
+    )
