@@ -1,51 +1,143 @@
-"""The agent pane: the session's event stream as readable cards.
+"""The agent pane: the session's events as readable cards, and the agent's run under the
+person's control — task input, mode switch (human / confirm / auto), approval prompts, budgets.
 
-The app calls `add_event` for every session event; the pane never reaches the backend.
+The app calls `add_event` for every session event. The agent itself lives in the engine
+(`simulator.agent`); this pane starts it, listens to its state and forwards the person's
+decisions. It never reaches the backend.
 """
 
 from __future__ import annotations
 
-from rich.text import Text
-from textual.app import ComposeResult
-from textual.containers import VerticalScroll
-from textual.css.query import NoMatches
-from textual.widget import Widget
-from textual.widgets import Static
+import io
+from typing import ClassVar
 
-from simulator.describe import describe_event
-from simulator.events import TRANSIENT_KINDS, Event
-from simulator.session import Session
+from rich.console import Console, Group, RenderableType
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.css.query import NoMatches
+from textual.message import Message
+from textual.widget import Widget
+from textual.widgets import Input, Static, Tab, Tabs
+
+from simulator.agent import Agent, AgentConfig, Mode, ModelClient, ModelConfigError
+from simulator.events import TRANSIENT_KINDS, Actor, Event, Kind
+from simulator.session import Session, SessionError
+from widgets.agent_cards import card_style, diff_renderable, render_card
 
 # Cards kept on screen; older ones are dropped (the trajectory keeps everything).
-MAX_CARDS = 500
+MAX_CARDS = 400
+HIDDEN_KINDS = frozenset({Kind.CHECKPOINT, Kind.TERMINAL_INPUT, Kind.TERMINAL_OUTPUT})
 
 
 class EventCard(Static):
-    """One event: who did it, and what, in one line."""
+    """One event, rendered by `widgets.agent_cards.render_card`."""
 
     DEFAULT_CSS = """
-    EventCard { padding: 0 1; }
-    EventCard.-agent { color: $text; }
-    EventCard.-human { color: $accent; }
-    EventCard.-system { color: $text-muted; }
+    EventCard { padding: 0 1; margin: 0 0 0 0; }
+    EventCard.-thought { border-left: thick $accent; }
+    EventCard.-bad { border-left: thick $error; }
+    EventCard.-good { border-left: thick $success; }
+    EventCard.-finish { border: round $success; }
     """
 
-    def __init__(self, event: Event) -> None:
-        text = Text()
-        text.append(f"{event.seq:>4} ", style="dim")
-        text.append(f"{event.actor!s:6} ", style="bold")
-        text.append(describe_event(event))
-        super().__init__(text, classes=f"-{event.actor}")
+    def __init__(self, event: Event, content: RenderableType) -> None:
+        super().__init__(content, classes=card_style(event))
         self.event = event
+        self._content = content
+
+    def plain_text(self, width: int = 100) -> str:
+        """The card as plain text (for tests and copying)."""
+        console = Console(width=width, record=True, file=io.StringIO())
+        console.print(self._content)
+        return console.export_text()
+
+
+class ApprovalPrompt(Vertical, can_focus=True):
+    """What the agent wants to do, waiting for a = approve or r = reject with a reason."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("a", "approve", "Approve", id="agent.approve"),
+        Binding("r", "reject", "Reject…", id="agent.reject"),
+    ]
+
+    DEFAULT_CSS = """
+    ApprovalPrompt {
+        height: auto; max-height: 20; border: heavy $warning; padding: 0 1; display: none;
+    }
+    ApprovalPrompt:focus { border: heavy $accent; }
+    ApprovalPrompt #approval-reason { display: none; }
+    ApprovalPrompt.-reasoning #approval-reason { display: block; }
+    """
+
+    class Decided(Message):
+        def __init__(self, approved: bool, reason: str = "") -> None:
+            super().__init__()
+            self.approved = approved
+            self.reason = reason
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="approval-what")
+        yield Static(Text("a approve · r reject with a reason", style="bold"), id="approval-keys")
+        yield Input(placeholder="Why not? (Enter sends it to the agent)", id="approval-reason")
+
+    description = ""
+
+    def ask(self, description: str, diff: str | None) -> None:
+        self.description = description
+        what = self.query_one("#approval-what", Static)
+        title = Text("The agent wants to: ", style="bold yellow")
+        title.append(description)
+        if diff:
+            what.update(Group(title, diff_renderable(diff, 15)))
+        else:
+            what.update(title)
+        self.remove_class("-reasoning")
+        self.query_one("#approval-reason", Input).value = ""
+        self.display = True
+        self.focus()
+
+    def close(self) -> None:
+        self.display = False
+        self.remove_class("-reasoning")
+
+    def action_approve(self) -> None:
+        self.post_message(self.Decided(True))
+
+    def action_reject(self) -> None:
+        self.add_class("-reasoning")
+        self.query_one("#approval-reason", Input).focus()
+
+    @on(Input.Submitted, "#approval-reason")
+    def _reason(self, message: Input.Submitted) -> None:
+        message.stop()
+        self.post_message(self.Decided(False, message.value))
 
 
 class AgentPane(Widget):
-    """The session's events as cards; the agent's run, approvals and task input build on it."""
+    """The session's events as cards, and the agent's run under the person's control."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("p", "mode('human')", "Pause (human)", id="agent.pause"),
+        Binding("c", "mode('confirm')", "Confirm mode", id="agent.confirm"),
+        Binding("g", "mode('auto')", "Go (auto)", id="agent.auto"),
+        Binding("i", "interrupt", "Interrupt", id="agent.interrupt"),
+        Binding("s", "stop", "Stop the run", id="agent.stop"),
+        Binding("t", "focus_task", "Task input", id="agent.task"),
+    ]
 
     DEFAULT_CSS = """
-    AgentPane { width: 1fr; height: 1fr; }
+    AgentPane { width: 1fr; height: 1fr; layout: vertical; }
+    AgentPane #agent-status { height: 1; padding: 0 1; background: $boost; }
+    AgentPane #agent-modes { height: 2; }
     AgentPane #agent-cards { height: 1fr; }
+    AgentPane #agent-task { dock: bottom; }
     """
+
+    class AgentChanged(Message):
+        """The agent's mode, state, usage or pending approval changed."""
 
     def __init__(
         self,
@@ -58,21 +150,211 @@ class AgentPane(Widget):
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.session = session
-        self.agent_config = agent_config
+        self.config = agent_config if isinstance(agent_config, AgentConfig) else AgentConfig()
+        self.agent: Agent | None = None
+        self.running = False
+        if self.config.client is not None:
+            self._make_agent(self.config.client)
+
+    # -- layout ------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
+        yield Static(id="agent-status")
+        yield Tabs(
+            Tab("human", id="mode-human"),
+            Tab("confirm", id="mode-confirm"),
+            Tab("auto", id="mode-auto"),
+            active=f"mode-{self.config.mode}",
+            id="agent-modes",
+        )
         yield VerticalScroll(id="agent-cards")
+        yield ApprovalPrompt(id="agent-approval")
+        yield Input(placeholder=self._placeholder(), id="agent-task")
+
+    def on_mount(self) -> None:
+        self._refresh_status()
+        if self.agent is not None and self.config.task:
+            self.start(self.config.task)
+
+    def _placeholder(self) -> str:
+        if self.agent is None:
+            return "Task for the agent (model from $REPOSIM_MODEL), or $ command"
+        return "Task for the agent (Enter), or $ command to run yourself"
+
+    # -- the session's events ----------------------------------------------------------------
 
     def add_event(self, event: Event) -> None:
         """Show one session event as a card (live output chunks are left to the terminal)."""
-        if event.kind in TRANSIENT_KINDS or not self.is_attached:
+        if event.kind in TRANSIENT_KINDS or event.kind in HIDDEN_KINDS or not self.is_attached:
             return
         try:
             cards = self.query_one("#agent-cards", VerticalScroll)
         except NoMatches:  # not composed yet, or already torn down
             return
-        cards.mount(EventCard(event))
+        content = render_card(event)
+        if isinstance(content, Text) and not content.plain:
+            return  # a step another card already shows
+        card = EventCard(event, content)
+        at_end = cards.is_vertical_scroll_end or cards.max_scroll_y == 0
+        cards.mount(card)
         overflow = len(cards.children) - MAX_CARDS
-        for old in list(cards.children)[: max(overflow, 0)]:
-            old.remove()
-        cards.scroll_end(animate=False)
+        if overflow > 0:
+            for old in list(cards.children)[:overflow]:
+                old.remove()
+        if at_end:
+            cards.scroll_end(animate=False)
+
+    # -- the agent ---------------------------------------------------------------------------
+
+    def _make_agent(self, client: ModelClient) -> Agent:
+        agent = Agent(self.session, client, mode=self.config.mode, budgets=self.config.budgets)
+
+        def changed(_agent: Agent) -> None:
+            self.post_message(self.AgentChanged())
+
+        agent.listeners.append(changed)
+        self.agent = agent
+        return agent
+
+    def start(self, task: str) -> None:
+        """Give the agent a task (the first one, or a new one after it finished)."""
+        if self.running:
+            self.notify("The agent is still working; pause (p) or stop (s) it first.")
+            return
+        self.running = True
+        self._run(task)
+
+    @work(exclusive=True, group="agent-run")
+    async def _run(self, task: str) -> None:
+        try:
+            agent = self.agent
+            if agent is None:
+                agent = await self._agent_from_environment()
+                if agent is None:
+                    return
+            await agent.run(task)
+        except SessionError as exc:
+            self.notify(str(exc), severity="error")
+        finally:
+            self.running = False
+            self._refresh_status()
+
+    async def _agent_from_environment(self) -> Agent | None:
+        """No agent was configured: build one from $REPOSIM_MODEL (litellm loads in a thread,
+        it takes seconds)."""
+        import asyncio
+
+        from simulator.agent import litellm_client
+
+        self.notify("Loading the model client…")
+        try:
+            client = await asyncio.to_thread(litellm_client, None)
+        except ModelConfigError as exc:
+            self.notify(str(exc), severity="error", timeout=10)
+            return None
+        return self._make_agent(client)
+
+    @on(AgentChanged)
+    def _agent_changed(self, message: AgentChanged) -> None:
+        message.stop()
+        self._refresh_status()
+        agent = self.agent
+        prompt = self.query_one(ApprovalPrompt)
+        if agent is not None and agent.state == "approval" and agent.pending is not None:
+            diff = agent.pending.payload.get("diff")
+            prompt.ask(agent.pending.description, str(diff) if diff else None)
+        elif prompt.display:
+            prompt.close()
+        if agent is not None:
+            tabs = self.query_one("#agent-modes", Tabs)
+            if tabs.active != f"mode-{agent.mode}":
+                tabs.active = f"mode-{agent.mode}"
+
+    def _refresh_status(self) -> None:
+        try:
+            status = self.query_one("#agent-status", Static)
+        except NoMatches:
+            return
+        text = Text()
+        title = self.config.title or "AGENT"
+        text.append(f"{title}  ", style="bold")
+        agent = self.agent
+        if agent is None:
+            text.append("no model configured", style="dim")
+            status.update(text)
+            return
+        text.append(f"{agent.mode} · {agent.state}", style="bold")
+        usage, budgets = agent.usage, agent.budgets
+
+        def limit(value: float | None, fmt: str = "{}") -> str:
+            return f"/{fmt.format(value)}" if value is not None else ""
+
+        cost = f"${usage.cost:.4f}" if usage.cost_known else "cost ?"
+        text.append(
+            f"  steps {usage.steps}{limit(budgets.max_steps)}"
+            f"  tokens {usage.tokens}{limit(budgets.max_tokens)}"
+            f"  {cost}{limit(budgets.max_cost, '${:.2f}')}",
+            style="dim",
+        )
+        status.update(text)
+
+    # -- the person's controls ---------------------------------------------------------------
+
+    @on(Tabs.TabActivated, "#agent-modes")
+    def _mode_tab(self, message: Tabs.TabActivated) -> None:
+        message.stop()
+        mode = str(message.tab.id or "").removeprefix("mode-")
+        if self.agent is not None and mode and mode != self.agent.mode:
+            self.agent.set_mode(Mode(mode))
+        self.config.mode = Mode(mode) if mode else self.config.mode
+
+    def action_mode(self, mode: str) -> None:
+        self.query_one("#agent-modes", Tabs).active = f"mode-{mode}"
+
+    async def action_interrupt(self) -> None:
+        if self.agent is not None and self.running:
+            await self.agent.interrupt()
+
+    def action_stop(self) -> None:
+        if self.agent is not None and self.running:
+            self.agent.stop()
+
+    def action_focus_task(self) -> None:
+        self.query_one("#agent-task", Input).focus()
+
+    @on(ApprovalPrompt.Decided)
+    def _decided(self, message: ApprovalPrompt.Decided) -> None:
+        message.stop()
+        if self.agent is None:
+            return
+        if message.approved:
+            self.agent.approve()
+        else:
+            self.agent.reject(message.reason)
+        self.query_one(ApprovalPrompt).close()
+        self.query_one("#agent-cards").focus()
+
+    @on(Input.Submitted, "#agent-task")
+    def _task_submitted(self, message: Input.Submitted) -> None:
+        message.stop()
+        text = message.value.strip()
+        if not text:
+            return
+        message.input.value = ""
+        if text.startswith("$"):
+            self._run_command(text[1:].strip())
+        elif self.running and self.agent is not None:
+            self.agent.tell(text)
+            self.notify("Sent to the agent; it reads it before its next step.")
+        else:
+            self.start(text)
+
+    @work(group="agent-human")
+    async def _run_command(self, command: str) -> None:
+        """The person acts: a command typed in the pane runs in the session as theirs."""
+        if not command:
+            return
+        try:
+            await self.session.exec(command, actor=Actor.HUMAN, timeout=600)
+        except SessionError as exc:
+            self.notify(str(exc), severity="error")

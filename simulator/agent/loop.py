@@ -122,6 +122,7 @@ class Agent:
         self._interrupted = False
         self._stopped = False
         self._taken_over: list[str] = []
+        self._told: list[str] = []
         self._unsubscribe: Callable[[], None] | None = None
         self._response_seq: int | None = None
 
@@ -163,6 +164,10 @@ class Agent:
             self._model_task.cancel()
         elif self.state == "tool":
             await self.session.interrupt(actor=Actor.HUMAN)
+
+    def tell(self, text: str) -> None:
+        """A message from the person, read by the model before its next step."""
+        self._told.append(text)
 
     def stop(self) -> None:
         """End the run after the current step."""
@@ -208,6 +213,7 @@ class Agent:
             if exceeded := self._exceeded():
                 return self._result(f"budget:{exceeded}", f"The {exceeded} budget ran out.")
             self._interrupted = False
+            self._deliver_messages()
             try:
                 turn = await self._call_model()
             except ModelError as exc:
@@ -446,6 +452,12 @@ class Agent:
             }
         )
         self._taken_over.clear()
+
+    def _deliver_messages(self) -> None:
+        for text in self._told:
+            self.session.note(text, actor=Actor.HUMAN, mark="agent.message")
+            self.messages.append({"role": "user", "content": f"The person says: {text}"})
+        self._told.clear()
 
     # -- notifications -----------------------------------------------------------------------
 

@@ -1,43 +1,171 @@
-"""The agent pane mounted in a small app over a real session."""
+"""The agent pane driven with Pilot over a real session: cards, confirm mode with one approval
+and one rejection with a reason, pausing and taking over, a new task after finish."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
+import json
+import time
+from collections.abc import Callable
 
 import pytest
 from textual.app import App, ComposeResult
+from textual.pilot import Pilot
+from textual.widgets import Input
 
-from simulator.events import Actor
+from agent.conftest import BUG, FIX
+from simulator.agent import AgentConfig, Mode, ModelTurn, ScriptedClient, ToolCall
+from simulator.events import Actor, Event, Kind
 from simulator.session import Session
-from widgets.agent_pane import AgentPane, EventCard
+from simulator.trajectory import read_trajectory
+from widgets.agent_pane import AgentPane, ApprovalPrompt, EventCard
 
 
 class PaneApp(App[None]):
-    def __init__(self, session: Session) -> None:
+    """The pane alone, fed the session's events the way RepoSimApp feeds them."""
+
+    def __init__(self, session: Session, config: AgentConfig | None = None) -> None:
         super().__init__()
         self.session = session
+        self.config = config
 
     def compose(self) -> ComposeResult:
-        yield AgentPane(self.session)
+        yield AgentPane(self.session, self.config)
 
     def on_mount(self) -> None:
         pane = self.query_one(AgentPane)
-        self.session.subscribe(pane.add_event)
+        self._unsubscribe = self.session.subscribe(pane.add_event)
+
+    def on_unmount(self) -> None:
+        self._unsubscribe()
 
 
-@pytest.fixture
-async def session(sample_repo: Path, tmp_path: Path) -> AsyncIterator[Session]:
-    session = await Session.open(sample_repo, trajectory_path=tmp_path / "t.jsonl")
-    yield session
-    await session.close()
+def turn(name: str, thought: str = "", **arguments: object) -> ModelTurn:
+    return ModelTurn(
+        content=thought,
+        tool_calls=(ToolCall(f"c{time.monotonic_ns()}", name, json.dumps(arguments)),),
+    )
+
+
+async def wait_until(
+    pilot: Pilot[None], condition: Callable[[], bool], timeout: float = 90
+) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting for the UI"
+        await pilot.pause(0.05)
+
+
+def events(session: Session) -> list[Event]:
+    return read_trajectory(session.trajectory_path).events
+
+
+def card_texts(app: App[None]) -> list[str]:
+    return [card.plain_text() for card in app.query(EventCard)]
 
 
 async def test_pane_shows_session_events_as_cards(session: Session) -> None:
     app = PaneApp(session)
     async with app.run_test() as pilot:
-        await session.exec("echo hello", actor=Actor.AGENT)
+        await session.exec("echo hello", actor=Actor.HUMAN)
         await pilot.pause()
-        texts = [str(card.render()) for card in app.query(EventCard)]
-        assert any("$ echo hello" in t for t in texts)
-        assert any("exit 0" in t for t in texts)
+        texts = "\n".join(card_texts(app))
+        assert "$ echo hello" in texts
+        assert "exit 0" in texts
+
+
+async def test_confirm_mode_through_the_ui_one_rejection_one_approval(session: Session) -> None:
+    client = ScriptedClient(
+        [
+            turn("bash", "Start clean.", command="rm -rf tests"),
+            turn(
+                "edit",
+                "Fix the divisor.",
+                command="str_replace",
+                path="stats/core.py",
+                old_str=BUG,
+                new_str=FIX,
+            ),
+            turn("finish", summary="Fixed mean."),
+        ]
+    )
+    config = AgentConfig(client=client, mode=Mode.CONFIRM, task="Make the tests pass.")
+    app = PaneApp(session, config)
+    async with app.run_test(size=(120, 50)) as pilot:
+        prompt = app.query_one(ApprovalPrompt)
+        await wait_until(pilot, lambda: bool(prompt.display))
+        assert prompt.description == "$ rm -rf tests"
+        await pilot.press("r")
+        reason = prompt.query_one("#approval-reason", Input)
+        assert reason.has_focus
+        await pilot.press(*"keep the tests", "enter")
+        await wait_until(
+            pilot,
+            lambda: bool(prompt.display) and prompt.description.startswith("edit stats/core.py"),
+        )
+        await pilot.press("a")
+        pane = app.query_one(AgentPane)
+        await wait_until(pilot, lambda: not pane.running)
+        texts = "\n".join(card_texts(app))
+        assert "Fixed mean." in texts
+        assert "rejected" in texts
+    assert await session.exists("tests/test_core.py")
+    assert FIX in (await session.read_bytes("stats/core.py")).decode()
+    recorded = events(session)
+    decisions = [e for e in recorded if e.kind == Kind.POLICY_DECISION]
+    assert [(d.payload["allowed"], d.payload["reason"], d.actor) for d in decisions] == [
+        (False, "keep the tests", Actor.HUMAN),
+        (True, "", Actor.HUMAN),
+    ]
+    rejection = next(m for m in client.calls[1] if m["role"] == "tool")
+    assert "keep the tests" in rejection["content"]
+    assert not any(e.kind == Kind.EXEC for e in recorded)
+
+
+async def test_pause_take_over_and_resume(session: Session) -> None:
+    client = ScriptedClient(
+        [turn("view", path="stats/core.py"), turn("finish", summary="saw what you did")], delay=0.5
+    )
+    config = AgentConfig(client=client, task="Look around.")
+    app = PaneApp(session, config)
+    async with app.run_test(size=(120, 50)) as pilot:
+        pane = app.query_one(AgentPane)
+        assert pane.agent is not None
+        await wait_until(pilot, lambda: pane.agent is not None and pane.agent.state == "model")
+        pane.query_one("#agent-cards").focus()
+        await pilot.press("i")  # interrupt the model call: the agent pauses in mode human
+        await wait_until(pilot, lambda: pane.agent is not None and pane.agent.state == "paused")
+        assert pane.agent.mode is Mode.HUMAN
+        # the person takes over: a command typed in the pane runs as theirs
+        await pilot.press("t", *"$ echo taking-over > NOTE.txt", "enter")
+        await wait_until(pilot, lambda: any(e.kind == Kind.EXEC_RESULT for e in events(session)))
+        pane.query_one("#agent-cards").focus()
+        await pilot.press("g")  # back to auto
+        await wait_until(pilot, lambda: not pane.running)
+        # a new task after finish
+        client._turns.append(turn("finish", summary="second task done"))
+        await pilot.press("t", *"one more thing", "enter")
+        await wait_until(
+            pilot, lambda: sum(e.kind == Kind.AGENT_FINISH for e in events(session)) == 2
+        )
+    told = [m for m in client.calls[1] if m["role"] == "user"][-1]["content"]
+    assert "$ echo taking-over > NOTE.txt" in told
+    exec_event = next(e for e in events(session) if e.kind == Kind.EXEC)
+    assert exec_event.actor is Actor.HUMAN
+    finishes = [e.payload["summary"] for e in events(session) if e.kind == Kind.AGENT_FINISH]
+    assert finishes == ["saw what you did", "second task done"]
+    modes = [e.payload["text"] for e in events(session) if e.payload.get("mark") == "agent.mode"]
+    assert modes == ["agent mode: human", "agent mode: auto"]
+
+
+async def test_no_model_configured_is_one_notification(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("REPOSIM_MODEL", raising=False)
+    app = PaneApp(session)
+    async with app.run_test(size=(120, 50)) as pilot:
+        pane = app.query_one(AgentPane)
+        await pilot.click("#agent-task")
+        await pilot.press(*"fix it", "enter")
+        await wait_until(pilot, lambda: not pane.running and bool(app._notifications))
+        messages = [n.message for n in app._notifications]
+        assert any("No model is configured" in m and "REPOSIM_MODEL" in m for m in messages)
