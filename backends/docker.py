@@ -240,7 +240,9 @@ oomfile=
 for f in /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control; do
   [[ -r $f ]] && { oomfile=$f; break; }
 done
-printf '\036READY\036\n'
+known=
+while IFS=: read -r n _ u _; do [[ $u == "$UID" ]] && { known=$n; break; }; done < /etc/passwd
+printf '\036READY:%s\036\n' "$known"
 while read -r id cmd sig root mode; do
   if [[ $cmd == oom ]]; then
     n=0
@@ -295,13 +297,16 @@ class _Reaper:
         self._oom_seen = 0
         self._asked = 0
         self._buffer = bytearray()
+        self.user_name = ""
+        """The image's user name for the session's uid; empty when the image has none."""
 
     @classmethod
     async def open(cls, api: Any, container: str, user: str) -> _Reaper:
         stream = await _ExecStream.open(api, container, ["bash", "-c", _REAPER], user=user)
         reaper = cls(stream)
         demux = _Demuxer(stream.reader)
-        await _read_marker(demux.recv, re.compile(rb"\x1eREADY\x1e\n()"))
+        name = await _read_marker(demux.recv, re.compile(rb"\x1eREADY:([^\x1e]*)\x1e\n"))
+        reaper.user_name = name.decode(errors="replace")
         reaper._demux = demux
         reaper._oom_seen = await reaper.oom_count()
         return reaper
@@ -697,17 +702,20 @@ class DockerBackend(Backend):
             with archive:
                 results = await asyncio.gather(
                     self._put_archive(archive),
-                    self._ensure_user(),
                     _Reaper.open(self._api, container, self._user_spec()),
                     shell.start(),
                     return_exceptions=True,
                 )
             self._shell = shell
-            if isinstance(results[2], _Reaper):
-                self._reaper = results[2]
+            if isinstance(results[1], _Reaper):
+                self._reaper = results[1]
             for result in results:
                 if isinstance(result, BaseException):
                     raise result
+            assert self._reaper is not None
+            self._user_name = self._reaper.user_name
+            if not self._user_name:
+                await self._ensure_user()
         except BaseException:
             await self.stop()
             raise

@@ -148,3 +148,45 @@ async def test_ca_bundle_and_proxy_reach_the_container(
     text = shown.output.decode()
     assert "not really" in text
     assert text.strip().endswith("/etc/ssl/certs/reposim-ca-bundle.crt http://proxy.invalid:3128")
+
+
+@pytest.fixture
+def image_without_user(docker_client: Any) -> Iterator[str]:
+    """The test image with its uid-1000 user removed (like python:3.11-slim, which has none)."""
+    from conftest import TEST_IMAGE
+
+    container = docker_client.containers.run(
+        TEST_IMAGE,
+        ["sh", "-c", "userdel reposim && rm -rf /home/reposim"],
+        user="0",
+        detach=True,
+        network_mode="none",
+    )
+    try:
+        assert container.wait(timeout=60)["StatusCode"] == 0
+        tag = "reposim/test-no-user:latest"
+        image = container.commit(repository="reposim/test-no-user", tag="latest")
+    finally:
+        container.remove(force=True)
+    yield tag
+    docker_client.images.remove(image.id, force=True)
+
+
+async def test_an_image_without_our_uid_gets_a_user_and_a_home(
+    image_without_user: str, make_backend: BackendFactory, sample_repo: Path
+) -> None:
+    # (image_without_user comes first so that it is torn down after the session's container)
+    backend = await make_backend(sample_repo, image=image_without_user)
+    who = await backend.exec('id -u; whoami; echo "$HOME $USER"; touch ~/written && echo ok')
+    assert who.output.decode().split("\n")[:4] == ["1000", "reposim", "/home/reposim reposim", "ok"]
+    assert "reposim (uid 1000)" in backend.describe().as_dict()["user"]
+    pty = await backend.open_pty()
+    try:
+        await pty.write(b"echo pty-$USER-$HOME\n")
+        seen = b""
+        while b"pty-reposim-/home/reposim" not in seen:
+            chunk = await asyncio.wait_for(pty.read(), 30)
+            assert chunk
+            seen += chunk
+    finally:
+        await pty.close()
