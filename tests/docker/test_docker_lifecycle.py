@@ -233,3 +233,26 @@ async def test_ctrl_c_during_a_command_removes_the_container(
     assert (
         docker_client.api.containers(all=True, filters={"label": f"{LABEL_PID}={proc.pid}"}) == []
     )
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run a process as an unprivileged user")
+async def test_permission_denied_on_the_socket_is_one_sentence() -> None:
+    import shutil
+
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("setpriv (util-linux) is not installed")
+    if os.environ.get("DOCKER_HOST", "unix://").startswith("unix://") is False:
+        pytest.skip("the engine is not reached through a unix socket")
+    if Path("/var/run/docker.sock").stat().st_mode & 0o006:
+        pytest.skip("the Docker socket is world-accessible here")
+    proc = await asyncio.create_subprocess_exec(
+        setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c",
+        "from backends.docker_engine import connect\n"
+        "try:\n    connect()\nexcept Exception as exc:\n    print(exc)\n",
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+    )  # fmt: skip
+    out, _ = await proc.communicate()
+    assert out.decode().startswith("Permission denied on the Docker socket")
+    assert "docker` group" in out.decode()
