@@ -48,11 +48,19 @@ class EventSource(Protocol):
     def load_blob(self, event: Event, key: str) -> str:
         """The whole text of a payload field that the writer shortened."""
 
+    def meta(self, index: int) -> tuple[str, str]:
+        """(actor, kind) of an event, as cheaply as the source can tell."""
+
+    def search(self, text: str, start: int = 0, *, backward: bool = False) -> int | None:
+        """The next event from `start` (inclusive) whose text contains `text`, any case."""
+
+    def close(self) -> None: ...
+
 
 class TrajectoryIndex:
     """A native reposim.trajectory/1 file, indexed by line offsets and parsed lazily."""
 
-    def __init__(self, path: Path | str, *, cache_size: int = 2048) -> None:
+    def __init__(self, path: Path | str, *, cache_size: int = 2048, lazy: bool = False) -> None:
         self.path = Path(path)
         self._cache: OrderedDict[int, Event] = OrderedDict()
         self._cache_size = cache_size
@@ -86,25 +94,43 @@ class TrajectoryIndex:
             raise
         self._starts = array("q")
         self._lines = array("l")  # the 1-based line number of each event, for messages
+        self._size = size
+        self._number = 1
+        self._pos = size
         if end == -1:
             self._problem = "line 1 is incomplete (the writer was cut off)."
         else:
-            self._scan(end + 1, size)
+            self._pos = end + 1
+            if not lazy:
+                self.scan()
 
-    def _scan(self, pos: int, size: int) -> None:
+    @property
+    def scanned(self) -> bool:
+        """Whether every line has been indexed (see `scan`)."""
+        return self._pos >= self._size
+
+    def scan(self, budget: int | None = None) -> bool:
+        """Index the next `budget` bytes of lines (all of them by default); True when done.
+
+        A viewer indexes a first chunk, shows it, and goes on in a thread while the user reads;
+        `len()` grows as lines are found."""
         find = self._map.find
         starts, lines = self._starts, self._lines
-        number = 1
-        while pos < size:
+        pos, number, size = self._pos, self._number, self._size
+        stop = size if budget is None else min(size, pos + budget)
+        while pos < stop:
             number += 1
             nl = find(b"\n", pos)
             if nl == -1:
                 self._problem = f"line {number} is incomplete (the writer was cut off)."
-                return
+                pos = size
+                break
             if nl > pos and not self._map[pos:nl].isspace():
                 starts.append(pos)
                 lines.append(number)
             pos = nl + 1
+        self._pos, self._number = pos, number
+        return pos >= size
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -192,7 +218,7 @@ class TrajectoryIndex:
         pattern = _caseless(json.dumps(text, ensure_ascii=False)[1:-1])
         start = max(0, min(start, len(self) - 1))
         if not backward:
-            match = pattern.search(self._map, self._starts[start])
+            match = pattern.search(self._map, self._starts[start], self._pos)
             if match is None:
                 return None
             return bisect.bisect_right(self._starts, match.start()) - 1
@@ -307,15 +333,16 @@ def is_native(path: Path) -> bool:
     return isinstance(data, dict) and "schema" in data
 
 
-def open_trajectory(path: Path | str) -> TrajectoryIndex | MemoryTrajectory:
-    """Open a trajectory of RepoSim or of another tool, whichever `path` holds."""
+def open_trajectory(path: Path | str, *, lazy: bool = False) -> TrajectoryIndex | MemoryTrajectory:
+    """Open a trajectory of RepoSim or of another tool, whichever `path` holds (with lazy, a
+    RepoSim file is indexed only as far as `scan` is asked to)."""
     path = Path(path)
     if not path.exists():
         raise TrajectoryError(f"{path} does not exist.")
     if path.is_dir():
         raise TrajectoryError(f"{path} is a directory, not a trajectory file.")
     if is_native(path):
-        return TrajectoryIndex(path)
+        return TrajectoryIndex(path, lazy=lazy)
     from simulator.interop import load_foreign
 
     header, events = load_foreign(path)

@@ -7,6 +7,7 @@ parsed only when a row is drawn or selected, and the timeline renders visible ro
 
 from __future__ import annotations
 
+import time
 from array import array
 from pathlib import Path
 from typing import ClassVar
@@ -22,7 +23,7 @@ from textual.widgets import Footer, Input, OptionList, Static, TabbedContent, Ta
 from textual.worker import get_current_worker
 
 from simulator.events import Kind
-from simulator.replay.index import EventSource, open_trajectory
+from simulator.replay.index import EventSource, TrajectoryIndex, open_trajectory
 from simulator.replay.workspace import workspace_at
 from simulator.trajectory import TrajectoryError
 from widgets.replay.detail import render_file, render_step
@@ -38,6 +39,9 @@ KIND_GROUPS: dict[str, tuple[str, ...]] = {
     "model": ("llm.", "tool.", "agent."),
     "terminal": ("terminal.",),
 }
+_DETAIL_SETTLE = 0.06
+_FIRST_CHUNK = 256 * 1024
+_CHUNK = 4 * 1024 * 1024
 SPEEDS = (1.0, 2.0, 5.0, 10.0, 25.0, 50.0)
 EDIT_KINDS = (Kind.FILE_WRITE, Kind.FILE_EDIT, Kind.FILE_CREATE, Kind.FILE_DELETE, Kind.FILE_RENAME)
 
@@ -75,6 +79,9 @@ class ReplayScreen(Screen[None]):
             self.source = source
             self.error = error
 
+    class Grew(Message):
+        """More of the file has been indexed."""
+
     class RowsReady(Message):
         def __init__(self, rows: array[int] | None) -> None:
             super().__init__()
@@ -103,6 +110,9 @@ class ReplayScreen(Screen[None]):
         self._files: dict[str, str | None] = {}
         self._files_index = -1
         self._search_text = ""
+        self._detail_index: int | None = None
+        self._detail_timer: Timer | None = None
+        self._detail_shown_at = 0.0
 
     def compose(self) -> ComposeResult:
         yield Static(f"Opening {self.path} …", id="replay-title")
@@ -132,12 +142,23 @@ class ReplayScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="replay-load")
     def _load(self) -> None:
+        # Toolong-style: index a first chunk, show it, index the rest while the user reads.
         try:
-            source = open_trajectory(self.path)
+            source = open_trajectory(self.path, lazy=True)
         except TrajectoryError as exc:
             self.post_message(self.Loaded(None, str(exc)))
             return
+        if not isinstance(source, TrajectoryIndex):
+            self.post_message(self.Loaded(source))
+            return
+        source.scan(_FIRST_CHUNK)
         self.post_message(self.Loaded(source))
+        worker = get_current_worker()
+        while not source.scan(_CHUNK):
+            if worker.is_cancelled:
+                return
+            self.post_message(self.Grew())
+        self.post_message(self.Grew())
 
     @on(Loaded)
     def _loaded(self, message: Loaded) -> None:
@@ -145,23 +166,43 @@ class ReplayScreen(Screen[None]):
         if message.source is None:
             title.update(f"[b red]Cannot open:[/] {message.error}")
             return
-        self.source = source = message.source
+        self.source = message.source
+        self._update_title()
+        self.query_one(Timeline).set_source(message.source)
+        self._update_status()
+
+    @on(Grew)
+    def _grew(self) -> None:
+        if self.source is None:
+            return
+        self.query_one(Timeline).grow()
+        self._update_title()
+        self._update_status()
+        filtered = self.actor_filter != "all" or self.kind_filter != "all"
+        if filtered and isinstance(self.source, TrajectoryIndex) and self.source.scanned:
+            self._filter()
+
+    def _update_title(self) -> None:
+        source = self.source
+        if source is None:
+            return
         header = source.header
         repo = header.get("repo") or {}
         imported = header.get("imported") or {}
-        origin = (
-            f"  (from {imported.get('format')})" if isinstance(imported, dict) and imported else ""
-        )
+        origin = ""
+        if isinstance(imported, dict) and imported:
+            origin = f"  (from {imported.get('format')})"
         commit = str(repo.get("commit") or "")[:12] if isinstance(repo, dict) else ""
         where = repo.get("source") if isinstance(repo, dict) else None
-        parts = [f"[b]{self.path.name}[/]{origin}", f"{len(source)} steps"]
+        counted = f"{len(source)} steps"
+        if isinstance(source, TrajectoryIndex) and not source.scanned:
+            counted += " so far (indexing …)"
+        parts = [f"[b]{self.path.name}[/]{origin}", counted]
         if where:
             parts.append(f"{where}" + (f" @ {commit}" if commit else ""))
         if source.problem:
             parts.append(f"[red]stops early: {source.problem}[/]")
-        title.update("  ·  ".join(parts))
-        self.query_one(Timeline).set_source(source)
-        self._update_status()
+        self.query_one("#replay-title", Static).update("  ·  ".join(parts), layout=False)
 
     # -- selection -------------------------------------------------------------------------
 
@@ -169,11 +210,34 @@ class ReplayScreen(Screen[None]):
     def _selected(self, message: Timeline.Selected) -> None:
         if self.source is None:
             return
-        self.query_one("#replay-detail", Static).update(render_step(self.source, message.index))
-        self.query_one("#replay-detail-scroll", VerticalScroll).scroll_home(animate=False)
-        if self.query_one(TabbedContent).active == "replay-tab-files":
-            self._compute_files(message.index)
         self._update_status()
+        # The detail pane needs a layout pass (its height changes with the step). While the
+        # cursor moves quickly (playing, holding a key, jumping around) the latest selection
+        # replaces queued ones and the pane follows once it settles.
+        self._detail_index = message.index
+        now = time.monotonic()
+        if now - self._detail_shown_at > _DETAIL_SETTLE and self._detail_timer is None:
+            self._show_detail()
+        elif self._detail_timer is None:
+            self._detail_timer = self.set_timer(_DETAIL_SETTLE, self._show_detail)
+
+    def _show_detail(self) -> None:
+        self._detail_timer = None
+        index = self._detail_index
+        if self.source is None or index is None:
+            return
+        self._detail_shown_at = time.monotonic()
+        self.query_one("#replay-detail", Static).update(render_step(self.source, index))
+        scroll = self.query_one("#replay-detail-scroll", VerticalScroll)
+        if scroll.scroll_y:
+            scroll.scroll_home(animate=False)
+        if self.query_one(TabbedContent).active == "replay-tab-files":
+            self._compute_files(index)
+
+    @property
+    def shown_step(self) -> int | None:
+        """The event index the detail pane shows (it may trail the cursor briefly)."""
+        return self._detail_index if self._detail_timer is None else None
 
     def _update_status(self) -> None:
         timeline = self.query_one(Timeline)
@@ -184,11 +248,13 @@ class ReplayScreen(Screen[None]):
         where = f"step {position + 1 if position is not None else 0}/{total}"
         if shown != total:
             where += f" ({shown} shown)"
+        # One-line bars of fixed height: repaint them without a layout pass.
         self.query_one("#replay-status", Static).update(
-            f"{playing}  {SPEEDS[self.speed_index]:g} steps/s   {where}"
+            f"{playing}  {SPEEDS[self.speed_index]:g} steps/s   {where}", layout=False
         )
         self.query_one("#replay-filters", Static).update(
-            f"actor: [b]{self.actor_filter}[/] (a)   kind: [b]{self.kind_filter}[/] (t)"
+            f"actor: [b]{self.actor_filter}[/] (a)   kind: [b]{self.kind_filter}[/] (t)",
+            layout=False,
         )
 
     # -- files at the step -----------------------------------------------------------------

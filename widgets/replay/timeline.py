@@ -76,6 +76,12 @@ class Timeline(ScrollView, can_focus=True):
             self.cursor = 0
         self.refresh()
 
+    def grow(self) -> None:
+        """The source has more events than before (it is still being indexed)."""
+        if self.rows is None:
+            self.virtual_size = Size(self.size.width, self.row_count)
+            self.refresh()
+
     @property
     def row_count(self) -> int:
         if self.source is None:
@@ -124,19 +130,25 @@ class Timeline(ScrollView, can_focus=True):
     def watch_cursor(self, old: int, new: int) -> None:
         self._forget_row(old)
         self._forget_row(new)
-        self.scroll_to_region_visible(new)
-        self.refresh()
+        if not self.scroll_to_region_visible(new):
+            # No scrolling: only the two rows whose highlight changed are repainted.
+            self.refresh_line(old)
+            self.refresh_line(new)
         index = self.current_index
         if index is not None:
             self.post_message(self.Selected(index))
 
-    def scroll_to_region_visible(self, row: int) -> None:
+    def scroll_to_region_visible(self, row: int) -> bool:
+        """Scroll so that `row` is visible; True if that scrolled (and so repaints all)."""
         top = int(self.scroll_offset.y)
         height = max(1, self.scrollable_content_region.height)
         if row < top:
-            self.scroll_to(y=row, animate=False)
+            self.scroll_to(y=row, animate=False, immediate=True)
         elif row >= top + height:
-            self.scroll_to(y=row - height + 1, animate=False)
+            self.scroll_to(y=row - height + 1, animate=False, immediate=True)
+        else:
+            return False
+        return True
 
     def _forget_row(self, row: int) -> None:
         for key in [k for k in self._cache if k[0] == row]:

@@ -1,0 +1,230 @@
+"""Opening a 100k-event trajectory: index build, first frame, random jumps, memory.
+
+Reference on the same machine: reading the whole file the way whole-file JSON viewers do (every
+line parsed into events: `simulator.trajectory.read_trajectory`). Then the same in the Textual
+replay view, headless (App.run_test): time to the first frame with rows, and jumps to random steps.
+
+    uv run python bench/replay_open.py [--events 100000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._report import ms, summary, table
+from simulator.describe import describe_event
+from simulator.events import Actor, Event
+from simulator.replay.index import TrajectoryIndex
+from simulator.trajectory import TrajectoryWriter, read_trajectory
+
+ROWS = 40
+
+
+def anon_memory() -> int:
+    """Anonymous resident memory (the heap), excluding file pages the mmap touched."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("RssAnon:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def generate(path: Path, count: int) -> None:
+    rng = random.Random(7)
+    writer = TrajectoryWriter(path, {"session": "bench", "repo": {"source": None}})
+    seq = 0
+    while seq < count:
+        seq += 1
+        if seq % 25 == 0:
+            n = rng.randrange(1000)
+            body = "".join(f"line {i} of module {n}\n" for i in range(rng.randrange(5, 60)))
+            writer.write(
+                Event(
+                    seq,
+                    seq * 0.01,
+                    Actor.HUMAN,
+                    "file.write",
+                    {
+                        "path": f"pkg/mod{n}.py",
+                        "content": body,
+                        "diff": "+" + body.replace("\n", "\n+"),
+                        "before_sha256": None,
+                        "after_sha256": "0" * 64,
+                    },
+                )
+            )
+            continue
+        writer.write(
+            Event(
+                seq,
+                seq * 0.01,
+                Actor.AGENT,
+                "exec",
+                {"command": f"grep -rn token{seq} src | head", "timeout": None},
+            )
+        )
+        seq += 1
+        output = "".join(
+            f"src/f{i}.py:{i}: token{seq} = {rng.random()}\n" for i in range(rng.randrange(1, 12))
+        )
+        writer.write(
+            Event(
+                seq,
+                seq * 0.01,
+                Actor.AGENT,
+                "exec.result",
+                {
+                    "exit_code": rng.choice([0, 0, 0, 1]),
+                    "output": output,
+                    "duration": 0.01,
+                    "timed_out": False,
+                    "interrupted": False,
+                    "shell_restarted": False,
+                    "oom_killed": False,
+                    "cwd": "/w",
+                },
+                cause=seq - 1,
+            )
+        )
+    writer.close()
+
+
+def frame(index: TrajectoryIndex, top: int) -> list[str]:
+    return [describe_event(index.event(i)) for i in range(top, min(len(index), top + ROWS))]
+
+
+def engine(path: Path) -> list[tuple[str, str, str]]:
+    size = path.stat().st_size
+    gc.collect()
+    before = anon_memory()
+    started = time.perf_counter()
+    whole = read_trajectory(path)
+    reference_open = time.perf_counter() - started
+    reference_memory = anon_memory() - before
+    count = len(whole.events)
+    del whole
+    gc.collect()
+
+    before = anon_memory()
+    started = time.perf_counter()
+    index = TrajectoryIndex(path)
+    built = time.perf_counter() - started
+    frame(index, 0)
+    first = time.perf_counter() - started
+    rng = random.Random(1)
+    jumps = []
+    for _ in range(300):
+        top = rng.randrange(len(index))
+        t0 = time.perf_counter()
+        frame(index, top)
+        jumps.append(time.perf_counter() - t0)
+    memory = anon_memory() - before
+    assert len(index) == count
+    index.close()
+    return [
+        ("file", "", f"{count} events, {size / 1e6:.1f} MB"),
+        (
+            "open to first frame (engine)",
+            f"{ms(reference_open)} (parse all)",
+            f"{ms(first)} (index {ms(built)}); {reference_open / first:.1f}x faster",
+        ),
+        ("jump to a random step + 40 rows", "-", summary(jumps)),
+        (
+            "memory growth (anonymous RSS)",
+            f"{reference_memory / 1e6:.1f} MB",
+            f"{memory / 1e6:.1f} MB ({memory / size:.1%} of the file)",
+        ),
+    ]
+
+
+async def view(path: Path) -> list[tuple[str, str, str]]:
+    from textual.app import App
+    from textual.widgets import Static
+
+    from widgets.replay import ReplayApp, ReplayScreen, Timeline
+
+    class Bare(App[None]):
+        def compose(self):  # type: ignore[no-untyped-def]
+            yield Static("hello")
+
+    started = time.perf_counter()
+    async with Bare().run_test(size=(160, 50)) as pilot:
+        await pilot.pause()
+    bare = time.perf_counter() - started
+
+    started = time.perf_counter()
+    app = ReplayApp(path)
+    async with app.run_test(size=(160, 50)) as pilot:
+        running = time.perf_counter() - started
+        timeline = None
+        while True:
+            await pilot.pause(0.005)
+            if timeline is None:
+                found = app.screen.query(Timeline)
+                timeline = found.first() if found else None
+            if timeline is not None and timeline.row_count:
+                break
+        await pilot.pause()
+        first = time.perf_counter() - started
+        screen = app.screen
+        assert isinstance(screen, ReplayScreen)
+        idle = []
+        for _ in range(20):
+            t0 = time.perf_counter()
+            await pilot.pause()
+            idle.append(time.perf_counter() - t0)
+        rng = random.Random(2)
+        jumps, details, steps = [], [], []
+        for _ in range(60):
+            target = rng.randrange(timeline.row_count)
+            t0 = time.perf_counter()
+            timeline.go_to_index(target)
+            await pilot.pause()
+            jumps.append(time.perf_counter() - t0)
+            while screen.shown_step != target:
+                await pilot.pause(0.005)
+            await pilot.pause()
+            details.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            timeline.action_move(1)
+            await pilot.pause()
+            steps.append(time.perf_counter() - t0)
+        assert timeline.current_index == target + 1 or target == timeline.row_count - 1
+    return [
+        ("view: app running (no file yet)", f"bare Textual app here: {ms(bare)}", ms(running)),
+        (
+            "view: start to first frame with rows",
+            "<= 1 s (target)",
+            f"{ms(first)} ({ms(first - running)} after the app runs)",
+        ),
+        ("view: an idle refresh cycle (pilot)", "-", summary(idle)),
+        ("view: jump to a random step, timeline repainted", "<= 50 ms (target)", summary(jumps)),
+        ("view: ... and the step's detail shown", "-", summary(details)),
+        ("view: next step (one row down)", "-", summary(steps)),
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--events", type=int, default=100_000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "big.jsonl"
+        t0 = time.perf_counter()
+        generate(path, args.events)
+        print(f"generated {args.events} events in {time.perf_counter() - t0:.1f}s")
+        rows = engine(path)
+        rows += asyncio.run(view(path))
+    print(table("Opening a big trajectory (2 shared cores, machine loaded; one run)", rows))
+
+
+if __name__ == "__main__":
+    main()
