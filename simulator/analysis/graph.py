@@ -114,6 +114,10 @@ class CallGraph:
         # Module-level resolutions, by (path, expr): most calls name module-level things.
         self._cache: dict[tuple[str, str], Value] = {}
         self._scope_names: dict[str, frozenset[str]] = {}
+        self._param_cache: dict[str, frozenset[str]] = {}
+        self._targets: dict[str, Target] = {}
+        self._attr_cache: dict[tuple[str, str, bool], Value] = {}
+        self._method_classes: dict[str, Target | None] = {}
         self.edges: dict[str, list[Edge]] = {}
         self.callers_of: dict[str, list[Edge]] = defaultdict(list)
         for record in self.files.values():
@@ -176,20 +180,20 @@ class CallGraph:
         if record.module and record.module not in self.modules:
             self.modules[record.module] = module
 
-    @staticmethod
-    def _function_target(fn: FunctionRecord) -> Target:
-        return Target(fn.kind, fn.path, fn.qualname, fn.def_line, fn.end_line, fn.id)
+    def _function_target(self, fn: FunctionRecord) -> Target:
+        target = self._targets.get(fn.id)
+        if target is None:
+            target = Target(fn.kind, fn.path, fn.qualname, fn.def_line, fn.end_line, fn.id)
+            self._targets[fn.id] = target
+        return target
 
-    @staticmethod
-    def _class_target(record: FileRecord, cls: ClassRecord) -> Target:
-        return Target(
-            "class",
-            record.path,
-            cls.qualname,
-            cls.start_line,
-            cls.end_line,
-            symbol_id(record.path, cls.qualname),
-        )
+    def _class_target(self, record: FileRecord, cls: ClassRecord) -> Target:
+        ident = symbol_id(record.path, cls.qualname)
+        target = self._targets.get(ident)
+        if target is None:
+            target = Target("class", record.path, cls.qualname, cls.start_line, cls.end_line, ident)
+            self._targets[ident] = target
+        return target
 
     def _module_target(self, name: str) -> Target:
         rec = self.modules[name].record
@@ -222,7 +226,7 @@ class CallGraph:
         """Names bound by fn and the functions around it (parameters, nested defs, imports)."""
         names = self._scope_names.get(fn.id)
         if names is None:
-            own = set(_param_names(fn)) | set(self._locals.get(symbol_id(fn.path, fn.qualname), ()))
+            own = set(self._params(fn)) | set(self._locals.get(symbol_id(fn.path, fn.qualname), ()))
             parent = (
                 self.functions.get(symbol_id(fn.path, fn.parent_qualname))
                 if fn.parent_qualname
@@ -234,6 +238,13 @@ class CallGraph:
         return names
 
     def _method_class(self, fn: FunctionRecord | None) -> Target | None:
+        if fn is None:
+            return None
+        if fn.id not in self._method_classes:
+            self._method_classes[fn.id] = self._method_class_uncached(fn)
+        return self._method_classes[fn.id]
+
+    def _method_class_uncached(self, fn: FunctionRecord | None) -> Target | None:
         while fn is not None:
             if fn.kind == "method" and fn.class_qualname is not None:
                 cls_id = symbol_id(fn.path, fn.class_qualname)
@@ -254,7 +265,7 @@ class CallGraph:
             local = self._locals.get(symbol_id(scope.path, scope.qualname), {}).get(name)
             if local is not None:
                 return self._bind(record, local, 0)
-            if name in _param_names(scope):
+            if name in self._params(scope):
                 if (
                     scope.kind == "method"
                     and name in ("self", "cls")
@@ -340,7 +351,22 @@ class CallGraph:
             return self._class_attribute(value, attr, skip_self=False)
         return Unresolved(f"`{attr}` is looked up on a {value.kind} ({value.name})")
 
+    def _params(self, fn: FunctionRecord) -> frozenset[str]:
+        names = self._param_cache.get(fn.id)
+        if names is None:
+            names = self._param_cache[fn.id] = frozenset(
+                p.lstrip("*") for p in fn.params if p not in ("*", "/")
+            )
+        return names
+
     def _class_attribute(self, cls: Target, attr: str, *, skip_self: bool) -> Value:
+        key = (cls.id, attr, skip_self)
+        found = self._attr_cache.get(key)
+        if found is None:
+            found = self._attr_cache[key] = self._class_attribute_uncached(cls, attr, skip_self)
+        return found
+
+    def _class_attribute_uncached(self, cls: Target, attr: str, skip_self: bool) -> Value:
         for klass in self.mro(cls)[1 if skip_self else 0 :]:
             ident = symbol_id(klass.path, f"{klass.name}.{attr}")
             fn = self.functions.get(ident)
@@ -513,7 +539,3 @@ class CallGraph:
 
     def callers(self, ident: str) -> list[Edge]:
         return self.callers_of.get(ident, [])
-
-
-def _param_names(fn: FunctionRecord) -> set[str]:
-    return {p.lstrip("*") for p in fn.params if p not in ("*", "/")}
