@@ -7,6 +7,7 @@ each call records typed events in the trajectory and hands them to every subscri
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import difflib
 import secrets
@@ -454,20 +455,26 @@ class Session:
         await self._authorize(actor, Kind.EXEC, payload)
         action = self.emit(actor, Kind.EXEC, payload)
 
-        def stream(chunk: bytes) -> None:
-            if on_output is not None:
-                on_output(chunk)
-            if self._subscribers:
-                self.emit(
-                    actor,
-                    Kind.EXEC_OUTPUT,
-                    {"data": chunk.decode("utf-8", "replace")},
-                    cause=action.seq,
-                )
-
+        stream = self._output_streamer(actor, action.seq, on_output)
         result = await self.backend.exec(command, timeout=timeout, on_output=stream)
         self.emit(actor, Kind.EXEC_RESULT, _exec_payload(result), cause=action.seq)
         return result
+
+    def _output_streamer(
+        self, actor: Actor, cause: int, forward: Callable[[bytes], None] | None
+    ) -> Callable[[bytes], None]:
+        """Hands live output to `forward` and, as exec.output events, to subscribers."""
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")  # chunks split characters
+
+        def stream(chunk: bytes) -> None:
+            if forward is not None:
+                forward(chunk)
+            if self._subscribers:
+                text = decoder.decode(chunk)
+                if text:
+                    self.emit(actor, Kind.EXEC_OUTPUT, {"data": text}, cause=cause)
+
+        return stream
 
     async def interrupt(self, *, actor: Actor = Actor.HUMAN) -> None:
         """Stop the running command (its process groups are killed; the shell survives)."""
@@ -497,15 +504,7 @@ class Session:
         # Tests run from the workspace root in a subshell, so the user's cwd is untouched.
         wrapped = f"(cd {quote(self.backend.workspace_path)} && {full})"
 
-        def stream(chunk: bytes) -> None:
-            if self._subscribers:
-                self.emit(
-                    actor,
-                    Kind.EXEC_OUTPUT,
-                    {"data": chunk.decode("utf-8", "replace")},
-                    cause=action.seq,
-                )
-
+        stream = self._output_streamer(actor, action.seq, None)
         result = await self.backend.exec(wrapped, timeout=timeout, on_output=stream)
         tests = []
         if structured:
@@ -689,13 +688,13 @@ class RecordedPty:
     def __init__(self, session: Session, pty: Pty) -> None:
         self.session = session
         self._pty = pty
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
 
     async def read(self) -> bytes:
         data = await self._pty.read()
-        if data:
-            self.session.emit(
-                Actor.HUMAN, Kind.TERMINAL_OUTPUT, {"data": data.decode("utf-8", "replace")}
-            )
+        text = self._decoder.decode(data, final=not data)
+        if text:
+            self.session.emit(Actor.HUMAN, Kind.TERMINAL_OUTPUT, {"data": text})
         return data
 
     async def write(self, data: bytes) -> None:
