@@ -25,6 +25,7 @@ import concurrent.futures
 import contextlib
 import functools
 import io
+import json
 import os
 import posixpath
 import re
@@ -189,19 +190,23 @@ class _ExecStream:
 class _Demuxer:
     """Reads Docker's multiplexed stream (8-byte headers: stream, 0, 0, 0, big-endian size)."""
 
-    def __init__(self, reader: asyncio.StreamReader) -> None:
+    def __init__(self, reader: asyncio.StreamReader, *, stdout_only: bool = False) -> None:
         self._reader = reader
+        self._stdout_only = stdout_only
 
     async def recv(self) -> bytes:
         while True:
             try:
                 header = await self._reader.readexactly(8)
-                _, size = struct.unpack(">BxxxL", header)
+                stream, size = struct.unpack(">BxxxL", header)
                 if size == 0:
                     continue
-                return await self._reader.readexactly(size)
+                data = await self._reader.readexactly(size)
             except (asyncio.IncompleteReadError, ConnectionError):
                 return b""
+            if self._stdout_only and stream != 1:
+                continue
+            return data
 
 
 async def _read_marker(recv: Any, pattern: re.Pattern[bytes], limit: float = 30.0) -> bytes:
@@ -242,7 +247,8 @@ for f in /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control; 
 done
 known=
 while IFS=: read -r n _ u _; do [[ $u == "$UID" ]] && { known=$n; break; }; done < /etc/passwd
-printf '\036READY:%s\036\n' "$known"
+py=$(type -P python3)
+printf '\036READY:%s:%s\036\n' "$known" "$py"
 while read -r id cmd sig root mode; do
   if [[ $cmd == oom ]]; then
     n=0
@@ -299,14 +305,18 @@ class _Reaper:
         self._buffer = bytearray()
         self.user_name = ""
         """The image's user name for the session's uid; empty when the image has none."""
+        self.python = ""
+        """The path of python3 in the container, if it has one (for the file helper)."""
 
     @classmethod
     async def open(cls, api: Any, container: str, user: str) -> _Reaper:
         stream = await _ExecStream.open(api, container, ["bash", "-c", _REAPER], user=user)
         reaper = cls(stream)
         demux = _Demuxer(stream.reader)
-        name = await _read_marker(demux.recv, re.compile(rb"\x1eREADY:([^\x1e]*)\x1e\n"))
-        reaper.user_name = name.decode(errors="replace")
+        ready = await _read_marker(demux.recv, re.compile(rb"\x1eREADY:([^\x1e]*)\x1e\n"))
+        name, _, python = ready.decode(errors="replace").partition(":")
+        reaper.user_name = name
+        reaper.python = python
         reaper._demux = demux
         reaper._oom_seen = await reaper.oom_count()
         return reaper
@@ -529,17 +539,162 @@ class DockerPty(Pty):
         return self._closed
 
 
-# --- file operations through the file shell -------------------------------------------------
+# --- file operations ----------------------------------------------------------------------
 
-# Bash functions the file shell defines once. Exit statuses: 2 missing, 3 outside the
-# workspace, 4 is a directory, 5 not a directory, 6 exists, 7 permission denied.
+# Status codes shared by both file services.
+_MISSING, _ESCAPE, _IS_DIR, _NOT_DIR, _EXISTS, _DENIED, _FAILED = 2, 3, 4, 5, 6, 7, 8
+
+# The file helper for images with python3: one resident process, no fork per operation, binary
+# payloads framed by length. A request is a JSON line (then `size` raw bytes); an answer is a JSON
+# line with `code` and `size` (then `size` raw bytes). Paths arrive absolute and normalised.
+_FILE_HELPER = r"""
+import json, os, shutil, stat, sys
+W = sys.argv[1]
+inp, out = sys.stdin.buffer, sys.stdout.buffer
+class Escape(Exception):
+    pass
+def inside(p):
+    if p != W and not p.startswith(W + "/"):
+        raise Escape
+    return p
+def full(p):
+    return inside(os.path.realpath(p))
+def link(p):
+    if p == W:
+        return W
+    return os.path.join(inside(os.path.realpath(os.path.dirname(p))), os.path.basename(p))
+def kind(mode):
+    return "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
+def handle(op, a, data):
+    if op == "read":
+        p = full(a["path"])
+        with open(p, "rb") as f:
+            return f.read()
+    if op == "write":
+        p = full(a["path"])
+        if os.path.isdir(p):
+            raise IsADirectoryError
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "wb") as f:
+            f.write(data)
+        return b""
+    if op == "delete":
+        p = link(a["path"])
+        if p == W:
+            raise IsADirectoryError
+        if os.path.isdir(p) and not os.path.islink(p):
+            shutil.rmtree(p)
+        else:
+            os.unlink(p)
+        return b""
+    if op == "rename":
+        s, d = link(a["path"]), link(a["dst"])
+        if not os.path.lexists(s):
+            raise FileNotFoundError
+        if os.path.lexists(d):
+            raise FileExistsError
+        os.makedirs(os.path.dirname(d), exist_ok=True)
+        os.rename(s, d)
+        return b""
+    if op == "stat":
+        st = os.lstat(link(a["path"]))
+        return json.dumps([st.st_mode, st.st_size, st.st_mtime]).encode()
+    if op == "list":
+        p = full(a["path"])
+        entries = []
+        with os.scandir(p) as it:
+            for e in it:
+                try:
+                    st = e.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                k = kind(st.st_mode)
+                if stat.S_ISLNK(st.st_mode):
+                    try:
+                        k = kind(os.stat(e.path).st_mode)
+                    except OSError:
+                        k = "symlink"
+                entries.append([e.name, k, st.st_size])
+        return json.dumps(entries).encode()
+    raise ValueError(op)
+CODES = [(Escape, 3), (FileNotFoundError, 2), (IsADirectoryError, 4),
+         (NotADirectoryError, 5), (FileExistsError, 6), (PermissionError, 7)]
+out.write(b"\x1eREADY\x1e\n"); out.flush()
+while True:
+    line = inp.readline()
+    if not line:
+        break
+    req = json.loads(line)
+    data = inp.read(req["size"]) if req["size"] else b""
+    try:
+        body, code = handle(req["op"], req, data), 0
+    except Exception as exc:
+        code = next((c for t, c in CODES if isinstance(exc, t)), 8)
+        body = str(exc).encode()
+    out.write(json.dumps({"code": code, "size": len(body)}).encode() + b"\n")
+    out.write(body)
+    out.flush()
+"""
+
+
+class _PythonFiles:
+    """File operations served by the resident python3 helper."""
+
+    def __init__(self, stream: _ExecStream) -> None:
+        self._stream = stream
+        self._demux = _Demuxer(stream.reader, stdout_only=True)
+        self._buffer = bytearray()
+        self._lock = asyncio.Lock()
+
+    @classmethod
+    async def open(cls, api: Any, container: str, user: str, python: str) -> _PythonFiles:
+        stream = await _ExecStream.open(
+            api, container, [python, "-I", "-c", _FILE_HELPER, WORKSPACE], user=user
+        )
+        files = cls(stream)
+        await files._read_exactly_line(b"\x1eREADY\x1e")
+        return files
+
+    async def _fill(self) -> None:
+        chunk = await self._demux.recv()
+        if not chunk:
+            raise BackendError("The container's file helper has stopped.")
+        self._buffer += chunk
+
+    async def _read_exactly_line(self, expected: bytes | None = None) -> bytes:
+        while (newline := self._buffer.find(b"\n")) < 0:
+            await asyncio.wait_for(self._fill(), 60)
+        line = bytes(self._buffer[:newline])
+        del self._buffer[: newline + 1]
+        if expected is not None and line != expected:
+            raise BackendError(f"The container's file helper did not start: {line!r}")
+        return line
+
+    async def call(self, op: str, data: bytes = b"", **args: str) -> tuple[int, bytes]:
+        async with self._lock:
+            request = json.dumps({"op": op, "size": len(data), **args}).encode() + b"\n"
+            await self._stream.write(request + data)
+            header = json.loads(await self._read_exactly_line())
+            size = int(header["size"])
+            while len(self._buffer) < size:
+                await asyncio.wait_for(self._fill(), 60)
+            body = bytes(self._buffer[:size])
+            del self._buffer[:size]
+            return int(header["code"]), body
+
+    async def close(self) -> None:
+        await self._stream.close()
+
+
+# The bash fallback for images without python3: functions the file shell defines once, with the
+# same status codes. Slower (a few forks per operation; writes go through base64).
 _FILE_FUNCTIONS = r"""
 __rs_in() { case "$1" in "$W"|"$W"/*) return 0;; *) return 3;; esac; }
 __rs_full() { local r; r=$(realpath -m -- "$1") || return 3; __rs_in "$r" || return 3; R=$r; }
 __rs_link() {
   [ "$1" = "$W" ] && { R=$W; return 0; }
   local d; d=$(realpath -m -- "$(dirname -- "$1")") || return 3
-  __rs_in "$d" || return 3; R=$d/$(basename -- "$1"); [ "$R" = "$W/" ] && R=$W; return 0
+  __rs_in "$d" || return 3; R=$d/$(basename -- "$1"); return 0
 }
 __rs_read() {
   __rs_full "$1" || return; [ -d "$R" ] && return 4; [ -e "$R" ] || return 2
@@ -573,6 +728,45 @@ __rs_list() {
 _FIND_KINDS = {"d": "dir", "f": "file", "l": "symlink", "N": "symlink", "L": "symlink"}
 
 
+class _ShellFiles:
+    """File operations through a second persistent shell (for images without python3)."""
+
+    def __init__(self, shell: PersistentShell) -> None:
+        self._shell = shell
+        self._ready = False
+
+    async def call(self, op: str, data: bytes = b"", **args: str) -> tuple[int, bytes]:
+        if not self._ready:
+            setup = await self._shell.run(f"W={quote(WORKSPACE)}\n{_FILE_FUNCTIONS}")
+            if setup.exit_code != 0:
+                raise BackendError(f"The container's file helper failed: {setup.output!r}")
+            self._ready = True
+        words = [f"__rs_{op}", args["path"]]
+        if "dst" in args:
+            words.append(args["dst"])
+        if op == "write":
+            words.append(base64.b64encode(data).decode())
+        result = await self._shell.run(" ".join(quote(w) for w in words), timeout=120)
+        if result.shell_restarted:
+            self._ready = False
+        code = _FAILED if result.exit_code is None else result.exit_code
+        body = result.output
+        if code == 0 and op == "stat":
+            mode_hex, size, mtime = body.decode().split()
+            body = json.dumps([int(mode_hex, 16), int(size), float(mtime)]).encode()
+        elif code == 0 and op == "list":
+            entries = []
+            for record in body.split(b"\0"):
+                if record:
+                    kind, size, name = record.decode(errors="surrogateescape").split(" ", 2)
+                    entries.append([name, _FIND_KINDS.get(kind, "other"), int(size)])
+            body = json.dumps(entries).encode()
+        return code, body
+
+    async def close(self) -> None:
+        await self._shell.close()
+
+
 def _kind_of_mode(mode: int) -> str:
     if stat_mod.S_ISLNK(mode):
         return "symlink"
@@ -598,6 +792,12 @@ def _remove_leftovers() -> None:
     for container, api in leftovers:
         with contextlib.suppress(Exception):
             api.remove_container(container, force=True, v=True)
+
+
+def _ignore_result(future: asyncio.Future[Any]) -> None:
+    """A background warm-up's failure shows up again, clearly, on first real use."""
+    if not future.cancelled():
+        future.exception()
 
 
 # --- the backend -------------------------------------------------------------------------------
@@ -665,8 +865,9 @@ class DockerBackend(Backend):
         self._image_id: str | None = None
         self._user_name = ""
         self._shell: PersistentShell | None = None
-        self._files: PersistentShell | None = None
-        self._files_ready = False
+        self._files: _PythonFiles | _ShellFiles | None = None
+        self._files_lock = asyncio.Lock()
+        self._warmup: asyncio.Future[Any] | None = None
         self._reaper: _Reaper | None = None
         self._ptys: list[DockerPty] = []
 
@@ -716,6 +917,9 @@ class DockerBackend(Backend):
             self._user_name = self._reaper.user_name
             if not self._user_name:
                 await self._ensure_user()
+            # Start the file helper in the background: the editor's first read finds it ready.
+            self._warmup = asyncio.ensure_future(self._files_service())
+            self._warmup.add_done_callback(_ignore_result)
         except BaseException:
             await self.stop()
             raise
@@ -853,16 +1057,20 @@ class DockerBackend(Backend):
         )
 
     async def stop(self) -> None:
+        if self._warmup is not None and not self._warmup.done():
+            self._warmup.cancel()
+            with contextlib.suppress(BaseException):
+                await self._warmup
+        self._warmup = None
         for pty in self._ptys:
             with contextlib.suppress(Exception):
                 await pty.close()
         self._ptys.clear()
-        for shell in (self._shell, self._files):
-            if shell is not None:
+        for service in (self._shell, self._files):
+            if service is not None:
                 with contextlib.suppress(Exception):
-                    await asyncio.wait_for(shell.close(), 5)
+                    await asyncio.wait_for(service.close(), 5)
         self._shell = self._files = None
-        self._files_ready = False
         if self._reaper is not None:
             await self._reaper.close()
             self._reaper = None
@@ -918,86 +1126,76 @@ class DockerBackend(Backend):
             raise PathEscapeError(f"{path} is outside the workspace; refusing to touch it.")
         return joined
 
-    async def _file_op(self, path: str, *args: str) -> ExecResult:
-        if self._shell is None:
+    async def _files_service(self) -> _PythonFiles | _ShellFiles:
+        if self._shell is None or self._reaper is None:
             raise BackendError("The docker backend has not been started.")
-        if self._files is None:
-            self._files = PersistentShell(self._open_shell_channel, WORKSPACE)
-            await self._files.start()
-        if not self._files_ready:
-            setup = await self._files.run(f"W={quote(WORKSPACE)}\n{_FILE_FUNCTIONS}")
-            if setup.exit_code != 0:
-                raise BackendError(f"The container's file helper failed: {setup.output!r}")
-            self._files_ready = True
-        result = await self._files.run(" ".join(quote(a) for a in args), timeout=60)
-        if result.shell_restarted:
-            self._files_ready = False
-        code = result.exit_code
-        if code == 2:
+        async with self._files_lock:
+            if self._files is None:
+                if self._reaper.python:
+                    self._files = await _PythonFiles.open(
+                        self._api, self._require_container(), self._user_spec(), self._reaper.python
+                    )
+                else:
+                    shell = PersistentShell(self._open_shell_channel, WORKSPACE)
+                    await shell.start()
+                    self._files = _ShellFiles(shell)
+            return self._files
+
+    async def _file_op(self, op: str, path: str, data: bytes = b"", **args: str) -> bytes:
+        files = await self._files_service()
+        try:
+            code, body = await files.call(op, data, path=self._absolute(path), **args)
+        except BackendError:
+            # The helper died (killed by the user, OOM...): start a new one next time.
+            self._files = None
+            with contextlib.suppress(Exception):
+                await files.close()
+            raise
+        if code == 0:
+            return body
+        if code == _MISSING:
             raise FileMissingError(f"{path} does not exist in the workspace.")
-        if code == 3:
+        if code == _ESCAPE:
             raise PathEscapeError(f"{path} is outside the workspace; refusing to touch it.")
-        if code == 7:
+        if code == _IS_DIR:
+            raise BackendError(f"{path} is a directory, not a file.")
+        if code == _NOT_DIR:
+            raise BackendError(f"{path} is not a directory.")
+        if code == _EXISTS:
+            raise BackendError(f"{args.get('dst', path)} already exists; refusing to overwrite it.")
+        if code == _DENIED:
             raise BackendError(f"{path} is not accessible (permission denied).")
-        return result
+        detail = body.decode(errors="replace").strip().splitlines()
+        reason = detail[-1] if detail else f"status {code}"
+        raise BackendError(f"The file operation on {path} failed: {reason}")
 
     async def read_file(self, path: str) -> bytes:
-        result = await self._file_op(path, "__rs_read", self._absolute(path))
-        if result.exit_code == 4:
-            raise BackendError(f"{path} is a directory, not a file.")
-        self._check(result, path)
-        return result.output
+        return await self._file_op("read", path)
 
     async def write_file(self, path: str, data: bytes) -> None:
-        encoded = base64.b64encode(data).decode()
-        result = await self._file_op(path, "__rs_write", self._absolute(path), encoded)
-        if result.exit_code == 4:
-            raise BackendError(f"{path} is a directory, not a file.")
-        self._check(result, path)
+        await self._file_op("write", path, data)
 
     async def delete(self, path: str) -> None:
         if self._absolute(path) == WORKSPACE:
             raise BackendError("Refusing to delete the workspace root.")
-        result = await self._file_op(path, "__rs_delete", self._absolute(path))
-        if result.exit_code == 4:
-            raise BackendError("Refusing to delete the workspace root.")
-        self._check(result, path)
+        await self._file_op("delete", path)
 
     async def rename(self, src: str, dst: str) -> None:
-        result = await self._file_op(src, "__rs_rename", self._absolute(src), self._absolute(dst))
-        if result.exit_code == 6:
-            raise BackendError(f"{dst} already exists; refusing to overwrite it.")
-        self._check(result, src)
+        await self._file_op("rename", src, dst=self._absolute(dst))
 
     async def stat(self, path: str) -> FileStat:
-        result = await self._file_op(path, "__rs_stat", self._absolute(path))
-        self._check(result, path)
         try:
-            mode_hex, size, mtime = result.output.decode().split()
-            mode = int(mode_hex, 16)
-            return FileStat(path, _kind_of_mode(mode), int(size), float(mtime), mode)
+            mode, size, mtime = json.loads(await self._file_op("stat", path))
         except ValueError:
             raise BackendError(f"Could not read the status of {path}.") from None
+        return FileStat(path, _kind_of_mode(int(mode)), int(size), float(mtime), int(mode))
 
     async def list_dir(self, path: str) -> list[DirEntry]:
-        result = await self._file_op(path, "__rs_list", self._absolute(path))
-        if result.exit_code == 5:
-            raise BackendError(f"{path} is not a directory.")
-        self._check(result, path)
-        entries = []
-        for record in result.output.split(b"\0"):
-            if not record:
-                continue
-            kind, size, name = record.decode(errors="surrogateescape").split(" ", 2)
-            entries.append(DirEntry(name, _FIND_KINDS.get(kind, "other"), int(size)))
+        entries = [
+            DirEntry(str(name), str(kind), int(size))
+            for name, kind, size in json.loads(await self._file_op("list", path))
+        ]
         return sorted(entries, key=lambda e: (e.kind != "dir", e.name.lower()))
-
-    @staticmethod
-    def _check(result: ExecResult, path: str) -> None:
-        if result.exit_code != 0:
-            detail = result.output.decode(errors="replace").strip().splitlines()
-            reason = detail[-1] if detail else f"exit status {result.exit_code}"
-            raise BackendError(f"The file operation on {path} failed: {reason}")
 
     # -- description --
 

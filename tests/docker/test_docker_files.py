@@ -2,10 +2,51 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
 import pytest
+from conftest import TEST_IMAGE
 
 from backends.base import BackendError, FileMissingError, PathEscapeError
 from backends.docker import DockerBackend
+
+
+@pytest.fixture(scope="module")
+def image_without_python(docker_client: Any) -> Iterator[str]:
+    """The test image without python3, so file operations take the bash fallback."""
+    container = docker_client.containers.run(
+        TEST_IMAGE,
+        ["sh", "-c", "rm -f /usr/bin/python3* /usr/bin/python /usr/local/bin/python3*"],
+        user="0",
+        detach=True,
+        network_mode="none",
+    )
+    try:
+        assert container.wait(timeout=60)["StatusCode"] == 0
+        image = container.commit(repository="reposim/test-no-python", tag="latest")
+    finally:
+        container.remove(force=True)
+    yield "reposim/test-no-python:latest"
+    docker_client.images.remove(image.id, force=True)
+
+
+@pytest.fixture(params=["python-helper", "bash-fallback"])
+async def backend(
+    request: pytest.FixtureRequest, sample_repo: Path
+) -> AsyncIterator[DockerBackend]:
+    image = TEST_IMAGE
+    if request.param == "bash-fallback":
+        image = request.getfixturevalue("image_without_python")
+    started = DockerBackend(sample_repo, image=image)
+    await started.start()
+    try:
+        if request.param == "bash-fallback":
+            assert (await started.exec("command -v python3 || echo none")).output == b"none\n"
+        yield started
+    finally:
+        await started.stop()
 
 
 async def test_read_write_binary_and_nested(backend: DockerBackend) -> None:
