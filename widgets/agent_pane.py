@@ -9,6 +9,7 @@ decisions. It never reaches the backend.
 from __future__ import annotations
 
 import io
+import re
 from typing import ClassVar
 
 from rich.console import Console, Group, RenderableType
@@ -26,10 +27,18 @@ from simulator.agent import Agent, AgentConfig, Mode, ModelClient, ModelConfigEr
 from simulator.events import TRANSIENT_KINDS, Actor, Event, Kind
 from simulator.session import Session, SessionError
 from widgets.agent_cards import card_style, diff_renderable, render_card
+from widgets.editor_pane import EditorPane
 
 # Cards kept on screen; older ones are dropped (the trajectory keeps everything).
 MAX_CARDS = 400
-HIDDEN_KINDS = frozenset({Kind.CHECKPOINT, Kind.TERMINAL_INPUT, Kind.TERMINAL_OUTPUT})
+# Kinds the pane leaves out: the status line says a model call is running, the terminal shows
+# its own traffic.
+HIDDEN_KINDS = frozenset(
+    {Kind.CHECKPOINT, Kind.TERMINAL_INPUT, Kind.TERMINAL_OUTPUT, Kind.LLM_CALL}
+)
+# File events of the agent that the editor follows (opens the file at the change).
+FOLLOWED_KINDS = frozenset({Kind.FILE_READ, Kind.FILE_EDIT, Kind.FILE_WRITE, Kind.FILE_CREATE})
+_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)", re.MULTILINE)
 
 
 class EventCard(Static):
@@ -126,6 +135,7 @@ class AgentPane(Widget):
         Binding("i", "interrupt", "Interrupt", id="agent.interrupt"),
         Binding("s", "stop", "Stop the run", id="agent.stop"),
         Binding("t", "focus_task", "Task input", id="agent.task"),
+        Binding("f", "toggle_follow", "Follow the agent in the editor", id="agent.follow"),
     ]
 
     DEFAULT_CSS = """
@@ -153,6 +163,7 @@ class AgentPane(Widget):
         self.config = agent_config if isinstance(agent_config, AgentConfig) else AgentConfig()
         self.agent: Agent | None = None
         self.running = False
+        self.follow = True  # open the files the agent reads and edits in the editor
         if self.config.client is not None:
             self._make_agent(self.config.client)
 
@@ -174,7 +185,9 @@ class AgentPane(Widget):
     def on_mount(self) -> None:
         self._refresh_status()
         if self.agent is not None and self.config.task:
-            self.start(self.config.task)
+            # After the first refresh: by then the app has subscribed to the session and
+            # settled its focus, so it sees the run's first events and the first question.
+            self.call_after_refresh(self.start, self.config.task)
 
     def _placeholder(self) -> str:
         if self.agent is None:
@@ -185,8 +198,14 @@ class AgentPane(Widget):
 
     def add_event(self, event: Event) -> None:
         """Show one session event as a card (live output chunks are left to the terminal)."""
-        if event.kind in TRANSIENT_KINDS or event.kind in HIDDEN_KINDS or not self.is_attached:
+        if event.kind in TRANSIENT_KINDS or not self.is_attached:
             return
+        if event.kind in FOLLOWED_KINDS and event.actor is Actor.AGENT:
+            self._follow(event)
+        if event.kind in HIDDEN_KINDS or (
+            event.kind == Kind.FILE_READ and event.actor is Actor.HUMAN
+        ):
+            return  # opening a file in the editor is not news
         try:
             cards = self.query_one("#agent-cards", VerticalScroll)
         except NoMatches:  # not composed yet, or already torn down
@@ -203,6 +222,34 @@ class AgentPane(Widget):
                 old.remove()
         if at_end:
             cards.scroll_end(animate=False)
+
+    def _follow(self, event: Event) -> None:
+        """Show the file the agent is working on in the editor, at its change."""
+        if not self.follow:
+            return
+        try:
+            editor = self.app.query_one(EditorPane)
+        except NoMatches:
+            return  # mounted without an editor (a test app)
+        path = str(event.payload.get("path") or "")
+        hunk = _HUNK.search(str(event.payload.get("diff") or ""))
+        line = int(hunk.group(1)) + 3 if hunk else None  # difflib puts 3 lines of context first
+        if path:
+            self.run_worker(self._open(editor, path, line), group="agent-follow", exclusive=True)
+
+    async def _open(self, editor: EditorPane, path: str, line: int | None) -> None:
+        # Following is passive: the keyboard stays where the person left it.
+        focused = self.app.focused
+        await editor.open_file(path, line)
+        prompt = self.query_one(ApprovalPrompt)
+        if prompt.display:
+            prompt.focus()  # a question came up meanwhile: the keys a / r must reach it
+        elif focused is not None and focused.is_attached:
+            focused.focus()
+
+    def action_toggle_follow(self) -> None:
+        self.follow = not self.follow
+        self.notify("The editor follows the agent." if self.follow else "Follow is off.")
 
     # -- the agent ---------------------------------------------------------------------------
 

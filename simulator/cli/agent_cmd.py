@@ -241,14 +241,14 @@ def demo_command(
     client: ModelClient
     if model:
         client = _client(model, api_base)
-        title = f"demo: live with {client.model}"
+        title = f"demo ({client.model})"
     else:
         delay = pace if pace is not None else (0.0 if headless else 1.5)
         try:
             client = ReplayClient(bundled_trajectory(), delay=delay)
         except ModelConfigError as exc:
             raise CliError(str(exc)) from None
-        title = "demo: replay of a scripted demonstration"
+        title = "demo (scripted replay)"
     if directory:
         base = Path(directory).expanduser().resolve()
         base.mkdir(parents=True, exist_ok=True)

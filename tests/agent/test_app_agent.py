@@ -1,0 +1,77 @@
+"""The agent inside the whole RepoSim UI: confirm mode with Pilot, the editor following."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+
+from textual.pilot import Pilot
+
+from agent.conftest import BUG, FIX
+from simulator.agent import AgentConfig, Mode, ModelTurn, ScriptedClient, ToolCall
+from simulator.events import Actor, Kind
+from simulator.session import Session
+from simulator.trajectory import read_trajectory
+from widgets.agent_pane import AgentPane, ApprovalPrompt
+from widgets.app import RepoSimApp
+from widgets.editor_pane import EditorPane
+
+
+def turn(name: str, **arguments: object) -> ModelTurn:
+    return ModelTurn(tool_calls=(ToolCall(f"c{time.monotonic_ns()}", name, json.dumps(arguments)),))
+
+
+async def wait_until(
+    pilot: Pilot[None], condition: Callable[[], bool], timeout: float = 90
+) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting for the UI"
+        await pilot.pause(0.05)
+
+
+async def test_confirm_mode_in_the_app_and_the_editor_follows(session: Session) -> None:
+    client = ScriptedClient(
+        [
+            turn("view", path="stats/core.py"),
+            turn("bash", command="git checkout -- ."),
+            turn("edit", command="str_replace", path="stats/core.py", old_str=BUG, new_str=FIX),
+            turn("run_tests"),
+            turn("finish", summary="Fixed mean."),
+        ]
+    )
+    config = AgentConfig(client=client, mode=Mode.CONFIRM, task="Make the tests pass.")
+    app = RepoSimApp(session, agent_config=config)
+    async with app.run_test(size=(160, 50)) as pilot:
+        pane = app.query_one(AgentPane)
+        prompt = app.query_one(ApprovalPrompt)
+        editor = app.query_one(EditorPane)
+        await wait_until(pilot, lambda: bool(prompt.display))
+        assert prompt.description == "$ git checkout -- ."
+        # the editor followed the agent's view
+        await wait_until(pilot, lambda: editor.current_path == "stats/core.py")
+        assert prompt.has_focus  # and the keyboard stayed on the question
+        await pilot.press("r", *"no git commands", "enter")
+        await wait_until(
+            pilot, lambda: bool(prompt.display) and prompt.description.startswith("edit")
+        )
+        await pilot.press("a")
+        await wait_until(
+            pilot, lambda: bool(prompt.display) and prompt.description.startswith("run tests")
+        )
+        await pilot.press("a")
+        await wait_until(pilot, lambda: not pane.running)
+        # the open editor shows the agent's fix
+        shown = editor.query_one("CodeEditor")
+        assert FIX in shown.text  # type: ignore[attr-defined]
+    decisions = [
+        (e.payload["action"], e.payload["allowed"], e.payload["reason"])
+        for e in read_trajectory(session.trajectory_path).events
+        if e.kind == Kind.POLICY_DECISION and e.actor is Actor.HUMAN
+    ]
+    assert decisions == [
+        ("exec", False, "no git commands"),
+        ("file.edit", True, ""),
+        ("test.run", True, ""),
+    ]
