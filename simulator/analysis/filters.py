@@ -103,7 +103,7 @@ def _no_tests(fn: FunctionRecord, _f: FileRecord, _v: str) -> bool:
 
 
 def _no_keywords(fn: FunctionRecord, record: FileRecord, value: str) -> bool:
-    categories = [c for c in (value or ",".join(KEYWORDS)).split("+") if c]
+    categories = [c for c in (value or "+".join(KEYWORDS)).split("+") if c]
     body = record.text(fn.body_start_byte, fn.end_byte).lower()
     for category in categories:
         words = KEYWORDS.get(category, (category,))
