@@ -1,19 +1,23 @@
 """The `docker` backend: one container per session, as fast to use as a local shell.
 
-The container runs `sleep infinity` under docker-init as an unprivileged user with every
-capability dropped, no-new-privileges, memory/CPU/pids limits and no network unless asked for.
-The workspace (the repository, `.git` included), the user's passwd entry and home, the private
-directory and an optional CA bundle go in with one `put_archive` before the container starts.
+The container runs `sleep infinity` under docker-init as an unprivileged user (uid 1000) with
+every capability dropped, no-new-privileges, memory (no swap), CPU and pids limits, no network
+unless asked for, no docker.sock, and published ports on 127.0.0.1 only. It carries RepoSim's
+labels (backends/docker_engine.py) so `reposim gc` can find it if this process dies.
 
-Three long-lived attached execs do the work, each one socket to the daemon:
-- the command shell: a `PersistentShell` (backends/shell.py) speaking through the exec's
-  multiplexed stream, so a command costs one write and one read, not one `docker exec`;
-- the file shell: a second `PersistentShell` that serves file operations (confined to the
-  workspace by resolving paths with `realpath` inside the container), so the editor can read and
-  save while a long command runs in the first;
-- the reaper: a bash loop made only of builtins that signals a shell's process groups and reads
-  the cgroup's OOM counter. Being already running and never forking, it still works when a fork
-  bomb has used up the pids limit and a new `docker exec` would fail.
+Starting: create and start the container, then at once and side by side: copy the workspace
+(the repository, `.git` included, owned by the user) with one `put_archive`, start the reaper,
+start the command shell. A root exec adds a passwd entry only for images without our uid.
+
+Long-lived attached execs do the work, each one socket to the daemon:
+- the command shell: a `PersistentShell` (backends/shell.py) over the exec's multiplexed stream,
+  so a command costs one write and one read, not one `docker exec`;
+- the reaper: a bash loop made only of builtins that signals a shell's process groups (its whole
+  session, so a job's orphans too) and reads the cgroup's OOM counter. Already running and never
+  forking, it still works when a fork bomb has used up the pids limit and a new exec would fail;
+- the file helper: a resident python3 process that serves file operations confined to the
+  workspace (paths resolved with realpath inside the container), so the editor reads and saves
+  while a long command runs. Images without python3 get a slower bash fallback.
 """
 
 from __future__ import annotations
