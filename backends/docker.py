@@ -173,7 +173,7 @@ class _ExecStream:
         try:
             exec_id, raw = await _blocking(start)
         except Exception as exc:
-            raise BackendError(f"Could not start a process in the container: {exc}") from None
+            raise _exec_error(container, exc) from None
         sock = getattr(raw, "_sock", raw)
         reader, writer = await asyncio.open_connection(sock=sock, limit=_READ_CHUNK * 4)
         return cls(exec_id, reader, writer)
@@ -189,6 +189,21 @@ class _ExecStream:
         with contextlib.suppress(Exception):
             self.writer.close()
             await asyncio.wait_for(self.writer.wait_closed(), 2)
+
+
+def _exec_error(container: str, exc: Exception) -> BackendError:
+    status = getattr(exc, "status_code", None)
+    if status == 404:
+        return BackendError(
+            f"The session's container {container[:12]} is gone (removed outside RepoSim); "
+            "start a new session."
+        )
+    if status == 409:
+        return BackendError(
+            f"The session's container {container[:12]} is not running (stopped outside "
+            "RepoSim); start a new session."
+        )
+    return BackendError(f"Could not start a process in the container: {exc}")
 
 
 class _Demuxer:

@@ -256,3 +256,12 @@ async def test_permission_denied_on_the_socket_is_one_sentence() -> None:
     out, _ = await proc.communicate()
     assert out.decode().startswith("Permission denied on the Docker socket")
     assert "docker` group" in out.decode()
+
+
+async def test_a_container_removed_behind_our_back_is_one_clear_error(
+    make_backend: BackendFactory, sample_repo: Path, docker_client: Any
+) -> None:
+    backend = await make_backend(sample_repo)
+    docker_client.api.remove_container(backend.container_id, force=True)
+    with pytest.raises(BackendError, match=r"is gone \(removed outside RepoSim\); start a new"):
+        await asyncio.wait_for(backend.exec("echo hi"), 60)
