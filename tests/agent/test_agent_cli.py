@@ -111,3 +111,71 @@ def test_agent_command_against_an_openai_compatible_server(
     # the user's checkout is untouched (scratch copy); the fix is in the recorded edit
     assert "(len(values) - 1)" in (buggy_repo / "stats" / "core.py").read_text()
     assert any(e["kind"] == "test.result" and e["payload"]["exit_code"] == 0 for e in printed)
+
+
+def test_demo_runs_live_with_a_model(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    fake_llm.script = [
+        Reply("", [call("run_tests")]),
+        Reply(
+            "Off by one at the threshold.",
+            [
+                call(
+                    "edit",
+                    command="str_replace",
+                    path="cart/pricing.py",
+                    old_str="if quantity > BULK_THRESHOLD:",
+                    new_str="if quantity >= BULK_THRESHOLD:",
+                )
+            ],
+        ),
+        Reply("", [call("run_tests")]),
+        Reply("", [call("finish", summary="live fix")]),
+    ]
+    proc = reposim(
+        "demo",
+        "--headless",
+        "--model",
+        "openai/fake-model",
+        "--api-base",
+        fake_llm.api_base,
+        "--dir",
+        str(tmp_path),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "tests: 9 passed" in proc.stdout
+    assert "agent finished: live fix" in proc.stdout
+    task = fake_llm.requests[0]["messages"][1]["content"]
+    assert task.startswith("One of the tests of this project fails.")
+
+
+def test_agent_confirm_mode_asks_on_the_terminal(
+    buggy_repo: Path, fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    fake_llm.script = [
+        Reply("", [call("bash", command="rm -rf tests")]),
+        Reply("", [call("run_tests")]),
+        Reply("", [call("finish", summary="asked twice")]),
+    ]
+    out = tmp_path / "confirm.jsonl"
+    environment = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    proc = subprocess.run(
+        [sys.executable, "-c", "from simulator.cli import main; main()", "agent",
+         str(buggy_repo), "--task", "tidy up", "--model", "openai/fake-model",
+         "--api-base", fake_llm.api_base, "--mode", "confirm", "--trajectory", str(out)],
+        input="r\nthe tests stay\na\n",
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=environment,
+        check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "approve $ rm -rf tests?" in proc.stderr
+    decisions = [
+        (e.payload["allowed"], e.payload["reason"])
+        for e in read_trajectory(out).events
+        if e.kind == Kind.POLICY_DECISION
+    ]
+    assert decisions == [(False, "the tests stay"), (True, "")]
+    tool_answer = fake_llm.requests[1]["messages"][-1]
+    assert "the tests stay" in tool_answer["content"]
