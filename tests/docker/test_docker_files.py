@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -25,10 +26,12 @@ def image_without_python(docker_client: Any) -> Iterator[str]:
     )
     try:
         assert container.wait(timeout=60)["StatusCode"] == 0
-        image = container.commit(repository="reposim/test-no-python", tag="latest")
+        # One tag per test process: pytest-xdist workers build their own copies side by side.
+        tag = f"test-{os.getpid()}"
+        image = container.commit(repository="reposim/test-no-python", tag=tag)
     finally:
         container.remove(force=True)
-    yield "reposim/test-no-python:latest"
+    yield f"reposim/test-no-python:{tag}"
     docker_client.images.remove(image.id, force=True)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import http.server
 import ipaddress
+import os
 import subprocess
 import threading
 from collections.abc import Awaitable, Callable, Iterator
@@ -164,8 +165,9 @@ def image_without_user(docker_client: Any) -> Iterator[str]:
     )
     try:
         assert container.wait(timeout=60)["StatusCode"] == 0
-        tag = "reposim/test-no-user:latest"
-        image = container.commit(repository="reposim/test-no-user", tag="latest")
+        # One tag per test process: pytest-xdist workers build their own copies side by side.
+        tag = f"reposim/test-no-user:test-{os.getpid()}"
+        image = container.commit(repository="reposim/test-no-user", tag=f"test-{os.getpid()}")
     finally:
         container.remove(force=True)
     yield tag
