@@ -14,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
+from typing import NamedTuple
 
 from simulator.analysis.model import (
     ClassRecord,
@@ -62,8 +63,9 @@ class Instance:
 Value = Target | Unresolved | External | Instance
 
 
-@dataclass(slots=True)
-class Edge:
+class Edge(NamedTuple):
+    """One call site and what it resolved to (a tuple: cheap to build and to pickle)."""
+
     caller: str
     expr: str
     line: int
@@ -124,7 +126,11 @@ class CallGraph:
             self._index(record)
         for record in self.files.values():
             for fn in record.functions:
-                self._resolve_calls(record, fn)
+                self.edges[fn.id] = self._resolve_calls(record, fn)
+        for edges in self.edges.values():
+            for edge in edges:
+                if edge.target is not None:
+                    self.callers_of[edge.target].append(edge)
 
     # ----------------------------------------------------------------- indexing
 
@@ -507,7 +513,7 @@ class CallGraph:
             return self.resolve_c(record, expr)
         return self.resolve_python(record, fn, expr)
 
-    def _resolve_calls(self, record: FileRecord, fn: FunctionRecord) -> None:
+    def _resolve_calls(self, record: FileRecord, fn: FunctionRecord) -> list[Edge]:
         edges: list[Edge] = []
         for site in fn.calls:
             value = self.resolve(record, fn, site.expr)
@@ -528,11 +534,8 @@ class CallGraph:
                 reason = "calls an instance"
             else:
                 reason = value.reason
-            edge = Edge(fn.id, site.expr, site.line, site.col, target, kind, reason)
-            edges.append(edge)
-            if target is not None:
-                self.callers_of[target].append(edge)
-        self.edges[fn.id] = edges
+            edges.append(Edge(fn.id, site.expr, site.line, site.col, target, kind, reason))
+        return edges
 
     def callees(self, ident: str) -> list[Edge]:
         return self.edges.get(ident, [])
