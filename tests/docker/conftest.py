@@ -43,7 +43,10 @@ def docker_client() -> Iterator[Any]:
 
     try:
         client.images.get(TEST_IMAGE)
+        missing = False
     except docker.errors.ImageNotFound:
+        missing = True
+    if missing:
         client.close()
         pytest.fail(
             f"The test image {TEST_IMAGE} is missing: build it with "
