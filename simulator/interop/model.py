@@ -180,7 +180,8 @@ def conversation_events(
                 }
             ]
         add(Actor.AGENT, Kind.LLM_RESPONSE, response)
-        file_kind = step.tool_name if step.tool_name in FILE_KINDS else None
+        dotted = (step.tool_name or "").replace("_", ".", 1)  # file_edit from OpenAI chat
+        file_kind = dotted if dotted in FILE_KINDS else None
         if file_kind is not None:
             payload = _loads_object(step.tool_arguments)
             payload.setdefault("path", "")
@@ -267,17 +268,44 @@ def events_conversation(header: dict[str, Any], events: Iterable[Event]) -> Conv
     pending: list[dict[str, Any]] = []
     thought: dict[str, Any] | None = None
     actions: dict[int, Event] = {}
+    tool_calls: dict[int, Event] = {}
     for event in events:
         p = event.payload
+        if (
+            tool_calls
+            and event.actor == Actor.AGENT
+            and (
+                event.kind in _ACTION_KINDS
+                or event.kind in FILE_KINDS
+                or event.kind == Kind.FILE_READ
+            )
+        ):
+            continue  # the implementation of an agent's tool call: the call is the step
         if event.kind == Kind.LLM_CALL:
-            messages = [m for m in p.get("messages") or [] if isinstance(m, dict)]
-            if not conversation.prompt and not conversation.steps:
-                conversation.prompt = messages
+            listed = p.get("messages")
+            messages = (
+                [m for m in listed if isinstance(m, dict)] if isinstance(listed, list) else []
+            )
+            if not conversation.steps and not thought:
+                conversation.prompt.extend(messages)
             else:
                 pending.extend(messages)
+        elif event.kind == Kind.NOTE and p.get("mark") == "agent.task":
+            task = {"role": "user", "content": str(p.get("text", ""))}
+            (pending if conversation.steps else conversation.prompt).append(task)
         elif event.kind == Kind.LLM_RESPONSE:
             thought = p
-        elif event.kind in (Kind.EXEC, Kind.TEST_RUN, Kind.SEARCH):
+        elif event.kind == Kind.TOOL_CALL:
+            tool_calls[event.seq] = event
+        elif event.kind == Kind.TOOL_RESULT:
+            call = tool_calls.pop(event.cause, None) if event.cause is not None else None
+            if call is None:
+                continue
+            step = _tool_step(call, event)
+            _attach(step, thought, pending)
+            conversation.steps.append(step)
+            thought, pending = None, []
+        elif event.kind in _ACTION_KINDS:
             actions[event.seq] = event
         elif event.kind in (Kind.EXEC_RESULT, Kind.TEST_RESULT, Kind.SEARCH_RESULT):
             action_event = actions.pop(event.cause, None) if event.cause is not None else None
@@ -309,6 +337,33 @@ def events_conversation(header: dict[str, Any], events: Iterable[Event]) -> Conv
             )
     conversation.trailing = pending
     return conversation
+
+
+_ACTION_KINDS = (Kind.EXEC, Kind.TEST_RUN, Kind.SEARCH)
+
+
+def _tool_step(call: Event, result: Event) -> AgentStep:
+    name = str(call.payload.get("name") or "tool")
+    raw = call.payload.get("arguments")
+    arguments = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
+    try:
+        parsed = json.loads(arguments)
+    except json.JSONDecodeError:
+        parsed = None
+    if name == "bash" and isinstance(parsed, dict) and isinstance(parsed.get("command"), str):
+        action = parsed["command"]
+    elif isinstance(parsed, dict):
+        action = " ".join([name, *(str(v) for v in parsed.values())])
+    else:
+        action = f"{name} {arguments}"
+    call_id = call.payload.get("id")
+    return AgentStep(
+        action=action,
+        observation=str(result.payload.get("output", "")),
+        tool_name=name,
+        tool_arguments=arguments,
+        tool_call_id=call_id if isinstance(call_id, str) else None,
+    )
 
 
 def _command_step(action: Event, result: Event) -> AgentStep:

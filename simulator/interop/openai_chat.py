@@ -8,6 +8,7 @@ answers it. Reading accepts several conversations (one a line) and joins them in
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from simulator.interop.model import (
@@ -128,7 +129,8 @@ def write(conversation: Conversation) -> str:
         )
         call_id = step.tool_call_id or f"call_{number}"
         if step.tool_name and step.tool_name != "bash" and step.tool_arguments is not None:
-            name, arguments = step.tool_name, step.tool_arguments
+            # OpenAI function names allow letters, digits, _ and - only (file.edit -> file_edit).
+            name, arguments = re.sub(r"[^A-Za-z0-9_-]", "_", step.tool_name), step.tool_arguments
             tools.add(name)
         else:
             name, arguments = "bash", json.dumps({"command": step.action}, ensure_ascii=False)

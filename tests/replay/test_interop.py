@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SAMPLES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from replay_helpers import SAMPLES
 
 from simulator.events import Event, Kind
 from simulator.interop import InteropError, export_text, load_foreign, parse_foreign

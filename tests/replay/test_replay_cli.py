@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import SAMPLES
+from replay_helpers import SAMPLES
 
 
 def reposim(*args: str) -> subprocess.CompletedProcess[str]:

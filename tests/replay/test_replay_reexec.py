@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import SMALL_PROJECT, record_session
+from replay_helpers import SMALL_PROJECT, record_agent_and_human, record_session
 
 from simulator.replay import Normaliser, StartError, fork, reexecute, resume
 from simulator.replay.index import TrajectoryIndex
@@ -178,3 +178,53 @@ async def test_resume_continues_a_session_that_was_cut_off(
     resumed = read_trajectory(tmp_path / "resumed.jsonl")
     assert resumed.header["parent"]["resumed"] is True
     assert resumed.events[-2].kind == "file.write"
+
+
+async def test_agent_and_human_session_re_executes_and_exports_its_tool_calls(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    repo = make_repo(SMALL_PROJECT, name="project")
+    original = await record_agent_and_human(repo, tmp_path / "agent.jsonl")
+    report, _ = await reexecute(original, trajectory_path=tmp_path / "v.jsonl")
+    assert report.exit_code == 0, [s for s in report.steps if s.status != "match"]
+    assert {s.actor for s in report.steps} >= {"agent", "human"}
+    assert any(s.kind == "file.edit" and s.actor == "agent" for s in report.steps)
+
+    index = TrajectoryIndex(original)
+    events = list(index.events())
+    index.close()
+    from simulator.interop import events_conversation
+
+    conversation = events_conversation(index.header, events)
+    # The agent's four tool calls are steps (not the session actions inside them); the
+    # person's create, command and delete are steps too.
+    names = [s.tool_name for s in conversation.steps]
+    assert names == ["file.create", "bash", "view", "edit", "finish", None, "file.delete"]
+    # The task was given after the person's first step: it comes right before the agent's.
+    task = {"role": "user", "content": "Document calc.add."}
+    assert conversation.steps[1].messages_before == [task]
+    assert conversation.steps[1].action == "ls calc && cat calc/ops.py"
+    assert conversation.steps[1].thought == "Look around first."
+    assert "__init__.py" in conversation.steps[1].observation
+
+
+async def test_a_native_session_round_trips_through_openai_chat(
+    recorded: tuple[Path, Path],
+) -> None:
+    from simulator.interop import export_text, parse_foreign
+
+    _, original = recorded
+    index = TrajectoryIndex(original)
+    events = list(index.events())
+    index.close()
+    text = export_text(index.header, events, "openai-chat")
+    names = {
+        call["function"]["name"]
+        for message in json.loads(text)["messages"]
+        for call in message.get("tool_calls") or []
+    }
+    assert names <= {"bash", "file_create", "file_edit", "file_write", "file_delete", "file_rename"}
+    _, again = parse_foreign(text, "chat.jsonl")
+    # Reads record a hash, not the text, so they are not steps of a conversation.
+    changes = [e.kind for e in events if e.kind.startswith("file.") and e.kind != "file.read"]
+    assert [e.kind for e in again if e.kind.startswith("file.")] == changes

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLES
+from replay_helpers import SAMPLES
 from textual.geometry import Region
 from textual.pilot import Pilot
 from textual.widgets import OptionList, Static

@@ -73,8 +73,8 @@ def _payload_parts(event: Event) -> list[RenderableType]:
                     Text(_clip(str(call.get("arguments", "")))),
                 ]
         return parts
-    if event.kind == Kind.LLM_CALL:
-        for message in p.get("messages") or []:
+    if event.kind == Kind.LLM_CALL and isinstance(p.get("messages"), list):
+        for message in p["messages"]:
             if isinstance(message, dict):
                 parts += [
                     _section(str(message.get("role", "message")).title()),
