@@ -65,7 +65,13 @@ class SliceFile:
 
     @property
     def text(self) -> str:
-        return "\n\n".join(p.text for p in self.pieces)
+        out: list[str] = []
+        for i, piece in enumerate(self.pieces):
+            if i:
+                consecutive_imports = piece.kind == "import" and self.pieces[i - 1].kind == "import"
+                out.append("\n" if consecutive_imports else "\n\n")
+            out.append(piece.text)
+        return "".join(out)
 
 
 @dataclass
@@ -169,7 +175,7 @@ class Slicer:
                     continue
                 for dep, dep_scope in self._pieces_for(found, piece.distance + 1):
                     key = (dep.path, dep.start_byte, dep.end_byte)
-                    if key in pieces:
+                    if key in pieces or self._inside(dep, order):
                         continue
                     pieces[key] = dep
                     dep.via = piece.key
@@ -177,6 +183,17 @@ class Slicer:
                     discovered += dep.tokens
                     queue.append((dep, dep_scope))
         return self._cut(target, record, order, budget)
+
+    @staticmethod
+    def _inside(dep: Piece, pieces: list[Piece]) -> bool:
+        """Whether dep is already part of a piece's text (a nested function, a method)."""
+        return any(
+            p.path == dep.path
+            and p.kind != "class"
+            and p.start_byte <= dep.start_byte
+            and dep.end_byte <= p.end_byte
+            for p in pieces
+        )
 
     def _resolve(
         self, record: FileRecord, scope: FunctionRecord | None, name: str
