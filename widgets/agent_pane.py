@@ -70,6 +70,7 @@ class ApprovalPrompt(Vertical, can_focus=True):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "approve", "Approve", id="agent.approve"),
         Binding("r", "reject", "Reject…", id="agent.reject"),
+        Binding("escape", "back", "Back to the question", show=False, id="agent.reject_back"),
     ]
 
     DEFAULT_CSS = """
@@ -119,6 +120,10 @@ class ApprovalPrompt(Vertical, can_focus=True):
         self.add_class("-reasoning")
         self.query_one("#approval-reason", Input).focus()
 
+    def action_back(self) -> None:
+        self.remove_class("-reasoning")
+        self.focus()
+
     @on(Input.Submitted, "#approval-reason")
     def _reason(self, message: Input.Submitted) -> None:
         message.stop()
@@ -135,6 +140,7 @@ class AgentPane(Widget):
         Binding("i", "interrupt", "Interrupt", id="agent.interrupt"),
         Binding("s", "stop", "Stop the run", id="agent.stop"),
         Binding("t", "focus_task", "Task input", id="agent.task"),
+        Binding("escape", "focus_cards", "Leave the input", show=False, id="agent.cards"),
         Binding("f", "toggle_follow", "Follow the agent in the editor", id="agent.follow"),
     ]
 
@@ -142,6 +148,7 @@ class AgentPane(Widget):
     AgentPane { width: 1fr; height: 1fr; layout: vertical; }
     AgentPane #agent-status { height: 1; padding: 0 1; background: $boost; }
     AgentPane #agent-modes { height: 2; }
+    AgentPane #agent-keys { height: 1; padding: 0 1; }
     AgentPane #agent-cards { height: 1fr; }
     AgentPane #agent-task { dock: bottom; }
     """
@@ -178,16 +185,29 @@ class AgentPane(Widget):
             active=f"mode-{self.config.mode}",
             id="agent-modes",
         )
+        yield Static(
+            Text(
+                "p pause · c confirm · g auto · i interrupt · s stop · t task · esc back",
+                style="dim",
+            ),
+            id="agent-keys",
+        )
         yield VerticalScroll(id="agent-cards")
         yield ApprovalPrompt(id="agent-approval")
         yield Input(placeholder=self._placeholder(), id="agent-task")
 
     def on_mount(self) -> None:
         self._refresh_status()
+        self.set_interval(1.0, self._tick)
         if self.agent is not None and self.config.task:
             # After the first refresh: by then the app has subscribed to the session and
             # settled its focus, so it sees the run's first events and the first question.
-            self.call_after_refresh(self.start, self.config.task)
+            self.call_after_refresh(self._autostart, self.config.task)
+
+    def _autostart(self, task: str) -> None:
+        # A run that starts by itself (the demo) takes the keyboard, so p / i / s work at once.
+        self.query_one("#agent-cards").focus()
+        self.start(task)
 
     def _placeholder(self) -> str:
         if self.agent is None:
@@ -317,6 +337,10 @@ class AgentPane(Widget):
             if tabs.active != f"mode-{agent.mode}":
                 tabs.active = f"mode-{agent.mode}"
 
+    def _tick(self) -> None:
+        if self.running:
+            self._refresh_status()  # the wall-time figure moves on its own
+
     def _refresh_status(self) -> None:
         try:
             status = self.query_one("#agent-status", Static)
@@ -340,7 +364,8 @@ class AgentPane(Widget):
         text.append(
             f"  steps {usage.steps}{limit(budgets.max_steps)}"
             f"  tokens {usage.tokens}{limit(budgets.max_tokens)}"
-            f"  {cost}{limit(budgets.max_cost, '${:.2f}')}",
+            f"  {cost}{limit(budgets.max_cost, '${:.2f}')}"
+            f"  {usage.elapsed:.0f}s{limit(budgets.max_time, '{:.0f}s')}",
             style="dim",
         )
         status.update(text)
@@ -365,6 +390,9 @@ class AgentPane(Widget):
     def action_stop(self) -> None:
         if self.agent is not None and self.running:
             self.agent.stop()
+
+    def action_focus_cards(self) -> None:
+        self.query_one("#agent-cards").focus()
 
     def action_focus_task(self) -> None:
         self.query_one("#agent-task", Input).focus()
