@@ -199,6 +199,8 @@ def test_slice_follows_globals_and_classes(index: CodeIndex) -> None:
     sliced = index.slice("shapes/models.py::make")
     kinds = {(p.kind, p.name) for f in sliced.files for p in f.pieces}
     assert ("class", "Circle") in kinds and ("method", "Circle.__init__") in kinds
+    # The nested function is part of the target's text already: not repeated as a piece.
+    assert ("function", "make.<locals>.inner") not in kinds
     # `c = Circle(r); c.area()`: local variables are not typed, so Circle.area is not pulled in.
     assert ("method", "Circle.area") not in kinds
     assert ("function", "square") in kinds
