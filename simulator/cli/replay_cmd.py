@@ -76,6 +76,7 @@ def _print_report(report: ReplayReport, as_json: bool) -> None:
     help="Where the actions run again.",
 )
 @click.option("--repo", type=str, help="Start from this repository instead of the recorded one.")
+@click.option("--image", type=str, help="With --backend docker: the image (default: recorded).")
 @click.option(
     "--current",
     is_flag=True,
@@ -109,6 +110,7 @@ def replay(
     fork_at: int | None,
     backend_kind: str,
     repo: str | None,
+    image: str | None,
     current: bool,
     ignore: tuple[str, ...],
     keep: tuple[str, ...],
@@ -140,6 +142,7 @@ def replay(
                 normaliser=normaliser,
                 repo=repo_path,
                 current=current,
+                image=image,
                 trajectory_path=out,
                 on_step=_print_step(as_json),
                 on_notes=_print_notes,
@@ -149,7 +152,9 @@ def replay(
         sys.exit(report.exit_code)
     if fork_at is not None:
         run_async(
-            lambda: _fork(path, fork_at, backend_kind, repo_path, current, out, then_exec, as_json)
+            lambda: _fork(
+                path, fork_at, backend_kind, repo_path, image, current, out, then_exec, as_json
+            )
         )
         return
     if as_json:
@@ -163,6 +168,7 @@ async def _fork(
     step: int,
     backend_kind: str,
     repo: Path | None,
+    image: str | None,
     current: bool,
     out: Path | None,
     commands: tuple[str, ...],
@@ -177,6 +183,7 @@ async def _fork(
         trajectory_path=out,
         repo=repo,
         current=current,
+        image=image,
         on_notes=_print_notes,
     )
     session = result.session

@@ -50,6 +50,7 @@ async def fork(
     trajectory_path: Path | None = None,
     repo: Path | None = None,
     current: bool = False,
+    image: str | None = None,
     on_step: Callable[[StepResult], None] | None = None,
     on_notes: Callable[[list[str]], None] | None = None,
     resumed: bool = False,
@@ -74,6 +75,7 @@ async def fork(
         normaliser=Normaliser(),
         repo=repo,
         current=current,
+        image=image,
         trajectory_path=trajectory_path,
         until=step,
         on_step=on_step,
@@ -98,6 +100,7 @@ async def resume(
     backend_kind: str = "local",
     trajectory_path: Path | None = None,
     repo: Path | None = None,
+    image: str | None = None,
 ) -> Session:
     """Continue a trajectory that crashed or was closed: a live session in a new trajectory whose
     parent is the old one, its workspace rebuilt from the old one's actions.
@@ -109,6 +112,7 @@ async def resume(
         backend_kind=backend_kind,
         trajectory_path=trajectory_path,
         repo=repo,
+        image=image,
         resumed=True,
     )
     return result.session

@@ -150,6 +150,7 @@ def plan_start(
     repo: Path | None = None,
     current: bool = False,
     backend_kind: str = "local",
+    image: str | None = None,
 ) -> StartPlan:
     """Check that the recorded start can be rebuilt, before anything runs; StartError if not."""
     recorded = header.get("repo") if isinstance(header.get("repo"), dict) else {}
@@ -203,7 +204,12 @@ def plan_start(
         notes.append(f"{source} is not a git repository: its current contents are the start.")
     backend = header.get("backend") if isinstance(header.get("backend"), dict) else {}
     assert isinstance(backend, dict)
-    image = backend.get("image") if backend_kind == "docker" else None
+    recorded_image = backend.get("image") if backend_kind == "docker" else None
+    if image is not None and backend_kind == "docker":
+        if recorded_image and recorded_image != image:
+            notes.append(f"Using the image {image} instead of the recorded {recorded_image}.")
+        recorded_image = image
+    image = recorded_image
     if backend_kind == "docker" and backend.get("kind") != "docker":
         notes.append("The recording ran on the local backend; the container's tools may differ.")
     if backend_kind == "local" and backend.get("kind") == "docker":
@@ -515,6 +521,7 @@ async def reexecute(
     normaliser: Normaliser | None = None,
     repo: Path | None = None,
     current: bool = False,
+    image: str | None = None,
     trajectory_path: Path | None = None,
     until: int | None = None,
     on_step: Callable[[StepResult], None] | None = None,
@@ -536,6 +543,7 @@ async def reexecute(
             normaliser=normaliser or Normaliser(),
             repo=repo,
             current=current,
+            image=image,
             trajectory_path=trajectory_path,
             until=until,
             on_step=on_step,
@@ -555,6 +563,7 @@ async def _reexecute(
     normaliser: Normaliser,
     repo: Path | None,
     current: bool,
+    image: str | None,
     trajectory_path: Path | None,
     until: int | None,
     on_step: Callable[[StepResult], None] | None,
@@ -563,7 +572,9 @@ async def _reexecute(
     parent: dict[str, Any] | None,
 ) -> tuple[ReplayReport, Session | None]:
     report = ReplayReport(file=path, problem=source.problem)
-    plan = plan_start(source.header, repo=repo, current=current, backend_kind=backend_kind)
+    plan = plan_start(
+        source.header, repo=repo, current=current, backend_kind=backend_kind, image=image
+    )
     report.notes.extend(plan.notes)
     if on_notes is not None:
         on_notes(plan.notes)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from backends.base import Backend
 from simulator.agent import Agent, ScriptedClient
 from simulator.agent.models import ModelTurn, ToolCall
 from simulator.events import Actor
@@ -23,9 +24,11 @@ SMALL_PROJECT = {
 }
 
 
-async def record_session(repo: Path, out: Path, *, with_tests: bool = False) -> Path:
+async def record_session(
+    repo: Path, out: Path, *, with_tests: bool = False, backend: Backend | None = None
+) -> Path:
     """A session with human and agent actions of every kind that replay re-executes."""
-    session = await Session.open(repo, trajectory_path=out)
+    session = await Session.open(repo, trajectory_path=out, backend=backend)
     async with session:
         await session.exec("echo hello from $0; pwd; sleep 0.05", actor=Actor.AGENT)
         await session.edit("calc/ops.py", "a + b", "b + a", actor=Actor.AGENT)
