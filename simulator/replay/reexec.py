@@ -50,6 +50,8 @@ REPLAYED_KINDS = frozenset(
     }
 )
 _RESULT_LOOKAHEAD = 10_000
+_TERMINAL_WAIT_MIN = 0.05
+_TERMINAL_WAIT_MAX = 5.0
 
 
 class StartError(TrajectoryError):
@@ -428,14 +430,24 @@ class Replayer:
         elif kind == Kind.RESTORE:
             await s.restore(str(p.get("name", "")), actor=actor)
         elif kind == Kind.TERMINAL_INPUT:
-            await self._terminal_input(str(p.get("data", "")))
+            await self._terminal_input(str(p.get("data", "")), self._gap_after(index, event))
             step.status = "skipped"
             step.differences.append("typed into the terminal again; its output is not compared")
         elif kind == Kind.INTERRUPT:
             step.status = "skipped"
             step.differences.append("interrupts are not re-executed (the command already ended)")
 
-    async def _terminal_input(self, data: str) -> None:
+    def _gap_after(self, index: int, event: Event) -> float:
+        """How long the person waited after this event before the next one (capped)."""
+        if index + 1 >= len(self.source):
+            return _TERMINAL_WAIT_MAX
+        try:
+            later = self.source.event(index + 1)
+        except TrajectoryError:
+            return _TERMINAL_WAIT_MAX
+        return max(0.0, min(later.t - event.t, _TERMINAL_WAIT_MAX))
+
+    async def _terminal_input(self, data: str, wait: float) -> None:
         if self._pty is None:
             self._pty = await self.session.open_terminal()
 
@@ -446,9 +458,9 @@ class Replayer:
 
             self._drain = asyncio.create_task(drain())
         await self._pty.write(data.encode("utf-8"))
-        if "\r" in data or "\n" in data:
-            # Let the typed line run before the next action, as a person would have waited.
-            await asyncio.sleep(0.3)
+        # What the person typed runs asynchronously in the terminal; give it the time they
+        # gave it before their next step, so that it has done its work when that step runs.
+        await asyncio.sleep(max(wait, _TERMINAL_WAIT_MIN))
 
     async def close(self) -> None:
         if self._pty is not None:

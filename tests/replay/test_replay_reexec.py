@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 from collections.abc import Callable
@@ -12,6 +13,7 @@ from replay_helpers import SMALL_PROJECT, record_agent_and_human, record_session
 
 from simulator.replay import Normaliser, StartError, fork, reexecute, resume
 from simulator.replay.index import TrajectoryIndex
+from simulator.session import Session
 from simulator.trajectory import read_trajectory
 
 
@@ -228,3 +230,25 @@ async def test_a_native_session_round_trips_through_openai_chat(
     # Reads record a hash, not the text, so they are not steps of a conversation.
     changes = [e.kind for e in events if e.kind.startswith("file.") and e.kind != "file.read"]
     assert [e.kind for e in again if e.kind.startswith("file.")] == changes
+
+
+async def test_what_the_person_typed_in_the_terminal_is_typed_again(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    repo = make_repo(SMALL_PROJECT, name="project")
+    out = tmp_path / "terminal.jsonl"
+    session = await Session.open(repo, trajectory_path=out)
+    async with session:
+        terminal = await session.open_terminal()
+        await terminal.write(b"echo typed > from_terminal.txt\r")
+        seen = b""
+        while b"typed" not in seen or not await session.exists("from_terminal.txt"):
+            seen += await asyncio.wait_for(terminal.read(), 10)
+        await session.read("from_terminal.txt")
+        await terminal.close()
+    report, _ = await reexecute(out, trajectory_path=tmp_path / "v.jsonl")
+    typed = next(s for s in report.steps if s.kind == "terminal.input")
+    assert typed.status == "skipped" and "typed into the terminal again" in typed.differences[0]
+    read = next(s for s in report.steps if s.kind == "file.read")
+    assert read.status == "match"
+    assert report.exit_code == 0
