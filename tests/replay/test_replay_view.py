@@ -13,6 +13,7 @@ from textual.widgets import OptionList, Static
 from simulator.events import Actor, Event
 from simulator.trajectory import TrajectoryWriter
 from widgets.replay import ReplayApp, ReplayScreen, Timeline
+from widgets.replay.stepview import StepView
 
 
 def make_trajectory(path: Path, count: int) -> Path:
@@ -67,6 +68,8 @@ def screen_of(app: ReplayApp) -> ReplayScreen:
 
 def text_of(app: ReplayApp, selector: str) -> str:
     """What the widget shows on screen, as plain text."""
+    if selector == "#replay-detail":
+        return screen_of(app).query_one(StepView).text
     widget = screen_of(app).query_one(selector, Static)
     lines = widget.render_lines(Region(0, 0, widget.size.width, widget.size.height))
     return "\n".join(strip.text for strip in lines)

@@ -27,6 +27,7 @@ from simulator.replay.index import EventSource, TrajectoryIndex, open_trajectory
 from simulator.replay.workspace import workspace_at
 from simulator.trajectory import TrajectoryError
 from widgets.replay.detail import render_file, render_step
+from widgets.replay.stepview import StepView
 from widgets.replay.timeline import Timeline
 
 ACTORS = ("all", "human", "agent", "system")
@@ -122,11 +123,8 @@ class ReplayScreen(Screen[None]):
                 yield Static("", id="replay-filters")
                 yield Timeline(id="replay-timeline")
             with TabbedContent(id="replay-right"):
-                with (
-                    TabPane("Step", id="replay-tab-step"),
-                    VerticalScroll(id="replay-detail-scroll"),
-                ):
-                    yield Static("", id="replay-detail")
+                with TabPane("Step", id="replay-tab-step"):
+                    yield StepView(id="replay-detail")
                 with TabPane("Files", id="replay-tab-files"), Horizontal():
                     yield OptionList(id="replay-files")
                     with VerticalScroll(id="replay-file-scroll"):
@@ -227,10 +225,7 @@ class ReplayScreen(Screen[None]):
         if self.source is None or index is None:
             return
         self._detail_shown_at = time.monotonic()
-        self.query_one("#replay-detail", Static).update(render_step(self.source, index))
-        scroll = self.query_one("#replay-detail-scroll", VerticalScroll)
-        if scroll.scroll_y:
-            scroll.scroll_home(animate=False)
+        self.query_one(StepView).show(render_step(self.source, index))
         if self.query_one(TabbedContent).active == "replay-tab-files":
             self._compute_files(index)
 
