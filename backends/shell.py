@@ -183,7 +183,12 @@ class PersistentShell:
             await self._restart()
             self._restarted_unreported = False
             return self._result(
-                None, output, started, interrupted=self._interrupted, shell_restarted=True
+                None,
+                output,
+                started,
+                timed_out=timed_out,
+                interrupted=self._interrupted,
+                shell_restarted=True,
             )
         code, cwd = match
         self._cwd = cwd or self._cwd
