@@ -47,6 +47,15 @@ SPEEDS = (1.0, 2.0, 5.0, 10.0, 25.0, 50.0)
 EDIT_KINDS = (Kind.FILE_WRITE, Kind.FILE_EDIT, Kind.FILE_CREATE, Kind.FILE_DELETE, Kind.FILE_RENAME)
 
 
+def _warm_up_highlighting() -> None:
+    """Load the syntax lexers the detail pane uses, off the event loop (pygments imports them
+    on first use, which would otherwise stall the first step shown)."""
+    from pygments.lexers import get_lexer_by_name
+
+    for name in ("bash", "diff", "json", "python"):
+        get_lexer_by_name(name)
+
+
 def _kind_matches(kind: str, prefixes: tuple[str, ...]) -> bool:
     return not prefixes or any(
         kind == p or (p.endswith(".") and kind.startswith(p)) for p in prefixes
@@ -151,6 +160,7 @@ class ReplayScreen(Screen[None]):
             return
         source.scan(_FIRST_CHUNK)
         self.post_message(self.Loaded(source))
+        _warm_up_highlighting()
         worker = get_current_worker()
         while not source.scan(_CHUNK):
             if worker.is_cancelled:
@@ -214,7 +224,11 @@ class ReplayScreen(Screen[None]):
         # replaces queued ones and the pane follows once it settles.
         self._detail_index = message.index
         now = time.monotonic()
-        if now - self._detail_shown_at > _DETAIL_SETTLE and self._detail_timer is None:
+        if not self._detail_shown_at:
+            # The first step's detail waits for the first frame of the timeline.
+            self._detail_shown_at = now
+            self._detail_timer = self.set_timer(_DETAIL_SETTLE, self._show_detail)
+        elif now - self._detail_shown_at > _DETAIL_SETTLE and self._detail_timer is None:
             self._show_detail()
         elif self._detail_timer is None:
             self._detail_timer = self.set_timer(_DETAIL_SETTLE, self._show_detail)
@@ -426,10 +440,10 @@ class ReplayScreen(Screen[None]):
         self._stop()
         if self.source is not None:
             self.source.close()
-        if len(self.app.screen_stack) > 1:
-            self.app.pop_screen()
-        else:
+        if isinstance(self.app, ReplayApp) or len(self.app.screen_stack) <= 1:
             self.app.exit()
+        else:
+            self.app.pop_screen()
 
 
 class ReplayApp(App[None]):
@@ -441,5 +455,6 @@ class ReplayApp(App[None]):
         super().__init__()
         self.path = Path(path)
 
-    def on_mount(self) -> None:
-        self.push_screen(ReplayScreen(self.path))
+    def get_default_screen(self) -> Screen[None]:
+        # The replay screen is the app's first screen: no blank default screen to lay out first.
+        return ReplayScreen(self.path)
