@@ -153,3 +153,30 @@ def test_user_errors_are_one_sentence(tmp_path: Path) -> None:
     assert "Traceback" not in missing.stderr + empty.stderr + bad.stderr
     listed = reposim("extract", str(tmp_path), "--list-filters")
     assert listed.returncode == 0 and "no-keywords" in listed.stdout and "r2e" in listed.stdout
+
+
+def test_full_context_is_the_whole_file(make_repo: Callable[..., Path], tmp_path: Path) -> None:
+    repo = make_repo(PY_PROJECT)
+    out = tmp_path / "out.jsonl"
+    result = reposim(
+        "extract",
+        str(repo),
+        "--context",
+        "full",
+        "--filter",
+        "has-docstring",
+        "--json",
+        "-o",
+        str(out),
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    functions = {line["id"]: line for line in lines if line["type"] == "function"}
+    assert set(functions) == {
+        "pkg/core.py::scale",
+        "pkg/core.py::wrapper",
+        "pkg/util.py::clamp",
+    }
+    clamp = functions["pkg/util.py::clamp"]["context"]
+    assert clamp == {"mode": "full", "path": "pkg/util.py", "text": PY_PROJECT["pkg/util.py"]}

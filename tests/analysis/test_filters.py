@@ -115,5 +115,5 @@ def test_filters_combine_and_r2e_is_all(index: CodeIndex) -> None:
 def test_unknown_filter_and_bad_bounds_are_errors() -> None:
     with pytest.raises(ValueError, match="unknown filter 'shiny'"):
         FilterSpec.parse(["shiny"])
-    with pytest.raises(ValueError, match="MIN..MAX"):
+    with pytest.raises(ValueError, match=r"MIN\.\.MAX"):
         FilterSpec.parse(["body-lines=ten"])
