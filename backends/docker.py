@@ -35,6 +35,8 @@ import posixpath
 import re
 import secrets
 import signal
+import socket
+import ssl
 import stat as stat_mod
 import struct
 import tarfile
@@ -175,6 +177,13 @@ class _ExecStream:
         except Exception as exc:
             raise _exec_error(container, exc) from None
         sock = getattr(raw, "_sock", raw)
+        if not isinstance(sock, socket.socket) or isinstance(sock, ssl.SSLSocket):
+            with contextlib.suppress(Exception):
+                raw.close()
+            raise BackendUnavailableError(
+                "The docker backend needs the engine on a unix socket or plain tcp:// "
+                "(DOCKER_HOST with TLS or ssh:// is not supported yet)."
+            )
         reader, writer = await asyncio.open_connection(sock=sock, limit=_READ_CHUNK * 4)
         return cls(exec_id, reader, writer)
 
