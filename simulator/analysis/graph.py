@@ -232,7 +232,11 @@ class CallGraph:
         """Names bound by fn and the functions around it (parameters, nested defs, imports)."""
         names = self._scope_names.get(fn.id)
         if names is None:
-            own = set(self._params(fn)) | set(self._locals.get(symbol_id(fn.path, fn.qualname), ()))
+            own = (
+                set(self._params(fn))
+                | set(self._locals.get(symbol_id(fn.path, fn.qualname), ()))
+                | set(fn.assigns)
+            )
             parent = (
                 self.functions.get(symbol_id(fn.path, fn.parent_qualname))
                 if fn.parent_qualname
@@ -281,12 +285,23 @@ class CallGraph:
                     if cls is not None:
                         return cls if name == "cls" else Instance(cls)
                 return Unresolved(f"`{name}` is a parameter")
+            if name in scope.assigns:
+                return self._local_variable(record, scope, name)
             scope = (
                 self.functions.get(symbol_id(scope.path, scope.parent_qualname))
                 if scope.parent_qualname
                 else None
             )
         return self._module_member(self._by_path[record.path], name, 0, allow_builtin=True)
+
+    def _local_variable(self, record: FileRecord, fn: FunctionRecord, name: str) -> Value:
+        """An instance when the name is only ever bound to `Class(...)` in fn, else unknown."""
+        callee = fn.assigns.get(name)
+        if callee is not None and callee.split(".")[0] != name:
+            value = self.resolve_python(record, fn, callee)
+            if isinstance(value, Target) and value.kind == "class":
+                return Instance(value)
+        return Unresolved(f"`{name}` is a local variable")
 
     def _module_member(
         self, module: _PyModule, name: str, depth: int, *, allow_builtin: bool = False

@@ -56,6 +56,9 @@ class FunctionRecord:
     single_call: str | None = None  # the callee if the body is just `return f(...)`/`f(...)`
     in_error: bool = False  # the definition overlaps a syntax error
     calls: list[CallSite] = field(default_factory=list)
+    # Local names bound in the body: to the callee if every binding is `name = callee(...)`
+    # (so `x = C(); x.m()` can resolve), else to None.
+    assigns: dict[str, str | None] = field(default_factory=dict)
     id: str = ""
 
     @property

@@ -36,6 +36,8 @@ QUERY = """
 (ERROR) @error
 (MISSING) @error
 (module (expression_statement) @stmt)
+(assignment left: (identifier)) @assign
+(for_statement left: (identifier) @rebind)
 """
 
 LITERALS = frozenset({"string", "concatenated_string", "integer", "float", "true", "false", "none"})
@@ -280,6 +282,28 @@ def extract_python(
         while scope >= 0 and not is_fn[scope]:
             scope = parent_of[scope]
         _imports(record, node, qualnames[scope] if scope >= 0 else None)
+
+    bindings = sorted(caps.get("assign", []) + caps.get("rebind", []), key=lambda n: n.start_byte)
+    for node, where in zip(
+        bindings, innermost(spans, [n.start_byte for n in bindings]), strict=True
+    ):
+        owner = function_at(where)
+        if owner is None:
+            continue
+        if node.type == "assignment":
+            name = _text(node.child_by_field_name("left"))
+            right = node.child_by_field_name("right")
+            callee = (
+                right.child_by_field_name("function")
+                if right is not None and right.type == "call"
+                else None
+            )
+            bound = call_expr(callee) if callee is not None else None
+        else:
+            name, bound = _text(node), None
+        if name in owner.assigns and owner.assigns[name] != bound:
+            bound = None
+        owner.assigns[name] = bound
 
     for stmt in caps.get("stmt", []):
         _globals(record, stmt)

@@ -71,6 +71,13 @@ SHAPES = {
         "    def inner():\n"
         "        return geo.square(r) + shapes.geometry.square(r)\n"
         "    return c.area() + inner() + helper() + undefined_thing() + len([r])\n"
+        "\n"
+        "\n"
+        "def rebound(r):\n"
+        "    c = Circle(r)\n"
+        "    for c in [Base()]:\n"
+        "        pass\n"
+        "    return c.describe()\n"
     ),
 }
 
@@ -107,10 +114,17 @@ def test_self_cls_super_and_instantiation(index: CodeIndex) -> None:
     make = {ref.expr: ref for ref in index.callees("shapes/models.py::make")}
     assert make["Circle"].target == "shapes/models.py::Circle.__init__"
     assert make["inner"].target == "shapes/models.py::make.<locals>.inner"
-    # Never guessed: a local variable, an undefined name and a builtin stay unresolved.
-    assert make["c.area"].target is None and make["c.area"].reason
+    # `c = Circle(r)` is the only binding of c: c.area is Circle.area.
+    assert make["c.area"].target == "shapes/models.py::Circle.area"
+    # Never guessed: an undefined name and a builtin stay unresolved.
     assert make["undefined_thing"].target is None
     assert make["len"].reason == "external: builtins.len"
+
+
+def test_a_variable_bound_twice_is_not_typed(index: CodeIndex) -> None:
+    rebound = {ref.expr: ref for ref in index.callees("shapes/models.py::rebound")}
+    assert rebound["c.describe"].target is None
+    assert rebound["c.describe"].reason == "`c` is a local variable"
 
 
 def test_module_attributes(index: CodeIndex) -> None:
@@ -201,8 +215,8 @@ def test_slice_follows_globals_and_classes(index: CodeIndex) -> None:
     assert ("class", "Circle") in kinds and ("method", "Circle.__init__") in kinds
     # The nested function is part of the target's text already: not repeated as a piece.
     assert ("function", "make.<locals>.inner") not in kinds
-    # `c = Circle(r); c.area()`: local variables are not typed, so Circle.area is not pulled in.
-    assert ("method", "Circle.area") not in kinds
+    # `c = Circle(r); c.area()` pulls in Circle.area.
+    assert ("method", "Circle.area") in kinds
     assert ("function", "square") in kinds
 
 
