@@ -65,6 +65,9 @@ async def test_confirm_mode_in_the_app_and_the_editor_follows(session: Session) 
         # the open editor shows the agent's fix
         shown = editor.query_one("CodeEditor")
         assert FIX in shown.text  # type: ignore[attr-defined]
+        # let the app's debounced reload (0.2 s after a test run) fire before it shuts down:
+        # a timer that fires during teardown fails in RepoSimApp._reload_open_files
+        await pilot.pause(0.5)
     decisions = [
         (e.payload["action"], e.payload["allowed"], e.payload["reason"])
         for e in read_trajectory(session.trajectory_path).events
