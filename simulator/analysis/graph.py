@@ -452,12 +452,13 @@ class CallGraph:
             record = self.files.get(order[i])
             i += 1
             for inc in record.imports if record is not None else []:
-                header = self._find_header(record.path if record else path, inc.module)
+                header = self.find_header(record.path if record else path, inc.module)
                 if header is not None and header not in order:
                     order.append(header)
         return order
 
-    def _find_header(self, including: str, name: str) -> str | None:
+    def find_header(self, including: str, name: str) -> str | None:
+        """The repository header `#include NAME` in file `including` refers to, if unique."""
         base = PurePosixPath(including).parent
         for candidate in (base / name, PurePosixPath(name)):
             text = posixpath.normpath(str(candidate))

@@ -11,6 +11,8 @@ from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from tree_sitter import Node
+
 from simulator.analysis.graph import CallGraph, Edge, Target
 from simulator.analysis.languages import lang_of
 from simulator.analysis.model import FileRecord, FunctionRecord, Lang, Location, Symbol
@@ -177,8 +179,18 @@ class CodeIndex:
         tree = parsed(record.lang, record.source)
         point = (line - 1, col)
         node = tree.root_node.named_descendant_for_point_range(point, point)
-        if node is None or node.type not in NAME_NODES:
+        if node is None:
             return None
+        include = node if node.type == "preproc_include" else node.parent
+        while include is not None and include.type not in ("preproc_include", "translation_unit"):
+            include = include.parent
+        if include is not None and include.type == "preproc_include":
+            return self._header(record, include)
+        if node.type not in NAME_NODES:
+            return None
+        module = self._imported_module(record, node)
+        if module is not None:
+            return module
         expr = node.text.decode("utf-8", "replace") if node.text is not None else ""
         parent = node.parent
         if record.lang is Lang.PYTHON and parent is not None:
@@ -199,6 +211,35 @@ class CodeIndex:
         scope = self._function_at(record, node.start_byte)
         value = self.graph.resolve(record, scope, expr)
         return _location(value) if isinstance(value, Target) else None
+
+    def _header(self, record: FileRecord, include: Node) -> Location | None:
+        target = include.child_by_field_name("path")
+        name = target.text.decode("utf-8", "replace").strip('<>"') if target and target.text else ""
+        header = self.graph.find_header(record.path, name) if name else None
+        if header is None:
+            return None
+        return Location(header, 1, 0, max(self._files[header].lines, 1), name, "header")
+
+    def _imported_module(self, record: FileRecord, node: Node) -> Location | None:
+        """`import a.b` / `from a.b import c`: a name inside the module path names a module."""
+        dotted = node.parent
+        statement = dotted.parent if dotted is not None else None
+        if dotted is None or dotted.type != "dotted_name" or statement is None:
+            return None
+        if statement.type == "aliased_import":
+            statement = statement.parent
+        if statement is None or statement.type not in ("import_statement", "import_from_statement"):
+            return None
+        if statement.type == "import_from_statement" and (
+            statement.child_by_field_name("module_name") != dotted
+        ):
+            return None  # an imported name, resolved like any other name
+        module = record.text(dotted.start_byte, node.end_byte).replace(" ", "")
+        found = self.graph.modules.get(module)
+        if found is None:
+            return None
+        rec = found.record
+        return Location(rec.path, 1, 0, max(rec.lines, 1), module, "module")
 
     @staticmethod
     def _function_at(record: FileRecord, offset: int) -> FunctionRecord | None:

@@ -68,6 +68,8 @@ def test_definition_and_outline(index: CodeIndex) -> None:
     # `vec_norm2(v)` in main.c line 8.
     loc = index.definition_at("src/main.c", 8, 22)
     assert loc is not None and (loc.path, loc.line, loc.name) == ("src/vec.c", 10, "vec_norm2")
+    loc = index.definition_at("src/main.c", 2, 12)  # #include "vec.h"
+    assert loc is not None and (loc.path, loc.kind) == ("include/vec.h", "header")
     loc = index.definition_at("src/main.c", 7, 5)  # vec_t
     assert loc is not None and (loc.path, loc.kind) == ("include/vec.h", "type")
     outline = [(s.name, s.kind) for s in index.outline("include/vec.h")]

@@ -176,6 +176,13 @@ def test_definition_across_files(index: CodeIndex) -> None:
     )
     # A parameter has no definition elsewhere.
     assert index.definition_at("shapes/geometry.py", 7, 11) is None
+    # On a module path of an import: the module file.
+    loc = index.definition_at("shapes/models.py", 2, 15)  # `import shapes.geometry`
+    assert loc is not None and (loc.path, loc.kind) == ("shapes/geometry.py", "module")
+    loc = index.definition_at("shapes/models.py", 1, 14)  # `from shapes.geometry import ...`
+    assert loc is not None and loc.path == "shapes/geometry.py"
+    loc = index.definition_at("shapes/models.py", 1, 5)  # `shapes` alone is the package
+    assert loc is not None and loc.path == "shapes/__init__.py"
 
 
 def test_outline_nests_methods(index: CodeIndex) -> None:
