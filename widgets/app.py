@@ -16,10 +16,8 @@ from textual.binding import Binding, BindingType
 from textual.command import CommandPalette
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.screen import Screen
 from textual.theme import Theme
 from textual.timer import Timer
-from textual.widget import Widget
 from textual.widgets import Static, TabbedContent, TabPane, TextArea
 
 from simulator.events import Event, Kind
@@ -29,10 +27,14 @@ from widgets.agent_pane import AgentPane
 from widgets.changes_view import ChangesView
 from widgets.editor_pane import EditorPane
 from widgets.file_tree import FILE_KINDS, FileTree
-from widgets.help_screen import HelpRow, HelpScreen, rows_for
-from widgets.keymap import APP_BINDINGS, binding_ids, unknown_ids
+from widgets.keymap import (
+    APP_BINDINGS,
+    HELP_BINDINGS,
+    SEARCH_BINDINGS,
+    binding_ids,
+    unknown_ids,
+)
 from widgets.palette import ActionProvider, FileProvider, PaletteAction, collect_files
-from widgets.search_screen import SearchScreen
 from widgets.settings import config_dir, load_settings, save_theme
 from widgets.status_bar import StatusBar
 from widgets.terminal_pane import TerminalPane
@@ -82,6 +84,11 @@ class RepoSimApp(App[None]):
         self._debounce_timers: dict[str, Timer] = {}
         self._session_closed = False
         self.set_keymap(self.settings.keymap)
+        # Registered and chosen before the first frame: switching later re-applies all CSS.
+        for theme in self.themes.app_themes.values():
+            self.register_theme(theme)
+        known = self._requested_theme in self.themes.app_themes
+        self.theme = self._requested_theme if known else DEFAULT_THEME
 
     # -- layout ------------------------------------------------------------------------------
 
@@ -104,17 +111,12 @@ class RepoSimApp(App[None]):
 
     def on_mount(self) -> None:
         self._auto_layout(self.size.width)
-        for theme in self.themes.app_themes.values():
-            self.register_theme(theme)
         self.theme_changed_signal.subscribe(self, self._theme_changed)
-        if self._requested_theme in self.available_themes:
-            self.theme = self._requested_theme
-        else:
+        if self._requested_theme != self.theme:
             self.notify(
                 f"There is no theme named {self._requested_theme!r}; using {DEFAULT_THEME}.",
                 severity="warning",
             )
-            self.theme = DEFAULT_THEME
         for problem in self.settings.problems:
             self.notify(problem, severity="warning", timeout=10)
         unknown = unknown_ids(self.settings.keymap, self._known_binding_ids())
@@ -306,6 +308,8 @@ class RepoSimApp(App[None]):
         self.query_one(ChangesView).reload()
 
     def action_search_files(self) -> None:
+        from widgets.search_screen import SearchScreen  # loaded on first use: faster start
+
         def chosen(result: tuple[str, int] | None) -> None:
             if result is not None:
                 self.open_path(*result)
@@ -325,6 +329,8 @@ class RepoSimApp(App[None]):
         self.refresh_changes()
 
     def action_help(self) -> None:
+        from widgets.help_screen import HelpScreen  # loaded on first use: faster start
+
         if isinstance(self.screen, HelpScreen):
             return
         self.push_screen(HelpScreen(self.help_rows(), str(config_dir() / "keymap.toml")))
@@ -409,16 +415,16 @@ class RepoSimApp(App[None]):
             self.themes.apply_to_editor(area, self.theme)
 
     def _pane_bindings(self) -> list[tuple[str, list[Binding]]]:
-        panes: list[tuple[str, type[Widget | Screen[object]]]] = [
-            ("Editor", EditorPane),
-            ("Terminal", TerminalPane),
-            ("Agent", AgentPane),
-            ("Search", SearchScreen),
-            ("Help", HelpScreen),
+        panes: list[tuple[str, list[BindingType]]] = [
+            ("Editor", list(EditorPane.BINDINGS)),
+            ("Terminal", list(TerminalPane.BINDINGS)),
+            ("Agent", list(AgentPane.BINDINGS)),
+            ("Search", list(SEARCH_BINDINGS)),
+            ("Help", list(HELP_BINDINGS)),
         ]
         out = []
-        for where, cls in panes:
-            bindings = [b for b in getattr(cls, "BINDINGS", []) if isinstance(b, Binding)]
+        for where, declared in panes:
+            bindings = [b for b in declared if isinstance(b, Binding)]
             if bindings:
                 out.append((where, bindings))
         return out
@@ -429,7 +435,9 @@ class RepoSimApp(App[None]):
             ids.extend(b.id for b in bindings if b.id)
         return ids
 
-    def help_rows(self) -> list[HelpRow]:
+    def help_rows(self) -> list[tuple[str, str, str, str]]:
+        from widgets.help_screen import rows_for
+
         rows = rows_for("App", APP_BINDINGS, self.settings.keymap)
         for where, bindings in self._pane_bindings():
             rows.extend(rows_for(where, bindings, self.settings.keymap))

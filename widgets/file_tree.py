@@ -302,8 +302,12 @@ class FileTree(Tree[Entry]):
             while parent:
                 status.setdefault(parent, "•")
                 parent = posixpath.dirname(parent)
-        self.status = status
-        self.refresh()
+        previous, self.status = self.status, status
+        for path in set(previous) | set(status):
+            if previous.get(path) != status.get(path):
+                node = self.nodes_by_path.get(path)
+                if node is not None:
+                    node.refresh()  # drops the tree's cached line for this node
 
     def render_label(self, node: TreeNode[Entry], base_style: Style, style: Style) -> Text:
         text = super().render_label(node, base_style, style)

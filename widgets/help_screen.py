@@ -10,6 +10,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
+from widgets.keymap import HELP_BINDINGS
+
 HelpRow = tuple[str, str, str, str]
 """(where, keys, what it does, binding id)."""
 
@@ -24,9 +26,7 @@ class HelpScreen(ModalScreen[None]):
     HelpScreen #help-intro { height: auto; color: $text-muted; margin-bottom: 1; }
     HelpScreen DataTable { height: 1fr; }
     """
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,f1,q", "close", "Close", id="help.close"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = list(HELP_BINDINGS)
 
     def __init__(self, rows: list[HelpRow], keymap_path: str) -> None:
         super().__init__()

@@ -102,6 +102,16 @@ APP_BINDINGS: list[Binding] = [
 ]
 
 
+SEARCH_BINDINGS: list[Binding] = [
+    Binding("escape", "dismiss_search", "Close", id="search.close"),
+    Binding("down", "focus_results", "Results", show=False, id="search.results"),
+]
+
+HELP_BINDINGS: list[Binding] = [
+    Binding("escape,f1,q", "close", "Close", id="help.close"),
+]
+
+
 def binding_ids() -> list[str]:
     return [b.id for b in APP_BINDINGS if b.id]
 

@@ -7,13 +7,14 @@ from typing import ClassVar
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from simulator.session import SearchMatch, Session
+from widgets.keymap import SEARCH_BINDINGS
 
 
 class SearchScreen(ModalScreen[tuple[str, int] | None]):
@@ -29,10 +30,7 @@ class SearchScreen(ModalScreen[tuple[str, int] | None]):
     SearchScreen #search-summary { height: 1; color: $text-muted; }
     SearchScreen OptionList { height: 1fr; border: none; }
     """
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss_search", "Close", id="search.close"),
-        Binding("down", "focus_results", "Results", show=False, id="search.results"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = list(SEARCH_BINDINGS)
 
     def __init__(self, session: Session, query: str = "") -> None:
         super().__init__()

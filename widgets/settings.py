@@ -12,8 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import tomlkit
-
 
 def config_dir() -> Path:
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
@@ -57,6 +55,8 @@ def load_settings(directory: Path | None = None) -> UiSettings:
 
 def save_theme(theme: str, directory: Path | None = None) -> Path:
     """Persist `[ui] theme` in config.toml, keeping the rest of the file (and its comments)."""
+    import tomlkit  # only needed when the theme changes; keeps it off the start-up path
+
     directory = directory or config_dir()
     path = directory / "config.toml"
     document = (

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 from pathlib import Path
 
 import click
@@ -56,12 +58,16 @@ def open_command(
             source=root,
             trajectory_path=Path(trajectory).resolve() if trajectory else None,
         )
-        await session.start()
+        # The UI's modules load in a thread while the backend starts (mostly waiting on
+        # processes), which takes a good part off the cold start.
+        ui_loading = asyncio.create_task(asyncio.to_thread(importlib.import_module, "widgets.app"))
+        try:
+            await session.start()
+        finally:
+            ui = await ui_loading
         reason = "closed"
         try:
-            from widgets.app import RepoSimApp
-
-            await RepoSimApp(session, theme_name=theme).run_async()
+            await ui.RepoSimApp(session, theme_name=theme).run_async()
         except BaseException:
             reason = "interrupted"
             raise

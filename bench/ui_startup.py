@@ -1,0 +1,149 @@
+"""Cold start of `reposim open` (local backend, small repository) to the first interactive frame,
+beside a bare Textual app measured in the same run.
+
+Each program runs in a real pseudo-terminal; the clock stops when the frame shows what a user
+needs before typing: for RepoSim the file tree's first entries (listed through the session), for
+the bare app its one label. Then Ctrl+Q, and the next run.
+
+    uv run python bench/ui_startup.py [--runs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import select
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _report import table
+
+TARGET = 1.0
+BARE_APP = """
+from textual.app import App
+from textual.widgets import Static
+
+class Bare(App):
+    BINDINGS = [("ctrl+q", "quit", "Quit")]
+    def compose(self):
+        yield Static("BARE-READY")
+
+Bare().run()
+"""
+
+
+def make_repo(root: Path) -> Path:
+    repo = root / "small"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "tests").mkdir()
+    (repo / "pkg" / "__init__.py").write_text("")
+    (repo / "pkg" / "core.py").write_text("def add(a, b):\n    return a + b\n")
+    (repo / "tests" / "test_core.py").write_text(
+        "from pkg.core import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+    )
+    (repo / "README.md").write_text("# small\n")
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "b",
+        "GIT_AUTHOR_EMAIL": "b@b",
+        "GIT_COMMITTER_NAME": "b",
+        "GIT_COMMITTER_EMAIL": "b@b",
+    }
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(repo), "commit", "-qm", "init"], check=True, env=env)
+    return repo
+
+
+def time_to_marker(argv: list[str], marker: bytes, timeout: float = 60.0) -> float:
+    """Seconds from spawning `argv` on a fresh PTY until `marker` appears in its output."""
+    master, slave = os.openpty()
+    os.set_blocking(master, False)
+    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"}
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        argv, stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True
+    )
+    os.close(slave)
+    seen = b""
+    elapsed = float("nan")
+    try:
+        while time.perf_counter() - start < timeout:
+            ready, _, _ = select.select([master], [], [], 0.05)
+            if not ready:
+                if proc.poll() is not None:
+                    break
+                continue
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            seen = (seen + chunk)[-65536:]
+            if marker in seen:
+                elapsed = time.perf_counter() - start
+                break
+        os.write(master, b"\x11")  # Ctrl+Q
+        deadline = time.perf_counter() + 20
+        while proc.poll() is None and time.perf_counter() < deadline:
+            select.select([master], [], [], 0.05)
+            with contextlib.suppress(OSError):
+                os.read(master, 65536)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    finally:
+        os.close(master)
+    if elapsed != elapsed:  # NaN: the marker never came
+        raise SystemExit(f"{argv[0]} never showed {marker!r}; last output: {seen[-500:]!r}")
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        repo = make_repo(root)
+        bare = root / "bare.py"
+        bare.write_text(BARE_APP)
+        reposim = [
+            sys.executable,
+            "-c",
+            "from simulator.cli import main; main()",
+            "open",
+            str(repo),
+            "--trajectory",
+            str(root / "t.jsonl"),
+        ]
+        bare_times, ours = [], []
+        for _ in range(args.runs):  # interleaved, so machine load hits both alike
+            bare_times.append(time_to_marker([sys.executable, str(bare)], b"BARE-READY"))
+            ours.append(time_to_marker(reposim, b"README.md"))
+    b, o = statistics.median(bare_times), statistics.median(ours)
+    verdict = "met" if o <= TARGET else "NOT met"
+    print(
+        table(
+            f"UI cold start to first interactive frame ({args.runs} interleaved runs each, "
+            f"{os.cpu_count()} shared cores, machine loaded by other work)",
+            [
+                ("bare Textual app (measured here)", f"{b:.3f} s", "-"),
+                ("reposim open, local backend", f"target <= {TARGET:.1f} s", f"{o:.3f} s"),
+                ("ratio ours / bare", "-", f"{o / b:.2f}x ({verdict})"),
+            ],
+        )
+    )
+    print(f"all runs: bare {_fmt(bare_times)}; reposim {_fmt(ours)}")
+
+
+def _fmt(values: list[float]) -> str:
+    return ", ".join(f"{v:.2f}" for v in values)
+
+
+if __name__ == "__main__":
+    main()
