@@ -120,6 +120,7 @@ class CallGraph:
         self._targets: dict[str, Target] = {}
         self._attr_cache: dict[tuple[str, str, bool], Value] = {}
         self._method_classes: dict[str, Target | None] = {}
+        self._typing: set[tuple[str, str]] = set()  # local variables being typed right now
         self.edges: dict[str, list[Edge]] = {}
         self.callers_of: dict[str, list[Edge]] = defaultdict(list)
         for record in self.files.values():
@@ -297,8 +298,13 @@ class CallGraph:
     def _local_variable(self, record: FileRecord, fn: FunctionRecord, name: str) -> Value:
         """An instance when the name is only ever bound to `Class(...)` in fn, else unknown."""
         callee = fn.assigns.get(name)
-        if callee is not None and callee.split(".")[0] != name:
-            value = self.resolve_python(record, fn, callee)
+        key = (fn.id, name)
+        if callee is not None and key not in self._typing:  # `a = b(); b = a()` loops
+            self._typing.add(key)
+            try:
+                value = self.resolve_python(record, fn, callee)
+            finally:
+                self._typing.discard(key)
             if isinstance(value, Target) and value.kind == "class":
                 return Instance(value)
         return Unresolved(f"`{name}` is a local variable")

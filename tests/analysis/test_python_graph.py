@@ -73,6 +73,12 @@ SHAPES = {
         "    return c.area() + inner() + helper() + undefined_thing() + len([r])\n"
         "\n"
         "\n"
+        "def circular():\n"
+        "    a = b()\n"
+        "    b = a()\n"
+        "    return a.x() + b.y()\n"
+        "\n"
+        "\n"
         "def rebound(r):\n"
         "    c = Circle(r)\n"
         "    for c in [Base()]:\n"
@@ -125,6 +131,11 @@ def test_a_variable_bound_twice_is_not_typed(index: CodeIndex) -> None:
     rebound = {ref.expr: ref for ref in index.callees("shapes/models.py::rebound")}
     assert rebound["c.describe"].target is None
     assert rebound["c.describe"].reason == "`c` is a local variable"
+
+
+def test_variables_typed_by_each_other_do_not_loop(index: CodeIndex) -> None:
+    circular = {ref.expr: ref.target for ref in index.callees("shapes/models.py::circular")}
+    assert circular == {"b": None, "a": None, "a.x": None, "b.y": None}
 
 
 def test_module_attributes(index: CodeIndex) -> None:
