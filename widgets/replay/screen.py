@@ -7,6 +7,7 @@ parsed only when a row is drawn or selected, and the timeline renders visible ro
 
 from __future__ import annotations
 
+import threading
 import time
 from array import array
 from pathlib import Path
@@ -42,7 +43,7 @@ KIND_GROUPS: dict[str, tuple[str, ...]] = {
 }
 _DETAIL_SETTLE = 0.06
 _FIRST_CHUNK = 256 * 1024
-_CHUNK = 4 * 1024 * 1024
+_CHUNK = 512 * 1024
 SPEEDS = (1.0, 2.0, 5.0, 10.0, 25.0, 50.0)
 EDIT_KINDS = (Kind.FILE_WRITE, Kind.FILE_EDIT, Kind.FILE_CREATE, Kind.FILE_DELETE, Kind.FILE_RENAME)
 
@@ -123,6 +124,7 @@ class ReplayScreen(Screen[None]):
         self._detail_index: int | None = None
         self._detail_timer: Timer | None = None
         self._detail_shown_at = 0.0
+        self._first_frame = threading.Event()
 
     def compose(self) -> ComposeResult:
         yield Static(f"Opening {self.path} …", id="replay-title")
@@ -160,12 +162,19 @@ class ReplayScreen(Screen[None]):
             return
         source.scan(_FIRST_CHUNK)
         self.post_message(self.Loaded(source))
+        # Indexing holds the GIL; let the first frame paint before going on, and pause between
+        # chunks so that the event loop is never starved while the rest is indexed.
+        self._first_frame.wait(timeout=5)
         _warm_up_highlighting()
         worker = get_current_worker()
+        chunks = 0
         while not source.scan(_CHUNK):
             if worker.is_cancelled:
                 return
-            self.post_message(self.Grew())
+            chunks += 1
+            if chunks % 8 == 0:
+                self.post_message(self.Grew())
+            time.sleep(0.001)
         self.post_message(self.Grew())
 
     @on(Loaded)
@@ -173,10 +182,12 @@ class ReplayScreen(Screen[None]):
         title = self.query_one("#replay-title", Static)
         if message.source is None:
             title.update(f"[b red]Cannot open:[/] {message.error}")
+            self._first_frame.set()
             return
         self.source = message.source
         self._update_title()
         self.query_one(Timeline).set_source(message.source)
+        self.call_after_refresh(self._first_frame.set)
         self._update_status()
 
     @on(Grew)
@@ -438,6 +449,7 @@ class ReplayScreen(Screen[None]):
 
     def action_close(self) -> None:
         self._stop()
+        self._first_frame.set()
         if self.source is not None:
             self.source.close()
         if isinstance(self.app, ReplayApp) or len(self.app.screen_stack) <= 1:
