@@ -2,11 +2,13 @@
 
 File events carry the file's whole content after the change (`content`; None once deleted), so
 the files the session touched can be shown as they were at any step without running anything.
-Files never touched are not in the trajectory; the view says so.
+Files never touched are not in the trajectory: when the recorded repository is on this machine,
+`start_files` and `start_text` read them from the recorded commit.
 """
 
 from __future__ import annotations
 
+import subprocess
 from typing import Any
 
 from simulator.events import Kind
@@ -40,3 +42,37 @@ def workspace_at(source: Any, index: int) -> dict[str, str | None]:
                 content = payload.get("content")
             files[path] = content if isinstance(content, str) else None
     return files
+
+
+def _git(source: str, *args: str) -> str | None:
+    try:
+        proc = subprocess.run(
+            ["git", "-C", source, *args], capture_output=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else None
+
+
+def start_files(header: dict[str, Any]) -> list[str]:
+    """The files of the recorded start (the repository at the recorded commit), when that
+    repository is on this machine and has the commit; otherwise an empty list."""
+    repo = header.get("repo")
+    if not isinstance(repo, dict) or not repo.get("git"):
+        return []
+    source, commit = repo.get("source"), repo.get("commit")
+    if not isinstance(source, str) or not isinstance(commit, str):
+        return []
+    listed = _git(source, "ls-tree", "-r", "-z", "--name-only", commit)
+    return [name for name in (listed or "").split("\0") if name]
+
+
+def start_text(header: dict[str, Any], path: str) -> str | None:
+    """A file's text at the recorded start (None if it is not there or not readable)."""
+    repo = header.get("repo")
+    if not isinstance(repo, dict):
+        return None
+    source, commit = repo.get("source"), repo.get("commit")
+    if not isinstance(source, str) or not isinstance(commit, str):
+        return None
+    return _git(source, "show", f"{commit}:{path}")

@@ -166,3 +166,22 @@ async def test_broken_files_say_why_and_keep_the_valid_prefix(tmp_path: Path) ->
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         assert "Cannot open" in text_of(app, "#replay-title")
+
+
+async def test_files_at_a_step_include_the_recorded_start(recorded: tuple[Path, Path]) -> None:
+    _, original = recorded
+    app = ReplayApp(original)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("e")  # the agent's edit of calc/ops.py
+        await settle(pilot)
+        await pilot.press("f")
+        await settle(pilot)
+        files = screen_of(app).query_one("#replay-files", OptionList)
+        ids = [files.get_option_at_index(i).id for i in range(files.option_count)]
+        assert {"calc/ops.py", "tests/test_ops.py", "calc/__init__.py"} <= set(ids)
+        assert "return b + a" in text_of(app, "#replay-file")
+        # An untouched file is read from the recorded commit.
+        files.highlighted = ids.index("tests/test_ops.py")
+        await settle(pilot)
+        assert "def test_add" in text_of(app, "#replay-file")

@@ -13,6 +13,7 @@ from array import array
 from pathlib import Path
 from typing import ClassVar
 
+from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
@@ -21,11 +22,12 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, OptionList, Static, TabbedContent, TabPane
+from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from simulator.events import Kind
 from simulator.replay.index import EventSource, TrajectoryIndex, open_trajectory
-from simulator.replay.workspace import workspace_at
+from simulator.replay.workspace import start_files, start_text, workspace_at
 from simulator.trajectory import TrajectoryError
 from widgets.replay.detail import render_file, render_step
 from widgets.replay.stepview import StepView
@@ -104,6 +106,12 @@ class ReplayScreen(Screen[None]):
             self.index = index
             self.what = what
 
+    class FileText(Message):
+        def __init__(self, path: str, text: str | None) -> None:
+            super().__init__()
+            self.path = path
+            self.text = text
+
     class FilesReady(Message):
         def __init__(self, index: int, files: dict[str, str | None]) -> None:
             super().__init__()
@@ -125,6 +133,7 @@ class ReplayScreen(Screen[None]):
         self._detail_timer: Timer | None = None
         self._detail_shown_at = 0.0
         self._first_frame = threading.Event()
+        self._start_files: list[str] = []
 
     def compose(self) -> ComposeResult:
         yield Static(f"Opening {self.path} …", id="replay-title")
@@ -158,6 +167,7 @@ class ReplayScreen(Screen[None]):
             self.post_message(self.Loaded(None, str(exc)))
             return
         if not isinstance(source, TrajectoryIndex):
+            self._start_files = start_files(source.header)
             self.post_message(self.Loaded(source))
             return
         source.scan(_FIRST_CHUNK)
@@ -166,6 +176,7 @@ class ReplayScreen(Screen[None]):
         # chunks so that the event loop is never starved while the rest is indexed.
         self._first_frame.wait(timeout=5)
         _warm_up_highlighting()
+        self._start_files = start_files(source.header)
         worker = get_current_worker()
         chunks = 0
         while not source.scan(_CHUNK):
@@ -301,22 +312,53 @@ class ReplayScreen(Screen[None]):
         self._files, self._files_index = message.files, message.index
         options = self.query_one("#replay-files", OptionList)
         options.clear_options()
-        paths = sorted(message.files)
-        options.add_options(paths)
+        # The recorded start's files (when the repository is here) plus every file the steps
+        # so far changed; changed ones are marked, deleted ones struck through.
+        paths = sorted(set(self._start_files) | set(message.files))
+        for path in paths:
+            if path not in message.files:
+                prompt = Text(f"  {path}")
+            elif message.files[path] is None:
+                prompt = Text(f"- {path}", style="strike dim")
+            else:
+                prompt = Text(f"● {path}", style="bold")
+            options.add_option(Option(prompt, id=path))
         view = self.query_one("#replay-file", Static)
-        if paths:
+        changed = [p for p in paths if p in message.files]
+        if changed:
+            options.highlighted = paths.index(changed[0])
+        elif paths:
             options.highlighted = 0
-            view.update(render_file(paths[0], message.files[paths[0]]))
         else:
             view.update(
-                "No file has been changed by this step; the trajectory only holds the"
-                " files that its steps changed."
+                "No file has been changed by this step, and the recorded repository is not on"
+                " this machine to show the others."
             )
 
     @on(OptionList.OptionHighlighted, "#replay-files")
     def _file_highlighted(self, message: OptionList.OptionHighlighted) -> None:
-        path = str(message.option.prompt)
-        self.query_one("#replay-file", Static).update(render_file(path, self._files.get(path)))
+        path = message.option.id
+        if path is None:
+            return
+        view = self.query_one("#replay-file", Static)
+        if path in self._files:
+            view.update(render_file(path, self._files[path]))
+        else:
+            view.update(f"Reading {path} at the recorded commit …")
+            self._read_start_file(path)
+
+    @work(thread=True, exclusive=True, group="replay-file")
+    def _read_start_file(self, path: str) -> None:
+        if self.source is not None:
+            self.post_message(self.FileText(path, start_text(self.source.header, path)))
+
+    @on(FileText)
+    def _file_text(self, message: FileText) -> None:
+        options = self.query_one("#replay-files", OptionList)
+        highlighted = options.highlighted
+        if highlighted is None or options.get_option_at_index(highlighted).id != message.path:
+            return
+        self.query_one("#replay-file", Static).update(render_file(message.path, message.text))
 
     # -- playing and jumping ---------------------------------------------------------------
 
