@@ -11,19 +11,28 @@ Pygments knows are lexed line by line, again only for the lines drawn; anything 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, overload
 
 from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_for_filename
 from pygments.token import Token, _TokenType
 from pygments.util import ClassNotFound
+from textual._tree_sitter import get_language
+from textual.document._document import Document, DocumentBase, EditResult, Location
+from textual.document._document_navigator import DocumentNavigator
+from textual.document._syntax_aware_document import SyntaxAwareDocument
+from textual.document._wrapped_document import WrappedDocument
+from textual.expand_tabs import get_tab_widths
 from textual.geometry import Size
+from textual.timer import Timer
 from textual.widgets import TextArea
-from tree_sitter import Language, QueryCursor
+from tree_sitter import Language, Parser, Query, QueryCursor, Tree
 
 # (start byte, end byte or None for "to the end of the line", highlight name), as TextArea wants.
 Highlight = tuple[int, int | None, str]
@@ -31,6 +40,10 @@ Highlight = tuple[int, int | None, str]
 # Lines are highlighted in blocks of this many: big enough that one screen needs one or two
 # queries, small enough that a query takes well under a millisecond or two.
 BLOCK = 64
+# After an edit the tree is reparsed once typing pauses this long (seconds), and at least this
+# often while typing goes on.
+PARSE_DELAY = 0.25
+MAX_PARSE_DELAY = 1.0
 
 TREE_SITTER_SUFFIXES = {".py": "python", ".pyi": "python", ".pyw": "python", ".c": "c", ".h": "c"}
 
@@ -75,6 +88,18 @@ def _pygments_name(token: _TokenType) -> str | None:
     return None
 
 
+_QUERIES: dict[tuple[int, str], Query] = {}
+
+
+def _prepared_query(language: Language, source: str) -> Query:
+    """Compiling a highlights query takes tens of milliseconds: do it once per language."""
+    key = (id(language), source)
+    query = _QUERIES.get(key)
+    if query is None:
+        query = _QUERIES[key] = Query(language, source)
+    return query
+
+
 @cache
 def c_language() -> tuple[Language, str]:
     """The tree-sitter C grammar and its highlights query (shipped with tree_sitter_c)."""
@@ -115,31 +140,250 @@ class LazyHighlights(dict[int, list[Highlight]]):
         return self.get(row, [])
 
 
+@dataclass(frozen=True)
+class LineChange:
+    """Rows touched by one edit: `first`..`old_last` became `first`..`new_last`."""
+
+    first: int
+    old_last: int
+    new_last: int
+
+
+class TrackedDocument(Document):
+    """A plain Document that remembers which rows each edit touched."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.changes: list[LineChange] = []
+        self._text: str | None = None
+
+    @property
+    def text(self) -> str:
+        # Stock TextArea.render_line asks for the whole text on every line it draws.
+        if self._text is None:
+            self._text = super().text
+        return self._text
+
+    def replace_range(self, start: Location, end: Location, text: str) -> EditResult:
+        top, bottom = sorted((start, end))
+        self._text = None
+        result = super().replace_range(start, end, text)
+        self.changes.append(LineChange(top[0], bottom[0], result.end_location[0]))
+        return result
+
+
+class FastSyntaxDocument(SyntaxAwareDocument):
+    """SyntaxAwareDocument that keeps the parser out of the keystroke.
+
+    Stock SyntaxAwareDocument reparses after every edit, through a Python callback that is
+    called thousands of times per keystroke (once per line the parser walks past), and measures
+    byte offsets with a generator over every line above the edit. Here an edit only moves the
+    existing tree (`tree.edit`, so highlights elsewhere stay right) and records the rows it
+    touched; the reparse runs from the encoded text in C, when the editor asks for it (after
+    typing pauses). The parser holds the GIL, so a thread would not help.
+    """
+
+    def __init__(self, text: str, language: Language, *, parse: bool = True) -> None:
+        Document.__init__(self, text)
+        self.language = language
+        self._parser = Parser(language)
+        self._syntax_tree: Tree | None = None  # type: ignore[assignment]
+        self.changes: list[LineChange] = []
+        self.needs_parse = True
+        self._text: str | None = None
+        if parse:
+            self.reparse()
+
+    @property
+    def tree(self) -> Tree | None:
+        """The syntax tree (None until the first parse); may lag edits until `reparse`."""
+        return self._syntax_tree
+
+    @property
+    def text(self) -> str:
+        # Stock TextArea.render_line asks for the whole text on every line it draws.
+        if self._text is None:
+            self._text = Document.text.fget(self)  # type: ignore[attr-defined]
+        return self._text
+
+    def reparse(self) -> None:
+        source = (self.text + self.newline).encode("utf-8")
+        old = self._syntax_tree
+        self._syntax_tree = (
+            self._parser.parse(source) if old is None else self._parser.parse(source, old)
+        )
+        self.needs_parse = False
+
+    def _location_to_byte_offset(self, location: Location) -> int:
+        row, column = location
+        lines = self._lines
+        newline = self.newline
+        above = len(newline.join(lines[:row]).encode("utf-8")) + len(newline) if row else 0
+        if row < len(lines):
+            return above + len(lines[row][:column].encode("utf-8"))
+        return above
+
+    def replace_range(self, start: Location, end: Location, text: str) -> EditResult:
+        top, bottom = sorted((start, end))
+        self._text = None
+        tree = self._syntax_tree
+        if tree is None:
+            result = Document.replace_range(self, start, end, text)
+        else:
+            start_byte = self._location_to_byte_offset(top)
+            old_end_byte = start_byte + len(self.get_text_range(top, bottom).encode("utf-8"))
+            start_point = self._location_to_point(top)
+            old_end_point = self._location_to_point(bottom)
+            result = Document.replace_range(self, start, end, text)
+            end_location = result.end_location
+            new_end_byte = start_byte + len(self.get_text_range(top, end_location).encode("utf-8"))
+            tree.edit(
+                start_byte=start_byte,
+                old_end_byte=old_end_byte,
+                new_end_byte=new_end_byte,
+                start_point=start_point,
+                old_end_point=old_end_point,
+                new_end_point=self._location_to_point(end_location),
+            )
+        self.needs_parse = True
+        self.changes.append(LineChange(top[0], bottom[0], result.end_location[0]))
+        return result
+
+
+class _NoWrapOffsets(Sequence[list[int]]):
+    """`WrappedDocument._wrap_offsets` when nothing wraps: an empty list for every line."""
+
+    def __init__(self, document: DocumentBase) -> None:
+        self._document = document
+
+    def __len__(self) -> int:
+        return self._document.line_count
+
+    @overload
+    def __getitem__(self, index: int) -> list[int]: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[list[int]]: ...
+    def __getitem__(self, index: int | slice) -> list[int] | list[list[int]]:
+        if isinstance(index, slice):
+            empties: list[list[int]] = [[] for _ in range(*index.indices(len(self)))]
+            return empties
+        if not -len(self) <= index < len(self):
+            raise IndexError(index)
+        return []
+
+
+class _NoWrapLineInfo(Sequence[tuple[int, int]]):
+    """`WrappedDocument._offset_to_line_info` when nothing wraps: row y is line y."""
+
+    def __init__(self, document: DocumentBase) -> None:
+        self._document = document
+
+    def __len__(self) -> int:
+        return self._document.line_count
+
+    @overload
+    def __getitem__(self, index: int) -> tuple[int, int]: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[tuple[int, int]]: ...
+    def __getitem__(self, index: int | slice) -> tuple[int, int] | list[tuple[int, int]]:
+        if isinstance(index, slice):
+            return [(y, 0) for y in range(*index.indices(len(self)))]
+        size = len(self)
+        if not -size <= index < size:
+            raise IndexError(index)
+        return (index % size, 0)
+
+
+class _NoWrapLineOffsets(Sequence[list[int]]):
+    """`WrappedDocument._line_index_to_offsets` when nothing wraps: line i is at row i."""
+
+    def __init__(self, document: DocumentBase) -> None:
+        self._document = document
+
+    def __len__(self) -> int:
+        return self._document.line_count
+
+    @overload
+    def __getitem__(self, index: int) -> list[int]: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[list[int]]: ...
+    def __getitem__(self, index: int | slice) -> list[int] | list[list[int]]:
+        if isinstance(index, slice):
+            return [[i] for i in range(*index.indices(len(self)))]
+        size = len(self)
+        if not -size <= index < size:
+            raise IndexError(index)
+        return [index % size]
+
+
+class LazyWrappedDocument(WrappedDocument):
+    """WrappedDocument that, without soft wrap, computes nothing per line.
+
+    Stock WrappedDocument measures tabs and wrap points for every line on load and shifts the
+    offsets of every line below an edit; with wrapping off, each of those answers is simply
+    "line y is row y", so they are answered on demand. With soft wrap on it is the stock class.
+    """
+
+    def wrap(self, width: int, tab_width: int | None = None) -> None:
+        if width:
+            self._lazy = False
+            super().wrap(width, tab_width)
+            return
+        self._lazy = True
+        self._width = 0
+        if tab_width:
+            self._tab_width = tab_width
+        document = self.document
+        self._wrap_offsets = _NoWrapOffsets(document)  # type: ignore[assignment]
+        self._offset_to_line_info = _NoWrapLineInfo(document)  # type: ignore[assignment]
+        self._line_index_to_offsets = _NoWrapLineOffsets(document)  # type: ignore[assignment]
+        self._tab_width_cache = _NoWrapOffsets(document)  # type: ignore[assignment]
+
+    @property
+    def height(self) -> int:
+        if self._lazy:
+            return self.document.line_count
+        return super().height
+
+    def wrap_range(self, start: Location, old_end: Location, new_end: Location) -> None:
+        if not self._lazy:
+            super().wrap_range(start, old_end, new_end)
+
+    def get_tab_widths(self, line_index: int) -> list[int]:
+        if not self._lazy:
+            return super().get_tab_widths(line_index)
+        return [width for _, width in get_tab_widths(self.document[line_index], self._tab_width)]
+
+
 class CodeEditor(TextArea):
     """A code editor whose highlighting costs what is on screen, not what is in the file."""
 
     def __init__(self, text: str = "", *, path: str | None = None, **kwargs: Any) -> None:
         self._pygments: Lexer | None = None
         self._doc_width: int | None = None
-        super().__init__(text, **kwargs)
+        self._last_gutter = -1
+        self._parse_timer: Timer | None = None
+        self._parse_requested: float | None = None
+        language: str | None = kwargs.pop("language", None)
+        kwargs.setdefault("soft_wrap", False)  # code does not wrap, as in VS Code
         if path is not None:
-            self.set_path_language(path)
+            language = language_for(path)
+            if language is None:
+                self._pygments = pygments_lexer_for(path)
+        # TextArea builds (and wraps) a document from the text it is given; give it nothing
+        # and build the real document once, below.
+        super().__init__("", **kwargs)
+        self.set_reactive(TextArea.language, language)
+        self._set_document(text, language)
 
     # -- languages -----------------------------------------------------------------------------
 
     def set_path_language(self, path: str) -> None:
         """Pick the highlighter from a file name: tree-sitter, Pygments, or none."""
         name = language_for(path)
-        if name == "c" and "c" not in self._languages:
-            language, query = c_language()
-            self.register_language("c", language, query)
-        if name is not None:
-            self._pygments = None
-            self.language = name
-        else:
-            self._pygments = pygments_lexer_for(path)
-            self.language = None
-            self._build_highlight_map()
+        self._pygments = pygments_lexer_for(path) if name is None else None
+        self.set_reactive(TextArea.language, name)
+        self._set_document(self.document.text, name)
 
     @property
     def highlighter(self) -> str:
@@ -148,17 +392,118 @@ class CodeEditor(TextArea):
             return "tree-sitter"
         return "pygments" if self._pygments is not None else "plain"
 
+    def _tree_sitter(self, name: str) -> tuple[Language, str] | None:
+        registered = self._languages.get(name)
+        if registered is not None and registered.language is not None:
+            return registered.language, registered.highlight_query
+        if name == "c":
+            return c_language()
+        language = get_language(name)
+        if language is None:
+            return None
+        return language, self._get_builtin_highlight_query(name)
+
+    def _set_document(self, text: str, language: str | None) -> None:
+        """One document and one (lazy) wrapped view per load, with a fast first parse."""
+        self._doc_width = None
+        self._highlight_query = None
+        found = self._tree_sitter(language) if language else None
+        document: DocumentBase
+        if found is not None:
+            ts_language, query = found
+            # The first parse of a big file takes a while; it runs right after the first frame
+            # is painted, so the text shows at once and the colours follow.
+            syntax = FastSyntaxDocument(text, ts_language, parse=False)
+            self._highlight_query = _prepared_query(ts_language, query)
+            document = syntax
+            if self.is_mounted:
+                self.call_after_refresh(self._reparse)
+        else:
+            document = TrackedDocument(text)
+        self.document = document
+        self.wrapped_document = LazyWrappedDocument(document, tab_width=self.indent_width)
+        self.navigator = DocumentNavigator(self.wrapped_document)
+        self._build_highlight_map()
+        self.move_cursor((0, 0))
+        self._rewrap_and_refresh_virtual_size()
+
     # -- highlighting --------------------------------------------------------------------------
 
     def _highlighting_active(self) -> bool:
         return self._highlight_query is not None or self._pygments is not None
 
+    def on_mount(self) -> None:
+        self.call_after_refresh(self._reparse)
+
+    def _reparse(self) -> None:
+        """Bring the syntax tree up to date with the text, then redraw with fresh colours."""
+        self._parse_timer = None
+        self._parse_requested = None
+        document = self.document
+        if isinstance(document, FastSyntaxDocument) and document.needs_parse:
+            document.reparse()
+            document.changes.clear()
+            self._highlights.clear()
+            self._line_cache.clear()
+            self.refresh()
+
+    def _schedule_reparse(self) -> None:
+        """Reparse once typing pauses, and at least every MAX_PARSE_DELAY while it goes on."""
+        if not self.is_mounted:
+            return
+        now = time.monotonic()
+        if self._parse_requested is None:
+            self._parse_requested = now
+        delay = PARSE_DELAY if now - self._parse_requested < MAX_PARSE_DELAY else 0.001
+        if self._parse_timer is not None:
+            self._parse_timer.stop()
+        self._parse_timer = self.set_timer(delay, self._reparse)
+
     def _build_highlight_map(self) -> None:
-        """Called by TextArea after every load and edit: forget, rather than recompute."""
-        self._line_cache.clear()
+        """Called by TextArea after every load and edit: forget, rather than recompute, and
+        after an edit forget only the rows it touched (and shift the rows below it)."""
         if not isinstance(self._highlights, LazyHighlights):
             self._highlights = LazyHighlights(self._compute_block, self._highlighting_active)
-        self._highlights.clear()
+        document = self.document
+        if (
+            isinstance(document, FastSyntaxDocument)
+            and document.needs_parse
+            and document.tree is not None
+        ):
+            self._schedule_reparse()
+        changes: list[LineChange] | None = getattr(document, "changes", None)
+        gutter = self.gutter_width
+        if not changes or gutter != self._last_gutter:
+            self._last_gutter = gutter
+            self._line_cache.clear()
+            self._highlights.clear()
+            if changes:
+                changes.clear()
+            return
+        for change in changes:
+            self._forget_rows(change)
+        changes.clear()
+
+    def _forget_rows(self, change: LineChange) -> None:
+        shift = change.new_last - change.old_last
+        highlights = self._highlights
+        if shift:
+            moved = {
+                row + shift if row > change.old_last else row: found
+                for row, found in highlights.items()
+                if not change.first <= row <= change.old_last
+            }
+            highlights.clear()
+            highlights.update(moved)
+        for row in range(change.first, change.new_last + 1):
+            highlights.pop(row, None)
+        # Rendered lines are cached by row: drop the touched rows, and every row below when
+        # lines were inserted or removed.
+        cache = self._line_cache
+        for key in list(cache.keys()):
+            row = key[2]
+            if change.first <= row <= change.new_last or (shift and row > change.first):
+                cache.discard(key)
 
     def _compute_block(self, row: int) -> None:
         highlights = self._highlights
@@ -178,7 +523,12 @@ class CodeEditor(TextArea):
         highlights = self._highlights
         cursor = QueryCursor(self._highlight_query)  # type: ignore[arg-type]
         cursor.set_point_range((start, 0), (end, 0))
-        tree = getattr(self.document, "_syntax_tree", None)
+        document = self.document
+        if not isinstance(document, FastSyntaxDocument):
+            return
+        if document.tree is None and not self.is_mounted:
+            document.reparse()  # outside an app nothing else will
+        tree = document.tree
         if tree is None:
             return
         for name, nodes in cursor.captures(tree.root_node).items():
@@ -212,10 +562,6 @@ class CodeEditor(TextArea):
                 if name is not None and value.strip():
                     found.append((column, column + size, name))
                 column += size
-
-    def _set_document(self, text: str, language: str | None) -> None:
-        self._doc_width = None
-        super()._set_document(text, language)
 
     # -- size ----------------------------------------------------------------------------------
 

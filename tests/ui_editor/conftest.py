@@ -57,6 +57,14 @@ class PaneApp(App[None]):
         self.session = session
         self.with_terminal = terminal
         self.scrollback = scrollback
+        self.opened: list[str] = []
+        self.saved: list[str] = []
+
+    def on_editor_pane_file_opened(self, message: EditorPane.FileOpened) -> None:
+        self.opened.append(message.path)
+
+    def on_editor_pane_file_saved(self, message: EditorPane.FileSaved) -> None:
+        self.saved.append(message.path)
 
     def compose(self) -> ComposeResult:
         yield EditorPane(self.session, id="editor")

@@ -1,0 +1,175 @@
+"""Editor on a 20k-line Python file: stock TextArea vs our CodeEditor, in one run, headless.
+
+Measures, for each editor, in a Textual app under App.run_test:
+  - open: from mounting the editor with the file's text to the first frame painted;
+  - keystroke: a printable key pressed in the middle of the file, from the key to the repaint
+    (median and p95 over many presses).
+Plus our EditorPane.open_file end to end (reading through a local Session).
+Targets (issue 4): open <= 0.3 s (stock about 1.3 s), keystroke <= 30 ms (stock: hundreds of ms).
+Run: uv run python bench/ui_editor.py [--lines 20000] [--keys 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _report import ms, percentile, table
+from textual.app import App, ComposeResult
+from textual.widgets import TextArea
+
+from simulator.session import Session
+from widgets.code_editor import CodeEditor
+from widgets.editor_pane import EditorPane
+
+TEMPLATE = '''
+
+class Widget{n}(Base):
+    """A widget, number {n}, with a docstring
+    that spans two lines."""
+
+    LIMIT = {n} * 2  # a class constant
+
+    def __init__(self, name: str, size: int = {n}) -> None:
+        super().__init__()
+        self.name = f"widget-{{name}}-{n}"
+        self.size = size
+
+    def area(self, factor: float = 1.5) -> float:
+        if self.size > 10 and not self.name.startswith("x"):
+            return self.size * factor
+        return [value for value in range(self.size)][-1] / 3.0
+'''
+
+
+def python_source(lines: int) -> str:
+    parts = ['"""A large generated module."""\n\nimport os\nfrom typing import Any\n\n\n']
+    count = 3
+    n = 0
+    while count < lines:
+        block = TEMPLATE.format(n=n)
+        parts.append(block)
+        count += block.count("\n")
+        n += 1
+    return "".join(parts)
+
+
+class Host(App[None]):
+    def compose(self) -> ComposeResult:
+        return iter(())
+
+
+async def measure(
+    make: type[TextArea] | None, text: str, keys: int
+) -> tuple[float, float, list[float]]:
+    """(open to first frame, open to highlighted frame, keystrokes) for one editor class."""
+    app = Host()
+    async with app.run_test(size=(160, 48)) as pilot:
+        start = time.perf_counter()
+        # The same options for both: line numbers, no soft wrap (code editors' default).
+        if make is CodeEditor:
+            editor: TextArea = CodeEditor(
+                text, path="big.py", show_line_numbers=True, soft_wrap=False
+            )
+        else:
+            editor = TextArea(text, language="python", show_line_numbers=True, soft_wrap=False)
+        await app.mount(editor)
+        await pilot.pause()
+        opened = time.perf_counter() - start
+        # CodeEditor paints the text first and parses right after; wait for the colours.
+        while isinstance(editor, CodeEditor) and editor.document.needs_parse:  # type: ignore[attr-defined]
+            await pilot.pause(0.01)
+        await pilot.pause()
+        highlighted = time.perf_counter() - start
+        editor.focus()
+        middle = editor.document.line_count // 2
+        editor.move_cursor((middle, 8), center=True)
+        await pilot.pause()
+        times = []
+        for index in range(keys):
+            key = "abcdefghij"[index % 10]
+            start = time.perf_counter()
+            await pilot.press(key)
+            await pilot.pause()
+            times.append(time.perf_counter() - start)
+        assert editor.document[middle].count("a") >= 1
+    return opened, highlighted, times
+
+
+async def pane_open(text: str) -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = Path(tmp) / "repo"
+        repo.mkdir()
+        (repo / "big.py").write_text(text)
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)  # noqa: ASYNC221
+        session = await Session.open(repo, trajectory_path=Path(tmp) / "t.jsonl")
+        pane = EditorPane(session)
+
+        class PaneHost(App[None]):
+            def compose(self) -> ComposeResult:
+                yield pane
+
+        try:
+            async with PaneHost().run_test(size=(160, 48)) as pilot:
+                await pilot.pause()
+                start = time.perf_counter()
+                await pane.open_file("big.py")
+                await pilot.pause()
+                return time.perf_counter() - start
+        finally:
+            await session.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--lines", type=int, default=20_000)
+    parser.add_argument("--keys", type=int, default=40, help="keystrokes in our editor")
+    parser.add_argument("--stock-keys", type=int, default=8, help="keystrokes in stock TextArea")
+    args = parser.parse_args()
+    text = python_source(args.lines)
+    lines = text.count("\n")
+    stock_open, stock_lit, stock_keys = asyncio.run(measure(TextArea, text, args.stock_keys))
+    ours_open, ours_lit, ours_keys = asyncio.run(measure(CodeEditor, text, args.keys))
+    pane = asyncio.run(pane_open(text))
+
+    def keys(values: list[float]) -> str:
+        return f"median {ms(statistics.median(values))}  p95 {ms(percentile(values, 0.95))}"
+
+    print(
+        table(
+            f"Editor, {lines}-line Python file with tree-sitter highlighting, 160x48 "
+            "(machine shared with other jobs; figures are noisy)",
+            [
+                (
+                    "open to first frame",
+                    f"stock TextArea {ms(stock_open)}",
+                    f"CodeEditor {ms(ours_open)}  ({stock_open / ours_open:.1f}x faster)",
+                ),
+                (
+                    "open to highlighted frame",
+                    f"stock TextArea {ms(stock_lit)}",
+                    f"CodeEditor {ms(ours_lit)}  ({stock_lit / ours_lit:.1f}x faster)",
+                ),
+                ("EditorPane.open_file via Session", "-", ms(pane)),
+                (
+                    "keystroke to repaint",
+                    f"stock TextArea {keys(stock_keys)}",
+                    f"CodeEditor {keys(ours_keys)}  "
+                    f"({statistics.median(stock_keys) / statistics.median(ours_keys):.0f}x faster)",
+                ),
+            ],
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
