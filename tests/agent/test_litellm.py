@@ -134,3 +134,39 @@ def test_a_missing_key_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> No
 def test_an_unknown_model_is_one_sentence() -> None:
     with pytest.raises(ModelConfigError, match="name it as provider/model"):
         LiteLLMClient("no-such-model-anywhere").check()
+
+
+async def test_interrupting_a_model_call_cancels_the_request(
+    session: Session, fake_llm: FakeLLM
+) -> None:
+    import asyncio
+
+    fake_llm.script = [Slow(60.0, Reply("too late"))]
+    agent = Agent(session, client(fake_llm, timeout=120.0))
+    run = asyncio.create_task(agent.run("think hard"))
+    while not fake_llm.requests:  # noqa: ASYNC110 - the request arrives in another thread
+        await asyncio.sleep(0.05)
+    paused = asyncio.Event()
+    agent.listeners.append(lambda a: paused.set() if a.state == "paused" else None)
+    await agent.interrupt()
+    await asyncio.wait_for(paused.wait(), 30)
+    agent.stop()
+    result = await asyncio.wait_for(run, 30)
+    assert result.reason == "stopped"
+    events = read_trajectory(session.trajectory_path).events
+    interrupt = next(e for e in events if e.kind == Kind.INTERRUPT)
+    assert interrupt.payload == {"during": "model call", "reason": "interrupted"}
+    assert not any(e.kind == Kind.LLM_RESPONSE for e in events)
+
+
+async def test_the_cost_budget_stops_a_priced_model(session: Session, fake_llm: FakeLLM) -> None:
+    from simulator.agent import Budgets
+
+    fake_llm.script = [Reply("", [call("bash", command="true")], 100_000, 10_000)] * 3
+    agent = Agent(
+        session, client(fake_llm, model="openai/gpt-4o-mini"), budgets=Budgets(max_cost=0.01)
+    )
+    result = await agent.run("spend")
+    assert result.reason == "budget:cost"
+    assert result.usage.steps == 1
+    assert result.usage.cost > 0.01
