@@ -42,10 +42,16 @@ def budget_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
-def _budgets(max_steps: int | None, max_tokens: int | None, max_cost: float | None,
-             max_time: float | None) -> Budgets:  # fmt: skip
-    for name, value in (("--max-steps", max_steps), ("--max-tokens", max_tokens),
-                        ("--max-cost", max_cost), ("--max-time", max_time)):  # fmt: skip
+def _budgets(
+    max_steps: int | None, max_tokens: int | None, max_cost: float | None, max_time: float | None
+) -> Budgets:
+    given = {
+        "--max-steps": max_steps,
+        "--max-tokens": max_tokens,
+        "--max-cost": max_cost,
+        "--max-time": max_time,
+    }
+    for name, value in given.items():
         if value is not None and value <= 0:
             raise CliError(f"{name} must be more than 0.")
     return Budgets(max_steps, max_tokens, max_cost, max_time)
@@ -231,8 +237,10 @@ def demo_command(
     """Watch an agent fix a bug in a small bundled project, in the RepoSim UI.
 
     Without --model the agent's turns are replayed from a bundled trajectory (a scripted
-    demonstration, not a model's work); the tools really run. Pause it with the mode switch
-    (h) and take over; with --model the same task runs live.
+    demonstration, not a model's work); the tools really run. In the agent pane, p pauses it
+    (mode human): take over in the editor, the terminal or with `$ command` in the pane's input,
+    then g lets it go on. With --model the same task runs live. In a terminal narrower than
+    120 columns, Ctrl+J shows the agent pane.
     """
     from simulator.demo import DEMO_TASK, bundled_trajectory, prepare_workspace, test_command
 
