@@ -238,7 +238,10 @@ def _view(path: Path) -> None:
         raise CliError("The replay view needs a terminal; use --json, --verify or export.")
     from widgets.replay import ReplayApp
 
-    ReplayApp(path).run()
+    step = ReplayApp(path).run()
+    if step is not None:
+        click.echo(f"forking at step {step} …", err=True)
+        run_async(lambda: _fork(path, step, "local", None, None, False, None, (), False))
 
 
 @click.command("export")

@@ -185,3 +185,15 @@ async def test_files_at_a_step_include_the_recorded_start(recorded: tuple[Path, 
         files.highlighted = ids.index("tests/test_ops.py")
         await settle(pilot)
         assert "def test_add" in text_of(app, "#replay-file")
+
+
+async def test_fork_here_hands_the_step_to_the_app(tmp_path: Path) -> None:
+    path = make_trajectory(tmp_path / "t.jsonl", 30)
+    app = ReplayApp(path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("j", "j", "j")
+        await settle(pilot)
+        await pilot.press("F")
+        await settle(pilot)
+    assert app.return_value == 4

@@ -83,6 +83,7 @@ class ReplayScreen(Screen[None]):
         Binding("t", "cycle_kind", "Kind", id="replay.filter_kind"),
         Binding("f", "show_files", "Files", id="replay.files"),
         Binding("d", "show_step", "Step", show=False, id="replay.step"),
+        Binding("F", "fork", "Fork here", id="replay.fork"),
         Binding("q,escape", "close", "Close", id="replay.close"),
     ]
 
@@ -91,6 +92,15 @@ class ReplayScreen(Screen[None]):
             super().__init__()
             self.source = source
             self.error = error
+
+    class ForkRequested(Message):
+        """The person asked to continue live from a step; the app that pushed the screen
+        forks (simulator.replay.fork) and opens the session."""
+
+        def __init__(self, path: Path, step: int) -> None:
+            super().__init__()
+            self.path = path
+            self.step = step
 
     class Grew(Message):
         """More of the file has been indexed."""
@@ -489,6 +499,16 @@ class ReplayScreen(Screen[None]):
         self.query_one(Timeline).set_rows(message.rows)
         self._update_status()
 
+    def action_fork(self) -> None:
+        index = self.query_one(Timeline).current_index
+        if self.source is None or index is None:
+            return
+        try:
+            step = self.source.event(index).seq
+        except TrajectoryError:
+            return
+        self.post_message(self.ForkRequested(self.path, step))
+
     def action_close(self) -> None:
         self._stop()
         self._first_frame.set()
@@ -500,8 +520,9 @@ class ReplayScreen(Screen[None]):
             self.app.pop_screen()
 
 
-class ReplayApp(App[None]):
-    """`reposim replay FILE`: the replay screen on its own."""
+class ReplayApp(App[int | None]):
+    """`reposim replay FILE`: the replay screen on its own. Its result is the step the person
+    asked to fork at, if they did (the CLI then forks headless)."""
 
     TITLE = "RepoSim replay"
 
@@ -512,3 +533,7 @@ class ReplayApp(App[None]):
     def get_default_screen(self) -> Screen[None]:
         # The replay screen is the app's first screen: no blank default screen to lay out first.
         return ReplayScreen(self.path)
+
+    @on(ReplayScreen.ForkRequested)
+    def _fork(self, message: ReplayScreen.ForkRequested) -> None:
+        self.exit(message.step)
