@@ -537,27 +537,29 @@ class CallGraph:
 
     def _resolve_calls(self, record: FileRecord, fn: FunctionRecord) -> list[Edge]:
         edges: list[Edge] = []
+        # The same callee is often called many times in one body (`self.assertEqual`).
+        seen: dict[str, tuple[str | None, str | None, str | None]] = {}
         for site in fn.calls:
-            value = self.resolve(record, fn, site.expr)
-            target: str | None = None
-            kind: str | None = None
-            reason: str | None = None
-            if isinstance(value, Target):
-                if value.kind in ("function", "method", "macro", "function-macro"):
-                    target, kind = value.id, value.kind
-                elif value.kind == "class":
-                    init = self.constructor(value)
-                    target, kind = (init.id if init else value.id), "class"
-                else:
-                    reason = f"calls a {value.kind} ({value.name})"
-            elif isinstance(value, External):
-                reason = f"external: {value.dotted}"
-            elif isinstance(value, Instance):
-                reason = "calls an instance"
-            else:
-                reason = value.reason
-            edges.append(Edge(fn.id, site.expr, site.line, site.col, target, kind, reason))
+            outcome = seen.get(site.expr)
+            if outcome is None:
+                outcome = seen[site.expr] = self._outcome(self.resolve(record, fn, site.expr))
+            edges.append(Edge(fn.id, site.expr, site.line, site.col, *outcome))
         return edges
+
+    def _outcome(self, value: Value) -> tuple[str | None, str | None, str | None]:
+        """(target id, target kind, reason unresolved) of a resolved callee."""
+        if isinstance(value, Target):
+            if value.kind in ("function", "method", "macro", "function-macro"):
+                return value.id, value.kind, None
+            if value.kind == "class":
+                init = self.constructor(value)
+                return (init.id if init else value.id), "class", None
+            return None, None, f"calls a {value.kind} ({value.name})"
+        if isinstance(value, External):
+            return None, None, f"external: {value.dotted}"
+        if isinstance(value, Instance):
+            return None, None, "calls an instance"
+        return None, None, value.reason
 
     def callees(self, ident: str) -> list[Edge]:
         return self.edges.get(ident, [])
