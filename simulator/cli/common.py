@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
+import signal
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -53,9 +55,28 @@ def run_cli(group: click.Group) -> int:
 
 
 def run_async(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Run a coroutine; user errors become CliError, Ctrl-C a clean exit 130."""
+    """Run a coroutine; user errors become CliError, Ctrl-C or SIGTERM a clean exit 130.
+
+    SIGTERM cancels the main task like Ctrl-C does, so sessions close, containers are removed
+    and the trajectory ends with its reason instead of being cut off.
+    """
+
+    async def main() -> T:
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        if task is not None:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(signal.SIGTERM, task.cancel)
+        try:
+            return await factory()
+        finally:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(signal.SIGTERM)
+
     try:
-        return asyncio.run(factory())
+        return asyncio.run(main())
+    except asyncio.CancelledError:
+        raise KeyboardInterrupt from None
     except USER_ERRORS as exc:
         raise CliError(str(exc)) from None
 

@@ -137,3 +137,37 @@ def test_bad_input_is_one_clear_sentence(tmp_path: Path) -> None:
         assert result.returncode == 2, args
         assert message in result.stderr, (args, result.stderr)
         assert "Traceback" not in result.stderr
+
+
+def test_sigterm_closes_the_session_and_records_why(sample_repo: Path, tmp_path: Path) -> None:
+    import signal
+    import time
+
+    out = tmp_path / "term.jsonl"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "simulator",
+            "exec",
+            "--trajectory",
+            str(out),
+            str(sample_repo),
+            "--",
+            "sleep",
+            "30",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while b'"kind":"exec"' not in (out.read_bytes() if out.exists() else b""):
+        assert time.monotonic() < deadline, "the command never started"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert "Traceback" not in stderr
+    last = json.loads(out.read_text().splitlines()[-1])
+    assert last["kind"] == "session.end" and last["payload"]["reason"] == "interrupted"
