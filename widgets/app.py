@@ -218,7 +218,7 @@ class RepoSimApp(App[None]):
     @on(EditorPane.FileOpened)
     def _file_opened(self, message: EditorPane.FileOpened) -> None:
         self._style_editors()
-        self.query_one(FileTree).select_path(message.path)
+        self.query_one(FileTree).reveal(message.path)
 
     @on(TabbedContent.TabActivated, "#panel")
     def _panel_tab(self, event: TabbedContent.TabActivated) -> None:

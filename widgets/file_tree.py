@@ -147,6 +147,9 @@ class FileTree(Tree[Entry]):
 
     @work(group="tree-list")
     async def load_dir(self, node: TreeNode[Entry]) -> None:
+        await self._load(node)
+
+    async def _load(self, node: TreeNode[Entry]) -> None:
         """List a directory into its node, keeping the nodes (and expansion) of entries that
         are still there."""
         entry = node.data
@@ -218,7 +221,7 @@ class FileTree(Tree[Entry]):
     def _add_more(self, node: TreeNode[Entry], rest: list[tuple[str, str]]) -> None:
         path = node.data.path if node.data is not None else "."
         node.add_leaf(
-            Text(f"… {len(rest)} more entries (Enter to show)"),
+            Text(f"… {len(rest)} more (Enter)"),
             Entry(child_path(path, "…more"), "more", pending=rest),
         )
 
@@ -326,10 +329,18 @@ class FileTree(Tree[Entry]):
             text.append(f" {mark}" if mark != "•" else " •", mark_style)
         return text
 
-    def select_path(self, path: str) -> bool:
-        """Move the cursor to an already listed path; False when it is not listed yet."""
-        node = self.nodes_by_path.get(path)
-        if node is None:
-            return False
-        self.move_cursor(node)
-        return True
+    @work(group="tree-reveal", exclusive=True)
+    async def reveal(self, path: str) -> None:
+        """Expand the folders down to `path` (listing them if needed) and put the cursor on it."""
+        parts = path.split("/")
+        for depth in range(1, len(parts)):
+            node = self.nodes_by_path.get("/".join(parts[:depth]))
+            if node is None or node.data is None:
+                return
+            if not node.data.loaded:
+                await self._load(node)
+            node.expand()
+        target = self.nodes_by_path.get(path)
+        if target is not None:
+            # Row numbers are known once the tree has laid out the rows it just gained.
+            self.call_after_refresh(self.move_cursor, target)

@@ -8,61 +8,81 @@ from pathlib import Path
 
 import click
 
-from simulator.backend_factory import BACKEND_KINDS, make_backend
-from simulator.cli.common import CliError, existing_dir, run_async
+from simulator.backend_factory import make_backend
+from simulator.cli.common import (
+    CliError,
+    backend_options,
+    existing_dir,
+    existing_file,
+    run_async,
+)
 from simulator.session import Session
 from themes import theme_names
 
 
 @click.command("open")
-@click.argument("path")
+@click.argument("path", required=False)
 @click.option(
-    "--backend",
-    "backend_kind",
-    type=click.Choice(list(BACKEND_KINDS)),
-    default="local",
-    show_default=True,
-    help="Where commands run: this machine (a scratch copy, not a sandbox) or a container.",
-)
-@click.option(
-    "--in-place",
-    is_flag=True,
-    help="Work on the repository itself instead of a scratch copy (local backend only).",
-)
-@click.option(
-    "--trajectory",
+    "--resume",
+    "resume_file",
     type=click.Path(dir_okay=False),
-    help="Where to write the trajectory (default: under ~/.local/share/reposim/trajectories).",
+    help="Continue a trajectory (crashed or closed): its actions are replayed into a new "
+    "session, then the UI opens on it. PATH, if given, is the repository to start from.",
 )
 @click.option(
     "--theme",
     help="Colour theme (default: [ui] theme in ~/.config/reposim/config.toml, else reposim-dark).",
 )
+@backend_options
 def open_command(
-    path: str, backend_kind: str, in_place: bool, trajectory: str | None, theme: str | None
+    path: str | None,
+    resume_file: str | None,
+    theme: str | None,
+    backend_kind: str,
+    in_place: bool,
+    trajectory: str | None,
+    as_json: bool,
 ) -> None:
     """Open the repository at PATH in the RepoSim UI (file tree, editor, terminal, agent pane).
 
     Everything you do in it is recorded in the session's trajectory; quit with Ctrl+Q.
     """
-    root = existing_dir(path)
+    if as_json:
+        raise CliError("reposim open is interactive; --json is for exec, test and replay.")
+    if path is None and resume_file is None:
+        raise click.UsageError("Give the repository to open, or --resume FILE.")
+    root = existing_dir(path) if path is not None else None
+    resume_from = existing_file(resume_file) if resume_file is not None else None
+    if resume_from is not None and in_place:
+        raise CliError("--in-place cannot be combined with --resume.")
     if theme is not None and theme not in theme_names():
         raise CliError(
             f"There is no theme named {theme!r}; choose one of {', '.join(theme_names())}."
         )
 
-    async def run() -> Path:
+    async def start() -> Session:
+        trajectory_path = Path(trajectory).resolve() if trajectory else None
+        if resume_from is not None:
+            from simulator.replay import resume
+
+            return await resume(
+                resume_from,
+                backend_kind=backend_kind,
+                trajectory_path=trajectory_path,
+                repo=root,
+            )
+        assert root is not None
         backend = make_backend(backend_kind, root, in_place=in_place)
-        session = Session(
-            backend,
-            source=root,
-            trajectory_path=Path(trajectory).resolve() if trajectory else None,
-        )
+        session = Session(backend, source=root, trajectory_path=trajectory_path)
+        await session.start()
+        return session
+
+    async def run() -> Path:
         # The UI's modules load in a thread while the backend starts (mostly waiting on
         # processes), which takes a good part off the cold start.
         ui_loading = asyncio.create_task(asyncio.to_thread(importlib.import_module, "widgets.app"))
         try:
-            await session.start()
+            session = await start()
         finally:
             ui = await ui_loading
         reason = "closed"

@@ -174,6 +174,14 @@ async def test_quick_open_palette_opens_a_file_by_name(session: Session) -> None
         await pilot.press("enter")
         editor = app.query_one(EditorPane)
         await wait_for(pilot, lambda: editor.current_path == "calc/ops.py", "the file to open")
+        tree = app.query_one(FileTree)
+
+        def revealed() -> bool:
+            node = tree.cursor_node
+            return node is not None and node.data is not None and node.data.path == "calc/ops.py"
+
+        await wait_for(pilot, revealed, "the tree to reveal the file")
+        assert tree.nodes_by_path["calc"].is_expanded
 
 
 async def test_command_palette_switches_and_saves_the_theme(

@@ -1,0 +1,100 @@
+"""`reposim open` end to end: the real command in a real pseudo-terminal."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import select
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+from simulator.events import Actor
+from simulator.session import Session
+from ui.helpers import WAIT
+
+OPEN = [sys.executable, "-c", "from simulator.cli import main; main()", "open"]
+
+
+def run_until(args: list[str], marker: bytes) -> tuple[int, bytes]:
+    """Run `reposim open ARGS` on a PTY until `marker` is drawn, press Ctrl+Q, and return the
+    exit code and everything the program wrote."""
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    env = {**os.environ, "TERM": "xterm-256color"}
+    proc = subprocess.Popen(
+        [*OPEN, *args], stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True
+    )
+    os.close(slave)
+    output = b""
+    quit_sent = False
+    deadline = time.monotonic() + 2 * WAIT
+    try:
+        while time.monotonic() < deadline:
+            if proc.poll() is not None and not select.select([master], [], [], 0)[0]:
+                break
+            if select.select([master], [], [], 0.05)[0]:
+                try:
+                    output += os.read(master, 65536)
+                except OSError:
+                    break
+            if not quit_sent and marker in output:
+                os.write(master, b"\x11")  # Ctrl+Q
+                quit_sent = True
+        else:
+            proc.kill()
+        return proc.wait(timeout=WAIT), output
+    finally:
+        os.close(master)
+
+
+def events(path: Path) -> tuple[dict[str, object], list[dict[str, object]]]:
+    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return lines[0], lines[1:]
+
+
+def test_open_shows_the_repository_and_quitting_ends_the_session(
+    sample_repo: Path, tmp_path: Path
+) -> None:
+    trajectory = tmp_path / "t.jsonl"
+    code, output = run_until([str(sample_repo), "--trajectory", str(trajectory)], b"EXPLORER")
+    assert code == 0, output[-2000:]
+    assert f"reposim: trajectory {trajectory}".encode() in output
+    _, recorded = events(trajectory)
+    assert recorded[-1]["kind"] == "session.end"
+    assert recorded[-1]["payload"] == {"reason": "closed"}
+
+
+async def test_resume_opens_a_new_session_on_the_recorded_state(
+    sample_repo: Path, tmp_path: Path
+) -> None:
+    first = tmp_path / "first.jsonl"
+    session = await Session.open(sample_repo, trajectory_path=first)
+    await session.create("kept.txt", "kept\n", actor=Actor.AGENT)
+    await session.close()
+
+    resumed = tmp_path / "resumed.jsonl"
+    code, output = run_until(
+        [str(sample_repo), "--resume", str(first), "--trajectory", str(resumed)],
+        b"kept.txt",
+    )
+    assert code == 0, output[-2000:]
+    header, recorded = events(resumed)
+    assert header["parent"] == {"file": str(first.resolve()), "step": 3, "resumed": True}
+    assert any(e["kind"] == "file.create" for e in recorded)
+    assert recorded[-1]["kind"] == "session.end"
+
+
+def test_resume_of_a_missing_file_is_one_sentence(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [*OPEN, "--resume", str(tmp_path / "nope.jsonl")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr == f"reposim: error: {tmp_path / 'nope.jsonl'} does not exist.\n"
