@@ -583,7 +583,8 @@ class Session:
     def _git(self, args: str) -> str:
         gitdir = f"{self.backend.private_dir}/checkpoints.git"
         return (
-            f"git --git-dir={quote(gitdir)} --work-tree={quote(self.backend.workspace_path)} "
+            f"git -C {quote(self.backend.workspace_path)} --git-dir={quote(gitdir)} "
+            f"--work-tree={quote(self.backend.workspace_path)} "
             f"-c core.autocrlf=false -c gc.auto=0 -c core.quotepath=false {args}"
         )
 

@@ -168,3 +168,13 @@ async def test_closed_session_refuses_work(session: Session) -> None:
     await session.close()
     with pytest.raises(SessionError, match="closed"):
         await session.exec("true")
+
+
+async def test_checkpoints_cover_the_whole_workspace_from_any_cwd(session: Session) -> None:
+    await session.exec("cd calc")
+    await session.write("README.txt", "one\n")
+    await session.checkpoint("one")
+    await session.write("README.txt", "two\n")
+    assert {(c.status, c.path) for c in await session.changes("one")} == {("M", "README.txt")}
+    await session.restore("one")
+    assert await session.read("README.txt") == "one\n"
