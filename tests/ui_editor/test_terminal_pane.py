@@ -209,3 +209,24 @@ async def test_tab_and_ctrl_c_go_to_the_shell(session: Session, key: str) -> Non
             await pilot.press("ctrl+c")
             await pilot.press(*"echo interrupted", "enter")
             await wait_for(pilot, lambda: "interrupted" in pane.screen_text(), timeout=10)
+
+
+async def test_history_scrolls_back_and_typing_returns_to_the_bottom(session: Session) -> None:
+    app = PaneApp(session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        pane = await ready(pilot)
+        await pane.send(b"seq 1 500\r")
+        await wait_for(pilot, lambda: "500" in pane.screen_text())
+        await pilot.pause(0.2)
+        bottom = pane.scroll_offset.y
+        assert bottom == pane.max_scroll_y > 0
+        await pilot.press("shift+pageup")
+        await pilot.pause()
+        assert pane.scroll_offset.y < bottom
+        top = pane.term.line_at(int(pane.scroll_offset.y)).text()
+        assert top.isdigit() and int(top) < 480
+        drawn = "".join(segment.text for segment in pane.render_line(0)).strip()
+        assert drawn == top
+        await pilot.press("e")
+        await pilot.pause()
+        assert pane.scroll_offset.y == pane.max_scroll_y
