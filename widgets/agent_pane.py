@@ -171,6 +171,9 @@ class AgentPane(Widget):
         self.agent: Agent | None = None
         self.running = False
         self.follow = True  # open the files the agent reads and edits in the editor
+        self._working_mode: Mode = (
+            self.config.mode if self.config.mode is not Mode.HUMAN else Mode.AUTO
+        )
         if self.config.client is not None:
             self._make_agent(self.config.client)
 
@@ -288,6 +291,9 @@ class AgentPane(Widget):
         if self.running:
             self.notify("The agent is still working; pause (p) or stop (s) it first.")
             return
+        if self.agent is not None and self.agent.mode is Mode.HUMAN:
+            # Giving the agent a task means letting it work: back to the last working mode.
+            self.agent.set_mode(self._working_mode)
         self.running = True
         self._run(task)
 
@@ -376,6 +382,8 @@ class AgentPane(Widget):
     def _mode_tab(self, message: Tabs.TabActivated) -> None:
         message.stop()
         mode = str(message.tab.id or "").removeprefix("mode-")
+        if mode and mode != Mode.HUMAN:
+            self._working_mode = Mode(mode)
         if self.agent is not None and mode and mode != self.agent.mode:
             self.agent.set_mode(Mode(mode))
         self.config.mode = Mode(mode) if mode else self.config.mode

@@ -57,10 +57,11 @@ class RunUsage:
     cost_known: bool = True  # False once any call had no known price
     format_errors: int = 0
     started: float = field(default_factory=time.monotonic)
+    paused: float = 0.0  # seconds the agent waited for the person; not charged to its budget
 
     @property
     def elapsed(self) -> float:
-        return time.monotonic() - self.started
+        return time.monotonic() - self.started - self.paused
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -185,6 +186,8 @@ class Agent:
         self.usage = RunUsage()
         self._stopped = False
         self._interrupted = False
+        if self._mode is Mode.HUMAN:
+            self._resumed.clear()  # a task given in mode human waits until the person lets go
         self.messages.append({"role": "user", "content": task})
         self.session.note(task, actor=Actor.HUMAN, mark="agent.task")
         self._unsubscribe = self.session.subscribe(self._watch_person)
@@ -206,7 +209,9 @@ class Agent:
         while True:
             if not self._resumed.is_set():
                 self._set_state("paused")
+                waited = time.monotonic()
                 await self._resumed.wait()
+                self.usage.paused += time.monotonic() - waited
                 self._tell_what_the_person_did()
             if self._stopped:
                 return self._result("stopped", "The person stopped the agent.")

@@ -273,3 +273,17 @@ async def test_replay_client_replays_recorded_turns_and_the_tools_run_again(
         assert FIX in await again.read("stats/core.py")
     events = read_trajectory(tmp_path / "again.jsonl").events
     assert [e.payload["counts"]["passed"] for e in events if e.kind == Kind.TEST_RESULT] == [1, 2]
+
+
+async def test_a_task_given_in_mode_human_waits_for_the_person(session: Session) -> None:
+    client = ScriptedClient([turn("finish", summary="went on")])
+    agent = Agent(session, client, mode=Mode.HUMAN)
+    run = asyncio.create_task(agent.run("wait for me"))
+    await reach_state(agent, "paused")
+    assert client.calls == []  # no model call while the person has the keyboard
+    await session.exec("echo mine", actor=Actor.HUMAN)
+    agent.set_mode(Mode.AUTO)
+    result = await run
+    assert result.summary == "went on"
+    assert "$ echo mine" in client.calls[0][-1]["content"]
+    assert result.usage.paused > 0
