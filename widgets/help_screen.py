@@ -20,7 +20,7 @@ class HelpScreen(ModalScreen[None]):
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > Vertical {
-        width: 90%; max-width: 110; height: 90%;
+        width: 100%; max-width: 120; height: 100%; max-height: 40;
         background: $surface; border: round $primary; padding: 0 1;
     }
     HelpScreen #help-intro { height: auto; color: $text-muted; margin-bottom: 1; }
@@ -68,5 +68,6 @@ def rows_for(where: str, bindings: list[Binding], keymap: dict[str, str]) -> lis
     rows = []
     for binding in bindings:
         keys = keymap.get(binding.id, binding.key) if binding.id else binding.key
-        rows.append((where, describe_keys(keys), binding.description, binding.id or ""))
+        what = binding.tooltip or binding.description
+        rows.append((where, describe_keys(keys), what, binding.id or ""))
     return rows

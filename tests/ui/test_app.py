@@ -225,7 +225,7 @@ async def test_theme_and_keymap_come_from_the_config_files(
         await pilot.press("f1")
         assert isinstance(app.screen, HelpScreen)
         rows = app.screen.rows
-        assert ("App", "Ctrl+e", "Tree", "app.toggle_tree") in rows
+        assert ("App", "Ctrl+e", "Show or hide the file tree", "app.toggle_tree") in rows
         await pilot.press("escape")
         assert not isinstance(app.screen, HelpScreen)
 
