@@ -287,3 +287,30 @@ async def test_a_task_given_in_mode_human_waits_for_the_person(session: Session)
     assert result.summary == "went on"
     assert "$ echo mine" in client.calls[0][-1]["content"]
     assert result.usage.paused > 0
+
+
+async def test_long_output_is_cut_for_the_model_but_kept_in_the_trajectory(
+    session: Session,
+) -> None:
+    ambiguous = {"path": "stats/core.py", "old_str": "values", "new_str": "x"}
+    client = ScriptedClient(
+        [
+            turn("bash", command="seq 1 40000"),
+            turn("edit", command="str_replace", **ambiguous),
+            turn("finish", summary="done"),
+        ]
+    )
+    agent = Agent(session, client)
+    await agent.run("count")
+    seen = [m["content"] for m in agent.messages if m["role"] == "tool"]
+    assert seen[0].startswith("1\n2\n3\n") and "40000\n[exit code 0]" in seen[0]
+    assert "characters elided ...]" in seen[0] and len(seen[0]) < 13_000
+    assert "occurs 5 times in stats/core.py" in seen[1]  # an error the model can act on
+    events = read_trajectory(session.trajectory_path).events
+    result = next(e for e in events if e.kind == Kind.TOOL_RESULT)
+    assert result.payload["elided"] > 200_000
+    full = next(e for e in events if e.kind == Kind.EXEC_RESULT)
+    whole = read_trajectory(session.trajectory_path).load_blob(full, "output")
+    assert whole.splitlines()[-1] == "40000"
+    edit_result = [e for e in events if e.kind == Kind.TOOL_RESULT][1]
+    assert edit_result.payload["ok"] is False and not edit_result.payload.get("format_error")
