@@ -7,6 +7,8 @@ session's events and forwards them to the panes as Textual messages.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
 
@@ -45,6 +47,10 @@ from widgets.theming import ThemeSet
 # exec.result / test.result carry the whole output once it is done.
 STREAM_KINDS = frozenset({Kind.EXEC_OUTPUT, Kind.TERMINAL_OUTPUT})
 WORKSPACE_MAY_HAVE_CHANGED = frozenset({Kind.EXEC_RESULT, Kind.TEST_RESULT, Kind.RESTORE})
+TERMINAL_QUIET = 0.6
+"""Seconds without terminal output after which the workspace is looked at again."""
+TERMINAL_WATCH_FOR = 600.0
+"""How long after the last output a long-running terminal command is still watched."""
 NARROW = 120
 """Below this many columns the agent pane starts hidden (toggle it with Ctrl+J)."""
 
@@ -77,12 +83,16 @@ class RepoSimApp(App[None]):
         self.themes = ThemeSet()
         self._requested_theme = theme_name or self.settings.theme or DEFAULT_THEME
         self._files: list[str] | None = None
-        self._unsubscribe: object | None = None
+        self._unsubscribe: Callable[[], None] | None = None
         self._agent_toggled = False
         self._resized_tree = False
         self._resized_panel = False
         self._debounce_timers: dict[str, Timer] = {}
         self._session_closed = False
+        self._terminal_output_at = 0.0
+        self._terminal_entered_at = 0.0
+        self._terminal_seen_at = 0.0
+        self._terminal_watch: Timer | None = None
         self.set_keymap(self.settings.keymap)
         # Registered and chosen before the first frame: switching later re-applies all CSS.
         for theme in self.themes.app_themes.values():
@@ -131,7 +141,9 @@ class RepoSimApp(App[None]):
         self.query_one(FileTree).focus()
 
     def _forward(self, event: Event) -> None:
-        if event.kind not in STREAM_KINDS:
+        if event.kind == Kind.TERMINAL_OUTPUT:
+            self._terminal_output_at = time.monotonic()  # read by _watch_terminal; no message
+        elif event.kind not in STREAM_KINDS:
             self.post_message(self.SessionEvent(event))
 
     def on_resize(self) -> None:
@@ -162,15 +174,38 @@ class RepoSimApp(App[None]):
                 if path:
                     self.run_worker(self.query_one(EditorPane).on_external_change(str(path)))
             self._debounce("changes", 0.3, self.refresh_changes)
-        elif kind in WORKSPACE_MAY_HAVE_CHANGED or (
-            kind == Kind.TERMINAL_INPUT and "\r" in str(event.payload.get("data", ""))
-        ):
-            self._files = None
-            delay = 1.0 if kind == Kind.TERMINAL_INPUT else 0.2
-            self._debounce("reload-open", delay, self._reload_open_files)
-            self._debounce("changes", delay, self.refresh_changes)
+        elif kind in WORKSPACE_MAY_HAVE_CHANGED:
+            self._workspace_changed()
+        elif kind == Kind.TERMINAL_INPUT and "\r" in str(event.payload.get("data", "")):
+            self._start_terminal_watch()
         elif kind == Kind.TEST_RUN:
             self.query_one(StatusBar).activity = "running tests…"
+
+    def _workspace_changed(self) -> None:
+        """Something ran that may have changed any file: look again (coalesced)."""
+        self._files = None
+        self.query_one(FileTree).schedule_refresh(relist=True)
+        self._debounce("reload-open", 0.2, self._reload_open_files)
+        self._debounce("changes", 0.2, self.refresh_changes)
+
+    def _start_terminal_watch(self) -> None:
+        """A command line was entered in the terminal. The PTY says nothing about when a command
+        ends, so the workspace is looked at again each time the terminal's output goes quiet
+        (the prompt coming back is output too), until it has been silent for a while."""
+        self._terminal_entered_at = time.monotonic()
+        self._terminal_seen_at = 0.0
+        if self._terminal_watch is None:
+            self._terminal_watch = self.set_interval(0.5, self._watch_terminal)
+
+    def _watch_terminal(self) -> None:
+        now = time.monotonic()
+        last_output = max(self._terminal_output_at, self._terminal_entered_at)
+        if last_output > self._terminal_seen_at and now - last_output >= TERMINAL_QUIET:
+            self._terminal_seen_at = last_output
+            self._workspace_changed()
+        elif now - last_output >= TERMINAL_WATCH_FOR and self._terminal_watch is not None:
+            self._terminal_watch.stop()
+            self._terminal_watch = None
 
     def _debounce(self, name: str, delay: float, callback: object) -> None:
         timer = self._debounce_timers.get(name)
@@ -390,7 +425,7 @@ class RepoSimApp(App[None]):
         if self._session_closed:
             return
         self._session_closed = True
-        if callable(self._unsubscribe):
+        if self._unsubscribe is not None:
             self._unsubscribe()
         await self.session.close(reason)
 

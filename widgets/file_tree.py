@@ -244,7 +244,8 @@ class FileTree(Tree[Entry]):
             self.post_message(self.FileChosen(data.path))
 
     def on_session_event(self, event: Event) -> None:
-        """Called by the app for every session event."""
+        """Called by the app for every session event (terminal commands, which announce no end,
+        are watched by the app, which calls `schedule_refresh`)."""
         kind = event.kind
         if kind in FILE_KINDS:
             paths = [str(event.payload.get("path", ""))]
@@ -257,9 +258,6 @@ class FileTree(Tree[Entry]):
             self.schedule_refresh(relist=False)
         elif kind in REFRESH_AFTER:
             self.schedule_refresh(relist=True)
-        elif kind == Kind.TERMINAL_INPUT and "\r" in str(event.payload.get("data", "")):
-            # A command line was entered in the terminal: look again once it had time to run.
-            self.set_timer(1.0, lambda: self.schedule_refresh(relist=True))
 
     def schedule_refresh(self, *, relist: bool) -> None:
         """Coalesce bursts of events into one refresh."""

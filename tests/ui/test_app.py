@@ -130,6 +130,10 @@ async def test_terminal_command_runs_in_the_workspace_and_the_tree_shows_its_fil
         tree = app.query_one(FileTree)
         await wait_for(pilot, lambda: "made.txt" in tree.nodes_by_path, "the tree refresh")
         await wait_for(pilot, lambda: tree.status.get("made.txt") == "A", "the A mark")
+        # A command that stays silent for a while before changing the workspace: the tree looks
+        # again when the prompt comes back.
+        await pilot.press(*"sleep 2; echo late > late.txt", "enter")
+        await wait_for(pilot, lambda: "late.txt" in tree.nodes_by_path, "the late file")
         await pilot.press("ctrl+@")  # a second press hides the panel
         assert not app.query_one("#panel").display
     inputs = "".join(
@@ -138,6 +142,7 @@ async def test_terminal_command_runs_in_the_workspace_and_the_tree_shows_its_fil
         if e["kind"] == "terminal.input"
     )
     assert "echo made > made.txt\r" in inputs
+    assert "sleep 2; echo late > late.txt\r" in inputs
 
 
 async def test_f5_runs_the_tests_and_enter_opens_the_failure_at_its_line(
