@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from replay_helpers import SAMPLES
@@ -54,7 +55,7 @@ def make_trajectory(path: Path, count: int) -> Path:
     return path
 
 
-async def settle(pilot: Pilot[None]) -> None:
+async def settle(pilot: Pilot[Any]) -> None:
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
     await pilot.app.workers.wait_for_complete()
@@ -197,3 +198,18 @@ async def test_fork_here_hands_the_step_to_the_app(tmp_path: Path) -> None:
         await pilot.press("F")
         await settle(pilot)
     assert app.return_value == 4
+
+
+async def test_standalone_view_is_laid_out_with_its_stylesheet(tmp_path: Path) -> None:
+    """The timeline takes the left half and the step detail the rest (replay.tcss applies to the
+    stand-alone app's first screen too, not only when another app pushes the screen)."""
+    path = make_trajectory(tmp_path / "t.jsonl", 60)
+    app = ReplayApp(path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        timeline = screen_of(app).query_one(Timeline)
+        detail = screen_of(app).query_one(StepView)
+        assert timeline.region.width >= 70
+        assert timeline.region.height >= 30
+        assert detail.region.x >= timeline.region.right
+        assert detail.region.width >= 50

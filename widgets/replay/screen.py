@@ -525,6 +525,9 @@ class ReplayApp(App[int | None]):
     asked to fork at, if they did (the CLI then forks headless)."""
 
     TITLE = "RepoSim replay"
+    # Textual loads a screen's CSS_PATH when the screen is pushed, not for the default screen:
+    # without this the stand-alone view is laid out without replay.tcss (a one-column timeline).
+    CSS_PATH = ReplayScreen.CSS_PATH
 
     def __init__(self, path: Path | str) -> None:
         super().__init__()
