@@ -573,7 +573,12 @@ class CodeEditor(TextArea):
             return
         height = self.document.line_count
         if self._doc_width is None:
-            self._doc_width = self.document.get_size(self.indent_width).width
+            lines = self.document.lines
+            text = self.document.text
+            if text.isascii() and "\t" not in text:
+                self._doc_width = max(map(len, lines), default=0)  # one cell per character
+            else:
+                self._doc_width = self.document.get_size(self.indent_width).width
         else:
             row = self.cursor_location[0]
             if row < height:
