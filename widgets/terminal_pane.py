@@ -108,7 +108,6 @@ class TerminalPane(ScrollView, can_focus=True):
         overflow-x: hidden;
         overflow-y: scroll;
     }
-    TerminalPane:focus { background-tint: $foreground 0%; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -149,6 +148,7 @@ class TerminalPane(ScrollView, can_focus=True):
         self._update_pending = False
         self._last_update = 0.0
         self._bytes_since_update = 0
+        self._cursor_row = 0
         self._follow = True
         self._selection: tuple[tuple[int, int], tuple[int, int]] | None = None
         self._selecting = False
@@ -267,13 +267,14 @@ class TerminalPane(ScrollView, can_focus=True):
                 self.scroll_to(y=target, animate=False, immediate=True)
                 scrolled = True
         if scrolled:
+            self._cursor_row = term.y
             self.refresh()
             return
         base = term.history_size
-        for row in dirty:
+        # The rows where the cursor was and is are repainted too: it may have moved alone.
+        for row in dirty | {term.y, self._cursor_row}:
             self.refresh_line(base + row)
-        if dirty or term.y is not None:
-            self.refresh_line(base + term.y)
+        self._cursor_row = term.y
 
     # -- rendering -----------------------------------------------------------------------------
 

@@ -230,3 +230,28 @@ async def test_history_scrolls_back_and_typing_returns_to_the_bottom(session: Se
         await pilot.press("e")
         await pilot.pause()
         assert pane.scroll_offset.y == pane.max_scroll_y
+
+
+async def test_cursor_is_drawn_where_the_shell_put_it(session: Session) -> None:
+    app = PaneApp(session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        pane = await ready(pilot)
+        await pilot.press(*"echo abc")
+        await wait_for(pilot, lambda: pane.term.x == len(PROMPT) + len("echo abc"))
+        await pilot.press("left", "left")
+        await wait_for(pilot, lambda: pane.term.x == len(PROMPT) + len("echo a"))
+        await pilot.pause(0.1)
+        row = pane.term.history_size + pane.term.y - int(pane.scroll_offset.y)
+        cells = [
+            (segment.text, bool(segment.style and segment.style.reverse))
+            for segment in pane.render_line(row)
+        ]
+        column = 0
+        cursor_at = None
+        for text, reverse in cells:
+            if reverse:
+                cursor_at = column
+                break
+            column += len(text)
+        assert cursor_at == pane.term.x
+        assert pane.screen_text()[pane.term.y][cursor_at] == "b"
