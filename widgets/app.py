@@ -27,6 +27,7 @@ from simulator.session import Session
 from themes import DEFAULT_THEME
 from widgets.agent_pane import AgentPane
 from widgets.changes_view import ChangesView
+from widgets.coalesce import Coalesced
 from widgets.editor_pane import EditorPane
 from widgets.file_tree import FILE_KINDS, FileTree
 from widgets.keymap import (
@@ -93,6 +94,7 @@ class RepoSimApp(App[None]):
         self._terminal_entered_at = 0.0
         self._terminal_seen_at = 0.0
         self._terminal_watch: Timer | None = None
+        self._refresh_changes_coalesced = Coalesced(self, self._refresh_changes, "status-changes")
         self.set_keymap(self.settings.keymap)
         # Registered and chosen before the first frame: switching later re-applies all CSS.
         for theme in self.themes.app_themes.values():
@@ -219,7 +221,7 @@ class RepoSimApp(App[None]):
             self.run_worker(editor.on_external_change(path))
 
     def refresh_changes(self) -> None:
-        self.run_worker(self._refresh_changes(), group="status-changes", exclusive=True)
+        self._refresh_changes_coalesced()
 
     async def _refresh_changes(self) -> None:
         try:

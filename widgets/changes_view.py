@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
@@ -14,6 +14,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from simulator.session import FileChange, Session
+from widgets.coalesce import Coalesced
 
 STATUS_WORDS = {"A": "added", "M": "modified", "D": "deleted", "R": "renamed"}
 
@@ -47,6 +48,9 @@ class ChangesView(Widget):
         super().__init__(id=id)
         self.session = session
         self.changes: list[FileChange] = []
+        self._diff_path: str | None = None
+        self._reload = Coalesced(self, self._reload_once, "changes-list")
+        self._show_diff = Coalesced(self, self._show_diff_once, "changes-diff")
 
     def compose(self) -> ComposeResult:
         with Horizontal():
@@ -54,8 +58,11 @@ class ChangesView(Widget):
             with VerticalScroll(id="changes-scroll"):
                 yield Static("No changes since the session started.", id="changes-diff")
 
-    @work(group="changes-list", exclusive=True)
-    async def reload(self) -> None:
+    def reload(self) -> None:
+        """List the changed files again (coalesced with a reload already running)."""
+        self._reload()
+
+    async def _reload_once(self) -> None:
         try:
             changes = await self.session.changes()
         except Exception as exc:  # e.g. no git in the backend: one sentence
@@ -102,8 +109,14 @@ class ChangesView(Widget):
             return
         self.post_message(self.OpenFile(path))
 
-    @work(group="changes-diff", exclusive=True)
-    async def show_diff(self, path: str) -> None:
+    def show_diff(self, path: str) -> None:
+        self._diff_path = path
+        self._show_diff()
+
+    async def _show_diff_once(self) -> None:
+        path = self._diff_path
+        if path is None:
+            return
         try:
             diff = await self.session.diff(path=path)
         except Exception as exc:  # one sentence in the pane

@@ -22,6 +22,7 @@ from textual.widgets.tree import TreeNode
 
 from simulator.events import Event, Kind
 from simulator.session import Session, SessionError
+from widgets.coalesce import Coalesced
 
 ALWAYS_HIDDEN = frozenset({".git"})
 PAGE = 2000
@@ -107,6 +108,7 @@ class FileTree(Tree[Entry]):
         self.status: dict[str, str] = {}
         """Change marks: "M" modified, "A" added (files and, as "•", their parent dirs)."""
         self._refresh_pending = False
+        self._refresh_status = Coalesced(self, self._refresh_status_once, "tree-status")
         self.show_root = False
         self.guide_depth = 2
 
@@ -288,8 +290,11 @@ class FileTree(Tree[Entry]):
             ):
                 self.load_dir(node)
 
-    @work(group="tree-status", exclusive=True)
-    async def refresh_status(self) -> None:
+    def refresh_status(self) -> None:
+        """Read the change marks again (coalesced with a refresh already running)."""
+        self._refresh_status()
+
+    async def _refresh_status_once(self) -> None:
         try:
             changes = await self.session.changes()
         except Exception:  # no git in the backend: the tree just has no marks
@@ -327,7 +332,7 @@ class FileTree(Tree[Entry]):
             text.append(f" {mark}" if mark != "•" else " •", mark_style)
         return text
 
-    @work(group="tree-reveal", exclusive=True)
+    @work(group="tree-reveal")
     async def reveal(self, path: str) -> None:
         """Expand the folders down to `path` (listing them if needed) and put the cursor on it."""
         parts = path.split("/")

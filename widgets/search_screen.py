@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Vertical
@@ -14,6 +14,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from simulator.session import SearchMatch, Session
+from widgets.coalesce import Coalesced
 from widgets.keymap import SEARCH_BINDINGS
 
 
@@ -37,6 +38,8 @@ class SearchScreen(ModalScreen[tuple[str, int] | None]):
         self.session = session
         self.query_text = query
         self.matches: list[SearchMatch] = []
+        self._pattern = query
+        self._search = Coalesced(self, self._search_once, "search")
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -49,8 +52,12 @@ class SearchScreen(ModalScreen[tuple[str, int] | None]):
         if event.value.strip():
             self.search(event.value)
 
-    @work(exclusive=True, group="search")
-    async def search(self, pattern: str) -> None:
+    def search(self, pattern: str) -> None:
+        self._pattern = pattern
+        self._search()
+
+    async def _search_once(self) -> None:
+        pattern = self._pattern
         summary = self.query_one("#search-summary", Static)
         summary.update("Searching…")
         try:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.message import Message
 from textual.widget import Widget
@@ -57,11 +57,15 @@ class TestsPanel(Widget):
         yield Static("Press F5 to run the tests.", id="tests-summary")
         yield OptionList(id="tests-list")
 
-    @work(group="tests", exclusive=True)
-    async def run_tests(self) -> None:
+    def run_tests(self) -> None:
+        """Run the tests in a worker; a run already going is not interrupted or doubled."""
         if self.running:
+            self.notify("The tests are already running.", severity="warning")
             return
         self.running = True
+        self.run_worker(self._run(), group="tests")
+
+    async def _run(self) -> None:
         summary = self.query_one("#tests-summary", Static)
         summary.update("Running the tests…")
         try:
