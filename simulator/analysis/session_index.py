@@ -1,0 +1,211 @@
+"""A `CodeIndex` of a session's workspace, read through the session so it works on any backend.
+
+The editor's outline, go to definition and callers/callees come from this index. Files are
+listed with `session.list_dir` (honouring every `.gitignore` on the way down, skipping vendored
+and build folders and files over `MAX_FILE_BYTES`) and read with `session.read_bytes`, which is
+not recorded: indexing is the tool looking, not the person or the agent reading, so it must not
+flood the trajectory with one `file.read` per file.
+
+`CodeIndex` is not thread-safe; `WorkspaceIndex` runs every build, refresh and query one at a
+time (an asyncio lock) in a worker thread, so callers on the event loop never block on parsing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import posixpath
+from collections.abc import Callable, Collection
+from typing import TypeVar
+
+import pathspec
+
+from simulator.analysis.index import CodeIndex
+from simulator.analysis.languages import lang_of
+from simulator.analysis.model import Lang
+from simulator.analysis.project import SKIP_DIRS
+from simulator.session import BackendError, Session, SessionError
+
+# Vendored code, environments and build output: never the code being worked on.
+INDEX_SKIP_DIRS = SKIP_DIRS | {"build", "dist", "node_modules", "venv", ".venv", "__pycache__"}
+MAX_FILE_BYTES = 1_000_000
+READ_CONCURRENCY = 4
+
+T = TypeVar("T")
+
+
+class _IgnoreRules:
+    """The .gitignore files found so far, each applying below its own directory."""
+
+    def __init__(self) -> None:
+        self._specs: list[tuple[str, pathspec.GitIgnoreSpec]] = []
+
+    def add(self, directory: str, text: str) -> None:
+        self._specs.append((directory, pathspec.GitIgnoreSpec.from_lines(text.splitlines())))
+
+    def ignored(self, path: str, is_dir: bool) -> bool:
+        for directory, spec in self._specs:
+            if directory == ".":
+                rel = path
+            elif path.startswith(directory + "/"):
+                rel = path[len(directory) + 1 :]
+            else:
+                continue
+            if spec.match_file(rel + "/" if is_dir else rel):
+                return True
+        return False
+
+
+def _child(directory: str, name: str) -> str:
+    return name if directory == "." else f"{directory}/{name}"
+
+
+def _skipped_dir(name: str) -> bool:
+    return name in INDEX_SKIP_DIRS or name.endswith(".egg-info")
+
+
+async def list_sources(
+    session: Session,
+    langs: Collection[Lang] = (Lang.PYTHON, Lang.C),
+    *,
+    max_bytes: int = MAX_FILE_BYTES,
+) -> list[str]:
+    """The workspace's Python/C files (sorted relative paths) worth indexing, unrecorded."""
+    rules = _IgnoreRules()
+    found: list[str] = []
+    queue = ["."]
+    while queue:
+        directory = queue.pop(0)
+        try:
+            entries = await session.list_dir(directory)
+        except (SessionError, BackendError):
+            continue  # an unreadable folder hides its files, it does not stop the index
+        if any(e.name == ".gitignore" and e.kind == "file" for e in entries):
+            try:
+                data = await session.read_bytes(_child(directory, ".gitignore"))
+            except (SessionError, BackendError):
+                pass
+            else:
+                rules.add(directory, data.decode("utf-8", "replace"))
+        for entry in entries:
+            path = _child(directory, entry.name)
+            if entry.kind == "dir":
+                if not _skipped_dir(entry.name) and not rules.ignored(path, True):
+                    queue.append(path)
+            elif entry.kind == "file":
+                lang = lang_of(entry.name)
+                if lang is None or lang not in langs or entry.size > max_bytes:
+                    continue
+                if not rules.ignored(path, False):
+                    found.append(path)
+    found.sort()
+    return found
+
+
+async def read_sources(session: Session, paths: list[str]) -> dict[str, bytes]:
+    """{path: bytes} for the paths that can still be read (unrecorded reads)."""
+    gate = asyncio.Semaphore(READ_CONCURRENCY)
+    texts: dict[str, bytes] = {}
+
+    async def read(path: str) -> None:
+        async with gate:
+            # A file that vanished since it was listed is simply not indexed.
+            with contextlib.suppress(SessionError, BackendError):
+                texts[path] = await session.read_bytes(path)
+
+    await asyncio.gather(*(read(path) for path in paths))
+    return {path: texts[path] for path in paths if path in texts}
+
+
+async def build_index(
+    session: Session, langs: Collection[Lang] = (Lang.PYTHON, Lang.C)
+) -> CodeIndex:
+    """Index the session's workspace; the parsing runs in a worker thread."""
+    paths = await list_sources(session, langs)
+    texts = await read_sources(session, paths)
+    return await asyncio.to_thread(CodeIndex.from_texts, texts)
+
+
+def indexable(path: str) -> bool:
+    """Whether a workspace path is one the index would hold (by name; size is checked on read)."""
+    if lang_of(path) is None:
+        return False
+    folders = posixpath.dirname(path).split("/")
+    return not any(_skipped_dir(part) for part in folders if part)
+
+
+async def _read_changed(session: Session, path: str) -> bytes | None:
+    """The new bytes of a changed file, or None when it is gone or too big to index."""
+    try:
+        data = await session.read_bytes(path)
+    except (SessionError, BackendError):
+        return None  # deleted or moved away
+    return data if len(data) <= MAX_FILE_BYTES else None
+
+
+def _apply(index: CodeIndex, path: str, data: bytes | None) -> bool:
+    if data is None:
+        present = path in index.files
+        index.remove(path)
+        return present
+    index.update(path, data)
+    return True
+
+
+async def refresh(session: Session, index: CodeIndex, path: str) -> bool:
+    """Bring one changed, created or deleted file up to date; True if the index changed.
+
+    Re-extracts on the calling thread; the UI uses `WorkspaceIndex.refresh`, which does not.
+    """
+    path = Session.normalize(path)
+    if not indexable(path):
+        return False
+    return _apply(index, path, await _read_changed(session, path))
+
+
+class WorkspaceIndex:
+    """The session's code index, built once in the background and kept current file by file."""
+
+    def __init__(self, session: Session, langs: Collection[Lang] = (Lang.PYTHON, Lang.C)) -> None:
+        self.session = session
+        self.langs = tuple(langs)
+        self._index: CodeIndex | None = None
+        self._lock = asyncio.Lock()
+        self.error: str | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self._index is not None
+
+    @property
+    def busy(self) -> bool:
+        return self._lock.locked()
+
+    async def build(self) -> CodeIndex:
+        async with self._lock:
+            try:
+                self._index = await build_index(self.session, self.langs)
+            except (SessionError, BackendError) as error:
+                self.error = str(error) or "The workspace could not be indexed."
+                raise
+            self.error = None
+            return self._index
+
+    async def refresh(self, path: str) -> bool:
+        """Re-read one file; a no-op until the index has been built (the build will see it)."""
+        async with self._lock:
+            index = self._index
+            if index is None:
+                return False
+            path = Session.normalize(path)
+            if not indexable(path):
+                return False
+            data = await _read_changed(self.session, path)
+            return await asyncio.to_thread(_apply, index, path, data)
+
+    async def query(self, ask: Callable[[CodeIndex], T]) -> T:
+        """Run `ask(index)` in a worker thread, alone; raises LookupError before the build."""
+        async with self._lock:
+            if self._index is None:
+                raise LookupError("The code index has not been built yet.")
+            return await asyncio.to_thread(ask, self._index)

@@ -1,0 +1,60 @@
+"""Fixtures for the code-navigation tests: a real session over a small Python + C repository."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+from conftest import RepoFactory
+from textual.pilot import Pilot
+
+from simulator.session import Session
+
+# a.py calls helper() from b.py through `from pkg.b import helper`; main.c calls util.h's square.
+NAV_REPO = {
+    "pkg/__init__.py": "",
+    "pkg/b.py": (
+        '"""Helpers."""\n\n\n'
+        "def helper(x):\n"
+        "    return x * 2\n\n\n"
+        "class Box:\n"
+        "    def size(self):\n"
+        "        return helper(3)\n"
+    ),
+    "pkg/a.py": (
+        "from pkg.b import helper\n\n\n"
+        "def run(value):\n"
+        "    total = helper(value)\n"
+        "    return total + 1\n"
+    ),
+    "src/util.h": "#ifndef UTIL_H\n#define UTIL_H\nint square(int x);\n#endif\n",
+    "src/util.c": '#include "util.h"\n\nint square(int x) {\n    return x * x;\n}\n',
+    "src/main.c": ('#include "util.h"\n\nint main(void) {\n    return square(4);\n}\n'),
+}
+
+
+@pytest.fixture
+def nav_repo(make_repo: RepoFactory) -> Path:
+    return make_repo(NAV_REPO, name="navrepo")
+
+
+@pytest.fixture
+async def session(nav_repo: Path, tmp_path: Path) -> AsyncIterator[Session]:
+    session = await Session.open(nav_repo, trajectory_path=tmp_path / "run.jsonl")
+    yield session
+    await session.close()
+
+
+async def wait_for(
+    pilot: Pilot[None], condition: Callable[[], bool], timeout: float = 20.0
+) -> None:
+    """Let the app run until `condition` holds; fail with a clear message after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("the condition was not met in time")
+        await pilot.pause(0.02)
+        await asyncio.sleep(0)
