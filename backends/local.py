@@ -150,7 +150,14 @@ class LocalPty(Pty):
     async def spawn(cls, cwd: Path, env: dict[str, str], cols: int, rows: int) -> LocalPty:
         master, slave = os.openpty()
         _set_size(slave, cols, rows)
-        env = {**env, "TERM": "xterm-256color", "COLUMNS": str(cols), "LINES": str(rows)}
+        env = {
+            **env,
+            "TERM": "xterm-256color",
+            "COLUMNS": str(cols),
+            "LINES": str(rows),
+            # --norc leaves bash's bare "bash-5.2#" prompt; show where the user is instead.
+            "PS1": r"\[\e[1;34m\]\w\[\e[0m\] \$ ",
+        }
         proc = subprocess.Popen(  # noqa: ASYNC220 - the PTY child needs the raw fds
             ["bash", "--noprofile", "--norc", "-i"],
             stdin=slave,
