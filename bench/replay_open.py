@@ -218,19 +218,22 @@ async def view(path: Path) -> list[tuple[str, str, str]]:
         # and how many frames that took. Pilot's pause cannot tell: it waits for the process to
         # be idle in 20 ms slices.
         frames: list[tuple[float, float]] = []
+        frame_cpu: list[float] = []
         compositor_refresh = Screen._compositor_refresh
 
         def timed_refresh(self: Screen[Any]) -> None:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.thread_time()
             compositor_refresh(self)
             frames.append((t0, time.perf_counter()))
+            frame_cpu.append(time.thread_time() - c0)
 
         Screen._compositor_refresh = timed_refresh  # type: ignore[method-assign]
         rng = random.Random(4)
-        shown, frame_counts, frame_costs = [], [], []
+        shown, frame_counts, frame_costs, jump_cpu = [], [], [], []
         for _ in range(60):
             target = rng.randrange(timeline.row_count)
             frames.clear()
+            frame_cpu.clear()
             t0 = time.perf_counter()
             timeline.go_to_index(target)
             await pilot.pause()
@@ -239,6 +242,8 @@ async def view(path: Path) -> list[tuple[str, str, str]]:
             shown.append(frames[-1][1] - t0)
             frame_counts.append(len(frames))
             frame_costs += [end - start for start, end in frames]
+            jump_cpu.append(sum(frame_cpu))
+            frame_cpu.clear()
         Screen._compositor_refresh = compositor_refresh  # type: ignore[method-assign]
         rng = random.Random(2)
         jumps, details, steps = [], [], []
@@ -276,6 +281,11 @@ async def view(path: Path) -> list[tuple[str, str, str]]:
             "view: ... frames per jump; cost of one frame",
             "-",
             f"{statistics.mean(frame_counts):.2f} frames; {summary(frame_costs)}",
+        ),
+        (
+            "view: ... CPU time of a jump's frames",
+            "(the load-independent figure)",
+            summary(jump_cpu),
         ),
         ("view: jump + pilot.pause() (20 ms idle slices)", "<= 50 ms (target)", summary(jumps)),
         ("view: ... and the step's detail shown", "-", summary(details)),

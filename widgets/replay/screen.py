@@ -43,7 +43,9 @@ KIND_GROUPS: dict[str, tuple[str, ...]] = {
     "model": ("llm.", "tool.", "agent."),
     "terminal": ("terminal.",),
 }
-_DETAIL_SETTLE = 0.06
+# The detail pane follows the cursor in the same frame, unless the previous step was shown less
+# than this long ago (a held key, fast play): then the latest step is shown when this has passed.
+_DETAIL_SETTLE = 0.025
 _FIRST_CHUNK = 256 * 1024
 _CHUNK = 512 * 1024
 SPEEDS = (1.0, 2.0, 5.0, 10.0, 25.0, 50.0)
@@ -144,6 +146,7 @@ class ReplayScreen(Screen[None]):
         self._detail_shown_at = 0.0
         self._first_frame = threading.Event()
         self._start_files: list[str] = []
+        self._bars: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
         yield Static(f"Opening {self.path} …", id="replay-title")
@@ -151,7 +154,7 @@ class ReplayScreen(Screen[None]):
             with Vertical(id="replay-left"):
                 yield Input(placeholder="/ search steps (Enter: next match)", id="replay-search")
                 yield Static("", id="replay-filters")
-                yield Timeline(id="replay-timeline")
+                yield Timeline(id="replay-timeline", on_select=self._selected_index)
             with TabbedContent(id="replay-right"):
                 with TabPane("Step", id="replay-tab-step"):
                     yield StepView(id="replay-detail")
@@ -246,15 +249,15 @@ class ReplayScreen(Screen[None]):
 
     # -- selection -------------------------------------------------------------------------
 
-    @on(Timeline.Selected)
-    def _selected(self, message: Timeline.Selected) -> None:
+    def _selected_index(self, index: int) -> None:
+        """The timeline's cursor moved (called by the timeline as it moves, so that the detail
+        and the status bar are painted in the same frame as the timeline's rows)."""
         if self.source is None:
             return
         self._update_status()
-        # The detail pane needs a layout pass (its height changes with the step). While the
-        # cursor moves quickly (playing, holding a key, jumping around) the latest selection
-        # replaces queued ones and the pane follows once it settles.
-        self._detail_index = message.index
+        # While the cursor moves quickly (playing, holding a key) the latest selection replaces
+        # queued ones and the pane follows once it settles.
+        self._detail_index = index
         now = time.monotonic()
         if not self._detail_shown_at:
             # The first step's detail waits for the first frame of the timeline.
@@ -271,7 +274,10 @@ class ReplayScreen(Screen[None]):
         if self.source is None or index is None:
             return
         self._detail_shown_at = time.monotonic()
-        self.query_one(StepView).show(render_step(self.source, index))
+        source = self.source
+        # Keyed by the number of events too: while the file is still being indexed, a step's
+        # observation may not be there yet.
+        self.query_one(StepView).show(lambda: render_step(source, index), key=(index, len(source)))
         if self.query_one(TabbedContent).active == "replay-tab-files":
             self._compute_files(index)
 
@@ -289,14 +295,20 @@ class ReplayScreen(Screen[None]):
         where = f"step {position + 1 if position is not None else 0}/{total}"
         if shown != total:
             where += f" ({shown} shown)"
-        # One-line bars of fixed height: repaint them without a layout pass.
-        self.query_one("#replay-status", Static).update(
-            f"{playing}  {SPEEDS[self.speed_index]:g} steps/s   {where}", layout=False
+        self._set_bar(
+            "#replay-status", f"{playing}  {SPEEDS[self.speed_index]:g} steps/s   {where}"
         )
-        self.query_one("#replay-filters", Static).update(
+        self._set_bar(
+            "#replay-filters",
             f"actor: [b]{self.actor_filter}[/] (a)   kind: [b]{self.kind_filter}[/] (t)",
-            layout=False,
         )
+
+    def _set_bar(self, selector: str, text: str) -> None:
+        """One-line bars of fixed height: repainted without a layout pass, and only when their
+        text changes (an unchanged bar repainted would widen the frame's dirty area)."""
+        if self._bars.get(selector) != text:
+            self._bars[selector] = text
+            self.query_one(selector, Static).update(text, layout=False)
 
     # -- files at the step -----------------------------------------------------------------
 

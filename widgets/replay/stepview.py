@@ -3,16 +3,26 @@
 A `Static` in a scroll container needs a layout pass of the whole screen whenever its height
 changes, which is on every step; here the renderable is rendered to strips once per (step, width)
 and only this widget repaints. The vertical scrollbar is always shown so that its appearing or
-disappearing never changes the layout either.
+disappearing never changes the layout either. Rendered steps are kept in a small LRU cache (their
+syntax highlighting is the costly part), so going back to a step costs nothing but the repaint.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+
 from rich.console import RenderableType
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+
+from widgets.replay.lines import paint_lines
+
+_MARGIN = 1
 
 
 class StepView(ScrollView, can_focus=True):
@@ -20,20 +30,30 @@ class StepView(ScrollView, can_focus=True):
     StepView {
         overflow-y: scroll;
         overflow-x: hidden;
-        padding: 0 1;
     }
     """
 
+    CACHE_SIZE = 64
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._renderable: RenderableType = Text("")
+        self._make: Callable[[], RenderableType] = lambda: Text("")
+        self._key: Hashable = None
         self._strips: list[Strip] = []
         self._width = -1
+        self._cache: OrderedDict[tuple[Hashable, int, Style], list[Strip]] = OrderedDict()
+        self._blank = Strip.blank(0)
 
-    def show(self, renderable: RenderableType) -> None:
-        self._renderable = renderable
+    def show(
+        self, renderable: RenderableType | Callable[[], RenderableType], key: Hashable = None
+    ) -> None:
+        """Show a renderable from the top. With a `key`, `renderable` may be a function that makes
+        it: the strips rendered for (key, width) are reused when the same key is shown again."""
+        self._make = renderable if callable(renderable) else (lambda: renderable)
+        self._key = key
         self._width = -1
-        self.scroll_to(0, 0, animate=False, immediate=True)
+        if self.scroll_offset.y:
+            self.scroll_to(0, 0, animate=False, immediate=True)
         self._render_strips()
         self.refresh()
 
@@ -41,16 +61,33 @@ class StepView(ScrollView, can_focus=True):
     def text(self) -> str:
         """What the pane shows, as plain text (for tests and copying)."""
         self._render_strips()
-        return "\n".join(strip.text.rstrip() for strip in self._strips)
+        return "\n".join(strip.text[_MARGIN:].rstrip() for strip in self._strips)
 
     def _render_strips(self) -> None:
         width = max(1, self.scrollable_content_region.width or 80)
         if width == self._width:
             return
-        console = self.app.console
-        options = console.options.update_width(width).update(highlight=False)
-        lines = console.render_lines(self._renderable, options, style=self.rich_style, pad=True)
-        self._strips = [Strip(line, width) for line in lines]
+        style = self.rich_style
+        # The style is in the key: a theme change renders again.
+        key = (self._key, width, style)
+        cached = self._cache.get(key) if self._key is not None else None
+        if cached is None:
+            # A one-cell margin each side, and blank under the scrollbar: each strip is the
+            # widget's full width, ready for the compositor (see widgets.replay.lines).
+            console = self.app.console
+            text_width = max(1, width - 2 * _MARGIN)
+            options = console.options.update_width(text_width).update(highlight=False)
+            lines = console.render_lines(self._make(), options, style=style, pad=True)
+            left = [Segment(" " * _MARGIN, style)]
+            right = [Segment(" " * (max(width, self.size.width) - text_width - _MARGIN), style)]
+            cached = [Strip(left + line + right) for line in lines]
+            if self._key is not None:
+                self._cache[key] = cached
+                if len(self._cache) > self.CACHE_SIZE:
+                    self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(key)
+        self._strips = cached
         self._width = width
         size = Size(width, len(self._strips))
         if size != self.virtual_size:
@@ -58,12 +95,17 @@ class StepView(ScrollView, can_focus=True):
             self.set_reactive(StepView.virtual_size, size)
             self._scroll_update(size)
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        self._render_strips()
+        self._blank = Strip.blank(self.size.width, self.rich_style)
+        return paint_lines(self, crop, self.render_line)
+
     def render_line(self, y: int) -> Strip:
         self._render_strips()
         row = int(self.scroll_offset.y) + y
         if 0 <= row < len(self._strips):
             return self._strips[row]
-        return Strip.blank(self._width, self.rich_style)
+        return self._blank
 
     def on_resize(self) -> None:
         self._width = -1

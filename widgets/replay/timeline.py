@@ -1,19 +1,24 @@
 """The replay timeline: one row per step, drawn with the Line API so only visible rows render.
 
 Rows are events of an `EventSource` (a lazily parsed trajectory); a filter narrows them to a list
-of event indices. Rendered rows are kept in an LRU cache of Strips keyed by (row, width, cursor).
+of event indices. Rendered rows are kept in an LRU cache of Strips keyed by (event, width), without
+the cursor's highlight, which is laid over the one cursor row when it is drawn: moving the cursor
+re-renders nothing, and a filter change keeps every row already rendered.
 """
 
 from __future__ import annotations
 
+import bisect
 from array import array
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import ClassVar
 
+from rich.cells import set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding, BindingType
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
@@ -22,6 +27,7 @@ from textual.strip import Strip
 from simulator.describe import describe_event
 from simulator.replay.index import EventSource
 from simulator.trajectory import TrajectoryError
+from widgets.replay.lines import paint_lines
 
 ACTOR_COLOURS = {"human": "green", "agent": "magenta", "system": "blue"}
 _CACHE_SIZE = 1024
@@ -40,7 +46,7 @@ class Timeline(ScrollView, can_focus=True):
     ]
 
     DEFAULT_CSS = """
-    Timeline { background: $surface; }
+    Timeline { background: $surface; overflow-x: hidden; }
     """
 
     cursor: reactive[int] = reactive(0, always_update=True, repaint=False)
@@ -52,11 +58,19 @@ class Timeline(ScrollView, can_focus=True):
             super().__init__()
             self.index = index
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(
+        self, *, id: str | None = None, on_select: Callable[[int], None] | None = None
+    ) -> None:
+        """`on_select(index)` is called as the cursor moves, before `Selected` is posted: a
+        message reaches the screen only after the timeline's own repaint has been composed, so a
+        pane that follows the cursor through it would cost a second frame per move."""
         super().__init__(id=id)
         self.source: EventSource | None = None
         self.rows: array[int] | None = None
-        self._cache: OrderedDict[tuple[int, int, bool], Strip] = OrderedDict()
+        self.on_select = on_select
+        self._cache: OrderedDict[tuple[int, int, int, Style], Strip] = OrderedDict()
+        self._base = Style()
+        self._widths = (0, 0)
 
     # -- data ------------------------------------------------------------------------------
 
@@ -68,8 +82,7 @@ class Timeline(ScrollView, can_focus=True):
         """Show only these event indices (None: every event); the cursor keeps its event."""
         current = self.current_index
         self.rows = rows
-        self._cache.clear()
-        self.virtual_size = Size(self.size.width, self.row_count)
+        self.virtual_size = Size(self.scrollable_content_region.width, self.row_count)
         if current is not None:
             self.cursor = self.row_of(current, nearest=True)
         else:
@@ -79,7 +92,7 @@ class Timeline(ScrollView, can_focus=True):
     def grow(self) -> None:
         """The source has more events than before (it is still being indexed)."""
         if self.rows is None:
-            self.virtual_size = Size(self.size.width, self.row_count)
+            self.virtual_size = Size(self.scrollable_content_region.width, self.row_count)
             self.refresh()
 
     @property
@@ -100,8 +113,6 @@ class Timeline(ScrollView, can_focus=True):
     def row_of(self, index: int, *, nearest: bool = False) -> int:
         if self.rows is None:
             return index
-        import bisect
-
         row = bisect.bisect_left(self.rows, index)
         if row < len(self.rows) and self.rows[row] == index:
             return row
@@ -128,14 +139,14 @@ class Timeline(ScrollView, can_focus=True):
         self.go_to_row(self.row_of(index, nearest=True))
 
     def watch_cursor(self, old: int, new: int) -> None:
-        self._forget_row(old)
-        self._forget_row(new)
         if not self.scroll_to_region_visible(new):
             # No scrolling: only the two rows whose highlight changed are repainted.
             self.refresh_line(old)
             self.refresh_line(new)
         index = self.current_index
         if index is not None:
+            if self.on_select is not None:
+                self.on_select(index)
             self.post_message(self.Selected(index))
 
     def scroll_to_region_visible(self, row: int) -> bool:
@@ -150,10 +161,6 @@ class Timeline(ScrollView, can_focus=True):
             return False
         return True
 
-    def _forget_row(self, row: int) -> None:
-        for key in [k for k in self._cache if k[0] == row]:
-            del self._cache[key]
-
     async def _on_click(self, event: object) -> None:
         y = getattr(event, "y", None)
         if isinstance(y, int):
@@ -161,26 +168,38 @@ class Timeline(ScrollView, can_focus=True):
 
     # -- drawing ---------------------------------------------------------------------------
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # The style and widths are looked up once per frame, not per row.
+        self._base = self.rich_style
+        self._widths = (self.scrollable_content_region.width, self.size.width)
+        return paint_lines(self, crop, self.render_line)
+
     def render_line(self, y: int) -> Strip:
         row = int(self.scroll_offset.y) + y
-        width = self.scrollable_content_region.width
+        text_width, width = self._widths
+        base = self._base
         if self.source is None or row >= self.row_count:
-            return Strip.blank(width, self.rich_style)
-        key = (row, width, row == self.cursor)
+            return Strip.blank(width, base)
+        index = self.index_at(row)
+        key = (index, text_width, width, base)
         strip = self._cache.get(key)
         if strip is None:
-            strip = self._render_row(row, width)
+            strip = self._render_row(index, text_width, width, base)
             self._cache[key] = strip
             if len(self._cache) > _CACHE_SIZE:
                 self._cache.popitem(last=False)
         else:
             self._cache.move_to_end(key)
+        if row == self.cursor:
+            focused = self.has_focus
+            strip = strip.apply_style(
+                Style(bgcolor="blue", color="white") if focused else Style(reverse=True)
+            )
         return strip
 
-    def _render_row(self, row: int, width: int) -> Strip:
+    def _render_row(self, index: int, text_width: int, width: int, base: Style) -> Strip:
+        """One row, `text_width` cells of text and blank up to `width` (under the scrollbar)."""
         assert self.source is not None
-        index = self.index_at(row)
-        base = self.rich_style
         try:
             event = self.source.event(index)
             seq, t, actor = f"{event.seq:>6}", f"{event.t:>9.2f}s", str(event.actor)
@@ -192,28 +211,34 @@ class Timeline(ScrollView, can_focus=True):
         except TrajectoryError as exc:
             seq, t, actor, text = f"{index + 1:>6}", " " * 10, "-", str(exc)
             text_style = Style(color="red")
+        # One Strip built from cell-exact segments: no crop/extend/apply_style passes, each of
+        # which would build another Strip.
+        head = f"{seq} {t} "[:text_width]
+        actor_cell = f"{actor:<7}"[:7][: text_width - len(head)]
+        rest = max(0, text_width - len(head) - len(actor_cell))
         segments = [
-            Segment(seq + " ", Style(dim=True)),
-            Segment(t + " ", Style(dim=True)),
-            Segment(f"{actor:<7}", Style(color=ACTOR_COLOURS.get(actor, "red"), bold=True)),
-            Segment(text.replace("\n", " "), text_style),
+            Segment(head, base + _DIM),
+            Segment(actor_cell, base + _actor_style(actor)),
+            Segment(set_cell_size(text.replace("\n", " "), rest), base + text_style),
         ]
-        strip = Strip(segments).apply_style(base).crop_extend(0, width, base)
-        if row == self.cursor:
-            cursor = (
-                Style(reverse=True) if not self.has_focus else Style(bgcolor="blue", color="white")
-            )
-            strip = strip.apply_style(cursor)
-        return strip
+        if width > text_width:
+            segments.append(Segment(" " * (width - text_width), base))
+        return Strip(segments, max(width, text_width))
 
     def on_focus(self) -> None:
-        self._forget_row(self.cursor)
         self.refresh()
 
     def on_blur(self) -> None:
-        self._forget_row(self.cursor)
         self.refresh()
 
     def on_resize(self) -> None:
         self._cache.clear()
-        self.virtual_size = Size(self.size.width, self.row_count)
+        self.virtual_size = Size(self.scrollable_content_region.width, self.row_count)
+
+
+_DIM = Style(dim=True)
+_ACTOR_STYLES = {actor: Style(color=colour, bold=True) for actor, colour in ACTOR_COLOURS.items()}
+
+
+def _actor_style(actor: str) -> Style:
+    return _ACTOR_STYLES.get(actor) or Style(color="red", bold=True)

@@ -1,0 +1,31 @@
+"""Handing a Line-API widget's own strips to the compositor as they are.
+
+Textual's default `render_lines` passes every line of a refreshed widget through its styles
+cache (padding, borders, tint, opacity, a new Strip per line): for the replay panes, whose every
+line changes on a jump, that was most of a frame's cost. The panes below have no border, padding,
+tint or opacity, and their strips already carry their background and the full width of the
+widget, so only the app's line filters (e.g. monochrome) are applied, and those are cached on
+each strip.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from textual.geometry import Region
+from textual.strip import Strip
+from textual.widget import Widget
+
+
+def paint_lines(widget: Widget, crop: Region, render_line: Callable[[int], Strip]) -> list[Strip]:
+    """The lines of `crop` (widget coordinates) from `render_line`, with the app's filters."""
+    filters = widget.get_line_filters()
+    strips = [render_line(y) for y in crop.line_range]
+    if filters:
+        _, background = widget.background_colors
+        for f in filters:
+            strips = [strip.apply_filter(f, background) for strip in strips]
+    x1, x2 = crop.column_span
+    if x1 or x2 != widget.size.width:
+        strips = [strip.crop(x1, x2) for strip in strips]
+    return strips
