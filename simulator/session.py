@@ -133,7 +133,10 @@ class Session:
         parent: dict[str, Any] | None = None,
         policy: ActionPolicy | None = None,
         test_command: str | None = None,
+        repo: dict[str, Any] | None = None,
     ) -> None:
+        """`repo`: what the header says the workspace starts from, when the caller knows better
+        than `repo_info(source)` (a replay that checks out a recorded commit)."""
         self.backend = backend
         self.source = source
         self.id = secrets.token_hex(6)
@@ -153,6 +156,7 @@ class Session:
         self._git_ready = False
         self._git_lock = asyncio.Lock()
         self._closed = False
+        self._start_repo = repo
         self.repo: dict[str, Any] = {}
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -170,6 +174,7 @@ class Session:
         policy: ActionPolicy | None = None,
         test_command: str | None = None,
         checkpoint_start: bool = True,
+        repo: dict[str, Any] | None = None,
     ) -> Session:
         """Start a backend on `source` (the local backend unless one is given) and a trajectory."""
         source = Path(source).expanduser().resolve()
@@ -185,12 +190,16 @@ class Session:
             parent=parent,
             policy=policy,
             test_command=test_command,
+            repo=repo,
         )
         await session.start(checkpoint_start=checkpoint_start)
         return session
 
     async def start(self, *, checkpoint_start: bool = True) -> None:
-        self.repo = await asyncio.to_thread(repo_info, self.source)
+        if self._start_repo is not None:
+            self.repo = self._start_repo
+        else:
+            self.repo = await asyncio.to_thread(repo_info, self.source)
         await self.backend.start()
         try:
             header = {

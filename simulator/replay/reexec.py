@@ -139,6 +139,20 @@ class StartPlan:
     image: str | None
     notes: list[str]
 
+    def header_repo(self) -> dict[str, Any] | None:
+        """What the new trajectory's header names as its start: the recorded commit when the
+        workspace is checked out clean at it (the source's HEAD may be elsewhere); None when the
+        source is used as it is, which the session then describes itself."""
+        if not (self.checkout and self.commit):
+            return None
+        return {
+            "source": str(self.source),
+            "git": True,
+            "commit": self.commit,
+            "branch": "HEAD",  # detached, as `git rev-parse --abbrev-ref HEAD` would say
+            "dirty": False,
+        }
+
 
 def _git(source: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -240,7 +254,12 @@ async def open_session(
     try:
         backend = make_backend(backend_kind, plan.source, **options)
         session = Session(
-            backend, source=plan.source, trajectory_path=trajectory_path, parent=parent, agent=agent
+            backend,
+            source=plan.source,
+            trajectory_path=trajectory_path,
+            parent=parent,
+            agent=agent,
+            repo=plan.header_repo(),
         )
         await session.start(checkpoint_start=False)
     except BackendError as exc:

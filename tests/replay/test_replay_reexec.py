@@ -13,7 +13,7 @@ from replay_helpers import SMALL_PROJECT, record_agent_and_human, record_session
 
 from simulator.replay import Normaliser, StartError, fork, reexecute, resume
 from simulator.replay.index import TrajectoryIndex
-from simulator.session import Session
+from simulator.session import Session, repo_info
 from simulator.trajectory import read_trajectory
 
 
@@ -150,6 +150,31 @@ async def test_fork_rebuilds_files_and_shell_state_at_the_step(
     forked = read_trajectory(tmp_path / "fork.jsonl")
     assert forked.header["parent"] == {"file": str(original.resolve()), "step": step}
     assert any(e.kind == "checkpoint" and e.payload["name"] == "fork" for e in forked.events)
+
+
+async def test_a_fork_header_names_the_recorded_commit_not_the_sources_new_head(
+    recorded: tuple[Path, Path], tmp_path: Path
+) -> None:
+    repo, original = recorded
+    recorded_commit = read_trajectory(original).header["repo"]["commit"]
+    commit_change(repo, "calc/ops.py", "def add(a, b):\n    return 0\n")
+    head = (await asyncio.to_thread(repo_info, repo))["commit"]
+    assert head != recorded_commit
+    result = await fork(original, 3, trajectory_path=tmp_path / "fork.jsonl")
+    try:
+        # The workspace really is the recorded commit's (step 3 is before the agent's edit),
+        # not the new HEAD's.
+        assert await result.session.read("calc/ops.py") == "def add(a, b):\n    return a + b\n"
+    finally:
+        await result.session.close()
+    header = read_trajectory(tmp_path / "fork.jsonl").header
+    assert header["repo"]["commit"] == recorded_commit
+    assert header["repo"]["dirty"] is False
+    assert header["repo"]["source"] == str(repo)
+    # Resuming the fork starts from the same commit again.
+    session = await resume(tmp_path / "fork.jsonl", trajectory_path=tmp_path / "again.jsonl")
+    await session.close()
+    assert read_trajectory(tmp_path / "again.jsonl").header["repo"]["commit"] == recorded_commit
 
 
 async def test_fork_at_a_step_that_does_not_exist_is_refused(
