@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 import json
 import sys
 from pathlib import Path
@@ -151,6 +153,14 @@ def replay(
         _print_report(report, as_json)
         sys.exit(report.exit_code)
     if fork_at is not None:
+        if not then_exec and not as_json and sys.stdin.isatty() and sys.stdout.isatty():
+            # In a terminal, the forked session opens in the UI; with commands to run, or
+            # --json, or no terminal, it runs headless.
+            forked = run_async(
+                lambda: _fork_into_ui(path, fork_at, backend_kind, repo_path, image, current, out)
+            )
+            click.echo(f"reposim: trajectory {forked}", err=True)
+            return
         run_async(
             lambda: _fork(
                 path, fork_at, backend_kind, repo_path, image, current, out, then_exec, as_json
@@ -161,6 +171,56 @@ def replay(
         _dump(path)
         return
     _view(path)
+
+
+async def _fork_into_ui(
+    path: Path,
+    step: int,
+    backend_kind: str,
+    repo: Path | None,
+    image: str | None,
+    current: bool,
+    out: Path | None,
+) -> Path:
+    """Fork at `step` and open the forked session in the main UI; the new trajectory's path."""
+    from simulator.replay.fork import fork
+
+    # The UI's modules load in a thread while the workspace is rebuilt.
+    ui_loading = asyncio.create_task(asyncio.to_thread(importlib.import_module, "widgets.app"))
+    try:
+        result = await fork(
+            path,
+            step,
+            backend_kind=backend_kind,
+            trajectory_path=out,
+            repo=repo,
+            current=current,
+            image=image,
+            on_notes=_print_notes,
+        )
+    finally:
+        ui = await ui_loading
+    session = result.session
+    _say_if_differed(result.report)
+    reason = "closed"
+    try:
+        await ui.RepoSimApp(session).run_async()
+    except BaseException:
+        reason = "interrupted"
+        raise
+    finally:
+        await session.close(reason)
+    return session.trajectory_path
+
+
+def _say_if_differed(report: ReplayReport) -> None:
+    differing = report.first_difference
+    if differing is not None:
+        click.echo(
+            f"note: rebuilding differed from the recording at step {differing.seq}"
+            f" ({'; '.join(differing.differences)}); the state may not be the recorded one.",
+            err=True,
+        )
 
 
 async def _fork(
@@ -188,13 +248,7 @@ async def _fork(
     )
     session = result.session
     try:
-        differing = result.report.first_difference
-        if differing is not None:
-            click.echo(
-                f"note: rebuilding differed from the recording at step {differing.seq}"
-                f" ({'; '.join(differing.differences)}); the state may not be the recorded one.",
-                err=True,
-            )
+        _say_if_differed(result.report)
         for command in commands:
             output = await session.exec(command)
             if as_json:
@@ -240,8 +294,10 @@ def _view(path: Path) -> None:
 
     step = ReplayApp(path).run()
     if step is not None:
+        # "Fork here" (F) in the view: continue live from that step in the main UI.
         click.echo(f"forking at step {step} …", err=True)
-        run_async(lambda: _fork(path, step, "local", None, None, False, None, (), False))
+        forked = run_async(lambda: _fork_into_ui(path, step, "local", None, None, False, None))
+        click.echo(f"reposim: trajectory {forked}", err=True)
 
 
 @click.command("export")

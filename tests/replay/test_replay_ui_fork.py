@@ -1,0 +1,104 @@
+"""Forking into the main UI: `reposim replay FILE --fork-at N`, and F in the replay view, run as
+a person runs them, in a real pseudo-terminal."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import select
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+from simulator.replay.index import TrajectoryIndex
+
+REPLAY = [sys.executable, "-c", "from simulator.cli import main; main()", "replay"]
+WAIT = 60.0
+
+
+def drive(args: list[str], script: list[tuple[bytes, bytes]]) -> tuple[int, bytes]:
+    """Run `reposim replay ARGS` on a PTY; each time the next marker of `script` has been drawn,
+    type its keys. Returns the exit code and everything the program wrote."""
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    env = {**os.environ, "TERM": "xterm-256color"}
+    proc = subprocess.Popen(
+        [*REPLAY, *args], stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True
+    )
+    os.close(slave)
+    output = b""
+    seen = 0  # what the previous marker matched is not searched again for the next one
+    steps = list(script)
+    deadline = time.monotonic() + 2 * WAIT
+    try:
+        while time.monotonic() < deadline:
+            if proc.poll() is not None and not select.select([master], [], [], 0)[0]:
+                break
+            if select.select([master], [], [], 0.05)[0]:
+                try:
+                    output += os.read(master, 65536)
+                except OSError:
+                    break
+            if steps:
+                marker, keys = steps[0]
+                found = output.find(marker, seen)
+                if found >= 0:
+                    seen = found + len(marker)
+                    time.sleep(0.3)  # let the screen finish starting before typing
+                    for key in keys:
+                        os.write(master, bytes([key]))
+                        time.sleep(0.05)
+                    steps.pop(0)
+        else:
+            proc.kill()
+        return proc.wait(timeout=WAIT), output
+    finally:
+        os.close(master)
+
+
+def header_and_events(path: Path) -> tuple[dict[str, object], list[dict[str, object]]]:
+    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return lines[0], lines[1:]
+
+
+def test_fork_at_in_a_terminal_opens_the_forked_session_in_the_ui(
+    recorded: tuple[Path, Path], tmp_path: Path
+) -> None:
+    _, original = recorded
+    out = tmp_path / "fork.jsonl"
+    code, output = drive(
+        [str(original), "--fork-at", "3", "--trajectory", str(out)],
+        [(b"EXPLORER", b"\x11")],  # the main UI's file tree; Ctrl+Q
+    )
+    assert code == 0, output[-2000:]
+    assert f"reposim: trajectory {out}".encode() in output
+    header, events = header_and_events(out)
+    assert header["parent"] == {"file": str(original.resolve()), "step": 3}
+    assert any(e["kind"] == "checkpoint" and e["payload"]["name"] == "fork" for e in events)  # type: ignore[index]
+    assert events[-1]["kind"] == "session.end"
+
+
+def test_fork_here_in_the_replay_view_continues_in_the_ui(
+    recorded: tuple[Path, Path], tmp_path: Path
+) -> None:
+    _, original = recorded
+    index = TrajectoryIndex(original)
+    fourth = index.event(3).seq
+    index.close()
+    code, output = drive(
+        [str(original)],
+        [
+            (b"Play/pause", b"jjjF"),  # the replay view's footer: three steps down, fork here
+            (b"EXPLORER", b"\x11"),
+        ],
+    )
+    assert code == 0, output[-2000:]
+    assert f"forking at step {fourth}".encode() in output
+    written = output.split(b"reposim: trajectory ")[-1].split(b"\r")[0].split(b"\n")[0].strip()
+    header, events = header_and_events(Path(written.decode()))
+    assert header["parent"] == {"file": str(original.resolve()), "step": fourth}
+    assert events[-1]["kind"] == "session.end"
