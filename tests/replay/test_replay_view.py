@@ -213,3 +213,37 @@ async def test_standalone_view_is_laid_out_with_its_stylesheet(tmp_path: Path) -
         assert timeline.region.height >= 30
         assert detail.region.x >= timeline.region.right
         assert detail.region.width >= 50
+
+
+async def test_a_jump_shows_the_step_in_the_same_frame_and_revisits_reuse_it(
+    tmp_path: Path,
+) -> None:
+    """The detail pane follows the cursor as it moves (not a frame later through a message),
+    and a step seen before is not rendered (highlighted) again."""
+    path = make_trajectory(tmp_path / "t.jsonl", 300)
+    app = ReplayApp(path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        screen = screen_of(app)
+        timeline = screen.query_one(Timeline)
+        detail = screen.query_one(StepView)
+        assert screen.source is not None
+        edits = [i for i in range(len(screen.source)) if screen.source.meta(i)[1] == "file.write"]
+        edit = edits[3]  # src/m199.py, with its diff
+        await pilot.pause(0.1)
+        timeline.go_to_index(edit)
+        # No await in between: nothing else has run.
+        assert screen.shown_step == edit
+        assert f"Step {edit + 1}" in detail.text and "Diff of src/m199.py" in detail.text
+        first = detail._strips
+        await pilot.pause(0.1)
+        timeline.go_to_index(10)
+        assert "Step 11" in detail.text
+        await pilot.pause(0.1)
+        timeline.go_to_index(edit)
+        assert detail._strips is first
+        await settle(pilot)
+        # What is on screen: the cursor's row and the step, in one composed screen.
+        lines = [strip.text for strip in screen._compositor.render_strips()]
+        assert any("write src/m199.py" in line for line in lines)
+        assert any(f"Step {edit + 1} " in line for line in lines)
