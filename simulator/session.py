@@ -597,14 +597,29 @@ class Session:
             f"-c core.autocrlf=false -c gc.auto=0 -c core.quotepath=false {args}"
         )
 
+    def _git_init_script(self) -> str:
+        """Create the private checkpoint repository.
+
+        When the workspace is a git repository, its object store is borrowed (alternates) and
+        its index copied, with stat checks cut to mtime and size (the copy has new inodes and
+        ctimes). The first `git add -A` then hashes only files that differ from the user's
+        index instead of every file: 50k files take well under a second instead of ~13 s.
+        """
+        gitdir = quote(f"{self.backend.private_dir}/checkpoints.git")
+        user_git = f"{self.backend.workspace_path}/.git"
+        objects, index = quote(f"{user_git}/objects"), quote(f"{user_git}/index")
+        return (
+            f"git init -q --bare {gitdir} && git --git-dir={gitdir} config core.bare false && "
+            f"git --git-dir={gitdir} config core.checkStat minimal && "
+            f"git --git-dir={gitdir} config core.trustctime false && "
+            f"if [ -d {objects} ] && [ -f {index} ]; then "
+            f"echo {objects} > {gitdir}/objects/info/alternates && cp {index} {gitdir}/index; fi"
+        )
+
     async def _git_run(self, args: str) -> str:
         async with self._git_lock:
             if not self._git_ready:
-                gitdir = f"{self.backend.private_dir}/checkpoints.git"
-                init = await self.backend.exec(
-                    f"git init -q --bare {quote(gitdir)} && "
-                    f"git --git-dir={quote(gitdir)} config core.bare false"
-                )
+                init = await self.backend.exec(self._git_init_script())
                 if init.exit_code != 0:
                     raise SessionError(
                         "Checkpoints need git in the backend: "
