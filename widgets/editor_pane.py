@@ -8,6 +8,7 @@ the terminal) reload a clean buffer and ask before replacing a dirty one.
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import ClassVar
@@ -22,8 +23,12 @@ from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Static, TabbedContent, TabPane, TextArea
 from textual.widgets.text_area import Selection
 
+from simulator.analysis.languages import lang_of
+from simulator.analysis.session_index import WorkspaceIndex, call_hierarchy
 from simulator.session import BackendError, Session, SessionError
 from widgets.code_editor import CodeEditor
+from widgets.codenav import NavListScreen, NavTarget, hierarchy_entries, outline_entries
+from widgets.palette import PaletteAction
 
 
 @dataclass
@@ -88,6 +93,11 @@ class EditorPane(Widget):
     }
     EditorPane .editor-bar { dock: bottom; height: 3; display: none; }
     EditorPane .editor-bar.-shown { display: block; }
+    EditorPane #index-state {
+        dock: bottom; height: 1; width: 100%; content-align: right middle;
+        color: $text-muted; display: none;
+    }
+    EditorPane #index-state.-shown { display: block; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -96,12 +106,45 @@ class EditorPane(Widget):
         Binding("ctrl+g", "goto_line", "Go to line", id="editor.goto_line", priority=True),
         Binding("ctrl+w", "close_tab", "Close tab", id="editor.close_tab", priority=True),
         Binding("escape", "hide_bars", "Hide find", show=False, id="editor.hide_bars"),
+        Binding(
+            "f12",
+            "goto_definition",
+            "Definition",
+            id="editor.goto_definition",
+            tooltip="Go to the definition of the name under the cursor",
+            priority=True,
+        ),
+        Binding(
+            "shift+f12",
+            "call_hierarchy",
+            "Callers",
+            id="editor.call_hierarchy",
+            tooltip="Callers and callees of the function under the cursor",
+            priority=True,
+        ),
+        # Legacy terminals send Ctrl+O for Ctrl+Shift+O, which TextArea does not use; F8 is
+        # the key every terminal sends.
+        Binding(
+            "ctrl+shift+o,f8",
+            "outline",
+            "Outline",
+            id="editor.outline",
+            tooltip="Go to a function or class of this file (outline)",
+            priority=True,
+        ),
     ]
 
     class FileOpened(Message):
         def __init__(self, path: str) -> None:
             super().__init__()
             self.path = path
+
+    class IndexReady(Message):
+        """The code index of the workspace has been built (`files` Python/C files)."""
+
+        def __init__(self, files: int) -> None:
+            super().__init__()
+            self.files = files
 
     class FileSaved(Message):
         def __init__(self, path: str) -> None:
@@ -122,6 +165,7 @@ class EditorPane(Widget):
         self._by_pane: dict[str, Buffer] = {}
         self._pane_ids = itertools.count(1)
         self._asking: set[str] = set()
+        self.code_index = WorkspaceIndex(session)
 
     def compose(self) -> ComposeResult:
         yield Static("Open a file from the tree or with Ctrl+P.", id="editor-empty")
@@ -130,9 +174,11 @@ class EditorPane(Widget):
             placeholder="Find (Enter: next match, Esc: close)", id="find-bar", classes="editor-bar"
         )
         yield Input(placeholder="Go to line", id="goto-bar", type="integer", classes="editor-bar")
+        yield Static("indexing code…", id="index-state")
 
     def on_mount(self) -> None:
         self._sync_empty()
+        self.run_worker(self._build_index(), group="code-index", exclusive=True)
 
     # -- public API ----------------------------------------------------------------------------
 
@@ -208,6 +254,7 @@ class EditorPane(Widget):
             return
         buffer.saved_text = text
         self._mark_dirty(buffer, buffer.editor.text != text)
+        self._refresh_index(buffer.path)
         self.post_message(self.FileSaved(buffer.path))
 
     def go_to_line(self, line: int) -> None:
@@ -223,6 +270,7 @@ class EditorPane(Widget):
     async def on_external_change(self, path: str) -> None:
         """A file changed outside the editor: reload a clean buffer, ask about a dirty one."""
         path = Session.normalize(path)
+        self._refresh_index(path)
         buffer = self._buffers.get(path)
         if buffer is None or path in self._asking:
             return
@@ -322,6 +370,129 @@ class EditorPane(Widget):
             answered,
         )
 
+    # -- code navigation -----------------------------------------------------------------------
+
+    def palette_actions(self) -> list[PaletteAction]:
+        """The code-navigation commands, for the app's command palette."""
+        return [
+            PaletteAction("Go to definition", "F12", self.action_goto_definition),
+            PaletteAction("Show callers and callees", "Shift+F12", self.action_call_hierarchy),
+            PaletteAction(
+                "Go to symbol in file (outline)", "Ctrl+Shift+O / F8", self.action_outline
+            ),
+            PaletteAction("Rebuild code index", "Index the workspace again", self.rebuild_index),
+        ]
+
+    def rebuild_index(self) -> None:
+        self.run_worker(self._build_index(), group="code-index", exclusive=True)
+
+    async def action_goto_definition(self) -> None:
+        where = await self._cursor_for_index()
+        if where is None:
+            return
+        path, line, col, word = where
+        location = await self.code_index.query(lambda index: index.definition_at(path, line, col))
+        if location is None:
+            name = f"{word!r}" if word else "the name under the cursor"
+            self.notify(f"No definition of {name} was found in the workspace.", severity="warning")
+            return
+        await self.open_target(NavTarget(location.path, location.line, location.col, location.name))
+
+    async def action_call_hierarchy(self) -> None:
+        where = await self._cursor_for_index()
+        if where is None:
+            return
+        path, line, col, _word = where
+        hierarchy = await self.code_index.query(
+            lambda index: call_hierarchy(index, path, line, col)
+        )
+        if hierarchy is None:
+            self.notify("The cursor is not in or on a function.", severity="warning")
+            return
+        function = hierarchy.function
+        screen = NavListScreen(
+            f"Calls of {function.qualname}  ({function.path}:{function.def_line})",
+            hierarchy_entries(hierarchy),
+            "Filter callers and callees (Enter opens, Esc closes)",
+        )
+        self.app.push_screen(screen, self._nav_chosen)
+
+    async def action_outline(self) -> None:
+        where = await self._cursor_for_index()
+        if where is None:
+            return
+        path = where[0]
+        symbols = await self.code_index.query(lambda index: index.outline(path))
+        if not symbols:
+            self.notify(f"{path} has no functions or classes.", severity="warning")
+            return
+        screen = NavListScreen(
+            f"Outline of {path}",
+            outline_entries(path, symbols),
+            "Filter functions and classes (Enter jumps, Esc closes)",
+        )
+        self.app.push_screen(screen, self._nav_chosen)
+
+    async def open_target(self, target: NavTarget) -> None:
+        """Open a file at a 1-based line and a tree-sitter (byte) column."""
+        await self.open_file(target.path)
+        buffer = self._buffers.get(Session.normalize(target.path))
+        if buffer is None or self._current() is not buffer:
+            return
+        editor = buffer.editor
+        row = max(0, min(target.line - 1, editor.document.line_count - 1))
+        text = editor.document[row]
+        if target.col:
+            col = len(text.encode("utf-8")[: target.col].decode("utf-8", "ignore"))
+        else:
+            col = _name_column(text, target.name.rpartition(".")[2])
+        editor.move_cursor((row, col), center=True)
+        editor.focus()
+
+    def _nav_chosen(self, target: NavTarget | None) -> None:
+        if target is not None:
+            self.run_worker(self.open_target(target), group="code-nav")
+
+    async def _cursor_for_index(self) -> tuple[str, int, int, str] | None:
+        """(path, 1-based line, byte column, word) of the cursor, once the index can answer;
+        unsaved edits are indexed first so the position means the same text."""
+        buffer = self._current()
+        if buffer is None:
+            self.notify("Open a Python or C file first.", severity="warning")
+            return None
+        if not self.code_index.ready:
+            if self.code_index.error:
+                self.notify(f"The code index failed: {self.code_index.error}", severity="error")
+            else:
+                self.notify("The code index is still being built; try again in a moment.")
+            return None
+        if lang_of(buffer.path) is None:
+            self.notify(f"{buffer.path} is not a Python or C file.", severity="warning")
+            return None
+        editor = buffer.editor
+        text = editor.text
+        if text != buffer.saved_text:  # (the dirty flag follows a message, maybe not yet handled)
+            await self.code_index.update_text(buffer.path, text)
+        row, col = editor.cursor_location
+        line = editor.document[row]
+        byte_col = len(line[:col].encode("utf-8"))
+        return buffer.path, row + 1, byte_col, _word_at(line, col)
+
+    async def _build_index(self) -> None:
+        state = self.query_one("#index-state", Static)
+        state.update("indexing code…")
+        state.add_class("-shown")
+        try:
+            index = await self.code_index.build()
+        except (SessionError, BackendError) as error:
+            state.update(_sentence(error, "The code index could not be built"))
+            return
+        state.remove_class("-shown")
+        self.post_message(self.IndexReady(len(index.files)))
+
+    def _refresh_index(self, path: str) -> None:
+        self.run_worker(self.code_index.refresh(path), group="code-index-refresh")
+
     def find_next(self, needle: str, *, from_start: bool = False) -> bool:
         """Select the next occurrence of `needle` after the cursor (wrapping); False if none."""
         editor = self._current_editor_or_none()
@@ -420,6 +591,8 @@ class EditorPane(Widget):
         self.notify(f"{buffer.path} was changed on disk and has been reloaded.")
 
     async def _close(self, buffer: Buffer) -> None:
+        if buffer.dirty:  # the index saw the discarded edits: back to what is on disk
+            self._refresh_index(buffer.path)
         self._buffers.pop(buffer.path, None)
         self._by_pane.pop(buffer.pane_id, None)
         await self.query_one(TabbedContent).remove_pane(buffer.pane_id)
@@ -432,6 +605,25 @@ class EditorPane(Widget):
         empty = not self._buffers
         self.query_one("#editor-empty").display = empty
         self.query_one(TabbedContent).display = not empty
+
+
+def _name_column(text: str, name: str) -> int:
+    """The column of `name` as a whole word in the line, else of its first non-blank."""
+    if name:
+        found = re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", text)
+        if found is not None:
+            return found.start()
+    return len(text) - len(text.lstrip())
+
+
+def _word_at(text: str, col: int) -> str:
+    start = col
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+        start -= 1
+    end = col
+    while end < len(text) and (text[end].isalnum() or text[end] == "_"):
+        end += 1
+    return text[start:end]
 
 
 def _sentence(error: Exception, fallback: str) -> str:

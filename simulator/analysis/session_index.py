@@ -16,13 +16,14 @@ import asyncio
 import contextlib
 import posixpath
 from collections.abc import Callable, Collection
+from dataclasses import dataclass
 from typing import TypeVar
 
 import pathspec
 
-from simulator.analysis.index import CodeIndex
+from simulator.analysis.index import CallRef, CodeIndex
 from simulator.analysis.languages import lang_of
-from simulator.analysis.model import Lang
+from simulator.analysis.model import FunctionRecord, Lang
 from simulator.analysis.project import SKIP_DIRS
 from simulator.session import BackendError, Session, SessionError
 
@@ -203,9 +204,44 @@ class WorkspaceIndex:
             data = await _read_changed(self.session, path)
             return await asyncio.to_thread(_apply, index, path, data)
 
+    async def update_text(self, path: str, text: str) -> None:
+        """Index the text an editor shows (unsaved edits), so positions in it resolve."""
+        async with self._lock:
+            if self._index is not None and lang_of(path) is not None:
+                await asyncio.to_thread(self._index.update, Session.normalize(path), text)
+
     async def query(self, ask: Callable[[CodeIndex], T]) -> T:
         """Run `ask(index)` in a worker thread, alone; raises LookupError before the build."""
         async with self._lock:
             if self._index is None:
                 raise LookupError("The code index has not been built yet.")
             return await asyncio.to_thread(ask, self._index)
+
+
+@dataclass(frozen=True, slots=True)
+class CallHierarchy:
+    """The function a call hierarchy is about, who calls it and what it calls."""
+
+    function: FunctionRecord
+    callers: list[CallRef]
+    callees: list[CallRef]
+
+
+def call_hierarchy(index: CodeIndex, path: str, line: int, col: int) -> CallHierarchy | None:
+    """Callers and callees of the function named at line (1-based), col (0-based, bytes) — a
+    call or a definition — or else of the function the position is in; None outside any."""
+    function: FunctionRecord | None = None
+    location = index.definition_at(path, line, col)
+    if location is not None and location.kind in ("function", "method"):
+        found = index.find(location.name, location.path)
+        function = found[0] if found else None
+    if function is None:
+        inside = [
+            fn
+            for fn in index.functions()
+            if fn.path == path and fn.start_line <= line <= fn.end_line
+        ]
+        function = max(inside, key=lambda fn: fn.start_byte, default=None)
+    if function is None:
+        return None
+    return CallHierarchy(function, index.callers(function.id), index.callees(function.id))

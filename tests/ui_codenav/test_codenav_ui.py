@@ -1,0 +1,173 @@
+"""F12, Shift+F12 and the outline in the editor, over a real local session."""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+from textual.widgets import OptionList
+
+from simulator.events import Event, Kind
+from simulator.session import Session
+from widgets.codenav import NavListScreen
+from widgets.editor_pane import EditorPane
+
+from .conftest import wait_for
+
+FILE_KINDS = {Kind.FILE_WRITE, Kind.FILE_EDIT, Kind.FILE_CREATE, Kind.FILE_DELETE}
+
+
+class NavApp(App[None]):
+    """The editor alone; session file events reach it as the real app forwards them."""
+
+    def __init__(self, session: Session) -> None:
+        super().__init__()
+        self.session = session
+        self.indexed: list[int] = []
+
+    def compose(self) -> ComposeResult:
+        yield EditorPane(self.session, id="editor")
+
+    def on_mount(self) -> None:
+        self.session.subscribe(self._event)
+
+    def _event(self, event: Event) -> None:
+        if event.kind in FILE_KINDS and event.payload.get("path"):
+            pane = self.query_one(EditorPane)
+            self.run_worker(pane.on_external_change(str(event.payload["path"])))
+
+    def on_editor_pane_index_ready(self, message: EditorPane.IndexReady) -> None:
+        self.indexed.append(message.files)
+
+
+def cursor(pane: EditorPane) -> tuple[str | None, tuple[int, int]]:
+    editor = pane.current_editor
+    assert editor is not None
+    return pane.current_path, editor.cursor_location
+
+
+def nav_screen(app: App[None]) -> NavListScreen | None:
+    screen = app.screen
+    return screen if isinstance(screen, NavListScreen) else None
+
+
+def shown_labels(screen: NavListScreen) -> list[str]:
+    return [entry.label.plain.strip() for entry in screen.shown]
+
+
+async def test_f12_on_an_imported_call_opens_the_definition_in_another_file(
+    session: Session,
+) -> None:
+    app = NavApp(session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        pane = app.query_one(EditorPane)
+        await wait_for(pilot, lambda: app.indexed == [6])
+        await pane.open_file("pkg/a.py")
+        editor = pane.current_editor
+        assert editor is not None
+        editor.move_cursor((4, 13))  # inside `helper` in `total = helper(value)`
+        await pilot.press("f12")
+        await wait_for(pilot, lambda: pane.current_path == "pkg/b.py")
+        assert cursor(pane) == ("pkg/b.py", (3, 4))  # `def helper(x):`, on the name
+        assert pane.open_paths == ["pkg/a.py", "pkg/b.py"]
+
+        # C: the call of square() in main.c goes to its definition in util.c.
+        await pane.open_file("src/main.c")
+        editor = pane.current_editor
+        assert editor is not None
+        editor.move_cursor((3, 12))
+        await pilot.press("f12")
+        await wait_for(pilot, lambda: pane.current_path == "src/util.c")
+        assert cursor(pane)[1][0] == 2
+
+        # Nothing to find: a clear notification, the cursor stays.
+        await pane.open_file("pkg/a.py")
+        editor = pane.current_editor
+        assert editor is not None
+        editor.move_cursor((5, 14))  # the literal 1 in `return total + 1`
+        await pilot.press("f12")
+        await wait_for(pilot, lambda: bool(app._notifications))
+        messages = [n.message for n in app._notifications]
+        assert any("No definition" in m for m in messages)
+        assert cursor(pane) == ("pkg/a.py", (5, 14))
+
+
+async def test_shift_f12_lists_callers_and_enter_opens_the_call(session: Session) -> None:
+    app = NavApp(session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        pane = app.query_one(EditorPane)
+        await wait_for(pilot, lambda: bool(app.indexed))
+        await pane.open_file("pkg/b.py")
+        editor = pane.current_editor
+        assert editor is not None
+        editor.move_cursor((4, 8))  # inside helper's body
+        await pilot.press("shift+f12")
+        await wait_for(pilot, lambda: nav_screen(app) is not None)
+        screen = nav_screen(app)
+        assert screen is not None
+        labels = shown_labels(screen)
+        assert labels[0] == "Callers (2)"
+        assert labels[1] == "run  pkg/a.py:5  helper"
+        assert labels[2] == "Box.size  pkg/b.py:10  helper"
+        assert labels[3] == "Callees (0)"
+        # Filtering keeps the matching caller; Enter opens the call site in a.py.
+        await pilot.press(*"run")
+        await wait_for(pilot, lambda: len(screen.shown) == 1)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: pane.current_path == "pkg/a.py")
+        assert cursor(pane) == ("pkg/a.py", (4, 12))
+
+
+async def test_outline_lists_symbols_jumps_and_follows_session_writes(session: Session) -> None:
+    app = NavApp(session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        pane = app.query_one(EditorPane)
+        await wait_for(pilot, lambda: bool(app.indexed))
+        await pane.open_file("pkg/b.py")
+        await pilot.press("ctrl+shift+o")
+        await wait_for(pilot, lambda: nav_screen(app) is not None)
+        screen = nav_screen(app)
+        assert screen is not None
+        assert [label.split()[0] for label in shown_labels(screen)] == ["helper", "Box", "size"]
+        await pilot.press("down", "down", "enter")
+        await wait_for(pilot, lambda: nav_screen(app) is None)
+        assert cursor(pane) == ("pkg/b.py", (8, 8))  # on `size` in `    def size(self):`
+
+        # The agent (or a command) rewrites the file through the session.
+        await session.write(
+            "pkg/b.py", "def helper(x):\n    return x\n\n\ndef renamed_tool():\n    pass\n"
+        )
+        await wait_for(pilot, lambda: "renamed_tool" in getattr(pane.current_editor, "text", ""))
+
+        async def outline_names() -> list[str]:
+            await pilot.press("f8")
+            await wait_for(pilot, lambda: nav_screen(app) is not None)
+            shown = nav_screen(app)
+            assert shown is not None
+            names = [label.split()[0] for label in shown_labels(shown)]
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: nav_screen(app) is None)
+            return names
+
+        assert await outline_names() == ["helper", "renamed_tool"]
+        # Unsaved edits are indexed when the outline is asked for.
+        editor = pane.current_editor
+        assert editor is not None
+        editor.move_cursor((6, 0))
+        editor.insert("\n\nclass Fresh:\n    pass\n")
+        assert await outline_names() == ["helper", "renamed_tool", "Fresh"]
+
+
+async def test_indexing_state_hides_and_a_filter_matching_nothing_says_so(session: Session) -> None:
+    app = NavApp(session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        pane = app.query_one(EditorPane)
+        await wait_for(pilot, lambda: bool(app.indexed))
+        assert not pane.query_one("#index-state").display
+        await pane.open_file("pkg/a.py")
+        await pilot.press("f8")
+        await wait_for(pilot, lambda: nav_screen(app) is not None)
+        screen = nav_screen(app)
+        assert screen is not None
+        await pilot.press(*"zzz")
+        await wait_for(pilot, lambda: screen.shown == [])
+        options = screen.query_one(OptionList)
+        assert options.option_count == 1 and options.get_option_at_index(0).disabled
