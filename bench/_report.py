@@ -26,7 +26,7 @@ def summary(values: Sequence[float]) -> str:
 def table(title: str, rows: Sequence[tuple[str, str, str]]) -> str:
     """rows: (what, reference, ours)."""
     width = max(len(r[0]) for r in rows)
-    ref_w = max(len(r[1]) for r in rows + [("", "reference", "")])
+    ref_w = max(len(r[1]) for r in [*rows, ("", "reference", "")])
     lines = [title, f"{'':{width}}  {'reference':{ref_w}}  ours"]
     lines += [f"{what:{width}}  {ref:{ref_w}}  {ours}" for what, ref, ours in rows]
     return "\n".join(lines)
