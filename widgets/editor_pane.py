@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import ClassVar
@@ -19,12 +20,14 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import ModalScreen
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Static, TabbedContent, TabPane, TextArea
 from textual.widgets.text_area import Selection
 
 from simulator.analysis.languages import lang_of
 from simulator.analysis.session_index import WorkspaceIndex, call_hierarchy
+from simulator.events import Event, Kind
 from simulator.session import BackendError, Session, SessionError
 from widgets.code_editor import CodeEditor
 from widgets.codenav import NavListScreen, NavTarget, hierarchy_entries, outline_entries
@@ -78,6 +81,13 @@ class ChoiceScreen(ModalScreen[str]):
 
     def action_dismiss_default(self) -> None:
         self.dismiss(self.default)
+
+
+# Actions after which any file may differ; the terminal's commands are announced by the app
+# through on_workspace_changed, since the PTY does not say when a command ends.
+INDEX_STALE_KINDS = frozenset({Kind.EXEC_RESULT, Kind.TEST_RESULT, Kind.RESTORE})
+RESYNC_DELAY = 0.5
+"""Seconds of quiet before the code index re-reads the workspace (bursts coalesce)."""
 
 
 class EditorPane(Widget):
@@ -146,6 +156,16 @@ class EditorPane(Widget):
             super().__init__()
             self.files = files
 
+    class IndexChanged(Message):
+        """Files re-read into the code index after a command (added, changed or removed)."""
+
+        def __init__(self, paths: list[str]) -> None:
+            super().__init__()
+            self.paths = paths
+
+    class _WorkspaceMayHaveChanged(Message):
+        pass
+
     class FileSaved(Message):
         def __init__(self, path: str) -> None:
             super().__init__()
@@ -166,6 +186,8 @@ class EditorPane(Widget):
         self._pane_ids = itertools.count(1)
         self._asking: set[str] = set()
         self.code_index = WorkspaceIndex(session)
+        self._unsubscribe: Callable[[], None] | None = None
+        self._resync_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Static("Open a file from the tree or with Ctrl+P.", id="editor-empty")
@@ -179,6 +201,12 @@ class EditorPane(Widget):
     def on_mount(self) -> None:
         self._sync_empty()
         self.run_worker(self._build_index(), group="code-index", exclusive=True)
+        self._unsubscribe = self.session.subscribe(self._session_event)
+
+    def on_unmount(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
 
     # -- public API ----------------------------------------------------------------------------
 
@@ -489,6 +517,35 @@ class EditorPane(Widget):
             return
         state.remove_class("-shown")
         self.post_message(self.IndexReady(len(index.files)))
+
+    def on_workspace_changed(self) -> None:
+        """Something may have changed any file (a command, tests, a restore): re-read the
+        workspace into the code index soon, re-extracting only the files that changed."""
+        if self._resync_timer is not None:
+            self._resync_timer.stop()
+        self._resync_timer = self.set_timer(RESYNC_DELAY, self._resync)
+
+    def _resync(self) -> None:
+        self._resync_timer = None
+        self.run_worker(self._resync_index(), group="code-index-resync", exclusive=True)
+
+    async def _resync_index(self) -> None:
+        try:
+            changed = await self.code_index.resync()
+        except (SessionError, BackendError):
+            return  # the workspace is unreachable now; the next change tries again
+        if changed:
+            self.post_message(self.IndexChanged(changed))
+
+    def _session_event(self, event: Event) -> None:
+        # Subscribers may be called off the event loop: only post a message from here.
+        if event.kind in INDEX_STALE_KINDS:
+            self.post_message(self._WorkspaceMayHaveChanged())
+
+    @on(_WorkspaceMayHaveChanged)
+    def _workspace_may_have_changed(self, message: _WorkspaceMayHaveChanged) -> None:
+        message.stop()
+        self.on_workspace_changed()
 
     def _refresh_index(self, path: str) -> None:
         self.run_worker(self.code_index.refresh(path), group="code-index-refresh")

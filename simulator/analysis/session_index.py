@@ -204,6 +204,30 @@ class WorkspaceIndex:
             data = await _read_changed(self.session, path)
             return await asyncio.to_thread(_apply, index, path, data)
 
+    async def resync(self) -> list[str]:
+        """List and read the workspace again and re-extract only what changed (after a command
+        that may have touched any file); returns the paths added, changed or removed."""
+        async with self._lock:
+            index = self._index
+            if index is None:
+                return []
+            paths = await list_sources(self.session, self.langs)
+            texts = await read_sources(self.session, paths)
+
+            def apply() -> list[str]:
+                changed = []
+                for path in sorted(set(index.files) - set(texts)):
+                    index.remove(path)
+                    changed.append(path)
+                for path, data in texts.items():
+                    record = index.files.get(path)
+                    if record is None or record.source != data:
+                        index.update(path, data)
+                        changed.append(path)
+                return sorted(changed)
+
+            return await asyncio.to_thread(apply)
+
     async def update_text(self, path: str, text: str) -> None:
         """Index the text an editor shows (unsaved edits), so positions in it resolve."""
         async with self._lock:

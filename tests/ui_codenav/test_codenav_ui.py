@@ -22,6 +22,7 @@ class NavApp(App[None]):
         super().__init__()
         self.session = session
         self.indexed: list[int] = []
+        self.reindexed: list[str] = []
 
     def compose(self) -> ComposeResult:
         yield EditorPane(self.session, id="editor")
@@ -36,6 +37,9 @@ class NavApp(App[None]):
 
     def on_editor_pane_index_ready(self, message: EditorPane.IndexReady) -> None:
         self.indexed.append(message.files)
+
+    def on_editor_pane_index_changed(self, message: EditorPane.IndexChanged) -> None:
+        self.reindexed.extend(message.paths)
 
 
 def cursor(pane: EditorPane) -> tuple[str | None, tuple[int, int]]:
@@ -171,3 +175,33 @@ async def test_indexing_state_hides_and_a_filter_matching_nothing_says_so(sessio
         await wait_for(pilot, lambda: screen.shown == [])
         options = screen.query_one(OptionList)
         assert options.option_count == 1 and options.get_option_at_index(0).disabled
+
+
+async def test_a_command_that_adds_a_caller_reaches_the_call_list(session: Session) -> None:
+    app = NavApp(session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        pane = app.query_one(EditorPane)
+        await wait_for(pilot, lambda: bool(app.indexed))
+        await pane.open_file("pkg/b.py")
+        result = await session.exec(
+            "printf 'from pkg.b import helper\\n\\n\\ndef extra():\\n    helper(9)\\n' > pkg/c.py"
+        )
+        assert result.exit_code == 0
+
+        async def callers() -> list[str]:
+            editor = pane.current_editor
+            assert editor is not None
+            editor.move_cursor((3, 5))  # on `helper` in `def helper(x):`
+            await pilot.press("shift+f12")
+            await wait_for(pilot, lambda: nav_screen(app) is not None)
+            shown = nav_screen(app)
+            assert shown is not None
+            labels = shown_labels(shown)
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: nav_screen(app) is None)
+            return labels
+
+        await wait_for(pilot, lambda: app.reindexed == ["pkg/c.py"])
+        labels = await callers()
+        assert labels[0] == "Callers (3)"
+        assert "extra  pkg/c.py:5  helper" in labels

@@ -94,3 +94,19 @@ async def test_workspace_index_queries_wait_for_the_build(session: Session) -> N
     assert await workspace.refresh("pkg/a.py")
     callers = await workspace.query(lambda index: index.callers("helper", "pkg/b.py"))
     assert [(c.path, c.line) for c in callers] == [("pkg/a.py", 5), ("pkg/b.py", 10)]
+
+
+async def test_resync_after_a_command_picks_up_only_what_changed(session: Session) -> None:
+    workspace = WorkspaceIndex(session)
+    await workspace.build()
+    assert await workspace.resync() == []
+    script = (
+        "printf 'def made():\\n    pass\\n' > pkg/made.py && rm src/util.c && "
+        "printf 'int square(int x);\\nint cube(int x);\\n' > src/util.h"
+    )
+    result = await session.exec(script)
+    assert result.exit_code == 0
+    assert await workspace.resync() == ["pkg/made.py", "src/util.c", "src/util.h"]
+    names = await workspace.query(lambda index: [s.name for s in index.outline("src/util.h")])
+    assert names == ["square", "cube"]
+    assert await workspace.query(lambda index: "src/util.c" not in index.files)
