@@ -23,14 +23,15 @@ import pathspec
 
 from simulator.analysis.index import CallRef, CodeIndex
 from simulator.analysis.languages import lang_of
-from simulator.analysis.model import FunctionRecord, Lang
-from simulator.analysis.project import SKIP_DIRS
+from simulator.analysis.model import FileRecord, FunctionRecord, Lang
+from simulator.analysis.project import SKIP_DIRS, extract_source, module_names
 from simulator.session import BackendError, Session, SessionError
 
 # Vendored code, environments and build output: never the code being worked on.
 INDEX_SKIP_DIRS = SKIP_DIRS | {"build", "dist", "node_modules", "venv", ".venv", "__pycache__"}
 MAX_FILE_BYTES = 1_000_000
 READ_CONCURRENCY = 4
+CHUNK_BYTES = 64_000
 
 T = TypeVar("T")
 
@@ -124,7 +125,30 @@ async def build_index(
     """Index the session's workspace; the parsing runs in a worker thread."""
     paths = await list_sources(session, langs)
     texts = await read_sources(session, paths)
-    return await asyncio.to_thread(CodeIndex.from_texts, texts)
+    return await extract_texts(texts)
+
+
+async def extract_texts(texts: dict[str, bytes]) -> CodeIndex:
+    """`CodeIndex.from_texts` in worker-thread chunks of about `CHUNK_BYTES`, handing the event
+    loop back between chunks: the parser holds the GIL for a whole file, so one long call over
+    every file would starve the loop (the UI) in turns of many files."""
+    names = module_names(list(texts))
+    records: dict[str, FileRecord] = {}
+    chunk: list[str] = []
+    size = 0
+
+    def extract(batch: list[str]) -> list[FileRecord]:
+        return [extract_source(p, texts[p], *names.get(p, ("", False))) for p in batch]
+
+    for path in texts:
+        chunk.append(path)
+        size += len(texts[path])
+        if size >= CHUNK_BYTES:
+            records.update((r.path, r) for r in await asyncio.to_thread(extract, chunk))
+            chunk, size = [], 0
+    if chunk:
+        records.update((r.path, r) for r in await asyncio.to_thread(extract, chunk))
+    return CodeIndex(records)
 
 
 def indexable(path: str) -> bool:
