@@ -8,10 +8,10 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
-from conftest import RepoFactory
 from textual.pilot import Pilot
 
 from simulator.session import Session
+from tests.conftest import RepoFactory
 
 # a.py calls helper() from b.py through `from pkg.b import helper`; main.c calls util.h's square.
 NAV_REPO = {

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import RepoFactory
-
 from simulator.analysis.session_index import (
     MAX_FILE_BYTES,
     WorkspaceIndex,
     build_index,
+    call_hierarchy,
     list_sources,
     refresh,
 )
 from simulator.events import Event, Kind
 from simulator.session import Session
+from tests.conftest import RepoFactory
 
 
 async def test_listing_honours_gitignore_and_skips_vendored_and_big_files(
@@ -110,3 +110,21 @@ async def test_resync_after_a_command_picks_up_only_what_changed(session: Sessio
     names = await workspace.query(lambda index: [s.name for s in index.outline("src/util.h")])
     assert names == ["square", "cube"]
     assert await workspace.query(lambda index: "src/util.c" not in index.files)
+
+
+async def test_call_hierarchy_in_c_resolves_through_the_header(session: Session) -> None:
+    index = await build_index(session)
+    # On the call `square(4)` in main.c: the hierarchy is square's, defined in util.c.
+    on_call = call_hierarchy(index, "src/main.c", 4, 12)
+    assert on_call is not None
+    assert (on_call.function.path, on_call.function.qualname) == ("src/util.c", "square")
+    assert [(c.path, c.line, c.caller) for c in on_call.callers] == [
+        ("src/main.c", 4, "src/main.c::main")
+    ]
+    # Inside main's body but not on a call: main's own hierarchy, its callee resolved.
+    inside = call_hierarchy(index, "src/main.c", 4, 4)
+    assert inside is not None and inside.function.qualname == "main"
+    assert [(c.expr, c.location.path if c.location else None) for c in inside.callees] == [
+        ("square", "src/util.c")
+    ]
+    assert call_hierarchy(index, "src/util.h", 1, 0) is None  # not in any function
