@@ -132,6 +132,11 @@ class _LocalShellChannel(ShellChannel):
             self._proc.kill()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self._proc.wait(), 5)
+        # Close the pipes now: left to the garbage collector they are closed after the event
+        # loop, which prints "Event loop is closed" tracebacks on the way out.
+        transport = getattr(self._proc, "_transport", None)
+        if transport is not None:
+            transport.close()
 
 
 class LocalPty(Pty):

@@ -6,9 +6,9 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import RepoFactory
+from tests.conftest import RepoFactory
 
-from agent.fake_llm import FakeLLM
+from tests.agent.fake_llm import FakeLLM
 from simulator.session import Session
 
 BUGGY_PROJECT = {

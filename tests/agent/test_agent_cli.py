@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agent.conftest import FIX
-from agent.fake_llm import FakeLLM, Reply, call
+from tests.agent.conftest import FIX
+from tests.agent.fake_llm import FakeLLM, Reply, call
 from simulator.events import Actor, Kind
 from simulator.trajectory import read_trajectory
 

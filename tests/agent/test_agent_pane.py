@@ -12,7 +12,7 @@ from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from agent.conftest import BUG, FIX
+from tests.agent.conftest import BUG, FIX
 from simulator.agent import AgentConfig, Mode, ModelTurn, ScriptedClient, ToolCall
 from simulator.events import Actor, Event, Kind
 from simulator.session import Session

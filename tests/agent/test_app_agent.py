@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from textual.pilot import Pilot
 
-from agent.conftest import BUG, FIX
+from tests.agent.conftest import BUG, FIX
 from simulator.agent import AgentConfig, Mode, ModelTurn, ScriptedClient, ToolCall
 from simulator.events import Actor, Kind
 from simulator.session import Session

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent.conftest import BUG, FIX
-from agent.fake_llm import Fail, FakeLLM, Malformed, Reply, Slow, call
+from tests.agent.conftest import BUG, FIX
+from tests.agent.fake_llm import Fail, FakeLLM, Malformed, Reply, Slow, call
 from simulator.agent import Agent, LiteLLMClient, ModelConfigError
 from simulator.agent.models import RetryPolicy
 from simulator.events import Actor, Kind

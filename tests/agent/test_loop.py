@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from agent.conftest import BUG, FIX
+from tests.agent.conftest import BUG, FIX
 from simulator.agent import (
     Agent,
     Budgets,

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import TEST_IMAGE
+from tests.docker.conftest import TEST_IMAGE
 
 from backends.base import BackendError, FileMissingError, PathEscapeError
 from backends.docker import DockerBackend

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import TEST_IMAGE, our_containers
+from tests.docker.conftest import TEST_IMAGE, our_containers
 
 from backends.base import BackendError, BackendUnavailableError
 from backends.docker import DockerBackend, default_image

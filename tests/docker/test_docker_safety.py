@@ -154,7 +154,7 @@ async def test_ca_bundle_and_proxy_reach_the_container(
 @pytest.fixture
 def image_without_user(docker_client: Any) -> Iterator[str]:
     """The test image with its uid-1000 user removed (like python:3.11-slim, which has none)."""
-    from conftest import TEST_IMAGE
+    from tests.docker.conftest import TEST_IMAGE
 
     container = docker_client.containers.run(
         TEST_IMAGE,

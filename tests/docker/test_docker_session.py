@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import TEST_IMAGE
+from tests.docker.conftest import TEST_IMAGE
 
 from backends.docker import DockerBackend
 from simulator.session import Session

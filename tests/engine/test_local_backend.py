@@ -82,13 +82,14 @@ async def test_commands_cannot_read_the_shells_stdin(backend: LocalBackend) -> N
 async def test_timeout_kills_the_process_group_and_shell_survives(backend: LocalBackend) -> None:
     await backend.exec("export KEEP=1")
     marker = backend.workspace / "child-alive"
-    result = await backend.exec(f"(sleep 30; touch {marker}) & sleep 30", timeout=0.5)
+    # An unusual duration, so that no other process on the machine matches it in `ps`.
+    result = await backend.exec(f"(sleep 29.173; touch {marker}) & sleep 29.173", timeout=0.5)
     assert result.timed_out and result.exit_code is None
     assert not result.shell_restarted
     after = await backend.exec('echo "$KEEP"')
     assert after.output == b"1\n"
     await asyncio.sleep(0.2)
-    ps = await backend.exec("ps -eo args | grep -c '[s]leep 30' || true")
+    ps = await backend.exec("ps -eo args | grep -c '[s]leep 29.173' || true")
     assert ps.output.strip() == b"0"
 
 

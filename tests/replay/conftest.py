@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from replay_helpers import SMALL_PROJECT, record_session
+from tests.replay.replay_helpers import SMALL_PROJECT, record_session
 
 
 @pytest.fixture(autouse=True)

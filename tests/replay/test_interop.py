@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from replay_helpers import SAMPLES
+from tests.replay.replay_helpers import SAMPLES
 
 from simulator.events import Event, Kind
 from simulator.interop import InteropError, export_text, load_foreign, parse_foreign

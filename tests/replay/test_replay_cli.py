@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from replay_helpers import SAMPLES
+from tests.replay.replay_helpers import SAMPLES
 
 
 def reposim(*args: str) -> subprocess.CompletedProcess[str]:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from replay_helpers import SMALL_PROJECT, record_session
+from tests.replay.replay_helpers import SMALL_PROJECT, record_session
 
 from simulator.backend_factory import make_backend
 from simulator.replay import reexecute

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from replay_helpers import SMALL_PROJECT, record_agent_and_human, record_session
+from tests.replay.replay_helpers import SMALL_PROJECT, record_agent_and_human, record_session
 
 from simulator.replay import Normaliser, StartError, fork, reexecute, resume
 from simulator.replay.index import TrajectoryIndex

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from replay_helpers import SAMPLES
+from tests.replay.replay_helpers import SAMPLES
 from textual.geometry import Region
 from textual.pilot import Pilot
 from textual.widgets import OptionList, Static

@@ -12,7 +12,7 @@ from textual.widgets import OptionList, TabbedContent
 
 from simulator.events import Actor
 from simulator.session import Session
-from ui.helpers import recorded, wait_for, workspace
+from tests.ui.helpers import recorded, wait_for, workspace
 from widgets.agent_pane import AgentPane
 from widgets.app import RepoSimApp
 from widgets.changes_view import ChangesView

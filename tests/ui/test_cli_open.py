@@ -15,7 +15,7 @@ from pathlib import Path
 
 from simulator.events import Actor
 from simulator.session import Session
-from ui.helpers import WAIT
+from tests.ui.helpers import WAIT
 
 OPEN = [sys.executable, "-c", "from simulator.cli import main; main()", "open"]
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from simulator.events import Actor
-from ui.helpers import StartingApp, unstarted_session, wait_for
+from tests.ui.helpers import StartingApp, unstarted_session, wait_for
 from widgets.changes_view import ChangesView
 from widgets.editor_pane import EditorPane
 from widgets.file_tree import FileTree

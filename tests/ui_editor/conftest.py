@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
-from conftest import RepoFactory
+from tests.conftest import RepoFactory
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 
