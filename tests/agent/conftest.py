@@ -6,10 +6,10 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from tests.conftest import RepoFactory
 
-from tests.agent.fake_llm import FakeLLM
 from simulator.session import Session
+from tests.agent.fake_llm import FakeLLM
+from tests.conftest import RepoFactory
 
 BUGGY_PROJECT = {
     "stats/__init__.py": "",

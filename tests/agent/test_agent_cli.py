@@ -8,10 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.agent.conftest import FIX
-from tests.agent.fake_llm import FakeLLM, Reply, call
 from simulator.events import Actor, Kind
 from simulator.trajectory import read_trajectory
+from tests.agent.conftest import FIX
+from tests.agent.fake_llm import FakeLLM, Reply, call
 
 
 def reposim(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -12,11 +12,11 @@ from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from tests.agent.conftest import BUG, FIX
 from simulator.agent import AgentConfig, Mode, ModelTurn, ScriptedClient, ToolCall
 from simulator.events import Actor, Event, Kind
 from simulator.session import Session
 from simulator.trajectory import read_trajectory
+from tests.agent.conftest import BUG, FIX
 from widgets.agent_pane import AgentPane, ApprovalPrompt, EventCard
 
 

@@ -8,11 +8,11 @@ from collections.abc import Callable
 
 from textual.pilot import Pilot
 
-from tests.agent.conftest import BUG, FIX
 from simulator.agent import AgentConfig, Mode, ModelTurn, ScriptedClient, ToolCall
 from simulator.events import Actor, Kind
 from simulator.session import Session
 from simulator.trajectory import read_trajectory
+from tests.agent.conftest import BUG, FIX
 from widgets.agent_pane import AgentPane, ApprovalPrompt
 from widgets.app import RepoSimApp
 from widgets.editor_pane import EditorPane

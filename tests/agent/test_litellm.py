@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.agent.conftest import BUG, FIX
-from tests.agent.fake_llm import Fail, FakeLLM, Malformed, Reply, Slow, call
 from simulator.agent import Agent, LiteLLMClient, ModelConfigError
 from simulator.agent.models import RetryPolicy
 from simulator.events import Actor, Kind
 from simulator.session import Session
 from simulator.trajectory import read_trajectory
+from tests.agent.conftest import BUG, FIX
+from tests.agent.fake_llm import Fail, FakeLLM, Malformed, Reply, Slow, call
 
 FAST_RETRY = RetryPolicy(attempts=4, base_delay=0.01, max_delay=0.05)
 

@@ -8,7 +8,6 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from tests.agent.conftest import BUG, FIX
 from simulator.agent import (
     Agent,
     Budgets,
@@ -23,6 +22,7 @@ from simulator.agent.models import Message
 from simulator.events import Actor, Kind
 from simulator.session import Session
 from simulator.trajectory import read_trajectory
+from tests.agent.conftest import BUG, FIX
 
 
 def turn(name: str, thought: str = "", **arguments: object) -> ModelTurn:

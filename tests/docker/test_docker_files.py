@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.docker.conftest import TEST_IMAGE
 
 from backends.base import BackendError, FileMissingError, PathEscapeError
 from backends.docker import DockerBackend
+from tests.docker.conftest import TEST_IMAGE
 
 
 @pytest.fixture(scope="module")

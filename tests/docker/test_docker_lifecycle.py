@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.docker.conftest import TEST_IMAGE, our_containers
 
 from backends.base import BackendError, BackendUnavailableError
 from backends.docker import DockerBackend, default_image
@@ -24,6 +23,7 @@ from backends.docker_engine import (
     LABEL_SESSION,
 )
 from simulator.backend_factory import make_backend as factory_make_backend
+from tests.docker.conftest import TEST_IMAGE, our_containers
 
 BackendFactory = Callable[..., Awaitable[DockerBackend]]
 ROOT = Path(__file__).resolve().parents[2]

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.docker.conftest import TEST_IMAGE
-
 from backends.docker import DockerBackend
 from simulator.session import Session
 from simulator.trajectory import read_trajectory
+from tests.docker.conftest import TEST_IMAGE
 
 
 async def test_run_tests_and_checkpoints_inside_the_container(

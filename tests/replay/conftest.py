@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from tests.replay.replay_helpers import SMALL_PROJECT, record_session
 
 

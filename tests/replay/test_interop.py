@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.replay.replay_helpers import SAMPLES
 
 from simulator.events import Event, Kind
 from simulator.interop import InteropError, export_text, load_foreign, parse_foreign
 from simulator.replay.index import open_trajectory
 from simulator.trajectory import TrajectoryError
+from tests.replay.replay_helpers import SAMPLES
 
 OWN_FORMAT = {".traj": "swe-agent", ".json": "mini-swe-agent"}
 

@@ -7,11 +7,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.replay.replay_helpers import SMALL_PROJECT, record_session
 
 from simulator.backend_factory import make_backend
 from simulator.replay import reexecute
 from simulator.trajectory import read_trajectory
+from tests.replay.replay_helpers import SMALL_PROJECT, record_session
 
 IMAGE = os.environ.get("REPOSIM_TEST_IMAGE", "reposim/base:bookworm")
 pytestmark = pytest.mark.docker

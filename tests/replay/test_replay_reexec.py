@@ -9,12 +9,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.replay.replay_helpers import SMALL_PROJECT, record_agent_and_human, record_session
 
 from simulator.replay import Normaliser, StartError, fork, reexecute, resume
 from simulator.replay.index import TrajectoryIndex
 from simulator.session import Session, repo_info
 from simulator.trajectory import read_trajectory
+from tests.replay.replay_helpers import SMALL_PROJECT, record_agent_and_human, record_session
 
 
 def commit_change(repo: Path, rel: str, text: str) -> None:

@@ -6,13 +6,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.replay.replay_helpers import SAMPLES
 from textual.geometry import Region
 from textual.pilot import Pilot
 from textual.widgets import OptionList, Static
 
 from simulator.events import Actor, Event
 from simulator.trajectory import TrajectoryWriter
+from tests.replay.replay_helpers import SAMPLES
 from widgets.replay import ReplayApp, ReplayScreen, Timeline
 from widgets.replay.stepview import StepView
 

@@ -8,11 +8,11 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
-from tests.conftest import RepoFactory
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 
 from simulator.session import Session
+from tests.conftest import RepoFactory
 from widgets.editor_pane import EditorPane
 from widgets.terminal_pane import TerminalPane
 
