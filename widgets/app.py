@@ -24,6 +24,7 @@ from textual.widgets import Static, TabbedContent, TabPane, TextArea
 
 from simulator.events import Event, Kind
 from simulator.session import Session
+from simulator.testrun import TestOutcome, TestRunResult
 from themes import DEFAULT_THEME
 from widgets.agent_pane import AgentPane
 from widgets.changes_view import ChangesView
@@ -53,7 +54,8 @@ TERMINAL_QUIET = 0.6
 TERMINAL_WATCH_FOR = 600.0
 """How long after the last output a long-running terminal command is still watched."""
 NARROW = 120
-"""Below this many columns the agent pane starts hidden (toggle it with Ctrl+J)."""
+"""Below this many columns the agent pane starts hidden (toggle it with Ctrl+J), unless a run
+starts by itself (the demo): then the file tree gives way to it instead."""
 
 
 class RepoSimApp(App[None]):
@@ -86,6 +88,11 @@ class RepoSimApp(App[None]):
         self._files: list[str] | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self._agent_toggled = False
+        self._tree_toggled = False
+        # A run that starts by itself (the demo) is what the person came to watch.
+        self._agent_runs = bool(
+            getattr(agent_config, "task", None) and getattr(agent_config, "client", None)
+        )
         self._resized_tree = False
         self._resized_panel = False
         self._debounce_timers: dict[str, Timer] = {}
@@ -153,8 +160,15 @@ class RepoSimApp(App[None]):
 
     def _auto_layout(self, width: int) -> None:
         """Sizes that follow the terminal until the user resizes or toggles a pane."""
+        narrow = width < NARROW
+        agent = self.query_one(AgentPane)
         if not self._agent_toggled:
-            self.query_one(AgentPane).display = width >= NARROW
+            agent.display = self._agent_runs or not narrow
+        if self._agent_runs and not self._agent_toggled:
+            # The agent gets about two fifths of a narrow screen, the editor the rest.
+            agent.styles.width = max(30, width * 2 // 5) if narrow else max(40, width // 4)
+        if not self._tree_toggled:
+            self.query_one("#sidebar").display = not (narrow and agent.display)
         if not self._resized_tree:
             self.query_one("#sidebar").styles.width = max(20, min(32, width // 5))
         if not self._resized_panel:
@@ -182,9 +196,23 @@ class RepoSimApp(App[None]):
             self._start_terminal_watch()
         elif kind == Kind.TEST_RUN:
             self.query_one(StatusBar).activity = "running tests…"
+        if kind == Kind.TEST_RESULT:
+            self._test_result(event)
+
+    def _test_result(self, event: Event) -> None:
+        """A test run ended, whoever started it: the status bar and the tests panel show it."""
+        result = result_from_payload(event.payload)
+        status = self.query_one(StatusBar)
+        if result is None:
+            status.activity = "tests: finished"
+            return
+        status.activity = f"tests: {result.summary()}"
+        self.query_one(TestsPanel).show_result(result)
 
     def _workspace_changed(self) -> None:
         """Something ran that may have changed any file: look again (coalesced)."""
+        if not self._live():
+            return
         self._files = None
         self.query_one(FileTree).schedule_refresh(relist=True)
         self._debounce("reload-open", 0.2, self._reload_open_files)
@@ -200,6 +228,9 @@ class RepoSimApp(App[None]):
             self._terminal_watch = self.set_interval(0.5, self._watch_terminal)
 
     def _watch_terminal(self) -> None:
+        if not self._live():
+            self._stop_timers()
+            return
         now = time.monotonic()
         last_output = max(self._terminal_output_at, self._terminal_entered_at)
         if last_output > self._terminal_seen_at and now - last_output >= TERMINAL_QUIET:
@@ -209,24 +240,42 @@ class RepoSimApp(App[None]):
             self._terminal_watch.stop()
             self._terminal_watch = None
 
-    def _debounce(self, name: str, delay: float, callback: object) -> None:
+    def _debounce(self, name: str, delay: float, callback: Callable[[], object]) -> None:
         timer = self._debounce_timers.get(name)
         if timer is not None:
             timer.stop()
-        self._debounce_timers[name] = self.set_timer(delay, callback)  # type: ignore[arg-type]
+        if self._live():
+            self._debounce_timers[name] = self.set_timer(delay, callback)
+
+    def _live(self) -> bool:
+        """True while the panes exist: timers that fire during shutdown then do nothing."""
+        return self.is_running and not self._session_closed and bool(self.query(EditorPane))
+
+    def _stop_timers(self) -> None:
+        for timer in self._debounce_timers.values():
+            timer.stop()
+        self._debounce_timers.clear()
+        if self._terminal_watch is not None:
+            self._terminal_watch.stop()
+            self._terminal_watch = None
 
     def _reload_open_files(self) -> None:
+        if not self._live():
+            return
         editor = self.query_one(EditorPane)
         for path in editor.open_paths:
             self.run_worker(editor.on_external_change(path))
 
     def refresh_changes(self) -> None:
-        self._refresh_changes_coalesced()
+        if self._live():
+            self._refresh_changes_coalesced()
 
     async def _refresh_changes(self) -> None:
         try:
             changes = await self.session.changes()
         except Exception:  # no git in the backend: the status bar shows no count
+            return
+        if not self._live():
             return
         self.query_one(StatusBar).changed = len(changes)
         changes_view = self.query_one(ChangesView)
@@ -310,6 +359,7 @@ class RepoSimApp(App[None]):
         )
 
     def action_toggle_tree(self) -> None:
+        self._tree_toggled = True
         sidebar = self.query_one("#sidebar")
         sidebar.display = not sidebar.display
         if sidebar.display:
@@ -374,6 +424,7 @@ class RepoSimApp(App[None]):
 
     def action_focus_pane(self, pane: str) -> None:
         if pane == "tree":
+            self._tree_toggled = True
             self.query_one("#sidebar").display = True
             self.query_one(FileTree).focus()
         elif pane == "editor":
@@ -416,8 +467,14 @@ class RepoSimApp(App[None]):
         except OSError as exc:
             self.notify(f"The theme could not be saved: {exc}", severity="warning")
 
+    async def _on_exit_app(self) -> None:
+        # Textual's first step of any shutdown: no debounced refresh fires while panes unmount.
+        self._stop_timers()
+        await super()._on_exit_app()
+
     async def on_unmount(self) -> None:
         # Dispatched after every pane has unmounted (the terminal has closed its PTY).
+        self._stop_timers()
         await self.close_session()
 
     # -- helpers -----------------------------------------------------------------------------
@@ -482,3 +539,21 @@ class RepoSimApp(App[None]):
         rows.append(("Tests", "Enter", "Open a failure at its line", ""))
         rows.append(("Changes", "Enter", "Open the changed file", ""))
         return rows
+
+
+def result_from_payload(payload: dict[str, object]) -> TestRunResult | None:
+    """The TestRunResult a test.result event records, or None when the payload is not one."""
+    try:
+        tests = payload.get("tests") or []
+        assert isinstance(tests, list)
+        return TestRunResult(
+            command=str(payload.get("command", "")),
+            exit_code=payload.get("exit_code"),  # type: ignore[arg-type]
+            duration=float(payload.get("duration") or 0.0),  # type: ignore[arg-type]
+            output=str(payload.get("output", "")),
+            structured=bool(payload.get("structured")),
+            tests=[TestOutcome(**t) for t in tests],
+            timed_out=bool(payload.get("timed_out")),
+        )
+    except (TypeError, ValueError, AssertionError):
+        return None

@@ -1,0 +1,85 @@
+"""The app shell around a run that starts by itself (the demo): the agent pane is visible at any
+width, the status bar follows test runs whoever starts them, and the app shuts down cleanly while
+its debounced refreshes are still pending."""
+
+from __future__ import annotations
+
+import json
+
+from simulator.agent import AgentConfig, Mode, ModelTurn, ScriptedClient, ToolCall
+from simulator.events import Actor
+from simulator.session import Session
+from tests.ui.helpers import wait_for
+from widgets.agent_pane import AgentPane
+from widgets.app import RepoSimApp
+from widgets.status_bar import StatusBar
+
+
+def turn(n: int, name: str, **arguments: object) -> ModelTurn:
+    return ModelTurn(tool_calls=(ToolCall(f"c{n}", name, json.dumps(arguments)),))
+
+
+def run_tests_then_finish() -> AgentConfig:
+    client = ScriptedClient([turn(1, "run_tests"), turn(2, "finish", summary="done")])
+    return AgentConfig(client=client, mode=Mode.AUTO, task="run the tests")
+
+
+async def test_a_run_that_starts_by_itself_shows_the_agent_pane_at_80x24(
+    session: Session,
+) -> None:
+    app = RepoSimApp(session, agent_config=run_tests_then_finish())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        agent = app.query_one(AgentPane)
+        assert agent.display
+        assert agent.region.width >= 30
+        # the file tree gives way to it; the editor keeps the larger share
+        assert not app.query_one("#sidebar").display
+        assert app.query_one("#centre").region.width >= 40
+        await wait_for(pilot, lambda: not agent.running and agent.agent is not None, "the run")
+
+
+async def test_without_a_task_the_agent_pane_starts_hidden_when_narrow(
+    session: Session,
+) -> None:
+    app = RepoSimApp(session)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert not app.query_one(AgentPane).display
+        assert app.query_one("#sidebar").display
+
+
+async def test_a_run_at_160x48_keeps_tree_editor_and_agent(session: Session) -> None:
+    app = RepoSimApp(session, agent_config=run_tests_then_finish())
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        assert app.query_one(AgentPane).display
+        assert app.query_one("#sidebar").display
+
+
+async def test_status_bar_follows_a_test_run_started_through_the_session(
+    session: Session,
+) -> None:
+    app = RepoSimApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        status = app.query_one(StatusBar)
+        run = await session.run_tests(actor=Actor.AGENT)
+        await wait_for(pilot, lambda: "running" not in status.activity, "the status after the run")
+        assert status.activity.startswith("tests:")
+        assert run.summary() in status.activity
+
+
+async def test_debounced_callbacks_are_harmless_once_the_app_has_shut_down(
+    session: Session,
+) -> None:
+    """A debounce timer may fire while the screens are being torn down (the panes are gone,
+    the app's queue still runs): each callback must then do nothing instead of failing."""
+    app = RepoSimApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.query_one(StatusBar).changed is not None, "mount")
+        await session.exec("true", actor=Actor.AGENT)
+        await wait_for(pilot, lambda: "reload-open" in app._debounce_timers, "the reload timer")
+    app._reload_open_files()
+    app.refresh_changes()
+    app._watch_terminal()
+    app._workspace_changed()
