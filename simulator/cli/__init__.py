@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import importlib
 import sys
+from typing import Any
 
 import click
 
 from simulator import __version__
 from simulator.cli.common import run_cli
 
-# Modules that each define `register(group)`; imported when the CLI starts.
+# Modules that each define `register(group)`; imported when a command of theirs runs, or all of
+# them for --help (see LazyGroup).
 COMMAND_MODULES = [
     "simulator.cli.exec_cmd",
     "simulator.cli.trajectory_cmd",
@@ -22,7 +24,60 @@ COMMAND_MODULES = [
 ]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+# Where each top-level command lives, so that running one imports only its module (`reposim open`
+# loads neither the analysis, agent nor replay code). A command missing here still works (the
+# group then imports every module); tests/ui/test_cli_lazy.py checks this against the modules.
+COMMAND_HOMES = {
+    "exec": "simulator.cli.exec_cmd",
+    "test": "simulator.cli.exec_cmd",
+    "trajectory": "simulator.cli.trajectory_cmd",
+    "open": "simulator.cli.ui_cmd",
+    "replay": "simulator.cli.replay_cmd",
+    "export": "simulator.cli.replay_cmd",
+    "import": "simulator.cli.replay_cmd",
+    "gc": "simulator.cli.docker_cmd",
+    "image": "simulator.cli.docker_cmd",
+    "agent": "simulator.cli.agent_cmd",
+    "demo": "simulator.cli.agent_cmd",
+    "extract": "simulator.cli.extract_cmd",
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose command modules are imported on first use: a faster cold start."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._loaded: set[str] = set()
+
+    def load(self, module: str) -> None:
+        if module not in self._loaded:
+            self._loaded.add(module)
+            importlib.import_module(module).register(self)
+
+    def load_all(self) -> None:
+        for module in COMMAND_MODULES:
+            self.load(module)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self.load_all()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        home = COMMAND_HOMES.get(cmd_name)
+        if home is not None:
+            self.load(home)
+        command = super().get_command(ctx, cmd_name)
+        if command is None:
+            self.load_all()
+            command = super().get_command(ctx, cmd_name)
+        return command
+
+
+@click.group(
+    cls=LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.version_option(__version__, "--version", "-V", prog_name="reposim")
 def cli() -> None:
     """RepoSim: any repository as an executable, recordable, replayable coding environment.
@@ -31,10 +86,6 @@ def cli() -> None:
     replay and export. The local backend works on a scratch copy of the repository; your
     checkout is never modified unless you pass --in-place.
     """
-
-
-for _name in COMMAND_MODULES:
-    importlib.import_module(_name).register(cli)
 
 
 def main() -> None:
