@@ -7,7 +7,6 @@ import json
 from typing import Any
 
 from rich.console import Group, RenderableType
-from rich.syntax import Syntax
 from rich.text import Text
 
 from simulator.describe import describe_event
@@ -43,6 +42,8 @@ def _arguments(raw: str) -> str:
 
 
 def diff_renderable(diff: str, lines: int = DIFF_LINES) -> RenderableType:
+    from rich.syntax import Syntax  # pygments loads on the first diff, not at the UI's start
+
     return Syntax(_head(diff, lines), "diff", theme="ansi_dark", word_wrap=True)
 
 
