@@ -385,6 +385,7 @@ class RepoSimApp(App[None]):
         agent = self.query_one(AgentPane)
         self._agent_toggled = True
         agent.display = not agent.display
+        self._auto_layout(self.size.width)  # on a narrow screen the tree gives way to it
 
     def action_run_tests(self) -> None:
         self._show_panel("panel-tests")

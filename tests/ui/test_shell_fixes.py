@@ -47,6 +47,13 @@ async def test_without_a_task_the_agent_pane_starts_hidden_when_narrow(
         await pilot.pause()
         assert not app.query_one(AgentPane).display
         assert app.query_one("#sidebar").display
+        app.action_toggle_agent()  # Ctrl+J: the agent comes in, the tree gives way
+        await pilot.pause()
+        assert app.query_one(AgentPane).display
+        assert not app.query_one("#sidebar").display
+        app.action_toggle_agent()
+        await pilot.pause()
+        assert app.query_one("#sidebar").display
 
 
 async def test_a_run_at_160x48_keeps_tree_editor_and_agent(session: Session) -> None:
