@@ -240,7 +240,7 @@ def demo_command(
     demonstration, not a model's work); the tools really run. In the agent pane, p pauses it
     (mode human): take over in the editor, the terminal or with `$ command` in the pane's input,
     then g lets it go on. With --model the same task runs live. In a terminal narrower than
-    120 columns, Ctrl+J shows the agent pane.
+    120 columns the file tree gives way to the agent pane (Ctrl+B brings it back).
     """
     from simulator.demo import DEMO_TASK, bundled_trajectory, prepare_workspace, test_command
 
