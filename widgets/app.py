@@ -89,6 +89,7 @@ class RepoSimApp(App[None]):
         self._unsubscribe: Callable[[], None] | None = None
         self._agent_toggled = False
         self._tree_toggled = False
+        self._panes_live = False  # from on_mount until the app starts to exit
         # A run that starts by itself (the demo) is what the person came to watch.
         self._agent_runs = bool(
             getattr(agent_config, "task", None) and getattr(agent_config, "client", None)
@@ -129,6 +130,7 @@ class RepoSimApp(App[None]):
         yield StatusBar(self.session, id="status")
 
     def on_mount(self) -> None:
+        self._panes_live = True
         self._auto_layout(self.size.width)
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         if self._requested_theme != self.theme:
@@ -249,7 +251,7 @@ class RepoSimApp(App[None]):
 
     def _live(self) -> bool:
         """True while the panes exist: timers that fire during shutdown then do nothing."""
-        return self.is_running and not self._session_closed and bool(self.query(EditorPane))
+        return self._panes_live and self.is_running and not self._session_closed
 
     def _stop_timers(self) -> None:
         for timer in self._debounce_timers.values():
@@ -470,11 +472,13 @@ class RepoSimApp(App[None]):
 
     async def _on_exit_app(self) -> None:
         # Textual's first step of any shutdown: no debounced refresh fires while panes unmount.
+        self._panes_live = False
         self._stop_timers()
         await super()._on_exit_app()
 
     async def on_unmount(self) -> None:
         # Dispatched after every pane has unmounted (the terminal has closed its PTY).
+        self._panes_live = False
         self._stop_timers()
         await self.close_session()
 
