@@ -156,8 +156,10 @@ class TerminalPane(ScrollView, can_focus=True):
 
     # -- lifecycle -----------------------------------------------------------------------------
 
-    async def on_mount(self) -> None:
-        await self._start()
+    def on_mount(self) -> None:
+        # After the first layout: a shell started at mount got 10 columns (the pane had no size
+        # yet) and printed its first prompt wrapped at that width.
+        self.call_after_refresh(self._start)
 
     def _size_for_pty(self) -> tuple[int, int]:
         width, height = self.scrollable_content_region.size

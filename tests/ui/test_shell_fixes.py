@@ -13,6 +13,7 @@ from tests.ui.helpers import wait_for
 from widgets.agent_pane import AgentPane
 from widgets.app import RepoSimApp
 from widgets.status_bar import StatusBar
+from widgets.terminal_pane import TerminalPane
 
 
 def turn(n: int, name: str, **arguments: object) -> ModelTurn:
@@ -90,3 +91,15 @@ async def test_debounced_callbacks_are_harmless_once_the_app_has_shut_down(
     app.refresh_changes()
     app._watch_terminal()
     app._workspace_changed()
+
+
+async def test_the_terminal_starts_at_its_laid_out_width(session: Session) -> None:
+    """The shell starts once the pane has its size: its first prompt is one line, not wrapped
+    at the 10 columns a pane has before the first layout."""
+    app = RepoSimApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        terminal = app.query_one(TerminalPane)
+        await wait_for(pilot, lambda: "#" in "".join(terminal.screen_text()), "the prompt")
+        assert terminal.term.cols > 30
+        prompt = next(line for line in terminal.screen_text() if line.strip())
+        assert prompt.rstrip().endswith("#"), terminal.screen_text()[:4]
