@@ -238,6 +238,7 @@ class RepoSimApp(App[None]):
         if last_output > self._terminal_seen_at and now - last_output >= TERMINAL_QUIET:
             self._terminal_seen_at = last_output
             self._workspace_changed()
+            self.query_one(EditorPane).on_workspace_changed()  # its code index reads it again
         elif now - last_output >= TERMINAL_WATCH_FOR and self._terminal_watch is not None:
             self._terminal_watch.stop()
             self._terminal_watch = None
@@ -342,6 +343,7 @@ class RepoSimApp(App[None]):
             PaletteAction("Refresh file tree", "List the folders again", self.action_refresh),
             PaletteAction("Keys and help", "F1", self.action_help),
             PaletteAction("Quit", "Close the session and exit", self.action_quit),
+            *self.query_one(EditorPane).palette_actions(),
         ]
         for name in self.themes.names:
             actions.append(

@@ -103,3 +103,11 @@ async def test_the_terminal_starts_at_its_laid_out_width(session: Session) -> No
         assert terminal.term.cols > 30
         prompt = next(line for line in terminal.screen_text() if line.strip())
         assert prompt.rstrip().endswith("#"), terminal.screen_text()[:4]
+
+
+async def test_the_palette_offers_the_editors_code_navigation(session: Session) -> None:
+    app = RepoSimApp(session)
+    async with app.run_test(size=(120, 40)):
+        names = [action.title for action in app.palette_actions()]
+    assert "Go to definition" in names
+    assert "Go to symbol in file (outline)" in names
