@@ -35,6 +35,14 @@ DEFAULT_RULES: tuple[Rule, ...] = (
         "<timestamp>",
     ),
     rule("clock-times", r"\b\d{1,2}:\d{2}:\d{2}(?:\.\d+)?\b", "<clock>"),
+    # `ls -l` shows "Nov 22 04:10" (or "Nov 22  2025"): a minute boundary between recording
+    # and re-execution must not make a listing differ.
+    rule(
+        "listing-times",
+        r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2}"
+        r" +(?:\d{1,2}:\d{2}|\d{4})\b",
+        "<mtime>",
+    ),
     rule("temp-paths", r"(?:/private)?/(?:tmp|var/tmp|var/folders)/[^\s'\":,)\]]*", "<tmp>"),
     rule("hex-addresses", r"\b0x[0-9a-fA-F]{4,16}\b", "<addr>"),
     rule("pids", r"\b(pid|PID|process|Process)([ =:#]+)\d+\b", r"\1\2<pid>"),

@@ -36,3 +36,12 @@ def test_user_patterns_and_dropping_rules() -> None:
         Normaliser().with_patterns(["("])
     with pytest.raises(ValueError, match="Unknown normalisation rule"):
         Normaliser().without(["nope"])
+
+
+def test_file_listing_times_are_volatile_but_names_and_sizes_are_not() -> None:
+    normalise = Normaliser()
+    before = "-rw-r--r-- 1 u u 120 Nov 22 04:10 ops.py\ndrwxr-xr-x 2 u u 4096 Jan  3  2025 old"
+    after = "-rw-r--r-- 1 u u 120 Nov 22 04:11 ops.py\ndrwxr-xr-x 2 u u 4096 Jan  3  2025 old"
+    assert normalise(before) == normalise(after)
+    assert normalise(before) != normalise(after.replace("ops.py", "ops2.py"))
+    assert normalise(before) != normalise(after.replace(" 120 ", " 121 "))
