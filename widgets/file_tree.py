@@ -12,7 +12,6 @@ import posixpath
 from dataclasses import dataclass
 from typing import ClassVar
 
-import pathspec
 from rich.style import Style
 from rich.text import Text
 from textual import work
@@ -21,10 +20,10 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from simulator.events import Event, Kind
+from simulator.gitignore import IgnoreRules, child_path
 from simulator.session import Session, SessionError
 from widgets.coalesce import Coalesced
 
-ALWAYS_HIDDEN = frozenset({".git"})
 PAGE = 2000
 """Entries shown per page of a directory; the rest come with the "more" row."""
 
@@ -47,34 +46,6 @@ class Entry:
     @property
     def is_dir(self) -> bool:
         return self.kind == "dir"
-
-
-def child_path(parent: str, name: str) -> str:
-    return name if parent == "." else f"{parent}/{name}"
-
-
-class IgnoreRules:
-    """.gitignore files found so far, each applying below its own directory."""
-
-    def __init__(self) -> None:
-        self._specs: dict[str, pathspec.GitIgnoreSpec] = {}
-
-    def add(self, directory: str, text: str) -> None:
-        self._specs[directory] = pathspec.GitIgnoreSpec.from_lines(text.splitlines())
-
-    def ignored(self, path: str, is_dir: bool) -> bool:
-        if posixpath.basename(path) in ALWAYS_HIDDEN:
-            return True
-        for directory, spec in self._specs.items():
-            if directory == ".":
-                rel = path
-            elif path.startswith(directory + "/"):
-                rel = path[len(directory) + 1 :]
-            else:
-                continue
-            if spec.match_file(rel + "/" if is_dir else rel):
-                return True
-        return False
 
 
 class FileTree(Tree[Entry]):

@@ -10,8 +10,8 @@ from typing import Any, Protocol, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from simulator.gitignore import IgnoreRules, child_path
 from simulator.session import Session
-from widgets.file_tree import IgnoreRules, child_path
 
 FILE_LIMIT = 50_000
 """Quick-open indexes at most this many files (breadth first: shallow files come first)."""

@@ -19,12 +19,11 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import TypeVar
 
-import pathspec
-
 from simulator.analysis.index import CallRef, CodeIndex
 from simulator.analysis.languages import lang_of
 from simulator.analysis.model import FileRecord, FunctionRecord, Lang
 from simulator.analysis.project import SKIP_DIRS, extract_source, module_names
+from simulator.gitignore import IgnoreRules
 from simulator.session import BackendError, Session, SessionError
 
 # Vendored code, environments and build output: never the code being worked on.
@@ -34,28 +33,6 @@ READ_CONCURRENCY = 4
 CHUNK_BYTES = 64_000
 
 T = TypeVar("T")
-
-
-class _IgnoreRules:
-    """The .gitignore files found so far, each applying below its own directory."""
-
-    def __init__(self) -> None:
-        self._specs: list[tuple[str, pathspec.GitIgnoreSpec]] = []
-
-    def add(self, directory: str, text: str) -> None:
-        self._specs.append((directory, pathspec.GitIgnoreSpec.from_lines(text.splitlines())))
-
-    def ignored(self, path: str, is_dir: bool) -> bool:
-        for directory, spec in self._specs:
-            if directory == ".":
-                rel = path
-            elif path.startswith(directory + "/"):
-                rel = path[len(directory) + 1 :]
-            else:
-                continue
-            if spec.match_file(rel + "/" if is_dir else rel):
-                return True
-        return False
 
 
 def _child(directory: str, name: str) -> str:
@@ -73,7 +50,7 @@ async def list_sources(
     max_bytes: int = MAX_FILE_BYTES,
 ) -> list[str]:
     """The workspace's Python/C files (sorted relative paths) worth indexing, unrecorded."""
-    rules = _IgnoreRules()
+    rules = IgnoreRules()
     found: list[str] = []
     queue = ["."]
     while queue:
