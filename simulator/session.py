@@ -156,6 +156,7 @@ class Session:
         self._git_ready = False
         self._git_lock = asyncio.Lock()
         self._closed = False
+        self._terminals: list[RecordedPty] = []
         self._start_repo = repo
         self.repo: dict[str, Any] = {}
 
@@ -223,6 +224,8 @@ class Session:
     async def close(self, reason: str = "closed") -> None:
         if self._closed:
             return
+        for terminal in self._terminals:
+            terminal.flush()  # output read but not yet recorded goes in before the end
         self._closed = True
         try:
             self.emit(Actor.SYSTEM, Kind.SESSION_END, {"reason": reason})
@@ -698,7 +701,9 @@ class Session:
         """An interactive shell in the backend whose input and output are recorded."""
         self._check_open()
         pty = await self.backend.open_pty(cols, rows)
-        return RecordedPty(self, pty)
+        terminal = RecordedPty(self, pty)
+        self._terminals.append(terminal)
+        return terminal
 
     def note(self, text: str, *, actor: Actor = Actor.HUMAN, mark: str | None = None) -> Event:
         payload: dict[str, Any] = {"text": text}
@@ -708,21 +713,46 @@ class Session:
 
 
 class RecordedPty:
-    """A backend PTY whose traffic is recorded as terminal events (output batched per read)."""
+    """A backend PTY whose traffic is recorded as terminal events.
+
+    Output read within `OUTPUT_BATCH` seconds of the first unrecorded chunk becomes one event:
+    a program's one burst (a prompt written in three calls, a screenful of `cat`) is one step
+    in the trajectory however the kernel happened to split it. Input flushes pending output
+    first, so the recorded order is the order on screen.
+    """
+
+    OUTPUT_BATCH = 0.05
 
     def __init__(self, session: Session, pty: Pty) -> None:
         self.session = session
         self._pty = pty
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._pending: list[str] = []
+        self._flush_handle: asyncio.TimerHandle | None = None
 
     async def read(self) -> bytes:
         data = await self._pty.read()
         text = self._decoder.decode(data, final=not data)
         if text:
-            self.session.emit(Actor.HUMAN, Kind.TERMINAL_OUTPUT, {"data": text})
+            self._pending.append(text)
+            if self._flush_handle is None:
+                loop = asyncio.get_running_loop()
+                self._flush_handle = loop.call_later(self.OUTPUT_BATCH, self.flush)
+        if not data:
+            self.flush()
         return data
 
+    def flush(self) -> None:
+        """Record the output read so far."""
+        if self._flush_handle is not None:
+            self._flush_handle.cancel()
+            self._flush_handle = None
+        if self._pending and not self.session.closed:
+            self.session.emit(Actor.HUMAN, Kind.TERMINAL_OUTPUT, {"data": "".join(self._pending)})
+        self._pending.clear()
+
     async def write(self, data: bytes) -> None:
+        self.flush()
         self.session.emit(
             Actor.HUMAN, Kind.TERMINAL_INPUT, {"data": data.decode("utf-8", "replace")}
         )
@@ -732,6 +762,7 @@ class RecordedPty:
         await self._pty.resize(cols, rows)
 
     async def close(self) -> None:
+        self.flush()
         await self._pty.close()
 
     @property

@@ -178,3 +178,35 @@ async def test_checkpoints_cover_the_whole_workspace_from_any_cwd(session: Sessi
     assert {(c.status, c.path) for c in await session.changes("one")} == {("M", "README.txt")}
     await session.restore("one")
     assert await session.read("README.txt") == "one\n"
+
+
+async def test_terminal_output_is_recorded_in_bursts_in_screen_order(session: Session) -> None:
+    import asyncio
+
+    seen: list[Event] = []
+    session.subscribe(seen.append)
+    terminal = await session.open_terminal(80, 24)
+    received = b""
+
+    async def drain() -> None:
+        nonlocal received
+        while not terminal.closed:
+            chunk = await terminal.read()
+            if not chunk:
+                return
+            received += chunk
+
+    reader = asyncio.create_task(drain())
+    await terminal.write(b"printf 'a%.0s' $(seq 1 3000); echo; echo done-marker\n")
+    async with asyncio.timeout(10):
+        while received.count(b"done-marker\r\n") < 2:  # the echoed command line, then the output
+            await asyncio.sleep(0.05)
+    await asyncio.sleep(0.2)
+    await terminal.close()
+    reader.cancel()
+    kinds = [e.kind for e in seen if e.kind.startswith("terminal.")]
+    recorded = "".join(e.payload["data"] for e in seen if e.kind == Kind.TERMINAL_OUTPUT)
+    assert recorded == received.decode()  # every byte, in order
+    assert "a" * 3000 in recorded
+    input_at = kinds.index(Kind.TERMINAL_INPUT)
+    assert all(k == Kind.TERMINAL_OUTPUT for k in kinds[input_at + 1 :])
