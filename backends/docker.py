@@ -49,20 +49,17 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from backends.base import (
-    Backend,
     BackendDescription,
     BackendError,
     BackendUnavailableError,
     DirEntry,
-    ExecResult,
     FileMissingError,
     FileStat,
-    OutputCallback,
     PathEscapeError,
     Pty,
 )
 from backends.docker_engine import connect, image_missing_error, owner_labels
-from backends.shell import PersistentShell, ShellChannel, quote
+from backends.shell import PersistentShell, ShellBackend, ShellChannel, quote
 
 DEFAULT_IMAGE = "python:3.11-slim"
 WORKSPACE = "/workspace"
@@ -841,7 +838,7 @@ class DockerLimits:
         return {"memory": self.memory, "cpus": self.cpus, "pids": self.pids}
 
 
-class DockerBackend(Backend):
+class DockerBackend(ShellBackend):
     """A workspace inside a fresh container; the host checkout is never changed."""
 
     kind = "docker"
@@ -1114,22 +1111,6 @@ class DockerBackend(Backend):
             self._client = None
 
     # -- commands --
-
-    async def exec(
-        self,
-        command: str,
-        *,
-        timeout: float | None = None,
-        on_output: OutputCallback | None = None,
-        env: dict[str, str] | None = None,
-    ) -> ExecResult:
-        if self._shell is None:
-            raise BackendError("The docker backend has not been started.")
-        return await self._shell.run(command, timeout=timeout, on_output=on_output, env=env)
-
-    async def interrupt(self) -> None:
-        if self._shell is not None:
-            await self._shell.interrupt()
 
     async def open_pty(self, cols: int = 80, rows: int = 24) -> Pty:
         if self._reaper is None:

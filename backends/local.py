@@ -23,18 +23,15 @@ from pathlib import Path
 import psutil
 
 from backends.base import (
-    Backend,
     BackendDescription,
     BackendError,
     DirEntry,
-    ExecResult,
     FileMissingError,
     FileStat,
-    OutputCallback,
     PathEscapeError,
     Pty,
 )
-from backends.shell import PersistentShell, ShellChannel
+from backends.shell import PersistentShell, ShellBackend, ShellChannel
 
 _READ_CHUNK = 65536
 
@@ -236,7 +233,7 @@ def _set_size(fd: int, cols: int, rows: int) -> None:
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
 
 
-class LocalBackend(Backend):
+class LocalBackend(ShellBackend):
     """A workspace on this machine: a scratch copy of the repository, or the repository itself."""
 
     kind = "local"
@@ -297,23 +294,6 @@ class LocalBackend(Backend):
             await asyncio.to_thread(shutil.rmtree, self._private, True)
         self._workspace = None
         self._private = None
-
-    async def exec(
-        self,
-        command: str,
-        *,
-        timeout: float | None = None,
-        on_output: OutputCallback | None = None,
-        env: dict[str, str] | None = None,
-    ) -> ExecResult:
-        if self._shell is None:
-            raise BackendError("The local backend has not been started.")
-        result = await self._shell.run(command, timeout=timeout, on_output=on_output, env=env)
-        return result
-
-    async def interrupt(self) -> None:
-        if self._shell is not None:
-            await self._shell.interrupt()
 
     def resolve(self, path: str) -> Path:
         """The absolute path of `path` inside the workspace; refuses anything that escapes it."""

@@ -20,7 +20,7 @@ import signal
 import time
 from collections.abc import Awaitable, Callable
 
-from backends.base import BackendError, ExecResult, OutputCallback
+from backends.base import Backend, BackendError, ExecResult, OutputCallback
 
 _BOOTSTRAP = (
     "set -m 2>/dev/null\n"
@@ -279,3 +279,26 @@ class PersistentShell:
         except TimeoutError:
             return False
         return True
+
+
+class ShellBackend(Backend):
+    """A backend whose commands run in a `PersistentShell` (both built-in backends): exec and
+    interrupt are the shell's; subclasses start it in `start` and close it in `stop`."""
+
+    _shell: PersistentShell | None = None
+
+    async def exec(
+        self,
+        command: str,
+        *,
+        timeout: float | None = None,
+        on_output: OutputCallback | None = None,
+        env: dict[str, str] | None = None,
+    ) -> ExecResult:
+        if self._shell is None:
+            raise BackendError(f"The {self.kind} backend has not been started.")
+        return await self._shell.run(command, timeout=timeout, on_output=on_output, env=env)
+
+    async def interrupt(self) -> None:
+        if self._shell is not None:
+            await self._shell.interrupt()
