@@ -196,6 +196,12 @@ class PersistentShell:
         oom = False
         if code in (137, 139) or killed:
             oom = await self._channel.oom_killed_since(wall_started)
+        if killed:
+            # bash announces each job it saw killed ("Killed  sleep 30") when it next notices,
+            # which would land in the next command's output: let it do so into a discarded run.
+            interrupted = self._interrupted
+            await self._run_locked("sleep 0.05; jobs", 5.0, None, None)
+            self._interrupted = interrupted
         return self._result(
             None if killed else code,
             output,
