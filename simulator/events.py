@@ -50,6 +50,7 @@ class Kind(StrEnum):
     POLICY_DECISION = "policy.decision"
     WORKFLOW_START = "workflow.start"
     WORKFLOW_STEP = "workflow.step"
+    WORKFLOW_RESULT = "workflow.result"
     WORKFLOW_END = "workflow.end"
     CHECKPOINT = "checkpoint"
     RESTORE = "restore"

@@ -1,0 +1,388 @@
+"""Run one task function over many tasks: isolated workers, time limits, resume, progress.
+
+Every batch command (setup over a list, harness over a repository, perf mining...) is a list of
+`Task`s and a module-level function `fn(task) -> dict` that does one of them, usually by opening
+its own Session. `run_batch` runs them with `jobs` at a time, each in its own worker process so a
+task that crashes, hangs or exhausts memory is killed and recorded without taking the batch down,
+appends one `TaskRecord` per finished task to a `ResultStore`, and skips on a rerun every task
+that already has a final record.
+
+A task reports a failure it understands by raising `TaskFailure(message, category=...)`; the
+category (from the workflow's taxonomy) and its evidence line land in the record. Only
+`InfrastructureError` and a dead worker are retried: a task that failed on its own merits fails
+the same way again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import multiprocessing.connection
+import os
+import signal
+import statistics
+import time
+import traceback
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from multiprocessing.process import BaseProcess
+from typing import Any
+
+from simulator.batch.store import ResultStore, TaskRecord, TaskStatus
+
+
+@dataclass(frozen=True)
+class Task:
+    key: str  # unique in the batch and stable across reruns (e.g. "repo@commit" or a target id)
+    payload: dict[str, Any] = field(default_factory=dict)
+
+
+class TaskFailure(Exception):
+    """A task failed for a reason it understands: a category and the line that shows it."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        category: str,
+        evidence: str | None = None,
+        result: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.category = category
+        self.evidence = evidence
+        self.result = result or {}
+
+
+class InfrastructureError(Exception):
+    """The machinery failed, not the task (Docker unreachable, a lost node): worth a retry."""
+
+
+TaskFunction = Callable[[Task], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class BatchProgress:
+    total: int
+    done: int  # finished in this run, whatever their status
+    skipped: int  # already final in the store when the run started
+    running: int
+    by_status: dict[str, int]
+    elapsed: float
+    last: TaskRecord | None
+
+    @property
+    def eta(self) -> float | None:
+        if not self.done:
+            return None
+        remaining = self.total - self.skipped - self.done
+        return self.elapsed / self.done * remaining
+
+    def line(self) -> str:
+        """One line for a terminal: counts, the statuses so far, time left."""
+        finished = self.skipped + self.done
+        parts = [f"[{finished}/{self.total}]"]
+        parts += [f"{status} {count}" for status, count in sorted(self.by_status.items())]
+        if self.running:
+            parts.append(f"running {self.running}")
+        eta = self.eta
+        if eta is not None and finished < self.total:
+            parts.append(f"ETA {_duration(eta)}")
+        return "  ".join(parts)
+
+
+@dataclass(frozen=True)
+class BatchSummary:
+    total: int
+    skipped: int
+    records: list[TaskRecord]  # the last record of every task in the store
+    elapsed: float
+
+    @property
+    def by_status(self) -> Counter[str]:
+        return Counter(str(record.status) for record in self.records)
+
+    @property
+    def by_category(self) -> Counter[str]:
+        return Counter(record.category for record in self.records if record.category)
+
+    def seconds(self) -> list[float]:
+        return [record.seconds for record in self.records]
+
+    def table(self) -> str:
+        """A plain-text summary: statuses, failure categories, time per task."""
+        lines = [
+            f"{len(self.records)} of {self.total} tasks have a record ({self.skipped} were "
+            f"already done); {self.elapsed:.1f} s in this run."
+        ]
+        lines.append(
+            "status:   " + ", ".join(f"{k} {v}" for k, v in sorted(self.by_status.items()))
+        )
+        if self.by_category:
+            lines.append(
+                "category: " + ", ".join(f"{k} {v}" for k, v in self.by_category.most_common())
+            )
+        seconds = self.seconds()
+        if seconds:
+            lines.append(
+                f"seconds per task: median {statistics.median(seconds):.2f}, "
+                f"p90 {_quantile(seconds, 0.9):.2f}, max {max(seconds):.2f}"
+            )
+        return "\n".join(lines)
+
+
+def default_jobs() -> int:
+    """Concurrent tasks on this machine: one per core, at least one."""
+    return max(1, os.cpu_count() or 1)
+
+
+def run_batch(
+    tasks: Iterable[Task],
+    fn: TaskFunction,
+    *,
+    store: ResultStore,
+    jobs: int | None = None,
+    timeout: float | None = None,
+    retries: int = 1,
+    retry: frozenset[TaskStatus] = frozenset(),
+    on_progress: Callable[[BatchProgress], None] | None = None,
+) -> BatchSummary:
+    """Run every task not already final in `store`; returns the summary of the whole store.
+
+    `retry` names final statuses to run again (e.g. FAILED after a fix). `retries` is how many
+    more times a task whose worker died or that raised InfrastructureError is tried.
+    Ctrl-C kills the running workers and re-raises; their tasks have no record and run again on
+    the next call.
+    """
+    task_list = list(tasks)
+    keys = [task.key for task in task_list]
+    if len(set(keys)) != len(keys):
+        duplicate = next(key for key in keys if keys.count(key) > 1)
+        raise ValueError(f"task key {duplicate!r} appears more than once in the batch.")
+    done = store.done(retry=retry)
+    pending = [task for task in task_list if task.key not in done]
+    skipped = len(task_list) - len(pending)
+    jobs = max(1, jobs or default_jobs())
+    t0 = time.monotonic()
+    by_status: Counter[str] = Counter()
+    finished = 0
+    last: TaskRecord | None = None
+
+    def report(running: int) -> None:
+        if on_progress is not None:
+            on_progress(
+                BatchProgress(
+                    total=len(task_list),
+                    done=finished,
+                    skipped=skipped,
+                    running=running,
+                    by_status=dict(by_status),
+                    elapsed=time.monotonic() - t0,
+                    last=last,
+                )
+            )
+
+    context = multiprocessing.get_context("forkserver")
+    queue: list[tuple[Task, int]] = [(task, 1) for task in pending]
+    queue.reverse()  # pop() takes them in the order given
+    running: dict[int, _Worker] = {}
+    report(0)
+    try:
+        while queue or running:
+            while queue and len(running) < jobs:
+                task, attempt = queue.pop()
+                worker = _Worker.start(context, fn, task, attempt, timeout)
+                running[worker.sentinel] = worker
+            report(len(running))
+            ready = multiprocessing.connection.wait(
+                [w.sentinel for w in running.values()] + [w.conn for w in running.values()],
+                timeout=_next_deadline(running.values()),
+            )
+            now = time.monotonic()
+            for worker in list(running.values()):
+                record: TaskRecord | None = None
+                if worker.conn in ready or worker.sentinel in ready:
+                    record = worker.collect()
+                elif worker.deadline is not None and now >= worker.deadline:
+                    record = worker.kill_for_timeout()
+                if record is None:
+                    continue
+                del running[worker.sentinel]
+                retryable = (
+                    record.status is TaskStatus.CRASHED or record.category == "infrastructure"
+                )
+                if retryable and worker.attempt <= retries:
+                    queue.append((worker.task, worker.attempt + 1))
+                    continue
+                store.append(record)
+                finished += 1
+                by_status[str(record.status)] += 1
+                last = record
+                report(len(running))
+    finally:
+        for worker in running.values():
+            worker.kill()
+    latest = store.latest()
+    records = [latest[key] for key in keys if key in latest]
+    return BatchSummary(len(task_list), skipped, records, time.monotonic() - t0)
+
+
+class _Worker:
+    """One task in its own process (and process group, so its children die with it)."""
+
+    def __init__(
+        self,
+        process: BaseProcess,
+        conn: multiprocessing.connection.Connection,
+        task: Task,
+        attempt: int,
+        timeout: float | None,
+    ) -> None:
+        self.process = process
+        self.conn = conn
+        self.task = task
+        self.attempt = attempt
+        self.started = time.monotonic()
+        self.deadline = self.started + timeout if timeout else None
+        self.sentinel: int = process.sentinel
+
+    @classmethod
+    def start(
+        cls,
+        context: Any,
+        fn: TaskFunction,
+        task: Task,
+        attempt: int,
+        timeout: float | None,
+    ) -> _Worker:
+        parent, child = context.Pipe(duplex=False)
+        process = context.Process(target=_child_main, args=(fn, task, child), daemon=False)
+        process.start()
+        child.close()
+        return cls(process, parent, task, attempt, timeout)
+
+    def _record(self, status: TaskStatus, **fields: Any) -> TaskRecord:
+        return TaskRecord(
+            key=self.task.key,
+            status=status,
+            seconds=round(time.monotonic() - self.started, 3),
+            attempt=self.attempt,
+            worker=f"pid {self.process.pid}",
+            **fields,
+        )
+
+    def collect(self) -> TaskRecord | None:
+        """The worker's answer, or a crash record when it died without one."""
+        message: tuple[str, dict[str, Any]] | None = None
+        if self.conn.poll():
+            with contextlib.suppress(EOFError, OSError):
+                message = self.conn.recv()
+        if message is None and self.process.is_alive():
+            return None  # woke on something else; not finished yet
+        self.process.join(timeout=5)
+        self.kill()  # its process group: anything it left running
+        if message is None:
+            code = self.process.exitcode
+            if code is not None and code < 0:
+                name = signal.Signals(-code).name
+                evidence = f"the worker was killed by {name}"
+                if -code == signal.SIGKILL:
+                    evidence += " (the kernel's out-of-memory killer, or a kill from outside)"
+                category = "killed"
+            else:
+                evidence = f"the worker exited with status {code} without a result"
+                category = "crash"
+            return self._record(TaskStatus.CRASHED, category=category, evidence=evidence)
+        kind, data = message
+        trajectory = data.pop("trajectory", None) if isinstance(data, dict) else None
+        if kind == "ok":
+            return self._record(TaskStatus.OK, result=data, trajectory=trajectory)
+        return self._record(
+            TaskStatus(kind),
+            result=data.get("result") or {},
+            category=data.get("category"),
+            evidence=data.get("evidence"),
+            trajectory=trajectory,
+        )
+
+    def kill_for_timeout(self) -> TaskRecord:
+        self.kill()
+        limit = (self.deadline or self.started) - self.started
+        return self._record(
+            TaskStatus.TIMEOUT,
+            category="timeout",
+            evidence=f"still running after {limit:.0f} s; killed",
+        )
+
+    def kill(self) -> None:
+        pid = self.process.pid
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+        with contextlib.suppress(Exception):
+            self.process.join(timeout=5)
+        with contextlib.suppress(OSError):
+            self.conn.close()
+
+
+def _child_main(fn: TaskFunction, task: Task, conn: multiprocessing.connection.Connection) -> None:
+    os.setpgrp()  # its own group: a timeout kills the task's subprocesses with it
+    _die_with_parent()
+    try:
+        result = fn(task)
+        conn.send(("ok", dict(result)))
+    except TaskFailure as exc:
+        conn.send(
+            (
+                "failed",
+                {
+                    "category": exc.category,
+                    "evidence": exc.evidence or str(exc),
+                    "result": exc.result,
+                },
+            )
+        )
+    except InfrastructureError as exc:
+        conn.send(("error", {"category": "infrastructure", "evidence": str(exc)}))
+    except MemoryError:
+        conn.send(("crashed", {"category": "oom", "evidence": "MemoryError in the task"}))
+    except BaseException as exc:  # any error of one task is recorded, not raised
+        last = traceback.format_exception(exc)[-1].strip()
+        conn.send(("error", {"category": "error", "evidence": last}))
+    finally:
+        conn.close()
+
+
+def _die_with_parent() -> None:
+    """Linux: a worker is killed when the process that started it dies (a SIGKILLed driver
+    takes the forkserver down with it), so no task runs on unrecorded after its driver."""
+    with contextlib.suppress(OSError, AttributeError):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
+
+
+def _next_deadline(workers: Iterable[_Worker]) -> float | None:
+    deadlines = [w.deadline for w in workers if w.deadline is not None]
+    if not deadlines:
+        return 1.0
+    return max(0.0, min(deadlines) - time.monotonic()) + 0.01
+
+
+def _quantile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m{seconds:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"

@@ -1,0 +1,145 @@
+"""The batch layer on real worker processes: isolation, time limits, retries, resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from simulator.batch import BatchProgress, ResultStore, Task, TaskStatus, run_batch
+from tests.batch.tasks import behave
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_each_failure_is_recorded_with_its_category_and_the_batch_goes_on(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path / "results.jsonl")
+    tasks = [
+        Task("ok", {"action": "ok", "value": 1}),
+        Task("fail", {"action": "fail"}),
+        Task("hang", {"action": "hang"}),
+        Task("crash", {"action": "crash"}),
+        Task("raise", {"action": "raise"}),
+        Task("ok2", {"action": "ok", "value": 2}),
+    ]
+    summary = run_batch(tasks, behave, store=store, jobs=3, timeout=3, retries=0)
+    by_key = {record.key: record for record in summary.records}
+    assert by_key["ok"].status is TaskStatus.OK and by_key["ok"].result["value"] == 1
+    assert by_key["ok2"].result["value"] == 2
+    assert by_key["fail"].status is TaskStatus.FAILED
+    assert (by_key["fail"].category, by_key["fail"].evidence) == ("no-tests", "collected 0 items")
+    assert by_key["hang"].status is TaskStatus.TIMEOUT and by_key["hang"].seconds < 10
+    assert by_key["crash"].status is TaskStatus.CRASHED
+    assert "SIGKILL" in (by_key["crash"].evidence or "")
+    assert by_key["raise"].status is TaskStatus.ERROR
+    assert "RuntimeError: unexpected" in (by_key["raise"].evidence or "")
+    assert summary.by_status == {"ok": 2, "failed": 1, "timeout": 1, "crashed": 1, "error": 1}
+    assert "no-tests 1" in summary.table()
+
+
+def test_a_rerun_does_only_what_is_not_final(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path / "results.jsonl")
+    marker = tmp_path / "ran.txt"
+    tasks = [Task(f"t{i}", {"action": "ok", "marker": str(marker)}) for i in range(4)]
+    tasks.append(Task("bad", {"action": "fail", "marker": str(marker)}))
+    run_batch(tasks[:2], behave, store=store, jobs=2)
+    summary = run_batch(tasks, behave, store=store, jobs=2)
+    assert summary.skipped == 2
+    assert sorted(marker.read_text().split()) == ["bad", "t0", "t1", "t2", "t3"]
+    # A failed task is final too, unless the caller asks to retry failures.
+    run_batch(tasks, behave, store=store, jobs=2)
+    assert marker.read_text().split().count("bad") == 1
+    run_batch(tasks, behave, store=store, jobs=2, retry=frozenset({TaskStatus.FAILED}))
+    assert marker.read_text().split().count("bad") == 2
+
+
+def test_infrastructure_errors_and_dead_workers_are_retried_others_are_not(
+    tmp_path: Path,
+) -> None:
+    store = ResultStore(tmp_path / "results.jsonl")
+    marker = tmp_path / "ran.txt"
+    tasks = [
+        Task("infra", {"action": "flaky-infra", "marker": str(marker)}),
+        Task("fail", {"action": "fail", "marker": str(marker)}),
+    ]
+    summary = run_batch(tasks, behave, store=store, jobs=2, retries=1)
+    by_key = {record.key: record for record in summary.records}
+    assert by_key["infra"].status is TaskStatus.OK and by_key["infra"].attempt == 2
+    assert marker.read_text().split().count("fail") == 1
+    # Only final records are written: one line per task.
+    lines = (tmp_path / "results.jsonl").read_text().splitlines()
+    assert sorted(json.loads(line)["key"] for line in lines) == ["fail", "infra"]
+
+
+def test_progress_reports_counts_and_an_eta(tmp_path: Path) -> None:
+    seen: list[BatchProgress] = []
+    tasks = [Task(f"t{i}", {"action": "sleep", "seconds": 0.2}) for i in range(4)]
+    run_batch(
+        tasks, behave, store=ResultStore(tmp_path / "r.jsonl"), jobs=2, on_progress=seen.append
+    )
+    assert seen[0].done == 0 and seen[-1].done == 4
+    assert seen[-1].by_status == {"ok": 4}
+    middle = next(p for p in seen if 0 < p.done < 4)
+    assert middle.eta is not None and "ETA" in middle.line()
+
+
+def test_a_killed_driver_loses_nothing_and_a_rerun_finishes_the_rest(tmp_path: Path) -> None:
+    results = tmp_path / "results.jsonl"
+    marker = tmp_path / "ran.txt"
+    script = f"""
+import sys
+sys.path.insert(0, {str(ROOT)!r})
+from simulator.batch import ResultStore, Task, run_batch
+from tests.batch.tasks import behave
+tasks = [Task(f"t{{i}}", {{"action": "sleep", "seconds": 0.4, "marker": {str(marker)!r}}})
+         for i in range(12)]
+if __name__ == "__main__":
+    store = ResultStore(__import__("pathlib").Path({str(results)!r}))
+    run_batch(tasks, behave, store=store, jobs=2)
+"""
+    driver_file = tmp_path / "driver.py"
+    driver_file.write_text(script)
+    driver = subprocess.Popen([sys.executable, str(driver_file)], start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if results.exists() and len(results.read_text().splitlines()) >= 3:
+            break
+        time.sleep(0.05)
+    os.killpg(driver.pid, signal.SIGKILL)
+    driver.wait()
+    first = {json.loads(line)["key"] for line in results.read_text().splitlines()}
+    assert 3 <= len(first) < 12
+    subprocess.run([sys.executable, str(driver_file)], check=True, timeout=120)
+    records = [json.loads(line) for line in results.read_text().splitlines()]
+    keys = [record["key"] for record in records]
+    assert sorted(keys) == sorted(f"t{i}" for i in range(12)), "one final record per task"
+    # Finished tasks were not done again: each ran at most twice (once if it had finished,
+    # twice only if the kill caught it mid-run).
+    ran = marker.read_text().split()
+    assert all(ran.count(key) == 1 for key in first)
+
+
+def test_a_cut_last_line_is_skipped_and_the_next_record_starts_on_its_own_line(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "results.jsonl"
+    store = ResultStore(path)
+    run_batch([Task("a", {"action": "ok"})], behave, store=store)
+    with path.open("a") as handle:
+        handle.write('{"schema": "reposim.batch/1", "key": "b", "sta')
+    summary = run_batch(
+        [Task("a", {"action": "ok"}), Task("b", {"action": "ok"})], behave, store=store
+    )
+    assert [record.key for record in summary.records] == ["a", "b"]
+    assert store.skipped_lines == [2]
+
+
+def test_duplicate_keys_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="appears more than once"):
+        run_batch([Task("a"), Task("a")], behave, store=ResultStore(tmp_path / "r.jsonl"))
