@@ -11,7 +11,10 @@ from __future__ import annotations
 import abc
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from backends.output import OutputCapture
 
 OutputCallback = Callable[[bytes], None]
 
@@ -37,8 +40,11 @@ class ExecResult:
     """What one command in the persistent shell did."""
 
     exit_code: int | None
-    """The command's exit status; None when it was killed (timeout, interrupt) or the shell died."""
+    """The command's exit status; None when it was killed (timeout, interrupt, output cap) or
+    the shell died."""
     output: bytes
+    """The whole output, or its head and tail with a line saying how much is left out between
+    them (`output_elided` > 0; the whole is in `output_spool` when the capture had a spool)."""
     duration: float
     timed_out: bool = False
     interrupted: bool = False
@@ -47,6 +53,15 @@ class ExecResult:
     oom_killed: bool = False
     cwd: str = ""
     """The shell's absolute working directory after the command."""
+    output_size: int = 0
+    """Bytes the command printed (up to the cap), not only those in `output`."""
+    output_lines: int = 0
+    output_sha256: str = ""
+    output_elided: int = 0
+    output_capped: bool = False
+    """The output reached the capture's cap: it was cut there and the command stopped."""
+    output_spool: str | None = None
+    """A file with the whole output (owned by the caller) when it outgrew `output`."""
 
 
 @dataclass(frozen=True)
@@ -129,8 +144,12 @@ class Backend(abc.ABC):
         timeout: float | None = None,
         on_output: OutputCallback | None = None,
         env: dict[str, str] | None = None,
+        capture: OutputCapture | None = None,
     ) -> ExecResult:
-        """Run `command` in the persistent shell; cwd and exported variables survive."""
+        """Run `command` in the persistent shell; cwd and exported variables survive.
+
+        `capture` takes the output in bounded memory (see backends/output.py); without one the
+        whole output is kept in memory, uncut (for the engine's own short commands)."""
 
     @abc.abstractmethod
     async def interrupt(self) -> None:

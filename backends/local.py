@@ -34,6 +34,10 @@ from backends.base import (
 from backends.shell import PersistentShell, ShellBackend, ShellChannel
 
 _READ_CHUNK = 65536
+# The command shell's output pipe: 1 MiB instead of Linux's 64 KiB, so a command that prints a
+# lot is read in large chunks (a few hundred reads per GiB, not tens of thousands).
+_SHELL_PIPE = 1 << 20
+_F_SETPIPE_SZ = 1031
 
 
 def default_scratch_root() -> Path:
@@ -86,8 +90,15 @@ class _LocalShellChannel(ShellChannel):
             cwd=cwd,
             env=env,
             start_new_session=True,
-            limit=_READ_CHUNK,
+            limit=_SHELL_PIPE,
         )
+        if proc.stdout is not None:
+            transport = proc.stdout._transport  # type: ignore[attr-defined]
+            pipe = transport.get_extra_info("pipe")
+            with contextlib.suppress(OSError, AttributeError):
+                fcntl.fcntl(pipe.fileno(), _F_SETPIPE_SZ, _SHELL_PIPE)
+            with contextlib.suppress(AttributeError):
+                transport.max_size = _SHELL_PIPE
         return cls(proc)
 
     async def send(self, data: bytes) -> None:
@@ -100,7 +111,7 @@ class _LocalShellChannel(ShellChannel):
 
     async def recv(self) -> bytes:
         assert self._proc.stdout is not None
-        return await self._proc.stdout.read(_READ_CHUNK)
+        return await self._proc.stdout.read(_SHELL_PIPE)
 
     async def signal_children(self, sig: int) -> None:
         try:

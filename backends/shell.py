@@ -7,6 +7,15 @@ it the shell prints a frame marker carrying the exit status and the working dire
 (`set -m`) puts each command in its own process group, so a timeout or an interrupt can kill the
 command's whole tree and leave the shell alive. A command that never returns to the shell (a
 builtin loop) or kills it (`exit`) gets a fresh shell in the same working directory.
+
+The shell's own stderr is /dev/null: bash reports the death of a background job ("[1]+
+Terminated ...") on stderr when it next reads a command, which would otherwise land in whatever
+command runs next; a command's own stderr is its output as before. Each command exports
+`REPOSIM_COMMAND_ID` (its nonce), so a timeout or an interrupt can tell the processes of this
+command, however detached (nohup, setsid), from the background jobs of earlier ones.
+
+Output goes through an `OutputCapture` (backends/output.py): memory stays bounded however much a
+command prints, and a command whose output reaches the capture's cap is stopped.
 """
 
 from __future__ import annotations
@@ -21,9 +30,12 @@ import time
 from collections.abc import Awaitable, Callable
 
 from backends.base import Backend, BackendError, ExecResult, OutputCallback
+from backends.output import OutputCapture
 
+COMMAND_ID_VAR = "REPOSIM_COMMAND_ID"
 _BOOTSTRAP = (
-    "set -m 2>/dev/null\n"
+    "exec 2>/dev/null\n"
+    "set -m\n"
     "trap : INT\n"
     "export PS1='' PS2='' PAGER=cat GIT_PAGER=cat TERM=dumb\n"
     "unset HISTFILE PROMPT_COMMAND\n"
@@ -50,6 +62,11 @@ class ShellChannel(abc.ABC):
     @abc.abstractmethod
     async def signal_children(self, sig: int) -> None:
         """Send `sig` to every process group the shell started (never to the shell itself)."""
+
+    async def signal_command(self, sig: int, command_id: str) -> None:
+        """Send `sig` to the processes of the command whose `REPOSIM_COMMAND_ID` is
+        `command_id`; channels that cannot tell commands apart signal every child."""
+        await self.signal_children(sig)
 
     @abc.abstractmethod
     async def close(self) -> None:
@@ -118,13 +135,16 @@ class PersistentShell:
         timeout: float | None = None,
         on_output: OutputCallback | None = None,
         env: dict[str, str] | None = None,
+        capture: OutputCapture | None = None,
     ) -> ExecResult:
+        capture = capture or OutputCapture.whole()
         async with self._lock:
             if self._channel is None:
+                capture.discard()
                 raise BackendError("The shell is not running; start the backend first.")
             if self._eof:
                 await self._restart()
-            return await self._run_locked(command, timeout, on_output, env)
+            return await self._run_locked(command, timeout, on_output, env, capture)
 
     async def _run_locked(
         self,
@@ -132,11 +152,14 @@ class PersistentShell:
         timeout: float | None,
         on_output: OutputCallback | None,
         env: dict[str, str] | None,
+        capture: OutputCapture,
     ) -> ExecResult:
         assert self._channel is not None
         nonce = secrets.token_hex(6)
         marker = nonce.encode()
-        exports = "".join(f"export {k}={quote(v)}; " for k, v in (env or {}).items())
+        exports = f"export {COMMAND_ID_VAR}={nonce}; " + "".join(
+            f"export {k}={quote(v)}; " for k, v in (env or {}).items()
+        )
         # The command goes into a variable first: bash 5.2 mis-parses the next input line after
         # an `eval` of a literal with a syntax error, but not after `eval "$var"`. The frame
         # marker has a line of its own: a child killed by SIGINT makes bash drop the rest of
@@ -148,7 +171,7 @@ class PersistentShell:
         )
         started = time.monotonic()
         wall_started = time.time()
-        output = bytearray()
+        output = _Output(capture, on_output)
         self._interrupted = False
         self._idle.clear()
         timed_out = False
@@ -156,21 +179,24 @@ class PersistentShell:
             await self._channel.send(script.encode())
             try:
                 async with asyncio.timeout(timeout):
-                    match = await self._read_until(marker, output, on_output)
-            except TimeoutError:
+                    match = await self._read_until(marker, output)
+            except (TimeoutError, _OutputCut) as stop:
                 # Reading resumes where it stopped: its state lives in self._buffer and output.
-                timed_out = True
-                await self._channel.signal_children(signal.SIGKILL)
+                timed_out = isinstance(stop, TimeoutError)
+                await self._channel.signal_command(signal.SIGKILL, nonce)
                 try:
                     async with asyncio.timeout(_KILL_GRACE):
-                        match = await self._read_until(marker, output, on_output)
+                        match = await self._read_until(marker, output)
                 except TimeoutError:
                     await self._restart()
                     self._restarted_unreported = False
-                    return self._result(None, output, started, timed_out=True, shell_restarted=True)
+                    return self._result(
+                        None, output, started, timed_out=timed_out, shell_restarted=True
+                    )
         except asyncio.CancelledError:
             # The caller gave up mid-command: the shell's state is unknown, so replace it
             # before the next command rather than let stale output leak into it.
+            capture.discard()
             self._eof = True
             with contextlib.suppress(Exception):
                 await asyncio.shield(self._channel.close())
@@ -192,7 +218,7 @@ class PersistentShell:
             )
         code, cwd = match
         self._cwd = cwd or self._cwd
-        killed = timed_out or self._interrupted
+        killed = timed_out or self._interrupted or output.cut
         oom = False
         if code in (137, 139) or killed:
             oom = await self._channel.oom_killed_since(wall_started)
@@ -200,7 +226,7 @@ class PersistentShell:
             # bash announces each job it saw killed ("Killed  sleep 30") when it next notices,
             # which would land in the next command's output: let it do so into a discarded run.
             interrupted = self._interrupted
-            await self._run_locked("sleep 0.05; jobs", 5.0, None, None)
+            await self._run_locked("sleep 0.05; jobs", 5.0, None, None, OutputCapture.whole())
             self._interrupted = interrupted
         return self._result(
             None if killed else code,
@@ -215,24 +241,26 @@ class PersistentShell:
     def _result(
         self,
         code: int | None,
-        output: bytearray,
+        output: _Output,
         started: float,
         **flags: bool,
     ) -> ExecResult:
+        taken = output.capture.finish()
         return ExecResult(
             exit_code=code,
-            output=bytes(output),
+            output=taken.view,
             duration=time.monotonic() - started,
             cwd=self._cwd,
+            output_size=taken.size,
+            output_lines=taken.lines,
+            output_sha256=taken.sha256,
+            output_elided=taken.elided,
+            output_capped=taken.capped,
+            output_spool=str(taken.spool) if taken.spool is not None else None,
             **flags,
         )
 
-    async def _read_until(
-        self,
-        nonce: bytes,
-        output: bytearray,
-        on_output: OutputCallback | None,
-    ) -> tuple[int, str] | None:
+    async def _read_until(self, nonce: bytes, output: _Output) -> tuple[int, str] | None:
         assert self._channel is not None
         buf = self._buffer
         while True:
@@ -241,30 +269,26 @@ class PersistentShell:
                 match = _FRAME.search(buf, match.end())
             if match is not None:
                 frame = int(match.group(2)), match.group(3).decode(errors="replace")
-                self._emit(bytes(buf[: match.start()]), output, on_output)
+                output.emit(bytes(buf[: match.start()]))
                 del buf[: match.end()]
                 return frame
             # Hold back from the last record separator: it may start a marker not yet complete.
             hold = buf.rfind(b"\x1e")
             cut = len(buf) if hold == -1 or len(buf) - hold > 4200 else hold
             if cut:
-                self._emit(bytes(buf[:cut]), output, on_output)
+                output.emit(bytes(buf[:cut]))
                 del buf[:cut]
             chunk = await self._channel.recv()
+            while not buf and chunk and b"\x1e" not in chunk:
+                # Plain output with nothing held back: straight through, without copies.
+                output.emit(chunk)
+                chunk = await self._channel.recv()
             if not chunk:
                 self._eof = True
-                self._emit(bytes(buf), output, on_output)
+                output.emit(bytes(buf))
                 buf.clear()
                 return None
             buf += chunk
-
-    @staticmethod
-    def _emit(data: bytes, output: bytearray, on_output: OutputCallback | None) -> None:
-        if not data:
-            return
-        output += data
-        if on_output is not None:
-            on_output(data)
 
     async def interrupt(self) -> None:
         """Stop the running command: SIGINT to its process groups, SIGKILL if it lingers."""
@@ -287,6 +311,32 @@ class PersistentShell:
         return True
 
 
+class _OutputCut(Exception):
+    """The command's output reached the capture's cap: stop the command."""
+
+
+class _Output:
+    """One command's output on its way out: into the capture and to the live callback. Once
+    the capture's cap is reached, what follows is dropped."""
+
+    def __init__(self, capture: OutputCapture, on_output: OutputCallback | None) -> None:
+        self.capture = capture
+        self._on_output = on_output
+        self.cut = False
+
+    def emit(self, data: bytes) -> None:
+        """Take output; raises _OutputCut once, when the cap is reached."""
+        if not data or self.cut:
+            return
+        size = self.capture.size
+        within = self.capture.feed(data)
+        if self._on_output is not None:
+            self._on_output(data if within else data[: self.capture.size - size])
+        if not within:
+            self.cut = True
+            raise _OutputCut
+
+
 class ShellBackend(Backend):
     """A backend whose commands run in a `PersistentShell` (both built-in backends): exec and
     interrupt are the shell's; subclasses start it in `start` and close it in `stop`."""
@@ -300,10 +350,13 @@ class ShellBackend(Backend):
         timeout: float | None = None,
         on_output: OutputCallback | None = None,
         env: dict[str, str] | None = None,
+        capture: OutputCapture | None = None,
     ) -> ExecResult:
         if self._shell is None:
             raise BackendError(f"The {self.kind} backend has not been started.")
-        return await self._shell.run(command, timeout=timeout, on_output=on_output, env=env)
+        return await self._shell.run(
+            command, timeout=timeout, on_output=on_output, env=env, capture=capture
+        )
 
     async def interrupt(self) -> None:
         if self._shell is not None:

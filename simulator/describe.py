@@ -31,8 +31,14 @@ def describe_event(event: Event) -> str:
             for name in ("timed_out", "interrupted", "shell_restarted", "oom_killed")
             if p.get(name)
         ]
+        if p.get("output_capped"):
+            flags.append("output cut at the cap")
         state = f"exit {p.get('exit_code')}" + (f" ({', '.join(flags)})" if flags else "")
-        lines = str(p.get("output", "")).count("\n")
+        # output_lines counts the whole output; older recordings only have the (possibly
+        # shortened) text.
+        lines = p.get("output_lines")
+        if not isinstance(lines, int):
+            lines = str(p.get("output", "")).count("\n")
         return f"{state}, {lines} lines of output, {float(p.get('duration', 0)):.2f}s"
     if kind in (Kind.FILE_WRITE, Kind.FILE_EDIT, Kind.FILE_CREATE, Kind.FILE_DELETE):
         verb = kind.split(".")[1]

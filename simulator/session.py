@@ -19,6 +19,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from backends.base import Backend, BackendError, DirEntry, ExecResult, FileStat, Pty
+from backends.output import DEFAULT_CAP, OutputCapture
 from backends.shell import quote
 from simulator import __version__
 from simulator.events import TRANSIENT_KINDS, Actor, Event, Kind
@@ -29,7 +30,13 @@ from simulator.testrun import (
     parse_junit,
     pytest_command,
 )
-from simulator.trajectory import TrajectoryWriter, default_trajectory_dir, now_iso, sha256_text
+from simulator.trajectory import (
+    TrajectoryWriter,
+    blob_dir,
+    default_trajectory_dir,
+    now_iso,
+    sha256_text,
+)
 
 Subscriber = Callable[[Event], None]
 
@@ -134,10 +141,13 @@ class Session:
         policy: ActionPolicy | None = None,
         test_command: str | None = None,
         repo: dict[str, Any] | None = None,
+        output_cap: int | None = DEFAULT_CAP,
     ) -> None:
         """`repo`: what the header says the workspace starts from, when the caller knows better
-        than `repo_info(source)` (a replay that checks out a recorded commit)."""
+        than `repo_info(source)` (a replay that checks out a recorded commit). `output_cap`:
+        bytes of output a command may print before it is stopped (None: no cap)."""
         self.backend = backend
+        self.output_cap = output_cap
         self.source = source
         self.id = secrets.token_hex(6)
         self.policy = policy
@@ -176,6 +186,7 @@ class Session:
         test_command: str | None = None,
         checkpoint_start: bool = True,
         repo: dict[str, Any] | None = None,
+        output_cap: int | None = DEFAULT_CAP,
     ) -> Session:
         """Start a backend on `source` (the local backend unless one is given) and a trajectory."""
         source = Path(source).expanduser().resolve()
@@ -192,6 +203,7 @@ class Session:
             policy=policy,
             test_command=test_command,
             repo=repo,
+            output_cap=output_cap,
         )
         await session.start(checkpoint_start=checkpoint_start)
         return session
@@ -468,9 +480,38 @@ class Session:
         action = self.emit(actor, Kind.EXEC, payload)
 
         stream = self._output_streamer(actor, action.seq, on_output)
-        result = await self.backend.exec(command, timeout=timeout, on_output=stream)
-        self.emit(actor, Kind.EXEC_RESULT, _exec_payload(result), cause=action.seq)
+        result = await self.backend.exec(
+            command, timeout=timeout, on_output=stream, capture=self._capture()
+        )
+        self.emit(actor, Kind.EXEC_RESULT, self._exec_payload(result), cause=action.seq)
         return result
+
+    def _capture(self) -> OutputCapture:
+        """Output in bounded memory; what outgrows the window is spooled into the blob
+        directory and becomes the output's blob when the command ends."""
+        return OutputCapture(cap=self.output_cap, spool_dir=blob_dir(self.trajectory_path))
+
+    def _exec_payload(self, result: ExecResult) -> dict[str, Any]:
+        payload = _exec_payload(result)
+        payload["output_bytes"] = result.output_size
+        payload["output_lines"] = result.output_lines
+        if result.output_capped:
+            payload["output_capped"] = True
+            payload["output_cap"] = self.output_cap
+        if result.output_spool is not None:
+            payload["blobs"] = {"output": self._keep_spool(result)}
+        return payload
+
+    def _keep_spool(self, result: ExecResult) -> str:
+        """Make a command's spooled output its blob, `<trajectory>.blobs/<sha256>`."""
+        assert result.output_spool is not None
+        spool = Path(result.output_spool)
+        target = spool.with_name(result.output_sha256)
+        if target.exists():
+            spool.unlink(missing_ok=True)
+        else:
+            spool.replace(target)
+        return result.output_sha256
 
     def _output_streamer(
         self, actor: Actor, cause: int, forward: Callable[[bytes], None] | None
@@ -517,7 +558,12 @@ class Session:
         wrapped = f"(cd {quote(self.backend.workspace_path)} && {full})"
 
         stream = self._output_streamer(actor, action.seq, None)
-        result = await self.backend.exec(wrapped, timeout=timeout, on_output=stream)
+        capture = self._capture()
+        result = await self.backend.exec(
+            wrapped, timeout=timeout, on_output=stream, capture=capture
+        )
+        if result.output_spool is not None:  # the test run's output is recorded as text
+            Path(result.output_spool).unlink(missing_ok=True)
         tests = []
         if structured:
             xml = await self.backend.exec(f"cat {quote(report)} 2>/dev/null; rm -f {quote(report)}")

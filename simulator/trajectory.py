@@ -69,9 +69,12 @@ class TrajectoryWriter:
     def _shorten(self, payload: dict[str, Any]) -> dict[str, Any]:
         blobs: dict[str, str] = {}
         out: dict[str, Any] = {}
+        # A field whose whole text is already a blob (a command's output, spooled while it
+        # ran) is shown shortened and keeps its blob.
+        kept = payload.get("blobs") or {}
         for key, value in payload.items():
             if isinstance(value, str) and len(value) > BLOB_THRESHOLD:
-                digest = self._store_blob(value)
+                digest = kept.get(key) or self._store_blob(value)
                 blobs[key] = digest
                 elided = len(value) - 2 * _KEEP
                 out[key] = (

@@ -1,0 +1,114 @@
+"""A command's output in bounded memory: a window for the UI and the model, the whole spooled
+into the trajectory's blob, a cap that cuts and says so — on real processes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from backends.local import LocalBackend
+from backends.output import DEFAULT_HEAD, DEFAULT_TAIL, OutputCapture
+from simulator.describe import describe_event
+from simulator.session import Session
+from simulator.trajectory import blob_dir, read_trajectory
+
+
+async def test_big_output_is_windowed_and_its_blob_is_whole(
+    sample_repo: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "big.jsonl"
+    backend = LocalBackend(sample_repo, scratch_root=tmp_path / "scratch")
+    async with await Session.open(sample_repo, backend=backend, trajectory_path=out) as session:
+        # 20 MB of numbered lines: the head and the tail are recognisable.
+        result = await session.exec("seq 1 2500000")
+    expected = b"".join(b"%d\n" % n for n in range(1, 2500001))
+    assert result.exit_code == 0
+    assert result.output_size == len(expected) and result.output_lines == 2500000
+    assert len(result.output) < DEFAULT_HEAD + DEFAULT_TAIL + 200
+    assert result.output.startswith(b"1\n2\n3\n")
+    assert result.output.endswith(b"2499999\n2500000\n")
+    assert b"bytes of output left out here" in result.output
+    recorded = read_trajectory(out).events
+    end = next(e for e in recorded if e.kind == "exec.result")
+    digest = end.payload["blobs"]["output"]
+    assert digest == hashlib.sha256(expected).hexdigest()
+    assert (blob_dir(out) / digest).read_bytes() == expected
+    assert len(out.read_text()) < 64 * 1024  # the line is shortened, not 20 MB
+    assert not list(blob_dir(out).glob("*.partial"))
+    # The summary counts every line the command printed, not those of the shortened text.
+    assert "2500000 lines of output" in describe_event(end)
+
+
+async def test_the_cap_stops_an_endless_command_and_says_so(
+    sample_repo: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "cap.jsonl"
+    backend = LocalBackend(sample_repo, scratch_root=tmp_path / "scratch")
+    session = await Session.open(
+        sample_repo, backend=backend, trajectory_path=out, output_cap=4 << 20
+    )
+    try:
+        started = time.monotonic()
+        result = await session.exec("yes", timeout=60)
+        assert time.monotonic() - started < 30
+        assert result.output_capped and not result.timed_out
+        assert result.exit_code is None
+        assert result.output_size == 4 << 20
+        after = await session.exec("echo still here")
+        assert after.output == b"still here\n"
+    finally:
+        await session.close()
+    end = next(e for e in read_trajectory(out).events if e.kind == "exec.result")
+    assert end.payload["output_capped"] is True and end.payload["output_cap"] == 4 << 20
+    assert (blob_dir(out) / end.payload["blobs"]["output"]).stat().st_size == 4 << 20
+    assert "output cut at the cap" in describe_event(end)
+
+
+async def test_a_builtin_loop_past_the_cap_gets_a_new_shell(tmp_path: Path) -> None:
+    source = tmp_path / "src"
+    source.mkdir()
+    backend = LocalBackend(source, scratch_root=tmp_path / "scratch")
+    await backend.start()
+    try:
+        capture = OutputCapture(cap=1 << 20)
+        result = await backend.exec("while :; do echo y; done", capture=capture, timeout=60)
+        assert result.output_capped and result.shell_restarted
+        assert (await backend.exec("echo ok")).output == b"ok\n"
+    finally:
+        await backend.stop()
+
+
+def test_reposim_exec_memory_does_not_grow_with_output(sample_repo: Path, tmp_path: Path) -> None:
+    """300 MB through `reposim exec`: peak RSS stays far below the output's size."""
+    out = tmp_path / "rss.jsonl"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import resource, subprocess, sys; "
+            "p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL); "
+            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, p.returncode)",
+            sys.executable,
+            "-m",
+            "simulator",
+            "exec",
+            "--trajectory",
+            str(out),
+            str(sample_repo),
+            "--",
+            "yes | head -c 300M",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    peak_kib, code = map(int, proc.stdout.split())
+    assert code == 0, proc.stderr
+    assert peak_kib < 200 * 1024, f"peak RSS {peak_kib // 1024} MiB for 300 MB of output"
+    end = [json.loads(line) for line in out.read_text().splitlines()][-2]
+    assert end["payload"]["output_bytes"] == 300 << 20
