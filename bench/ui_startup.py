@@ -127,7 +127,7 @@ def main() -> None:
         reposim = [
             sys.executable,
             "-c",
-            "from simulator.cli import main; main()",
+            "from reposim.cli import main; main()",
             "open",
             str(repo),
             "--trajectory",

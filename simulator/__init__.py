@@ -1,4 +1,4 @@
-"""RepoSim's engine: the session gateway, trajectories, the agent, workflows and the CLI.
+"""RepoSim's engine: the session gateway, trajectories, the agent, workflows and analysis.
 
 Nothing here imports Textual; the UI in `widgets` is optional.
 """

@@ -97,7 +97,6 @@ class RepoSimApp(App[None]):
         self._resized_tree = False
         self._resized_panel = False
         self._debounce_timers: dict[str, Timer] = {}
-        self._session_closed = False
         self._terminal_output_at = 0.0
         self._terminal_entered_at = 0.0
         self._terminal_seen_at = 0.0
@@ -252,7 +251,7 @@ class RepoSimApp(App[None]):
 
     def _live(self) -> bool:
         """True while the panes exist: timers that fire during shutdown then do nothing."""
-        return self._panes_live and self.is_running and not self._session_closed
+        return self._panes_live and self.is_running and not self.session.closed
 
     def _stop_timers(self) -> None:
         for timer in self._debounce_timers.values():
@@ -478,22 +477,16 @@ class RepoSimApp(App[None]):
         self._stop_timers()
         await super()._on_exit_app()
 
-    async def on_unmount(self) -> None:
-        # Dispatched after every pane has unmounted (the terminal has closed its PTY).
+    def on_unmount(self) -> None:
+        # Dispatched after every pane has unmounted (the terminal has closed its PTY). The
+        # session outlives the app: whoever launched the app closes it (reposim.ui.run_ui).
         self._panes_live = False
         self._stop_timers()
-        await self.close_session()
-
-    # -- helpers -----------------------------------------------------------------------------
-
-    async def close_session(self, reason: str = "closed") -> None:
-        """Close the session once (the trajectory gets its session.end)."""
-        if self._session_closed:
-            return
-        self._session_closed = True
         if self._unsubscribe is not None:
             self._unsubscribe()
-        await self.session.close(reason)
+            self._unsubscribe = None
+
+    # -- helpers -----------------------------------------------------------------------------
 
     def _show_panel(self, pane_id: str) -> None:
         panel = self.query_one("#panel", TabbedContent)

@@ -19,7 +19,7 @@ def reposim(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
     environment.pop("REPOSIM_MODEL", None)
     environment.update(env or {})
     return subprocess.run(
-        [sys.executable, "-c", "from simulator.cli import main; main()", *args],
+        [sys.executable, "-c", "from reposim.cli import main; main()", *args],
         capture_output=True,
         text=True,
         timeout=300,
@@ -159,7 +159,7 @@ def test_agent_confirm_mode_asks_on_the_terminal(
     out = tmp_path / "confirm.jsonl"
     environment = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     proc = subprocess.run(
-        [sys.executable, "-c", "from simulator.cli import main; main()", "agent",
+        [sys.executable, "-c", "from reposim.cli import main; main()", "agent",
          str(buggy_repo), "--task", "tidy up", "--model", "openai/fake-model",
          "--api-base", fake_llm.api_base, "--mode", "confirm", "--trajectory", str(out)],
         input="r\nthe tests stay\na\n",

@@ -60,7 +60,7 @@ PY_PROJECT = {
 
 def reposim(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "simulator", *args],
+        [sys.executable, "-m", "reposim", *args],
         capture_output=True,
         text=True,
         timeout=300,

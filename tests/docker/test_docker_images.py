@@ -13,7 +13,7 @@ import pytest
 from backends.images import DEFAULT_MIRROR, configured_mirror
 
 ROOT = Path(__file__).resolve().parents[2]
-CLI = [sys.executable, "-c", "from simulator.cli import main; main()"]
+CLI = [sys.executable, "-c", "from reposim.cli import main; main()"]
 
 
 def test_the_mirror_comes_from_apt_sources(tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", "from simulator.cli import main; main()", *args],
+        [sys.executable, "-c", "from reposim.cli import main; main()", *args],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -209,7 +209,7 @@ async def test_ctrl_c_during_a_command_removes_the_container(
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-c",
-        "from simulator.cli import main; main()",
+        "from reposim.cli import main; main()",
         "exec",
         "--backend",
         "docker",

@@ -12,7 +12,7 @@ from simulator import __version__
 
 def reposim(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "simulator", *args],
+        [sys.executable, "-m", "reposim", *args],
         capture_output=True,
         text=True,
         cwd=cwd,
@@ -148,7 +148,7 @@ def test_sigterm_closes_the_session_and_records_why(sample_repo: Path, tmp_path:
         [
             sys.executable,
             "-m",
-            "simulator",
+            "reposim",
             "exec",
             "--trajectory",
             str(out),

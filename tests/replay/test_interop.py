@@ -89,7 +89,7 @@ def test_import_then_export_via_the_cli_keeps_the_steps(tmp_path: Path) -> None:
     for sample in SAMPLES:
         out = tmp_path / (sample.stem + ".jsonl")
         done = subprocess.run(
-            [sys.executable, "-m", "simulator", "import", str(sample), "-o", str(out)],
+            [sys.executable, "-m", "reposim", "import", str(sample), "-o", str(out)],
             capture_output=True,
             text=True,
             check=False,
@@ -101,7 +101,7 @@ def test_import_then_export_via_the_cli_keeps_the_steps(tmp_path: Path) -> None:
             [
                 sys.executable,
                 "-m",
-                "simulator",
+                "reposim",
                 "export",
                 str(out),
                 "--to",

@@ -13,7 +13,7 @@ from tests.replay.replay_helpers import SAMPLES
 
 def reposim(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "simulator", *args],
+        [sys.executable, "-m", "reposim", *args],
         capture_output=True,
         text=True,
         timeout=300,

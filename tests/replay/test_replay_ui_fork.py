@@ -16,7 +16,7 @@ from pathlib import Path
 
 from simulator.replay.index import TrajectoryIndex
 
-REPLAY = [sys.executable, "-c", "from simulator.cli import main; main()", "replay"]
+REPLAY = [sys.executable, "-c", "from reposim.cli import main; main()", "replay"]
 WAIT = 60.0
 
 

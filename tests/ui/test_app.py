@@ -69,16 +69,20 @@ async def test_gitignored_files_and_git_dir_are_hidden(
         }
     )
     session = await Session.open(repo, trajectory_path=tmp_path / "t.jsonl")
-    app = RepoSimApp(session)
-    async with app.run_test(size=(120, 40)) as pilot:
-        tree = app.query_one(FileTree)
-        await wait_for(pilot, lambda: "app.py" in tree.nodes_by_path, "the root listing")
-        tree.nodes_by_path["pkg"].expand()
-        await wait_for(pilot, lambda: "pkg/keep.py" in tree.nodes_by_path, "pkg/ listed")
-        listed = set(tree.nodes_by_path)
+    try:
+        app = RepoSimApp(session)
+        async with app.run_test(size=(120, 40)) as pilot:
+            tree = app.query_one(FileTree)
+            await wait_for(pilot, lambda: "app.py" in tree.nodes_by_path, "the root listing")
+            tree.nodes_by_path["pkg"].expand()
+            await wait_for(pilot, lambda: "pkg/keep.py" in tree.nodes_by_path, "pkg/ listed")
+            listed = set(tree.nodes_by_path)
+        # The app never closes the session it shows: its launcher does (reposim.ui.run_ui).
+        assert not session.closed
+    finally:
+        await session.close()
     assert {"app.py", "pkg", ".gitignore", "pkg/keep.py"} <= listed
     assert not {".git", "debug.log", "build", "pkg/generated.py"} & listed
-    assert session.closed  # closing the app closes the session
 
 
 async def test_a_huge_folder_is_paged_and_more_entries_come_on_enter(
@@ -88,31 +92,31 @@ async def test_a_huge_folder_is_paged_and_more_entries_come_on_enter(
     files = {f"big/f{i:05d}.txt": "" for i in range(4500)}
     files["small.txt"] = ""
     repo = make_repo(files)
-    session = await Session.open(repo, trajectory_path=tmp_path / "t.jsonl")
-    app = RepoSimApp(session)
-    async with app.run_test(size=(120, 40)) as pilot:
-        tree = app.query_one(FileTree)
-        await wait_for(pilot, lambda: "big" in tree.nodes_by_path, "the root listing")
-        big = tree.nodes_by_path["big"]
-        big.expand()
-        await wait_for(pilot, lambda: "big/f01999.txt" in tree.nodes_by_path, "the first page")
-        assert "big/f02000.txt" not in tree.nodes_by_path
-        more = big.children[-1]
-        assert more.data is not None and more.data.kind == "more"
-        assert "2500 more" in str(more.label)
-        tree.focus()
+    async with await Session.open(repo, trajectory_path=tmp_path / "t.jsonl") as session:
+        app = RepoSimApp(session)
+        async with app.run_test(size=(120, 40)) as pilot:
+            tree = app.query_one(FileTree)
+            await wait_for(pilot, lambda: "big" in tree.nodes_by_path, "the root listing")
+            big = tree.nodes_by_path["big"]
+            big.expand()
+            await wait_for(pilot, lambda: "big/f01999.txt" in tree.nodes_by_path, "the first page")
+            assert "big/f02000.txt" not in tree.nodes_by_path
+            more = big.children[-1]
+            assert more.data is not None and more.data.kind == "more"
+            assert "2500 more" in str(more.label)
+            tree.focus()
 
-        def on_more() -> bool:
-            # Node line numbers are only known once the tree has laid out its new rows.
-            tree.move_cursor(more)
-            return tree.cursor_node is more
+            def on_more() -> bool:
+                # Node line numbers are only known once the tree has laid out its new rows.
+                tree.move_cursor(more)
+                return tree.cursor_node is more
 
-        await wait_for(pilot, on_more, "the cursor on the more row")
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: "big/f03999.txt" in tree.nodes_by_path, "the second page")
-        # The tree keeps answering keys while it holds thousands of rows.
-        await pilot.press("ctrl+b")
-        assert not app.query_one("#sidebar").display
+            await wait_for(pilot, on_more, "the cursor on the more row")
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: "big/f03999.txt" in tree.nodes_by_path, "the second page")
+            # The tree keeps answering keys while it holds thousands of rows.
+            await pilot.press("ctrl+b")
+            assert not app.query_one("#sidebar").display
 
 
 async def test_terminal_command_runs_in_the_workspace_and_the_tree_shows_its_file(
@@ -294,7 +298,7 @@ def test_open_reports_a_missing_path_in_one_sentence(tmp_path: Path) -> None:
         [
             sys.executable,
             "-c",
-            "from simulator.cli import main; main()",
+            "from reposim.cli import main; main()",
             "open",
             str(tmp_path / "missing"),
         ],
@@ -311,7 +315,7 @@ def test_open_reports_an_unknown_theme_in_one_sentence(sample_repo: Path) -> Non
         [
             sys.executable,
             "-c",
-            "from simulator.cli import main; main()",
+            "from reposim.cli import main; main()",
             "open",
             str(sample_repo),
             "--theme",

@@ -11,7 +11,7 @@ import sys
 import click
 from click.testing import CliRunner
 
-from simulator.cli import COMMAND_HOMES, COMMAND_MODULES, cli
+from reposim.cli import COMMAND_HOMES, COMMAND_MODULES, cli
 
 
 def test_every_registered_command_has_its_home() -> None:
@@ -32,7 +32,7 @@ def test_help_lists_every_command() -> None:
 def test_open_imports_only_its_own_module() -> None:
     probe = (
         "import json, sys\n"
-        "from simulator.cli import cli\n"
+        "from reposim.cli import cli\n"
         "try:\n"
         "    cli.main(['open', '--help'], standalone_mode=False)\n"
         "finally:\n"
@@ -40,7 +40,7 @@ def test_open_imports_only_its_own_module() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     loaded = set(json.loads(done.stdout.strip().splitlines()[-1]))
-    assert "simulator.cli.ui_cmd" in loaded
-    for other in ("simulator.cli.agent_cmd", "simulator.cli.replay_cmd", "simulator.analysis"):
+    assert "reposim.cli.ui_cmd" in loaded
+    for other in ("reposim.cli.agent_cmd", "reposim.cli.replay_cmd", "simulator.analysis"):
         assert other not in loaded, other
     assert "litellm" not in loaded

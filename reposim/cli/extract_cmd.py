@@ -10,12 +10,12 @@ from typing import IO, Any
 
 import click
 
+from reposim.cli.common import CliError, existing_dir
 from simulator.analysis.export import ContextMode, Extraction, ExtractOptions, file_record
 from simulator.analysis.filters import FILTERS, PRESETS, FilterSpec
 from simulator.analysis.index import CodeIndex
 from simulator.analysis.model import FileRecord, Lang
 from simulator.analysis.project import discover, extract_tree
-from simulator.cli.common import CliError, existing_dir
 
 
 def _languages(value: str) -> list[Lang]:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import importlib
 import json
 import sys
 from pathlib import Path
@@ -11,11 +9,13 @@ from typing import Any
 
 import click
 
-from simulator.cli.common import CliError, existing_dir, existing_file, run_async
+from reposim.cli.common import CliError, existing_dir, existing_file, run_async
+from reposim.ui import run_ui
 from simulator.interop import EXPORT_FORMATS, export_text
 from simulator.replay.index import is_native, open_trajectory
 from simulator.replay.normalise import DEFAULT_RULES, Normaliser
 from simulator.replay.reexec import ReplayReport, StepResult, reexecute
+from simulator.session import Session
 from simulator.trajectory import TrajectoryWriter
 
 
@@ -185,9 +185,7 @@ async def _fork_into_ui(
     """Fork at `step` and open the forked session in the main UI; the new trajectory's path."""
     from simulator.replay.fork import fork
 
-    # The UI's modules load in a thread while the workspace is rebuilt.
-    ui_loading = asyncio.create_task(asyncio.to_thread(importlib.import_module, "widgets.app"))
-    try:
+    async def forked() -> Session:
         result = await fork(
             path,
             step,
@@ -198,18 +196,10 @@ async def _fork_into_ui(
             image=image,
             on_notes=_print_notes,
         )
-    finally:
-        ui = await ui_loading
-    session = result.session
-    _say_if_differed(result.report)
-    reason = "closed"
-    try:
-        await ui.RepoSimApp(session).run_async()
-    except BaseException:
-        reason = "interrupted"
-        raise
-    finally:
-        await session.close(reason)
+        _say_if_differed(result.report)
+        return result.session
+
+    session = await run_ui(forked())
     return session.trajectory_path
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from backends.base import BackendError
-from simulator.cli.common import CliError
+from reposim.cli.common import CliError
 
 
 @click.command("gc")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
+from reposim.cli.common import backend_options, existing_dir, json_printer, run_async
 from simulator.backend_factory import make_backend
-from simulator.cli.common import backend_options, existing_dir, json_printer, run_async
 from simulator.events import Actor
 from simulator.session import Session
 from simulator.testrun import TestRunResult

@@ -11,6 +11,8 @@ from typing import Any
 
 import click
 
+from reposim.cli.common import CliError, backend_options, existing_dir, json_printer, run_async
+from reposim.ui import run_ui
 from simulator.agent import (
     Agent,
     AgentConfig,
@@ -23,7 +25,6 @@ from simulator.agent import (
     litellm_client,
 )
 from simulator.backend_factory import make_backend
-from simulator.cli.common import CliError, backend_options, existing_dir, json_printer, run_async
 from simulator.describe import describe_event
 from simulator.events import TRANSIENT_KINDS, Event, Kind
 from simulator.session import Session
@@ -273,22 +274,19 @@ def demo_command(
             agent=agent_info,
             test_command=test_command(),
         )
-        result: RunResult | None = None
+        if not headless:
+            config = AgentConfig(
+                client=client, mode=Mode(mode), budgets=budgets, task=DEMO_TASK, title=title
+            )
+            await run_ui(session, agent_config=config)
+            return None, session.trajectory_path
         reason = "closed"
         try:
-            if headless:
-                agent = Agent(session, client, mode=Mode(mode), budgets=budgets)
-                if mode == "confirm":
-                    _prompt_approvals(agent)
-                click.echo(f"reposim demo: {title}; workspace {workspace}", err=True)
-                result = await _run_headless(session, agent, DEMO_TASK, as_json=False)
-            else:
-                from widgets.app import RepoSimApp
-
-                config = AgentConfig(
-                    client=client, mode=Mode(mode), budgets=budgets, task=DEMO_TASK, title=title
-                )
-                await RepoSimApp(session, agent_config=config).run_async()
+            agent = Agent(session, client, mode=Mode(mode), budgets=budgets)
+            if mode == "confirm":
+                _prompt_approvals(agent)
+            click.echo(f"reposim demo: {title}; workspace {workspace}", err=True)
+            result = await _run_headless(session, agent, DEMO_TASK, as_json=False)
         except BaseException:
             reason = "interrupted"
             raise

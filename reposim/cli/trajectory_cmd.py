@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from simulator.cli.common import existing_file
+from reposim.cli.common import existing_file
 from simulator.describe import summarize
 from simulator.trajectory import read_trajectory
 

@@ -1,21 +1,20 @@
-"""`reposim open`: the interactive UI on a recorded session (Textual is imported only here)."""
+"""`reposim open`: the interactive UI on a recorded session (Textual loads in `run_ui` only)."""
 
 from __future__ import annotations
 
-import asyncio
-import importlib
 from pathlib import Path
 
 import click
 
-from simulator.backend_factory import make_backend
-from simulator.cli.common import (
+from reposim.cli.common import (
     CliError,
     backend_options,
     existing_dir,
     existing_file,
     run_async,
 )
+from reposim.ui import run_ui
+from simulator.backend_factory import make_backend
 from simulator.session import Session
 from themes import theme_names
 
@@ -78,21 +77,7 @@ def open_command(
         return session
 
     async def run() -> Path:
-        # The UI's modules load in a thread while the backend starts (mostly waiting on
-        # processes), which takes a good part off the cold start.
-        ui_loading = asyncio.create_task(asyncio.to_thread(importlib.import_module, "widgets.app"))
-        try:
-            session = await start()
-        finally:
-            ui = await ui_loading
-        reason = "closed"
-        try:
-            await ui.RepoSimApp(session, theme_name=theme).run_async()
-        except BaseException:
-            reason = "interrupted"
-            raise
-        finally:
-            await session.close(reason)
+        session = await run_ui(start(), theme=theme)
         return session.trajectory_path
 
     trajectory_path = run_async(run)

@@ -8,19 +8,19 @@ from typing import Any
 
 import click
 
+from reposim.cli.common import run_cli
 from simulator import __version__
-from simulator.cli.common import run_cli
 
 # Modules that each define `register(group)`; imported when a command of theirs runs, or all of
 # them for --help (see LazyGroup).
 COMMAND_MODULES = [
-    "simulator.cli.exec_cmd",
-    "simulator.cli.trajectory_cmd",
-    "simulator.cli.ui_cmd",
-    "simulator.cli.replay_cmd",
-    "simulator.cli.docker_cmd",
-    "simulator.cli.agent_cmd",
-    "simulator.cli.extract_cmd",
+    "reposim.cli.exec_cmd",
+    "reposim.cli.trajectory_cmd",
+    "reposim.cli.ui_cmd",
+    "reposim.cli.replay_cmd",
+    "reposim.cli.docker_cmd",
+    "reposim.cli.agent_cmd",
+    "reposim.cli.extract_cmd",
 ]
 
 
@@ -28,18 +28,18 @@ COMMAND_MODULES = [
 # loads neither the analysis, agent nor replay code). A command missing here still works (the
 # group then imports every module); tests/ui/test_cli_lazy.py checks this against the modules.
 COMMAND_HOMES = {
-    "exec": "simulator.cli.exec_cmd",
-    "test": "simulator.cli.exec_cmd",
-    "trajectory": "simulator.cli.trajectory_cmd",
-    "open": "simulator.cli.ui_cmd",
-    "replay": "simulator.cli.replay_cmd",
-    "export": "simulator.cli.replay_cmd",
-    "import": "simulator.cli.replay_cmd",
-    "gc": "simulator.cli.docker_cmd",
-    "image": "simulator.cli.docker_cmd",
-    "agent": "simulator.cli.agent_cmd",
-    "demo": "simulator.cli.agent_cmd",
-    "extract": "simulator.cli.extract_cmd",
+    "exec": "reposim.cli.exec_cmd",
+    "test": "reposim.cli.exec_cmd",
+    "trajectory": "reposim.cli.trajectory_cmd",
+    "open": "reposim.cli.ui_cmd",
+    "replay": "reposim.cli.replay_cmd",
+    "export": "reposim.cli.replay_cmd",
+    "import": "reposim.cli.replay_cmd",
+    "gc": "reposim.cli.docker_cmd",
+    "image": "reposim.cli.docker_cmd",
+    "agent": "reposim.cli.agent_cmd",
+    "demo": "reposim.cli.agent_cmd",
+    "extract": "reposim.cli.extract_cmd",
 }
 
 
