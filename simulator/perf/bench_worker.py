@@ -1,0 +1,106 @@
+"""The program that runs inside an environment: a harness under pyperf, or a quickcheck.
+
+It is copied, with pyperf beside it, into a private tools directory of each environment and run
+by that environment's Python, so it imports nothing from RepoSim: only the standard library,
+pyperf and the harness. pyperf re-runs this same file for each of its worker processes
+(`add_cmdline_args` passes our options on to them).
+
+    python bench_worker.py --root WS --harness H.py --name api -o out.json [pyperf options]
+    python bench_worker.py --root WS --command "make -s" --name cmd --append out.json ...
+    python bench_worker.py --root WS --harness H.py --quickcheck
+
+A harness is a plain Python file that defines `bench()`, a callable taking no arguments that
+exercises the API once; whatever it needs is prepared at import time, outside the timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+
+def _prepare_path(root: str) -> None:
+    """The repository's code is importable as it is laid out: its root, and src/ if it has one."""
+    os.chdir(root)
+    for entry in (Path(root) / "src", Path(root)):
+        if entry.is_dir() and str(entry) not in sys.path:
+            sys.path.insert(0, str(entry))
+
+
+def _load_harness(path: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location("reposim_perf_harness", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load the harness {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    if not callable(getattr(module, "bench", None)):
+        raise AttributeError(f"the harness {path} defines no bench() function")
+    return module
+
+
+def quickcheck(harness: str, repeat: int) -> int:
+    """Import the harness and call bench() `repeat` times; one JSON line says how it went."""
+    report: dict[str, Any] = {"ok": False}
+    t0 = time.perf_counter()
+    try:
+        module = _load_harness(harness)
+        report["import_seconds"] = round(time.perf_counter() - t0, 6)
+        t1 = time.perf_counter()
+        for _ in range(repeat):
+            module.bench()
+        report["call_seconds"] = round((time.perf_counter() - t1) / repeat, 6)
+        report["ok"] = True
+    except BaseException as exc:  # the harness's error, whatever it is, is the answer
+        report["error"] = f"{type(exc).__name__}: {exc}"
+        report["traceback"] = "".join(traceback.format_exception(exc))[-4000:]
+    print("REPOSIM-QUICKCHECK " + json.dumps(report), flush=True)
+    return 0 if report["ok"] else 1
+
+
+def main() -> int:
+    own = argparse.ArgumentParser(add_help=False)
+    own.add_argument("--root", required=True)
+    own.add_argument("--harness")
+    own.add_argument("--command")
+    own.add_argument("--name", default="bench")
+    own.add_argument("--quickcheck", action="store_true")
+    own.add_argument("--repeat", type=int, default=1)
+    mine, _rest = own.parse_known_args()
+    _prepare_path(mine.root)
+    if mine.quickcheck:
+        return quickcheck(mine.harness, mine.repeat)
+
+    import pyperf
+
+    def add_cmdline_args(cmd: list[str], args: Any) -> None:
+        cmd.extend(["--root", mine.root, "--name", mine.name])
+        if mine.harness:
+            cmd.extend(["--harness", mine.harness])
+        if mine.command:
+            cmd.extend(["--command", mine.command])
+
+    runner = pyperf.Runner(add_cmdline_args=add_cmdline_args)
+    for flag in ("--root", "--harness", "--command", "--name"):
+        runner.argparser.add_argument(flag)
+    runner.argparser.add_argument("--quickcheck", action="store_true")
+    runner.argparser.add_argument("--repeat", type=int, default=1)
+    runner.metadata["reposim_root"] = mine.root
+    if mine.command:
+        runner.bench_command(mine.name, ["bash", "-c", mine.command])
+    else:
+        module = _load_harness(mine.harness)
+        runner.bench_func(mine.name, module.bench)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

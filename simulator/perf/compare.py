@@ -1,0 +1,528 @@
+"""`perf compare`: one API (or command) timed at two revisions, with statistics worth trusting.
+
+    result = await compare(CompareRequest(repo, "v1.0", "v1.1", api="pkg.mod.func"))
+
+Two environments (each a recorded Session checked out at its revision) run the same harness.
+pyperf does the measuring: a calibration run fixes the number of loops per value, then rounds
+alternate between the sides (A B, B A, A B, ...) so that a drift of the machine during the
+measurement falls on both sides alike; in each round pyperf spawns fresh worker processes,
+runs warm-ups, then the values, every worker pinned to the same CPU. Both sides' runs are
+stored as pyperf JSON beside the result. The verdict (speed-up, its bootstrap confidence
+interval over runs, significance) comes from `stats`, and the machine's state (CPU, load,
+Python, isolation) goes with it, with the reasons not to trust it when there are some.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import re
+import sys
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import pyperf
+
+from simulator.agent.models import LiteLLMClient, ModelClient, ModelError
+from simulator.perf import harness as harnesses
+from simulator.perf.environment import PerfEnvironment, QuickcheckReport, install_tools
+from simulator.perf.stats import (
+    SideStats,
+    Verdict,
+    compare_runs,
+    load_benchmark,
+    noise_reasons,
+    pyperf_metadata,
+    side_stats,
+)
+from simulator.session import Subscriber
+from simulator.trajectory import default_trajectory_dir
+from simulator.workflow import WorkflowFailure, WorkflowRun
+
+WORKFLOW = "perf.compare"
+
+
+@dataclass(frozen=True)
+class MeasureSettings:
+    """How much measuring: `rounds` x `processes` pyperf workers per side, interleaved."""
+
+    rounds: int = 10
+    processes: int = 2  # worker processes per side and round
+    values: int = 3  # timed values per worker
+    warmups: int = 1  # values run and thrown away first, per worker
+    min_time: float = 0.1  # seconds a value should last; sets the loops at calibration
+    affinity: str | None = None  # CPU list for the workers; None: one CPU chosen here
+    timeout: float = 1800.0  # seconds per pyperf invocation
+
+    @classmethod
+    def quick(cls) -> MeasureSettings:
+        """Rough answers quickly (tests, a first look): 4 runs per side, in 2 rounds."""
+        return cls(rounds=2, processes=2, values=3, warmups=1, min_time=0.01)
+
+    @property
+    def runs(self) -> int:
+        return self.rounds * self.processes
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class CompareRequest:
+    repo: Path
+    a: str
+    b: str
+    api: str | None = None
+    harness: Path | None = None  # a harness file to use as it is
+    command: str | None = None  # time a shell command instead of an API
+    model: str | None = None  # write the harness with this model instead of tracing tests
+    api_base: str | None = None
+    api_key: str | None = None
+    fix_rounds: int = 3  # repairs of a model-written harness that fails its quickcheck
+    out_dir: Path | None = None
+    settings: MeasureSettings = field(default_factory=MeasureSettings)
+    backend: str = "local"
+    python: str | None = None  # the interpreter that runs the harness (default: this one)
+
+    def target(self) -> str:
+        return self.api or self.command or (self.harness.stem if self.harness else "?")
+
+    def check(self) -> None:
+        if not self.repo.is_dir():
+            raise WorkflowFailure(f"{self.repo} is not a directory.")
+        if (self.api is None) == (self.command is None):
+            raise WorkflowFailure("Give exactly one of --api and --command.")
+        if self.command is not None and (self.harness is not None or self.model is not None):
+            raise WorkflowFailure("--harness and --model go with --api, not with --command.")
+        if self.harness is not None and not self.harness.is_file():
+            raise WorkflowFailure(f"The harness {self.harness} is not a file.")
+        if self.api is not None and not re.fullmatch(r"[A-Za-z_][\w.]*\.[A-Za-z_]\w*", self.api):
+            raise WorkflowFailure(f"{self.api!r} is not a dotted name such as pkg.module.func.")
+        if self.settings.runs < 2:
+            raise WorkflowFailure("Measure at least two runs per side (rounds x processes).")
+
+
+@dataclass
+class CompareResult:
+    repo: str
+    target: str
+    kind: str  # api | command
+    rev_a: str
+    rev_b: str
+    commit_a: str
+    commit_b: str
+    a: SideStats
+    b: SideStats
+    verdict: Verdict
+    environment: dict[str, Any]
+    noise: list[str]
+    harness: dict[str, Any]
+    files: dict[str, str]
+    settings: dict[str, Any]
+
+    @property
+    def noisy(self) -> bool:
+        return bool(self.noise)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": "reposim.perf.compare/1",
+            "repo": self.repo,
+            "target": self.target,
+            "kind": self.kind,
+            "rev_a": self.rev_a,
+            "rev_b": self.rev_b,
+            "commit_a": self.commit_a,
+            "commit_b": self.commit_b,
+            "a": self.a.to_dict(),
+            "b": self.b.to_dict(),
+            "verdict": self.verdict.to_dict(),
+            "environment": self.environment,
+            "noise": self.noise,
+            "noisy": self.noisy,
+            "harness": self.harness,
+            "files": self.files,
+            "settings": self.settings,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CompareResult:
+        return cls(
+            repo=data["repo"],
+            target=data["target"],
+            kind=data["kind"],
+            rev_a=data["rev_a"],
+            rev_b=data["rev_b"],
+            commit_a=data["commit_a"],
+            commit_b=data["commit_b"],
+            a=SideStats.from_dict(data["a"]),
+            b=SideStats.from_dict(data["b"]),
+            verdict=Verdict.from_dict(data["verdict"]),
+            environment=dict(data["environment"]),
+            noise=list(data["noise"]),
+            harness=dict(data["harness"]),
+            files=dict(data["files"]),
+            settings=dict(data["settings"]),
+        )
+
+    def summary(self) -> str:
+        """What a person reads at the end of `reposim perf compare`."""
+        env = self.environment
+        lines = [
+            f"{self.target} in {Path(self.repo).name}: {self.rev_a} ({self.commit_a[:10]}) vs "
+            f"{self.rev_b} ({self.commit_b[:10]})",
+            f"  A  {_seconds(self.a.mean)} +- {_seconds(self.a.std)}  "
+            f"({self.a.runs} runs, {self.a.values} values, {self.a.loops} loops each)",
+            f"  B  {_seconds(self.b.mean)} +- {_seconds(self.b.std)}  "
+            f"({self.b.runs} runs, {self.b.values} values, {self.b.loops} loops each)",
+            f"  {self.verdict.sentence()}; opt {self.verdict.opt_pct:.2f}% "
+            f"(std {self.verdict.opt_pct_std:.2f})",
+            f"  machine: {env.get('cpu_model')}, {env.get('cpu_count')} CPUs, "
+            f"Python {env.get('python')}; {env.get('isolation')}",
+        ]
+        if self.noise:
+            lines.append("  NOISY MACHINE: " + "; ".join(self.noise))
+        lines.append(f"  results: {self.files.get('result')}")
+        return "\n".join(lines)
+
+
+def _seconds(value: float) -> str:
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if value >= scale:
+            return f"{value / scale:.3f} {unit}"
+    return f"{value / 1e-9:.1f} ns"
+
+
+def default_out_dir(repo: Path, target: str) -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    safe = re.sub(r"[^\w.-]+", "_", target)[:40]
+    return default_trajectory_dir().parent / "perf" / f"{stamp}-{repo.name}-{safe}"
+
+
+def choose_affinity(requested: str | None) -> tuple[str | None, str]:
+    """The CPU list for pyperf's workers, and one sentence on what isolation there is."""
+    try:
+        isolated = Path("/sys/devices/system/cpu/isolated").read_text().strip()
+    except OSError:
+        isolated = ""
+    if requested:
+        return requested, f"workers pinned to CPU {requested} as asked; isolated CPUs: " + (
+            isolated or "none"
+        )
+    if isolated:
+        # pyperf pins to isolated CPUs by itself when the kernel has some (isolcpus=).
+        return None, f"workers on the isolated CPUs {isolated} (isolcpus)"
+    allowed = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    if not allowed:
+        return None, "no CPU affinity on this system; workers run wherever the OS puts them"
+    cpu = str(allowed[-1])
+    return cpu, (
+        f"no isolated CPUs (no isolcpus); every worker of both sides pinned to CPU {cpu}, "
+        "which other processes still share"
+    )
+
+
+def cpu_model() -> str:
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return "unknown CPU"
+
+
+async def compare(
+    request: CompareRequest,
+    *,
+    on_event: Subscriber | None = None,
+    client: ModelClient | None = None,
+) -> CompareResult:
+    """Run the comparison; every step lands in the two environments' trajectories."""
+    request.check()
+    repo = request.repo.resolve()
+    out = (request.out_dir or default_out_dir(repo, request.target())).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    tools = install_tools(out / "tools")
+    envs: list[PerfEnvironment] = []
+    try:
+        for label, rev in (("A", request.a), ("B", request.b)):
+            envs.append(
+                await PerfEnvironment.open(
+                    label,
+                    repo,
+                    rev,
+                    tools=tools,
+                    trajectory_path=out / f"trajectory-{label.lower()}.jsonl",
+                    backend=request.backend,
+                    python=request.python,
+                    subscriber=on_event,
+                )
+            )
+        env_a, env_b = envs
+        params = {
+            "repo": str(repo),
+            "a": request.a,
+            "b": request.b,
+            "target": request.target(),
+            "kind": "command" if request.command else "api",
+            "model": request.model,
+            "settings": request.settings.to_dict(),
+            "out": str(out),
+        }
+        with (
+            WorkflowRun(env_a.session, WORKFLOW, {**params, "side": "A"}) as run_a,
+            WorkflowRun(env_b.session, WORKFLOW, {**params, "side": "B"}) as run_b,
+        ):
+            runs = {"A": run_a, "B": run_b}
+            result = await _compare(request, repo, out, env_a, env_b, runs, client)
+            payload = result.to_dict()
+            run_a.result(**payload)
+            run_b.result(**payload)
+        (out / "result.json").write_text(json.dumps(payload, indent=2) + "\n")
+        return result
+    finally:
+        for env in envs:
+            await env.close()
+
+
+async def _compare(
+    request: CompareRequest,
+    repo: Path,
+    out: Path,
+    env_a: PerfEnvironment,
+    env_b: PerfEnvironment,
+    runs: dict[str, WorkflowRun],
+    client: ModelClient | None,
+) -> CompareResult:
+    envs = (env_a, env_b)
+    for env in envs:
+        with runs[env.label].stage("checkout", rev=env.rev) as detail:
+            detail["commit"] = await env.checkout()
+
+    harness_path: Path | None = None
+    source = harnesses.HarnessSource("command")
+    if request.api is not None:
+        with runs["A"].stage("harness", api=request.api) as detail:
+            harness_path, source = await _harness(request, out, env_a, env_b, runs, client)
+            detail.update(path=str(harness_path), **source.to_dict())
+
+    affinity, isolation = choose_affinity(request.settings.affinity)
+    settings = replace(request.settings, affinity=affinity)
+    name = request.target()
+    files = {"a": out / "a.json", "b": out / "b.json", "calibration": out / "calibration.json"}
+    for path in files.values():
+        path.unlink(missing_ok=True)
+    pinned = ["--affinity", affinity] if affinity else []
+    load: list[float] = [os.getloadavg()[0]]
+
+    async def measure(env: PerfEnvironment, output: Path, options: list[str]) -> None:
+        await env.pyperf(
+            output,
+            name=name,
+            harness=harness_path,
+            command=request.command,
+            options=options + pinned,
+            timeout=settings.timeout,
+        )
+
+    with runs["A"].stage("calibrate", min_time=settings.min_time) as detail:
+        await measure(
+            env_a,
+            files["calibration"],
+            [
+                "--processes",
+                "1",
+                "--values",
+                "1",
+                "--warmups",
+                str(settings.warmups),
+                "--min-time",
+                str(settings.min_time),
+            ],
+        )
+        loops = int(load_benchmark(files["calibration"]).get_metadata().get("loops") or 1)
+        detail["loops"] = loops
+
+    per_round = [
+        "--processes",
+        str(settings.processes),
+        "--values",
+        str(settings.values),
+        "--warmups",
+        str(settings.warmups),
+        "--loops",
+        str(loops),
+    ]
+    for number in range(settings.rounds):
+        order = envs if number % 2 == 0 else envs[::-1]
+        for env in order:
+            with runs[env.label].stage("measure", round=number + 1, of=settings.rounds):
+                await measure(env, files[env.label.lower()], per_round)
+        load.append(os.getloadavg()[0])
+
+    bench_a, bench_b = load_benchmark(files["a"]), load_benchmark(files["b"])
+    stats_a, stats_b = side_stats(bench_a), side_stats(bench_b)
+    verdict = compare_runs(list(stats_a.run_means), list(stats_b.run_means))
+    for bench in (bench_a, bench_b):
+        load += [
+            float(run.get_metadata()["load_avg_1min"])
+            for run in bench.get_runs()
+            if "load_avg_1min" in run.get_metadata()
+        ]
+    cpus = os.cpu_count() or 1
+    metadata = pyperf_metadata(files["a"])
+    environment = {
+        "cpu_model": metadata.get("cpu_model_name") or cpu_model(),
+        "cpu_count": cpus,
+        "cpu_freq": metadata.get("cpu_freq"),
+        "affinity": affinity,
+        "isolation": isolation,
+        "load_avg": {"start": load[0], "max": max(load), "samples": len(load)},
+        "python": str(metadata.get("python_version", sys.version.split()[0])),
+        "python_executable": metadata.get("python_executable"),
+        "platform": metadata.get("platform"),
+        "pyperf": pyperf.__version__,
+        "backend": request.backend,
+        "revisions": {
+            "a": {"rev": env_a.rev, "commit": env_a.commit},
+            "b": {"rev": env_b.rev, "commit": env_b.commit},
+        },
+        "protocol": (
+            f"calibration in A, then {settings.rounds} interleaved rounds "
+            f"(A B, B A, ...) of {settings.processes} worker process(es) per side, "
+            f"{settings.warmups} warm-up + {settings.values} values each, {loops} loops per value"
+        ),
+    }
+    return CompareResult(
+        repo=str(repo),
+        target=name,
+        kind="command" if request.command else "api",
+        rev_a=env_a.rev,
+        rev_b=env_b.rev,
+        commit_a=env_a.commit,
+        commit_b=env_b.commit,
+        a=stats_a,
+        b=stats_b,
+        verdict=verdict,
+        environment=environment,
+        noise=noise_reasons(stats_a, stats_b, load, cpus),
+        harness={"path": str(harness_path) if harness_path else None, **source.to_dict()},
+        files={
+            "a": str(files["a"]),
+            "b": str(files["b"]),
+            "calibration": str(files["calibration"]),
+            "result": str(out / "result.json"),
+            "trajectory_a": str(env_a.session.trajectory_path),
+            "trajectory_b": str(env_b.session.trajectory_path),
+        },
+        settings=settings.to_dict(),
+    )
+
+
+async def _harness(
+    request: CompareRequest,
+    out: Path,
+    env_a: PerfEnvironment,
+    env_b: PerfEnvironment,
+    runs: dict[str, WorkflowRun],
+    client: ModelClient | None,
+) -> tuple[Path, harnesses.HarnessSource]:
+    """The harness file, written (traced or by a model) unless given, and quickchecked."""
+    api = request.api or ""
+    path = out / "harness.py"
+    if request.harness is not None:
+        if request.harness.resolve() != path:
+            path.write_text(request.harness.read_text())
+        source = harnesses.HarnessSource("file")
+        await _quickcheck_or_fail(path, (env_a, env_b), runs, "Edit it and run again.")
+        return path, source
+
+    if request.model is None and client is None:
+        traces = []
+        for env in (env_a, env_b):
+            with runs[env.label].stage("trace-tests", api=api) as detail:
+                trace = await env.trace(api, out / f"trace-{env.label.lower()}.json")
+                calling = [t["nodeid"] for t in trace["tests"] if t.get("calls")]
+                detail.update(tests=len(trace["tests"]), calling=len(calling))
+                traces.append(trace)
+        tests = harnesses.usable_tests(traces)
+        if not tests:
+            raise WorkflowFailure(
+                f"No test of the repository calls {api} without fixtures and passes at both "
+                "revisions; write a harness (--harness FILE) or let a model write one (--model)."
+            )
+        revisions = f"{env_a.commit[:10]} and {env_b.commit[:10]}"
+        path.write_text(harnesses.traced_harness(api, tests, Path(env_b.root), revisions))
+        source = harnesses.HarnessSource("traced", tests=[t.nodeid for t in tests])
+        await _quickcheck_or_fail(path, (env_a, env_b), runs, "Edit it or pass --model.")
+        return path, source
+
+    model = client or LiteLLMClient(
+        request.model or "", api_base=request.api_base, api_key=request.api_key
+    )
+    if client is None and isinstance(model, LiteLLMClient):
+        model.check()
+    try:
+        context = harnesses.sliced_context(Path(env_b.root), api)
+    except KeyError as exc:
+        raise WorkflowFailure(str(exc.args[0])) from None
+    writer = harnesses.HarnessWriter(model, api, context)
+    source = harnesses.HarnessSource("model", model=model.model)
+    try:
+        code = await writer.write()
+        for attempt in range(request.fix_rounds + 1):
+            path.write_text(code)
+            failure = await _first_failure(path, (env_a, env_b), runs, attempt)
+            if failure is None:
+                break
+            env, report = failure
+            if attempt == request.fix_rounds:
+                raise WorkflowFailure(
+                    f"The harness still fails at {env.label} ({env.rev}) after "
+                    f"{request.fix_rounds} repairs: {report.error}; see {path}."
+                )
+            code = await writer.repair(
+                f"The harness fails at revision {env.label} ({env.rev}):\n"
+                f"{report.traceback or report.error}\nWrite the whole file again, fixed, so "
+                "that it works at both revisions."
+            )
+    except ModelError as exc:
+        raise WorkflowFailure(str(exc)) from None
+    source.rounds, source.tokens = writer.rounds, writer.tokens
+    return path, source
+
+
+async def _first_failure(
+    path: Path,
+    envs: tuple[PerfEnvironment, ...],
+    runs: dict[str, WorkflowRun],
+    attempt: int = 0,
+) -> tuple[PerfEnvironment, QuickcheckReport] | None:
+    for env in envs:
+        with runs[env.label].stage("quickcheck", attempt=attempt) as detail:
+            report = await env.quickcheck(path)
+            detail.update(report.detail())
+            if not report.ok:
+                detail["failed"] = True
+        if not report.ok:
+            return env, report
+    return None
+
+
+async def _quickcheck_or_fail(
+    path: Path, envs: tuple[PerfEnvironment, ...], runs: dict[str, WorkflowRun], advice: str
+) -> None:
+    failure = await _first_failure(path, envs, runs)
+    if failure is not None:
+        env, report = failure
+        raise WorkflowFailure(
+            f"The harness {path} fails at {env.label} ({env.rev}): {report.error}. {advice}"
+        )
+
+
+def run(request: CompareRequest, **kwargs: Any) -> CompareResult:
+    """The synchronous entry (batch workers, scripts)."""
+    return asyncio.run(compare(request, **kwargs))

@@ -1,0 +1,172 @@
+"""Statistics over pyperf results: per-side summaries, the speed-up and whether it is real.
+
+The unit of independence is a pyperf *run* (one worker process): values inside a run share its
+memory layout, hash seeds and CPU state, so they are not independent draws. The speed-up's
+confidence interval is a bootstrap over runs (each side resampled separately, ratio of the
+means), and significance is pyperf's own two-sample t-test applied to the per-run means; a
+difference is called significant only when that test says so *and* the interval excludes 1.0.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import statistics
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import pyperf
+from pyperf._utils import is_significant
+
+CONFIDENCE = 0.95
+BOOTSTRAP_RESAMPLES = 10_000
+NOISY_CV = 0.10  # pyperf warns when the standard deviation is at least 10% of the mean
+LOADED_PER_CPU = 0.9  # load average per CPU above which the machine is busy with other work
+
+
+@dataclass(frozen=True)
+class SideStats:
+    """One side of a comparison (one revision), from its pyperf JSON file."""
+
+    mean: float  # seconds per call, over every value of every run
+    std: float
+    median: float
+    runs: int
+    values: int
+    loops: int
+    run_means: tuple[float, ...]
+    run_cv: float  # coefficient of variation of the run means
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SideStats:
+        return cls(**{**data, "run_means": tuple(data["run_means"])})
+
+
+@dataclass(frozen=True)
+class Verdict:
+    speedup: float  # time A / time B: above 1 means B is faster
+    ci_low: float
+    ci_high: float
+    confidence: float
+    significant: bool
+    t_score: float | None
+    opt_pct: float  # (1 - B/A) * 100, the published "Opt %"
+    opt_pct_std: float  # its bootstrap standard deviation
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Verdict:
+        return cls(**data)
+
+    def sentence(self) -> str:
+        interval = f"{self.confidence:.0%} CI {self.ci_low:.3f}-{self.ci_high:.3f}"
+        if not self.significant:
+            return f"not significant: speed-up {self.speedup:.3f}x ({interval})"
+        word = "faster" if self.speedup > 1 else "slower"
+        return f"B is {word}: speed-up {self.speedup:.3f}x ({interval})"
+
+
+def load_benchmark(path: Path) -> pyperf.Benchmark:
+    """The one benchmark of a pyperf JSON file."""
+    suite = pyperf.BenchmarkSuite.load(str(path))
+    benchmarks = suite.get_benchmarks()
+    if len(benchmarks) != 1:
+        raise ValueError(f"{path} holds {len(benchmarks)} benchmarks, expected one.")
+    return benchmarks[0]
+
+
+def run_means(bench: pyperf.Benchmark) -> list[float]:
+    """The mean value of each run that has values (calibration runs have none)."""
+    return [statistics.fmean(run.values) for run in bench.get_runs() if run.values]
+
+
+def side_stats(bench: pyperf.Benchmark) -> SideStats:
+    values = list(bench.get_values())
+    means = run_means(bench)
+    mean = statistics.fmean(values)
+    std = statistics.stdev(values) if len(values) > 1 else 0.0
+    mean_of_runs = statistics.fmean(means)
+    cv = statistics.stdev(means) / mean_of_runs if len(means) > 1 and mean_of_runs else 0.0
+    return SideStats(
+        mean=mean,
+        std=std,
+        median=statistics.median(values),
+        runs=len(means),
+        values=len(values),
+        loops=int(bench.get_metadata().get("loops") or 0),
+        run_means=tuple(means),
+        run_cv=cv,
+    )
+
+
+def compare_runs(
+    a: list[float],
+    b: list[float],
+    *,
+    confidence: float = CONFIDENCE,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = 0,
+) -> Verdict:
+    """Speed-up of B over A from per-run mean times, with a bootstrap interval and a t-test."""
+    if len(a) < 2 or len(b) < 2:
+        raise ValueError("a comparison needs at least two runs on each side.")
+    speedup = statistics.fmean(a) / statistics.fmean(b)
+    rng = random.Random(seed)
+    ratios = sorted(
+        statistics.fmean(rng.choices(a, k=len(a))) / statistics.fmean(rng.choices(b, k=len(b)))
+        for _ in range(resamples)
+    )
+    tail = (1.0 - confidence) / 2
+    low = ratios[int(tail * (resamples - 1))]
+    high = ratios[int((1.0 - tail) * (resamples - 1))]
+    try:
+        t_significant, t_score = is_significant(a, b)
+    except ZeroDivisionError:  # identical constant samples: no difference at all
+        t_significant, t_score = False, 0.0
+    significant = bool(t_significant) and not (low <= 1.0 <= high)
+    opts = [(1.0 - 1.0 / ratio) * 100 for ratio in ratios]
+    return Verdict(
+        speedup=speedup,
+        ci_low=low,
+        ci_high=high,
+        confidence=confidence,
+        significant=significant,
+        t_score=float(t_score) if t_score is not None else None,
+        opt_pct=(1.0 - 1.0 / speedup) * 100,
+        opt_pct_std=statistics.stdev(opts),
+    )
+
+
+def noise_reasons(
+    a: SideStats, b: SideStats, load: list[float], cpus: int, loaded_per_cpu: float = LOADED_PER_CPU
+) -> list[str]:
+    """Why these numbers may not be trusted: runs that vary too much, a machine under load."""
+    reasons = []
+    for label, side in (("A", a), ("B", b)):
+        if side.run_cv >= NOISY_CV:
+            reasons.append(
+                f"the runs of {label} vary by {side.run_cv:.0%} of their mean "
+                f"(noisy above {NOISY_CV:.0%})"
+            )
+    peak = max(load, default=0.0)
+    if cpus and peak > loaded_per_cpu * cpus:
+        reasons.append(
+            f"the machine was busy: load average up to {peak:.2f} on {cpus} CPUs "
+            "(other processes competed for the CPU)"
+        )
+    return reasons
+
+
+def pyperf_metadata(path: Path) -> dict[str, Any]:
+    """The metadata pyperf recorded with the runs (CPU, Python, load...)."""
+    data = json.loads(path.read_text())
+    metadata = dict(data.get("metadata") or {})
+    for bench in data.get("benchmarks") or []:
+        metadata.update(bench.get("metadata") or {})
+    return metadata

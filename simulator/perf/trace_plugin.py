@@ -1,0 +1,106 @@
+"""A pytest plugin that finds the tests which call one API, run inside an environment.
+
+Loaded with `-p reposim_perf_trace` from the perf tools directory (it imports nothing from
+RepoSim). REPOSIM_PERF_API names the API as a dotted path (`pkg.mod.func`, `pkg.mod.Class.meth`);
+while each test runs, a profile hook counts the calls whose code has that module and qualified
+name. At the end it writes, to REPOSIM_PERF_TRACE_OUT, one JSON object per test: its node id,
+file, function (and class), whether pytest can call it without fixtures, the calls counted,
+its outcome and duration.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import sys
+import time
+from types import FrameType
+from typing import Any
+
+import pytest
+
+_API = os.environ.get("REPOSIM_PERF_API", "")
+_OUT = os.environ.get("REPOSIM_PERF_TRACE_OUT", "")
+_records: dict[str, dict[str, Any]] = {}
+
+
+def _split(api: str) -> list[tuple[str, str]]:
+    """Every (module, qualname) reading of a dotted name: `a.b.c` -> (a.b, c), (a, b.c)."""
+    parts = api.split(".")
+    return [(".".join(parts[:i]), ".".join(parts[i:])) for i in range(len(parts) - 1, 0, -1)]
+
+
+_READINGS = _split(_API)
+
+
+def _matches(frame: FrameType) -> bool:
+    code = frame.f_code
+    qualname = getattr(code, "co_qualname", code.co_name)
+    module = frame.f_globals.get("__name__")
+    return any(module == mod and qualname == name for mod, name in _READINGS)
+
+
+def _plain_callable(item: pytest.Item) -> bool:
+    """A test that runs by calling it: a function, or a method of a plain class, no fixtures."""
+    function = getattr(item, "function", None)
+    if function is None or getattr(item, "callspec", None) is not None:
+        return False
+    cls = getattr(item, "cls", None)
+    if cls is not None and (
+        not inspect.isclass(cls) or "__init__" in vars(cls) or _is_unittest(cls)
+    ):
+        return False
+    params = list(inspect.signature(function).parameters)
+    if cls is not None:
+        params = params[1:]
+    return not params
+
+
+def _is_unittest(cls: type) -> bool:
+    return any(base.__module__.startswith("unittest") for base in cls.__mro__)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Any:
+    calls = 0
+    name = _API.rsplit(".", 1)[-1]
+
+    def profile(frame: FrameType, event: str, arg: object) -> None:
+        nonlocal calls
+        if event == "call" and frame.f_code.co_name == name and _matches(frame):
+            calls += 1
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    t0 = time.perf_counter()
+    try:
+        yield
+    finally:
+        sys.setprofile(previous)
+        path, _line, _desc = item.location
+        owner = getattr(item, "cls", None)
+        cls = owner.__name__ if owner is not None else None
+        function = getattr(item, "function", None)
+        _records[item.nodeid] = {
+            "nodeid": item.nodeid,
+            "path": path,
+            "function": function.__name__ if function is not None else item.name,
+            "cls": cls,
+            "plain": _plain_callable(item),
+            "calls": calls,
+            "seconds": round(time.perf_counter() - t0, 6),
+            "outcome": "unknown",
+        }
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    record = _records.get(report.nodeid)
+    if record is not None and (report.when == "call" or report.failed):
+        record["outcome"] = report.outcome
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if _OUT:
+        with open(_OUT, "w") as handle:
+            json.dump({"api": _API, "tests": list(_records.values())}, handle)

@@ -1,0 +1,92 @@
+"""Fixture repositories for the perf workflow: histories with a known speed-up by construction."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import RepoFactory, git
+
+# `checksum` does its pass over the data PASSES times: version A twice, version B once. B does
+# exactly half of A's work, so it is 2x faster by construction.
+CORE = '''"""A checksum that version A computes twice, for no reason."""
+
+PASSES = {passes}
+
+
+def checksum(data):
+    total = 0
+    for _ in range(PASSES):
+        total = 0
+        for x in data:
+            total = (total * 31 + x) % 1000003
+    return total
+
+
+def describe(data):
+    return f"{{len(data)}} items, checksum {{checksum(data)}}"
+'''
+
+TESTS = """from fastlib.core import checksum, describe
+
+DATA = list(range({size}))
+
+
+def test_checksum():
+    assert checksum(DATA) == checksum(list(DATA))
+
+
+def test_describe():
+    assert describe([1, 2]).startswith("2 items")
+
+
+def test_unrelated():
+    assert sorted([3, 1, 2]) == [1, 2, 3]
+
+
+def test_with_a_fixture(tmp_path):
+    assert checksum([1]) == 1
+"""
+
+
+# B also adds a helper that A lacks: a harness that uses it breaks at A only.
+HELPER_ONLY_IN_B = """
+
+def checksums(chunks):
+    return [checksum(chunk) for chunk in chunks]
+"""
+
+
+def core(passes: int) -> str:
+    return CORE.format(passes=passes)
+
+
+def write(repo: Path, files: dict[str, str], message: str) -> str:
+    for rel, content in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(content)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+@pytest.fixture
+def twox_repo(make_repo: RepoFactory) -> Path:
+    """Two commits: HEAD~1 does the checksum twice, HEAD once (tag a, tag b)."""
+    repo = make_repo(
+        {
+            "fastlib/__init__.py": "",
+            "fastlib/core.py": core(2),
+            "tests/test_core.py": TESTS.format(size=3000),
+        },
+        name="fastlib",
+    )
+    git(repo, "tag", "a")
+    write(
+        repo,
+        {"fastlib/core.py": core(1) + HELPER_ONLY_IN_B},
+        "Compute the checksum once instead of twice",
+    )
+    git(repo, "tag", "b")
+    return repo

@@ -1,0 +1,126 @@
+"""`perf compare` on real git repositories: traced harness, command, model-written harness."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pyperf
+
+from simulator.events import Kind
+from simulator.perf import CompareRequest, MeasureSettings, compare
+from simulator.trajectory import read_trajectory
+from tests.agent.fake_llm import FakeLLM, Reply, call
+
+QUICK = MeasureSettings.quick()
+
+
+def workflow_steps(trajectory: Path) -> list[tuple[str, str]]:
+    events = read_trajectory(trajectory).events
+    return [
+        (e.payload["step"], e.payload["status"]) for e in events if e.kind == Kind.WORKFLOW_STEP
+    ]
+
+
+async def test_compare_by_api_with_a_harness_traced_from_the_tests(
+    twox_repo: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    seen: list[str] = []
+    result = await compare(
+        CompareRequest(
+            twox_repo, "a", "b", api="fastlib.core.checksum", out_dir=out, settings=QUICK
+        ),
+        on_event=lambda e: seen.append(e.kind),
+    )
+    # the harness calls the tests that call checksum, not the unrelated or fixture-bound ones
+    assert result.harness["kind"] == "traced"
+    assert result.harness["tests"] == [
+        "tests/test_core.py::test_checksum",
+        "tests/test_core.py::test_describe",
+    ]
+    harness = (out / "harness.py").read_text()
+    assert "def bench():" in harness and "test_with_a_fixture" not in harness
+    # B does half of A's work
+    assert 1.3 < result.verdict.speedup < 3.5, result.summary()
+    assert result.verdict.ci_low < result.verdict.speedup < result.verdict.ci_high
+    assert result.a.runs == result.b.runs == QUICK.runs
+    # the runs are pyperf's own JSON, loadable by pyperf
+    for side in ("a", "b"):
+        bench = pyperf.Benchmark.load(result.files[side])
+        assert bench.get_nrun() >= QUICK.runs
+    assert result.commit_a != result.commit_b
+    env = result.environment
+    assert env["cpu_count"] >= 1 and env["python"] and env["load_avg"]["samples"] >= 3
+    assert env["revisions"]["b"]["commit"] == result.commit_b
+    assert "isolat" in env["isolation"]
+    # both environments are recorded sessions with the workflow's typed events
+    for side in ("a", "b"):
+        steps = workflow_steps(Path(result.files[f"trajectory_{side}"]))
+        assert ("checkout", "ok") in steps and ("quickcheck", "ok") in steps
+        assert sum(1 for s in steps if s == ("measure", "ok")) == QUICK.rounds
+    assert Kind.WORKFLOW_RESULT in seen and Kind.WORKFLOW_END in seen
+    assert (out / "result.json").is_file()
+    # the user's repository is untouched: still at b, no worktree left behind
+    assert (twox_repo / "fastlib/core.py").read_text().count("PASSES = 1") == 1
+
+
+async def test_compare_by_command(twox_repo: Path, tmp_path: Path) -> None:
+    command = f"{sys.executable} -c 'from fastlib.core import checksum; checksum(range(100000))'"
+    result = await compare(
+        CompareRequest(twox_repo, "a", "b", command=command, out_dir=tmp_path, settings=QUICK)
+    )
+    assert result.kind == "command" and result.harness["path"] is None
+    # interpreter start-up is the same on both sides, so the ratio is below 2 but clearly above 1
+    assert result.verdict.speedup > 1.15, result.summary()
+    assert pyperf.Benchmark.load(result.files["b"]).get_nrun() >= QUICK.runs
+
+
+async def test_a_model_harness_broken_at_one_revision_is_repaired(
+    twox_repo: Path, tmp_path: Path
+) -> None:
+    broken = (
+        "from fastlib.core import checksums\n\nCHUNKS = [list(range(500))] * 4\n\n\n"
+        "def bench():\n    checksums(CHUNKS)\n"
+    )
+    fixed = (
+        "from fastlib.core import checksum\n\nCHUNKS = [list(range(500))] * 4\n\n\n"
+        "def bench():\n    for chunk in CHUNKS:\n        checksum(chunk)\n"
+    )
+    server = FakeLLM(
+        [
+            Reply("A harness.", [call("write_harness", code=broken)]),
+            Reply("Only checksum exists at both revisions.", [call("write_harness", code=fixed)]),
+        ]
+    ).start()
+    try:
+        result = await compare(
+            CompareRequest(
+                twox_repo,
+                "a",
+                "b",
+                api="fastlib.core.checksum",
+                model="openai/fake-model",
+                api_base=server.api_base,
+                api_key="sk-test",
+                out_dir=tmp_path,
+                settings=MeasureSettings(rounds=1, processes=2, values=2, min_time=0.01),
+            )
+        )
+    finally:
+        server.close()
+    assert (tmp_path / "harness.py").read_text() == fixed
+    assert result.harness["kind"] == "model" and result.harness["rounds"] == 2
+    assert result.harness["tokens"] == 240
+    # the model saw the sliced context, then the error at revision A as its tool's answer
+    first = server.requests[0]["messages"][1]["content"]
+    assert "def checksum(data):" in first
+    repair = server.requests[1]["messages"][-1]
+    assert repair["role"] == "tool"
+    assert "revision A" in repair["content"] and "ImportError" in repair["content"]
+    steps_a = workflow_steps(Path(result.files["trajectory_a"]))
+    assert [s for s in steps_a if s[0] == "quickcheck" and s[1] != "running"] == [
+        ("quickcheck", "failed"),
+        ("quickcheck", "ok"),
+    ]
+    assert result.verdict.speedup > 1.2, result.summary()
