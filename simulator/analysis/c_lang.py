@@ -21,7 +21,7 @@ from simulator.analysis.model import (
     ImportRecord,
     Lang,
 )
-from simulator.analysis.scopes import innermost
+from simulator.analysis.scopes import code_lines, innermost
 
 QUERY = """
 (function_definition) @fn
@@ -109,9 +109,9 @@ def _leading_comment(node: Node) -> str | None:
     return "\n".join(reversed(comments))
 
 
-def _body_shape(body: Node | None) -> tuple[int, str | None]:
+def _body_shape(body: Node | None) -> tuple[list[Node], str | None]:
     if body is None:
-        return 0, None
+        return [], None
     statements = [c for c in body.named_children if c.type != "comment"]
     single: str | None = None
     if len(statements) == 1 and statements[0].type in ("return_statement", "expression_statement"):
@@ -120,7 +120,7 @@ def _body_shape(body: Node | None) -> tuple[int, str | None]:
             fn = inner[0].child_by_field_name("function")
             if fn is not None:
                 single = _text(fn)
-    return len(statements), single
+    return statements, single
 
 
 def _span(node: Node) -> tuple[int, int, int, int]:
@@ -141,6 +141,7 @@ def extract_c(path: str, source: bytes) -> FileRecord:
         lines=source.count(b"\n") + (0 if source.endswith(b"\n") or not source else 1),
     )
     caps = QueryCursor(query(Lang.C, QUERY)).captures(root)
+    source_lines = source.split(b"\n")
     defs = sorted(caps.get("fn", []), key=lambda n: n.start_byte)
     spans = [(n.start_byte, n.end_byte) for n in defs]
     for node in defs:
@@ -179,7 +180,12 @@ def extract_c(path: str, source: bytes) -> FileRecord:
                 docstring=_leading_comment(node),
                 decorators=[],
                 is_static="static" in specifiers,
-                statements=statements,
+                statements=len(statements),
+                code_lines=code_lines(
+                    [(n.start_point[0], n.end_point[0]) for n in statements],
+                    source_lines,
+                    (b"//", b"/*", b"*"),
+                ),
                 single_call=single,
             )
         )

@@ -72,10 +72,12 @@ def function_record(index: CodeIndex, fn: FunctionRecord) -> dict[str, Any]:
         "metrics": {
             "lines": fn.lines,
             "statements": fn.statements,
+            "code_lines": fn.code_lines,
             "branches": fn.branches,
             "returns": fn.returns,
             "value_returns": fn.value_returns,
             "literal_returns": fn.literal_returns,
+            "yields": fn.yields,
         },
         "body": record.text(fn.start_byte, fn.end_byte),
         "calls": [edge.as_dict() for edge in graph.callees(fn.id)],
@@ -113,9 +115,9 @@ class Extraction:
 
     def selected(self) -> list[FunctionRecord]:
         files = self.index.files
-        return [
-            fn for fn in self.index.functions() if self.options.filters.accepts(fn, files[fn.path])
-        ]
+        graph = self.index.graph
+        spec = self.options.filters
+        return [fn for fn in self.index.functions() if spec.accepts(fn, files[fn.path], graph)]
 
     def record(self, fn: FunctionRecord) -> dict[str, Any]:
         out = function_record(self.index, fn)

@@ -52,7 +52,9 @@ class FunctionRecord:
     returns: int = 0
     value_returns: int = 0
     literal_returns: int = 0
+    yields: int = 0  # `yield` / `yield from` expressions: a generator produces values
     statements: int = 0  # statements directly in the body, docstring excluded
+    code_lines: int = 0  # lines of the body's statements, docstring, blanks and comments out
     single_call: str | None = None  # the callee if the body is just `return f(...)`/`f(...)`
     in_error: bool = False  # the definition overlaps a syntax error
     calls: list[CallSite] = field(default_factory=list)

@@ -22,7 +22,7 @@ from simulator.analysis.model import (
     ImportRecord,
     Lang,
 )
-from simulator.analysis.scopes import innermost, parents
+from simulator.analysis.scopes import code_lines, innermost, parents
 
 QUERY = """
 (function_definition) @fn
@@ -31,6 +31,7 @@ QUERY = """
 (import_statement) @import
 (import_from_statement) @import
 (return_statement) @ret
+(yield) @yield
 [(if_statement) (elif_clause) (for_statement) (while_statement) (except_clause)
  (conditional_expression) (boolean_operator) (case_clause) (for_in_clause) (if_clause)] @branch
 (ERROR) @error
@@ -113,10 +114,10 @@ def _params(node: Node | None) -> list[str]:
     return out
 
 
-def _body_shape(body: Node | None) -> tuple[str | None, int, str | None]:
+def _body_shape(body: Node | None) -> tuple[str | None, list[Node], str | None]:
     """(docstring literal, statements besides it, the callee if it is a one-call wrapper)."""
     if body is None:
-        return None, 0, None
+        return None, [], None
     statements = [c for c in body.named_children if c.type != "comment"]
     doc: str | None = None
     if statements and statements[0].type == "expression_statement":
@@ -131,7 +132,7 @@ def _body_shape(body: Node | None) -> tuple[str | None, int, str | None]:
             fn = inner[0].child_by_field_name("function")
             if fn is not None:
                 single = call_expr(fn)
-    return doc, len(statements), single
+    return doc, statements, single
 
 
 def extract_python(
@@ -148,6 +149,7 @@ def extract_python(
         lines=source.count(b"\n") + (0 if source.endswith(b"\n") or not source else 1),
     )
     caps = QueryCursor(query(Lang.PYTHON, QUERY)).captures(root)
+    source_lines = source.split(b"\n")
 
     defs: list[Node] = sorted(caps.get("fn", []) + caps.get("cls", []), key=lambda n: n.start_byte)
     spans = [(n.start_byte, n.end_byte) for n in defs]
@@ -174,7 +176,7 @@ def extract_python(
         decorated = outer is not None and outer.type == "decorated_definition"
         start = outer if decorated and outer is not None else node
         body = node.child_by_field_name("body")
-        doc_literal, statements, single = _body_shape(body)
+        doc_literal, body_statements, single = _body_shape(body)
         body_start = body.start_byte if body is not None else node.end_byte
         if function:
             fn = FunctionRecord(
@@ -205,7 +207,12 @@ def extract_python(
                     if d.type == "decorator"
                 ],
                 is_async=_text(node.child(0)) == "async",
-                statements=statements,
+                statements=len(body_statements),
+                code_lines=code_lines(
+                    [(n.start_point[0], n.end_point[0]) for n in body_statements],
+                    source_lines,
+                    (b"#",),
+                ),
                 single_call=single,
             )
             records.append(fn)
@@ -258,6 +265,12 @@ def extract_python(
                 value.type in ("list", "dictionary", "tuple") and _text(value) in EMPTY_CONTAINERS
             ):
                 owner.literal_returns += 1
+
+    # A generator produces values through `yield` (`yield from` included).
+    for where in innermost(spans, sorted(n.start_byte for n in caps.get("yield", []))):
+        owner = function_at(where)
+        if owner is not None:
+            owner.yields += 1
 
     branches = sorted(n.start_byte for n in caps.get("branch", []))
     for where in innermost(spans, branches):

@@ -38,3 +38,18 @@ def innermost(scopes: Sequence[tuple[int, int]], positions: Sequence[int]) -> li
             stack.pop()
         out.append(stack[-1] if stack else -1)
     return out
+
+
+def code_lines(
+    rows: list[tuple[int, int]], source_lines: list[bytes], comment: tuple[bytes, ...]
+) -> int:
+    """Lines covered by the given (first row, last row) spans, blank and comment-only ones out."""
+    covered: set[int] = set()
+    for first, last in rows:
+        covered.update(range(first, last + 1))
+    count = 0
+    for row in covered:
+        text = source_lines[row].strip() if row < len(source_lines) else b""
+        if text and not text.startswith(comment):
+            count += 1
+    return count

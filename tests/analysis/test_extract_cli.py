@@ -115,13 +115,12 @@ def test_r2e_filters_pick_real_targets(make_repo: Callable[..., Path], tmp_path:
     result = reposim("extract", str(repo), "--filter", "r2e", "--context", "none", "-o", str(out))
     assert result.returncode == 0, result.stderr
     doc = json.loads(out.read_text())
-    # clamp: docstring, args, returns a value, not literal, 5 lines; scale too.
-    # wrapper is a one-call wrapper, __repr__ a dunder, the test a test, broken ones have errors
-    # or no docstring.
+    # clamp and scale pass every R2E rule; wrapper has one statement besides its docstring,
+    # __repr__ starts with `__`, broken.py is rejected by ast.parse, the test has no docstring.
     assert set(by_id(doc)) == {"pkg/core.py::scale", "pkg/util.py::clamp"}
     assert doc["summary"]["selected"] == 2 and doc["summary"]["functions"] == 7
     assert doc["functions"][0]["context"] is None
-    assert "body-lines" in doc["filters"]
+    assert "r2e-size" in doc["filters"] and "no-keywords" not in doc["filters"]
 
 
 def test_json_lines_stream_on_c(c_repo: Path) -> None:
