@@ -12,7 +12,7 @@ import click
 
 from reposim.cli.common import CliError, existing_dir
 from simulator.analysis.export import ContextMode, Extraction, ExtractOptions, file_record
-from simulator.analysis.filters import FILTERS, PRESETS, FilterSpec
+from simulator.analysis.filters import DEFAULT_PRESET, FILTERS, PRESETS, FilterSpec
 from simulator.analysis.index import CodeIndex
 from simulator.analysis.model import FileRecord, Lang
 from simulator.analysis.project import discover, extract_tree
@@ -37,8 +37,12 @@ def _filters_help() -> str:
     lines = ["Filters (switch on with --filter NAME[=VALUE], repeatable or comma-separated):", ""]
     for f in FILTERS.values():
         lines.append(f"  {f.name:<20} {f.help}")
+    lines.append("")
     for name, members in PRESETS.items():
-        lines.append(f"  {name:<20} all of: {', '.join(members)}")
+        default = " (the default)" if name == DEFAULT_PRESET else ""
+        lines.append(f"  {name:<20} preset{default}: {', '.join(members)}")
+    lines.append(f"  {'none':<20} no filter: every function")
+    lines += ["", "Rules, sources and the reasons for each difference: docs/extract-filters.md"]
     return "\n".join(lines)
 
 
@@ -60,8 +64,8 @@ def _dump(obj: Any) -> str:
     "filters",
     multiple=True,
     metavar="NAME[=VALUE]",
-    help="Keep only functions passing this filter (repeatable; `r2e` = all of them). "
-    "See --list-filters.",
+    help="Keep only functions passing this filter (repeatable). Presets: `reposim` (the "
+    "default), `r2e` (R2E's rules exactly); `none` keeps every function. See --list-filters.",
 )
 @click.option("--list-filters", is_flag=True, help="Describe the filters and exit.")
 @click.option(
@@ -121,7 +125,7 @@ def extract_command(
     root = existing_dir(path)
     langs = _languages(lang)
     try:
-        spec = FilterSpec.parse(filters)
+        spec = FilterSpec.parse(filters) if filters else FilterSpec.default()
     except ValueError as exc:
         raise CliError(str(exc)) from None
     started = time.perf_counter()

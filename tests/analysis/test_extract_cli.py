@@ -77,7 +77,7 @@ def test_syntax_error_is_reported_and_the_rest_extracted(
 ) -> None:
     repo = make_repo(PY_PROJECT)
     out = tmp_path / "out.json"
-    result = reposim("extract", str(repo), "-o", str(out))
+    result = reposim("extract", str(repo), "--filter", "none", "-o", str(out))
     assert result.returncode == 0, result.stderr
     assert "1 file(s) had syntax errors" in result.stderr and "pkg/broken.py" in result.stderr
     doc = json.loads(out.read_text())
@@ -124,7 +124,9 @@ def test_r2e_filters_pick_real_targets(make_repo: Callable[..., Path], tmp_path:
 
 
 def test_json_lines_stream_on_c(c_repo: Path) -> None:
-    result = reposim("extract", str(c_repo), "--lang", "c", "--json", "--budget", "200")
+    result = reposim(
+        "extract", str(c_repo), "--lang", "c", "--filter", "none", "--json", "--budget", "200"
+    )
     assert result.returncode == 0, result.stderr
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert lines[0]["type"] == "header" and lines[0]["languages"] == ["c"]
@@ -152,6 +154,18 @@ def test_user_errors_are_one_sentence(tmp_path: Path) -> None:
     assert "Traceback" not in missing.stderr + empty.stderr + bad.stderr
     listed = reposim("extract", str(tmp_path), "--list-filters")
     assert listed.returncode == 0 and "no-keywords" in listed.stdout and "r2e" in listed.stdout
+    assert "reposim              preset (the default)" in listed.stdout
+
+
+def test_reposim_preset_is_the_default(make_repo: Callable[..., Path], tmp_path: Path) -> None:
+    repo = make_repo(PY_PROJECT)
+    out = tmp_path / "out.json"
+    result = reposim("extract", str(repo), "--context", "none", "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(out.read_text())
+    assert doc["filters"]["takes-args"] == "functions" and "r2e-size" not in doc["filters"]
+    # wrapper is a single call, the test file is a test, broken.py does not parse.
+    assert set(by_id(doc)) == {"pkg/core.py::scale", "pkg/util.py::clamp"}
 
 
 def test_full_context_is_the_whole_file(make_repo: Callable[..., Path], tmp_path: Path) -> None:
