@@ -1,0 +1,66 @@
+"""How harness work runs in a session's backend: the project's Python, the import path, and the
+runtime modules copied into the workspace."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from backends.shell import quote
+from simulator.events import Actor
+from simulator.harness.format import RUNTIME_DIR, SUPPORT_MODULE, SUPPORT_PATH
+from simulator.harness.runtime import source as runtime_source
+from simulator.session import Session
+
+DEFAULT_PYTHON = '"$(command -v python || command -v python3)"'
+# pytest switches for every harness run: no cache files in the workspace, no coverage plugin
+# of the project's (we measure coverage ourselves), and none of the project's addopts (which
+# may ask for plugins the harness does not need).
+PYTEST_FLAGS = "-p no:cacheprovider -p no:cov -o addopts= -q"
+
+
+@dataclass(frozen=True)
+class PythonEnv:
+    python: str = DEFAULT_PYTHON  # a shell word: the project's interpreter in the backend
+    import_roots: tuple[str, ...] = ()  # workspace dirs the project imports from (e.g. src)
+
+    def prefix(self, *extra: str, plugins: bool = False) -> str:
+        """`PYTHONPATH=... python` for a command run from the workspace root. Harness runs
+        load no third-party pytest plugins (`plugins=False`): a harness needs none, and
+        autoloading a big environment's plugins costs seconds per run."""
+        roots = [*extra, *self.import_roots, "."]
+        path = ":".join(roots)
+        autoload = "" if plugins else "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 "
+        return f'{autoload}PYTHONPATH={quote(path)}"${{PYTHONPATH:+:$PYTHONPATH}}" {self.python}'
+
+    def pytest(self, *extra_paths: str) -> str:
+        return f"{self.prefix(*extra_paths)} -m pytest {PYTEST_FLAGS}"
+
+
+def import_root(path: str, module: str) -> str | None:
+    """The directory a module is imported from, given its file path: `src` for
+    ("src/pkg/mod.py", "pkg.mod"); None when the path does not end with the module's."""
+    parts = path[:-3].split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    names = module.split(".")
+    if len(names) > len(parts) or parts[len(parts) - len(names) :] != names:
+        return None
+    return "/".join(parts[: len(parts) - len(names)]) or "."
+
+
+async def install_runtime(session: Session) -> None:
+    """Copy the runtime modules into the workspace (recorded, like any other write)."""
+    for name in ("reposim_tracer", "reposim_mutants"):
+        await _write_if_changed(session, f"{RUNTIME_DIR}/{name}.py", runtime_source(name))
+    await _write_if_changed(session, SUPPORT_PATH, runtime_source(SUPPORT_MODULE))
+    await _write_if_changed(session, f"{RUNTIME_DIR}/empty.coveragerc", "[run]\n")
+
+
+async def _write_if_changed(session: Session, path: str, text: str) -> None:
+    if await session.exists(path) and (await session.read_bytes(path)).decode() == text:
+        return
+    await session.write(path, text, actor=Actor.SYSTEM)
+
+
+async def remove_path(session: Session, path: str) -> None:
+    await session.exec(f"rm -rf {quote(path)}", actor=Actor.SYSTEM)

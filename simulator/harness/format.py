@@ -1,0 +1,177 @@
+"""The harness file format, `reposim.harness/1`: a plain pytest file anyone can run by hand.
+
+Layout in a workspace:
+
+    .reposim/harness/test_<target slug>.py        the harness
+    .reposim/harness/reposim_harness_support.py   its support module (standard library only)
+    .reposim/reference/<target path>               the reference file, for equivalence harnesses
+
+Run one with `python -m pytest .reposim/harness/test_<slug>.py` from the workspace root. Every
+harness starts with the same header:
+
+    from reposim_harness_support import P, check_call, load_candidate, load_reference
+    TARGET = {"path": "pkg/mod.py", "module": "pkg.mod", "qualname": "Class.method"}
+    candidate = load_candidate(TARGET)
+
+and its tests call only `candidate` (and `reference`, for a model's equivalence tests). What
+`candidate` is, is decided outside the file: the target as it stands in the workspace (the
+reference, a mutant, or a generated implementation spliced in its place), or whatever
+`REPOSIM_CANDIDATE=module:qualname` names. Traced harnesses list the recorded calls in `CASES`,
+one pytest parameter each (ids `c0`, `c1`, ...): arguments as Python literals where `repr`
+allows, else `P("<base64 pickle>")`; the expected return value or `raises=(type, message)`;
+`after=` the arguments' state when the reference changed them in place.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from simulator.harness.runtime import source as runtime_source
+from simulator.harness.target import Target
+
+SCHEMA = "reposim.harness/1"
+HARNESS_DIR = ".reposim/harness"
+RUNTIME_DIR = ".reposim/runtime"
+REFERENCE_DIR = ".reposim/reference"
+SUPPORT_MODULE = "reposim_harness_support"
+SUPPORT_PATH = f"{HARNESS_DIR}/{SUPPORT_MODULE}.py"
+SUPPORT_IMPORT = (
+    f"from {SUPPORT_MODULE} import NOTHING, P, check_call, load_candidate, load_reference, same"
+)
+_CASE_ID = re.compile(r"\[(c\d+)\]$")
+
+
+def harness_path(target: Target) -> str:
+    return f"{HARNESS_DIR}/test_{target.slug}.py"
+
+
+def reference_path(target: Target) -> str:
+    return f"{REFERENCE_DIR}/{target.path}"
+
+
+def target_literal(target: Target, module: str) -> str:
+    return json.dumps({"path": target.path, "module": module, "qualname": target.qualname})
+
+
+def header(target: Target, module: str, generator: str) -> str:
+    """The lines every harness starts with (docstring, imports, TARGET, candidate)."""
+    return (
+        f'"""RepoSim harness ({SCHEMA}, {generator}) for {target.id}.\n\n'
+        f"Run by hand: python -m pytest {harness_path(target)}\n"
+        "Tests call `candidate`, the target as it stands in the workspace (or what\n"
+        'REPOSIM_CANDIDATE=module:qualname names)."""\n\n'
+        "import pytest\n\n"
+        f"{SUPPORT_IMPORT}  # noqa: F401\n\n"
+        f"TARGET = {target_literal(target, module)}\n"
+        "candidate = load_candidate(TARGET)\n"
+    )
+
+
+@dataclass(frozen=True)
+class TracedCall:
+    """One recorded call: values as {"r": literal source} or {"p": base64 pickle}."""
+
+    args: list[dict[str, str]]
+    kwargs: dict[str, dict[str, str]]
+    returns: dict[str, str] | None = None
+    raises: tuple[str, str] | None = None
+    after: list[dict[str, str]] | None = None
+    test: str = ""
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TracedCall:
+        raises = data.get("raises")
+        return cls(
+            args=list(data.get("args") or []),
+            kwargs=dict(data.get("kwargs") or {}),
+            returns=data.get("returns"),
+            raises=(str(raises[0]), str(raises[1])) if raises else None,
+            after=data.get("after"),
+            test=str(data.get("test") or ""),
+        )
+
+
+def _value(encoded: dict[str, str]) -> str:
+    if "r" in encoded:
+        return encoded["r"]
+    return f"P({encoded['p']!r})"
+
+
+def _tuple(values: list[dict[str, str]]) -> str:
+    items = [_value(v) for v in values]
+    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+
+def render_traced(target: Target, module: str, calls: list[TracedCall]) -> str:
+    """A harness that replays recorded calls of the reference against `candidate`."""
+    lines = [header(target, module, "traced from the repository's tests"), "", "CASES = ["]
+    for call in calls:
+        if call.test:
+            lines.append(f"    # recorded in {call.test}")
+        lines.append("    dict(")
+        lines.append(f"        args={_tuple(call.args)},")
+        if call.kwargs:
+            pairs = ", ".join(f"{k!r}: {_value(v)}" for k, v in call.kwargs.items())
+            lines.append(f"        kwargs={{{pairs}}},")
+        if call.raises is not None:
+            lines.append(f"        raises={call.raises!r},")
+        elif call.returns is not None:
+            lines.append(f"        returns={_value(call.returns)},")
+        if call.after is not None:
+            lines.append(f"        after={_tuple(call.after)},")
+        lines.append("    ),")
+    lines.append("]")
+    lines.append("")
+    lines.append("")
+    lines.append(
+        '@pytest.mark.parametrize("case", CASES, ids=[f"c{i}" for i in range(len(CASES))])'
+    )
+    lines.append("def test_behaves_like_the_reference(case):")
+    lines.append("    check_call(candidate, **case)")
+    return "\n".join(lines) + "\n"
+
+
+def case_of(test_id: str) -> int | None:
+    """The CASES index a traced harness's test id stands for (`...[c3]` -> 3)."""
+    match = _CASE_ID.search(test_id)
+    return int(match.group(1)[1:]) if match else None
+
+
+def check_harness(text: str) -> str | None:
+    """Why a harness text does not follow the format, or None when it does."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as exc:
+        return f"it is not valid Python (line {exc.lineno}: {exc.msg})"
+    names = {
+        t.id
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        for t in node.targets
+        if isinstance(t, ast.Name)
+    }
+    if "candidate" not in names:
+        return "it does not bind `candidate` (candidate = load_candidate(TARGET))"
+    tests = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test")
+    ]
+    if not tests:
+        return "it has no test functions"
+    return None
+
+
+def standalone(text: str) -> str:
+    """The harness with its support module inlined: one self-contained file (dataset exports)."""
+    support = runtime_source(SUPPORT_MODULE)
+    support = support.replace("from __future__ import annotations\n", "")
+    body = text.replace(f"{SUPPORT_IMPORT}  # noqa: F401\n", "")
+    return (
+        "from __future__ import annotations\n\n"
+        f"# --- {SUPPORT_MODULE} (inlined) ---\n{support}\n# --- harness ---\n{body}"
+    )

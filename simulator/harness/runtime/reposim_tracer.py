@@ -1,0 +1,222 @@
+"""A pytest plugin that records the calls of chosen functions while a test suite runs.
+
+Loaded with `python -m pytest -p reposim_tracer` (this file's directory on PYTHONPATH) and
+configured by environment variables:
+
+- REPOSIM_TRACE_SPEC: a JSON file, {"root": workspace, "max_calls": N, "max_bytes": B,
+  "targets": [{"id", "path", "qualname"}]};
+- REPOSIM_TRACE_OUT: where to write what was recorded (JSON).
+
+For every call of a target it keeps the arguments as they were on entry, then the return value
+or the raised exception, and the arguments' state afterwards when the call changed them. Each
+value is kept as a Python literal when `repr` gives one back (readable in the harness), else as
+a pickle; a call with a value that is neither is dropped. Calls are deduplicated per target and
+at most `max_calls` distinct ones are kept. Standard library only: this runs in the project's
+Python, locally or in a container.
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import inspect
+import json
+import os
+import pickle
+import sys
+import threading
+from pathlib import Path
+from types import CodeType, FrameType
+from typing import Any
+
+SPEC_VARIABLE = "REPOSIM_TRACE_SPEC"
+OUT_VARIABLE = "REPOSIM_TRACE_OUT"
+_GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+
+
+class Unencodable(Exception):
+    """A value that is neither a literal nor picklable, or too big to keep."""
+
+
+def _literal_ok(value: Any, depth: int = 0) -> bool:
+    if depth > 20:
+        return False
+    kind = type(value)
+    if value is None or kind in (bool, int, str, bytes):
+        return True
+    if kind is float:
+        return value == value and value not in (float("inf"), float("-inf"))
+    if kind is complex:
+        return _literal_ok(value.real) and _literal_ok(value.imag)
+    if kind in (list, tuple, set, frozenset):
+        return all(_literal_ok(item, depth + 1) for item in value)
+    if kind is dict:
+        return all(
+            _literal_ok(k, depth + 1) and _literal_ok(v, depth + 1) for k, v in value.items()
+        )
+    return False
+
+
+def encode(value: Any, max_bytes: int) -> dict[str, str]:
+    """{"r": literal source} or {"p": base64 pickle}; raises Unencodable."""
+    if _literal_ok(value) and type(value) not in (set, frozenset):
+        text = repr(value)
+        try:
+            if ast.literal_eval(text) == value:
+                if len(text) > max_bytes:
+                    raise Unencodable("too big")
+                return {"r": text}
+        except (ValueError, SyntaxError, RecursionError, MemoryError):
+            pass
+    try:
+        data = pickle.dumps(value, protocol=4)
+        pickle.loads(data)  # a value that does not come back is of no use to a harness
+    except Exception as exc:
+        raise Unencodable(type(exc).__name__) from None
+    if len(data) > max_bytes:
+        raise Unencodable("too big")
+    return {"p": base64.b64encode(data).decode("ascii")}
+
+
+class Recorder:
+    def __init__(self, spec: dict[str, Any]) -> None:
+        root = os.path.realpath(spec.get("root") or Path.cwd())
+        self.max_calls = int(spec.get("max_calls", 40))
+        self.max_bytes = int(spec.get("max_bytes", 20000))
+        self.targets: dict[tuple[str, str], str] = {}
+        for target in spec["targets"]:
+            path = os.path.realpath(Path(root) / target["path"])
+            self.targets[(path, target["qualname"])] = target["id"]
+        self.calls: dict[str, list[dict[str, Any]]] = {t["id"]: [] for t in spec["targets"]}
+        self.seen: dict[str, set[str]] = {t["id"]: set() for t in spec["targets"]}
+        self.dropped: dict[str, int] = {t["id"]: 0 for t in spec["targets"]}
+        self.modules: dict[str, str] = {}
+        self.test = ""
+        self._codes: dict[CodeType, str | None] = {}
+        self._lock = threading.Lock()
+
+    def _target_of(self, code: CodeType) -> str | None:
+        found = self._codes.get(code, "")
+        if found != "":
+            return found
+        target: str | None = None
+        if not code.co_flags & _GENERATOR_FLAGS:
+            key = (os.path.realpath(code.co_filename), code.co_qualname)
+            target = self.targets.get(key)
+        self._codes[code] = target
+        return target
+
+    def global_trace(self, frame: FrameType, event: str, arg: Any) -> Any:
+        if event != "call":
+            return None
+        target = self._target_of(frame.f_code)
+        if target is None or len(self.calls[target]) >= self.max_calls:
+            return None
+        return self._start(frame, target)
+
+    def _start(self, frame: FrameType, target: str) -> Any:
+        code = frame.f_code
+        names = list(code.co_varnames[: code.co_argcount])
+        kwonly = list(
+            code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount]
+        )
+        index = code.co_argcount + code.co_kwonlyargcount
+        local = frame.f_locals
+        positional = [local[name] for name in names]
+        keywords = {name: local[name] for name in kwonly}
+        if code.co_flags & inspect.CO_VARARGS:
+            positional.extend(local[code.co_varnames[index]])
+            index += 1
+        if code.co_flags & inspect.CO_VARKEYWORDS:
+            keywords.update(local[code.co_varnames[index]])
+        try:
+            args = [encode(value, self.max_bytes) for value in positional]
+            kwargs = {k: encode(v, self.max_bytes) for k, v in keywords.items()}
+        except Unencodable:
+            self.dropped[target] += 1
+            return None
+        self.modules.setdefault(target, str(frame.f_globals.get("__name__", "")))
+        state: dict[str, Any] = {"exception": None}
+
+        def local_trace(frame: FrameType, event: str, arg: Any) -> Any:
+            if event == "exception":
+                state["exception"] = arg[1]
+            elif event == "line":
+                state["exception"] = None
+            elif event == "return":
+                self._finish(target, positional, args, kwargs, arg, state["exception"])
+            return local_trace
+
+        return local_trace
+
+    def _finish(
+        self,
+        target: str,
+        positional: list[Any],
+        args: list[dict[str, str]],
+        kwargs: dict[str, dict[str, str]],
+        value: Any,
+        exception: BaseException | None,
+    ) -> None:
+        call: dict[str, Any] = {"args": args, "kwargs": kwargs, "test": self.test}
+        try:
+            if exception is not None and value is None:
+                if not isinstance(exception, Exception):
+                    return  # KeyboardInterrupt, SystemExit, pytest's outcomes: not behaviour
+                kind = type(exception)
+                call["raises"] = [f"{kind.__module__}.{kind.__qualname__}", str(exception)]
+            else:
+                call["returns"] = encode(value, self.max_bytes)
+            after = [encode(v, self.max_bytes) for v in positional]
+        except Unencodable:
+            with self._lock:
+                self.dropped[target] += 1
+            return
+        if after != args:
+            call["after"] = after
+        key = json.dumps([args, kwargs], sort_keys=True)
+        with self._lock:
+            if key in self.seen[target] or len(self.calls[target]) >= self.max_calls:
+                return
+            self.seen[target].add(key)
+            self.calls[target].append(call)
+
+    def result(self) -> dict[str, Any]:
+        return {
+            "calls": self.calls,
+            "modules": self.modules,
+            "dropped": self.dropped,
+        }
+
+
+_recorder: Recorder | None = None
+
+
+def pytest_configure(config: Any) -> None:
+    global _recorder
+    spec_path = os.environ.get(SPEC_VARIABLE)
+    if not spec_path:
+        return
+    with open(spec_path, encoding="utf-8") as handle:
+        _recorder = Recorder(json.load(handle))
+    sys.settrace(_recorder.global_trace)
+    threading.settrace(_recorder.global_trace)
+
+
+def pytest_runtest_setup(item: Any) -> None:
+    if _recorder is not None:
+        _recorder.test = str(item.nodeid)
+        sys.settrace(_recorder.global_trace)  # another tracer (a debugger, coverage) may have won
+
+
+def pytest_unconfigure(config: Any) -> None:
+    global _recorder
+    if _recorder is None:
+        return
+    sys.settrace(None)
+    threading.settrace(None)
+    out = os.environ.get(OUT_VARIABLE)
+    if out:
+        with open(out, "w", encoding="utf-8") as handle:
+            json.dump(_recorder.result(), handle)
+    _recorder = None

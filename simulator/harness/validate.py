@@ -1,0 +1,222 @@
+"""Validation of a harness on the reference, in the session's backend.
+
+1. Run it `repeats` times on the reference (the first run under coverage.py): a test that fails
+   every time is broken on the reference, one that fails sometimes is flaky.
+2. Branch coverage of the target only (see branches.py), from that run's arcs.
+3. Mutation score: the share of small mutants of the target the harness kills (mutate.py;
+   run in one process by runtime/reposim_mutants.py).
+
+The verdict is `valid` when every test passes in every run, coverage >= min_cov and the
+mutation score >= min_mutation; otherwise `invalid`, with the reasons.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from backends.shell import quote
+from simulator.dataset.schema import Validation
+from simulator.events import Actor
+from simulator.harness.branches import BranchCoverage, executed_arcs, function_branches
+from simulator.harness.env import PythonEnv
+from simulator.harness.format import HARNESS_DIR, RUNTIME_DIR
+from simulator.harness.mutate import MutationError, mutants
+from simulator.harness.target import Target
+from simulator.session import Session
+from simulator.testrun import TestRunResult
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    min_cov: float = 0.8
+    min_mutation: float = 0.6
+    repeats: int = 3
+    max_mutants: int | None = 40
+    mutant_timeout: float = 10.0
+    test_timeout: float = 300.0
+
+
+async def run_repeatedly(
+    session: Session,
+    env: PythonEnv,
+    target: Target,
+    harness_path: str,
+    repeats: int,
+    timeout: float,
+) -> tuple[dict[str, list[str]], BranchCoverage | None, list[TestRunResult]]:
+    """Outcomes per test id over `repeats` runs, and the target's branch coverage from the
+    first run (None when coverage.py could not run)."""
+    data_file = f"{RUNTIME_DIR}/coverage-{target.slug}"
+    outcomes: dict[str, list[str]] = defaultdict(list)
+    results: list[TestRunResult] = []
+    coverage: BranchCoverage | None = None
+    for number in range(max(1, repeats)):
+        if number == 0:
+            command = (
+                f"{env.prefix(HARNESS_DIR)} -m coverage run --branch "
+                f"--rcfile={RUNTIME_DIR}/empty.coveragerc --data-file={quote(data_file)} "
+                f"--include={quote(target.path)} -m pytest -p no:cacheprovider -p no:cov "
+                "-o addopts= -q"
+            )
+        else:
+            command = env.pytest(HARNESS_DIR)
+        result = await session.run_tests(
+            harness_path, command=command, actor=Actor.SYSTEM, timeout=timeout
+        )
+        results.append(result)
+        for test in result.tests:
+            outcomes[test.id].append(test.outcome)
+        if not result.tests:
+            outcomes["<collection>"].append("passed" if result.passed else "error")
+        if number == 0 and await session.exists(data_file):
+            coverage = await _coverage(session, target, data_file)
+    return outcomes, coverage, results
+
+
+async def _coverage(session: Session, target: Target, data_file: str) -> BranchCoverage:
+    data = await session.read_bytes(data_file)
+    source = (await session.read_bytes(target.path)).decode("utf-8")
+    with tempfile.TemporaryDirectory(prefix="reposim-cov-") as scratch:
+        local = Path(scratch) / "coverage"
+        local.write_bytes(data)
+        arcs = executed_arcs(local, target.path)
+    await session.exec(f"rm -f {quote(data_file)}", actor=Actor.SYSTEM)
+    return function_branches(source, target.def_line, target.end_line, arcs)
+
+
+async def mutation_score(
+    session: Session,
+    env: PythonEnv,
+    target: Target,
+    module: str,
+    harness_path: str,
+    thresholds: Thresholds,
+) -> dict[str, Any]:
+    """{"total", "killed", "score", "survivors": [...], "baseline": ...} for the harness."""
+    source = (await session.read_bytes(target.path)).decode("utf-8")
+    try:
+        found = mutants(source, target.def_line, target.name, limit=thresholds.max_mutants)
+    except MutationError as exc:
+        return {"total": 0, "killed": 0, "score": None, "survivors": [], "error": str(exc)}
+    if not found:
+        return {"total": 0, "killed": 0, "score": None, "survivors": []}
+    spec_path = f"{RUNTIME_DIR}/mutants-{target.slug}.json"
+    out_path = f"{RUNTIME_DIR}/mutants-{target.slug}.out.json"
+    spec = {
+        "harness": harness_path,
+        "module": module,
+        "qualname": target.qualname,
+        "filename": target.path,
+        "timeout": thresholds.mutant_timeout,
+        "mutants": [{"id": m.id, "source": m.source} for m in found],
+    }
+    # Written through the backend unrecorded: it holds one copy of the file per mutant.
+    await session.backend.write_file(spec_path, json.dumps(spec).encode())
+    budget = thresholds.mutant_timeout * (len(found) + 3) + 60
+    result = await session.exec(
+        f"{env.prefix(HARNESS_DIR)} {RUNTIME_DIR}/reposim_mutants.py "
+        f"{quote(spec_path)} {quote(out_path)}",
+        actor=Actor.SYSTEM,
+        timeout=budget,
+    )
+    if result.exit_code != 0 or not await session.exists(out_path):
+        tail = result.output.decode("utf-8", "replace").strip().splitlines()[-1:]
+        return {
+            "total": len(found),
+            "killed": 0,
+            "score": None,
+            "survivors": [],
+            "error": "the mutant runner failed" + (f": {tail[0]}" if tail else ""),
+        }
+    report = json.loads(await session.read_bytes(out_path))
+    await session.exec(f"rm -f {quote(spec_path)} {quote(out_path)}", actor=Actor.SYSTEM)
+    baseline = report.get("baseline") or {}
+    if not baseline.get("passed"):
+        return {
+            "total": len(found),
+            "killed": 0,
+            "score": None,
+            "survivors": [],
+            "error": "the harness does not pass on the unmutated target in the mutant runner",
+        }
+    by_id = {m.id: m for m in found}
+    outcomes = [r for r in report["mutants"] if r["status"] in ("killed", "survived")]
+    killed = sum(r["status"] == "killed" for r in outcomes)
+    survivors = [by_id[r["id"]].summary() for r in outcomes if r["status"] == "survived"]
+    return {
+        "total": len(outcomes),
+        "killed": killed,
+        "score": round(killed / len(outcomes), 4) if outcomes else None,
+        "survivors": survivors,
+        "timeouts": sum(r.get("how") == "timeout" for r in outcomes),
+    }
+
+
+async def validate(
+    session: Session,
+    env: PythonEnv,
+    target: Target,
+    module: str,
+    harness_path: str,
+    thresholds: Thresholds,
+    *,
+    mutation: bool = True,
+) -> Validation:
+    """Run, measure and judge one harness already written at `harness_path`."""
+    t0 = time.monotonic()
+    outcomes, coverage, results = await run_repeatedly(
+        session, env, target, harness_path, thresholds.repeats, thresholds.test_timeout
+    )
+    failing = sorted(t for t, seen in outcomes.items() if "passed" not in seen)
+    flaky = sorted(t for t, seen in outcomes.items() if "passed" in seen and len(set(seen)) > 1)
+    tests = sum(1 for t in outcomes if t != "<collection>")
+    validation = Validation(
+        runs=max(1, thresholds.repeats),
+        tests=tests,
+        passed=bool(tests) and not failing and not flaky,
+        failing=failing,
+        flaky=flaky,
+        coverage=coverage.as_dict() if coverage else None,
+    )
+    failed_run = next((r for r in results if not r.passed), None)
+    if failed_run is not None:
+        validation.log = failed_run.output[-4000:]
+    if validation.passed and mutation:
+        validation.mutation = await mutation_score(
+            session, env, target, module, harness_path, thresholds
+        )
+    judge(validation, thresholds)
+    validation.seconds = round(time.monotonic() - t0, 3)
+    return validation
+
+
+def judge(validation: Validation, thresholds: Thresholds) -> None:
+    """Set the verdict and its reasons from the figures and the thresholds."""
+    reasons = []
+    if not validation.tests:
+        reasons.append("the harness has no tests that ran")
+    if validation.failing:
+        reasons.append(f"{len(validation.failing)} test(s) fail on the reference")
+    if validation.flaky:
+        reasons.append(f"{len(validation.flaky)} test(s) are flaky on the reference")
+    rate = validation.coverage_rate
+    if rate is None:
+        reasons.append("no coverage was measured")
+    elif rate < thresholds.min_cov:
+        reasons.append(f"branch coverage {rate:.0%} is below {thresholds.min_cov:.0%}")
+    score = validation.mutation_score
+    if validation.passed:
+        if score is None:
+            error = (validation.mutation or {}).get("error")
+            if error or (validation.mutation or {}).get("total"):
+                reasons.append(f"no mutation score: {error or 'no mutant ran'}")
+        elif score < thresholds.min_mutation:
+            reasons.append(f"mutation score {score:.0%} is below {thresholds.min_mutation:.0%}")
+    validation.reasons = reasons
+    validation.verdict = "invalid" if reasons else "valid"

@@ -1,0 +1,332 @@
+"""The harness workflow: targets -> harnesses -> validation -> problems, recorded in a session.
+
+Headless entry points, for the CLI, the batch layer and a curation UI alike:
+
+- `make_problems(session, targets, options)`: generate (traced or by a model) and validate a
+  harness for each target; one `harness` workflow run with a step per target and stage.
+- `revalidate(session, problem, options)`: validate a problem's harness again (after a person
+  edited it, or with other thresholds).
+- `regenerate(session, problem, options)`: make its harness again (another generator, more
+  rounds) and validate it.
+- `remutate(session, problem, options)`: only the mutation score, e.g. with more mutants.
+- `accept` / `reject` / `edit` / `note`: curation, recorded as workflow steps.
+
+Every function emits `workflow.start/step/result/end` events through `WorkflowRun`; a UI
+follows them by subscribing to the session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from simulator.agent.models import ModelClient
+from simulator.dataset.schema import CurationState, Harness, Problem, Validation
+from simulator.events import Actor
+from simulator.harness import traced
+from simulator.harness.env import PythonEnv, install_runtime
+from simulator.harness.format import check_harness, harness_path, reference_path
+from simulator.harness.target import Target
+from simulator.harness.validate import Thresholds, judge, mutation_score, validate
+from simulator.session import Session
+from simulator.workflow import StepStatus, WorkflowFailure, WorkflowRun
+
+WORKFLOW = "harness"
+GENERATORS = ("traced", "model")
+
+
+@dataclass
+class HarnessOptions:
+    generator: str = "traced"
+    env: PythonEnv = field(default_factory=PythonEnv)
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    rounds: int = 3  # generate-execute rounds of the model generator
+    max_calls: int = 40  # recorded calls kept per target (traced)
+    test_args: str = ""  # extra arguments for the repository's test run (traced)
+    client: ModelClient | None = None  # the model generator's client
+
+    def params(self) -> dict[str, Any]:
+        t = self.thresholds
+        return {
+            "generator": self.generator,
+            "min_cov": t.min_cov,
+            "min_mutation": t.min_mutation,
+            "repeats": t.repeats,
+            "max_mutants": t.max_mutants,
+            "rounds": self.rounds,
+            "model": self.client.model if self.client else None,
+        }
+
+
+ProblemHook = Callable[[Problem], None]
+
+
+def new_problem(session: Session, target: Target) -> Problem:
+    repo = session.repo or {}
+    commit = str(repo.get("commit") or "")
+    name = session.source.name
+    return Problem(
+        id=f"{name}@{commit[:12] or 'worktree'}:{target.id}",
+        repo={"name": name, "source": str(session.source), "commit": commit or None},
+        target=target.as_dict(),
+        module=target.module,
+    )
+
+
+async def make_problems(
+    session: Session,
+    targets: list[Target],
+    options: HarnessOptions,
+    *,
+    on_problem: ProblemHook | None = None,
+) -> list[Problem]:
+    """A validated harness (or the reasons there is none) for every target."""
+    if options.generator not in GENERATORS:
+        raise WorkflowFailure(
+            f"unknown generator {options.generator!r} (choose {', '.join(GENERATORS)})."
+        )
+    if options.generator == "model" and options.client is None:
+        raise WorkflowFailure("the model generator needs a model (--model).")
+    problems: list[Problem] = []
+    with WorkflowRun(
+        session, WORKFLOW, {**options.params(), "targets": [t.id for t in targets]}
+    ) as run:
+        await install_runtime(session)
+        traces: dict[str, traced.Trace] = {}
+        if options.generator == "traced" and targets:
+            with run.stage("trace", targets=len(targets)) as detail:
+                try:
+                    traces, code = await traced.trace(
+                        session,
+                        options.env,
+                        targets,
+                        test_args=options.test_args,
+                        max_calls=options.max_calls,
+                    )
+                except traced.TraceError as exc:
+                    raise WorkflowFailure(str(exc)) from None
+                detail.update(
+                    suite_exit_code=code,
+                    called=sum(bool(t.calls) for t in traces.values()),
+                    calls=sum(len(t.calls) for t in traces.values()),
+                )
+        for target in targets:
+            problem = new_problem(session, target)
+            with run.stage("target", target=target.id) as detail:
+                if options.generator == "traced":
+                    await _traced_problem(session, run, problem, target, traces[target.id], options)
+                else:
+                    from simulator.harness.model import model_problem
+
+                    await model_problem(session, run, problem, target, options)
+                detail.update(_summary(problem))
+            problems.append(problem)
+            if on_problem is not None:
+                on_problem(problem)
+        run.result(**summarize(problems))
+    return problems
+
+
+async def _traced_problem(
+    session: Session,
+    run: WorkflowRun,
+    problem: Problem,
+    target: Target,
+    trace: traced.Trace,
+    options: HarnessOptions,
+) -> None:
+    if not trace.calls:
+        problem.curation.mark(
+            CurationState.NONE,
+            reason="the repository's tests never call it (or every call "
+            f"had a value that could not be kept: {trace.dropped} dropped)",
+        )
+        return
+    problem.module = trace.module
+    env = traced.module_env(options.env, target, trace.module)
+    path = harness_path(target)
+    await _snapshot_reference(session, target)
+    keep = list(range(len(trace.calls)))
+    notes = [f"{len(trace.calls)} distinct calls recorded, {trace.dropped} dropped"]
+    text = traced.harness_text(target, trace)
+    await session.write(path, text, actor=Actor.SYSTEM)
+    first = await validate(
+        session, env, target, trace.module, path, options.thresholds, mutation=False
+    )
+    if first.failing or first.flaky:
+        keep = traced.surviving_cases(len(trace.calls), first.failing, first.flaky)
+        notes.append(
+            f"{len(first.failing)} call(s) not reproducible and {len(first.flaky)} flaky on "
+            "the reference: dropped"
+        )
+        run.step("prune", target=target.id, kept=len(keep), dropped=len(trace.calls) - len(keep))
+        if keep:
+            text = traced.harness_text(target, trace, keep)
+            await session.write(path, text, actor=Actor.SYSTEM)
+    problem.harness = Harness("traced", text, path=path, cases=len(keep), notes=notes)
+    problem.curation.mark(CurationState.GENERATED)
+    if not keep:
+        problem.validation = first
+        problem.curation.mark(CurationState.REJECTED, reason="no recorded call is reproducible")
+        return
+    if first.failing or first.flaky:
+        validation = await validate(session, env, target, trace.module, path, options.thresholds)
+        # the dropped flaky cases stay marked (the notes say they were dropped)
+        validation.flaky = sorted(set(validation.flaky) | set(first.flaky))
+    else:
+        # nothing pruned: the first validation stands; only the mutants are left to run
+        validation = first
+        validation.mutation = await mutation_score(
+            session, env, target, trace.module, path, options.thresholds
+        )
+        judge(validation, options.thresholds)
+    _settle(problem, validation)
+
+
+async def _snapshot_reference(session: Session, target: Target) -> None:
+    """Keep the reference file where load_reference() finds it."""
+    text = (await session.read_bytes(target.path)).decode("utf-8")
+    await session.write(reference_path(target), text, actor=Actor.SYSTEM)
+
+
+def _settle(problem: Problem, validation: Validation) -> None:
+    problem.validation = validation
+    if validation.verdict == "valid":
+        problem.curation.mark(CurationState.VALID)
+    else:
+        problem.curation.mark(CurationState.GENERATED, reason="; ".join(validation.reasons))
+
+
+def _summary(problem: Problem) -> dict[str, Any]:
+    v = problem.validation
+    return {
+        "state": str(problem.curation.state),
+        "verdict": v.verdict if v else None,
+        "coverage": v.coverage_rate if v else None,
+        "mutation": v.mutation_score if v else None,
+        "cases": problem.harness.cases if problem.harness else 0,
+    }
+
+
+def summarize(problems: list[Problem]) -> dict[str, Any]:
+    """Counts and distributions for a set of problems (a run's or a batch's result)."""
+    validations = [p.validation for p in problems if p.validation]
+    coverage = sorted(v.coverage_rate for v in validations if v.coverage_rate is not None)
+    mutation = sorted(v.mutation_score for v in validations if v.mutation_score is not None)
+    return {
+        "targets": len(problems),
+        "harnesses": sum(p.harness is not None for p in problems),
+        "valid": sum(v.verdict == "valid" for v in validations),
+        "coverage": quartiles(coverage),
+        "mutation": quartiles(mutation),
+    }
+
+
+def quartiles(values: list[float]) -> dict[str, float] | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+
+    def at(q: float) -> float:
+        position = q * (len(ordered) - 1)
+        low = int(position)
+        high = min(low + 1, len(ordered) - 1)
+        return round(ordered[low] + (ordered[high] - ordered[low]) * (position - low), 4)
+
+    return {
+        "n": len(ordered),
+        "min": ordered[0],
+        "q1": at(0.25),
+        "median": at(0.5),
+        "q3": at(0.75),
+        "max": ordered[-1],
+        "mean": round(sum(ordered) / len(ordered), 4),
+    }
+
+
+# -- one problem at a time (the curation UI's verbs) ------------------------------------------
+
+
+def _target(problem: Problem) -> Target:
+    return Target.from_dict(problem.target)
+
+
+async def revalidate(session: Session, problem: Problem, options: HarnessOptions) -> Validation:
+    """Write the problem's harness into the workspace and validate it again."""
+    if problem.harness is None:
+        raise WorkflowFailure(f"{problem.id} has no harness to validate.")
+    target = _target(problem)
+    with WorkflowRun(session, WORKFLOW, {"action": "revalidate", "problem": problem.id}) as run:
+        await install_runtime(session)
+        await _snapshot_reference(session, target)
+        why = check_harness(problem.harness.text)
+        if why is not None:
+            run.step("format", StepStatus.FAILED, problem=problem.id, reason=why)
+            raise WorkflowFailure(f"The harness of {problem.id} is not usable: {why}.")
+        path = problem.harness.path or harness_path(target)
+        await session.write(path, problem.harness.text, actor=Actor.SYSTEM)
+        env = traced.module_env(options.env, target, problem.module)
+        with run.stage("validate", problem=problem.id) as detail:
+            validation = await validate(
+                session, env, target, problem.module, path, options.thresholds
+            )
+            detail.update(verdict=validation.verdict, reasons=validation.reasons)
+        _settle(problem, validation)
+        run.result(**_summary(problem))
+    return validation
+
+
+async def regenerate(session: Session, problem: Problem, options: HarnessOptions) -> Problem:
+    """Make the problem's harness again with `options.generator`; keeps its curation notes."""
+    target = _target(problem)
+    [fresh] = await make_problems(session, [target], options)
+    fresh.curation.notes = [*problem.curation.notes, *fresh.curation.notes]
+    fresh.curation.history = [*problem.curation.history, *fresh.curation.history]
+    return fresh
+
+
+async def remutate(session: Session, problem: Problem, options: HarnessOptions) -> dict[str, Any]:
+    """Only the mutation score of the problem's harness (e.g. with another mutant limit)."""
+    if problem.harness is None or problem.validation is None:
+        raise WorkflowFailure(f"{problem.id} has no validated harness to mutate against.")
+    target = _target(problem)
+    with WorkflowRun(session, WORKFLOW, {"action": "mutate", "problem": problem.id}) as run:
+        await install_runtime(session)
+        path = problem.harness.path or harness_path(target)
+        await session.write(path, problem.harness.text, actor=Actor.SYSTEM)
+        env = traced.module_env(options.env, target, problem.module)
+        with run.stage("mutate", problem=problem.id) as detail:
+            figures = await mutation_score(
+                session, env, target, problem.module, path, options.thresholds
+            )
+            detail.update(score=figures.get("score"), total=figures.get("total"))
+        problem.validation = replace(problem.validation, mutation=figures)
+        judge(problem.validation, options.thresholds)
+        run.result(**_summary(problem))
+    return figures
+
+
+def accept(problem: Problem, *, by: str, note: str = "") -> None:
+    problem.curation.mark(CurationState.ACCEPTED, by=by, reason=note)
+
+
+def reject(problem: Problem, *, by: str, reason: str) -> None:
+    if not reason.strip():
+        raise ValueError("a rejection needs a reason.")
+    problem.curation.mark(CurationState.REJECTED, by=by, reason=reason)
+
+
+def edit(problem: Problem, text: str, *, by: str, reason: str = "") -> None:
+    """Replace the harness text; the problem must be validated again before it is valid."""
+    why = check_harness(text)
+    if why is not None:
+        raise ValueError(f"the edited harness is not usable: {why}.")
+    base = problem.harness or Harness("edited", text)
+    problem.harness = replace(base, text=text, generator="edited")
+    problem.validation = None
+    problem.curation.mark(CurationState.EDITED, by=by, reason=reason)
+
+
+def note(problem: Problem, text: str) -> None:
+    problem.curation.notes.append(text)

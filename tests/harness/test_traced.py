@@ -1,0 +1,80 @@
+"""The traced generator on a fixture repository: harnesses from its own tests, no model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from simulator.events import Kind
+from simulator.harness.env import PythonEnv
+from simulator.harness.target import find_targets
+from simulator.harness.workflow import HarnessOptions, make_problems
+from simulator.session import Session
+from simulator.trajectory import read_trajectory
+from tests.harness.conftest import PLANTED_BUG
+
+
+async def test_traced_harnesses_pass_on_the_reference_and_catch_a_planted_bug(
+    session: Session, calc_repo: Path
+) -> None:
+    targets = find_targets(calc_repo)
+    assert [t.id for t in targets] == [
+        "shapes/calc.py::clamp",
+        "shapes/calc.py::Account.withdraw",
+        "shapes/calc.py::untested",
+    ]
+    problems = await make_problems(session, targets, HarnessOptions())
+    clamp, withdraw, untested = problems
+
+    assert clamp.validation is not None and clamp.validation.verdict == "valid"
+    assert clamp.harness is not None and clamp.harness.cases == 4
+    assert clamp.validation.runs == 3 and clamp.validation.tests == 4
+    # clamp: three `if`s, both ways each: 6 of 6 branch arcs
+    assert clamp.validation.coverage is not None
+    assert (clamp.validation.coverage["covered"], clamp.validation.coverage["total"]) == (6, 6)
+    # 10 mutants; the three boundary swaps (> to >=, < to <=, > to >=) survive: no test
+    # has value == low, value == high or low == high
+    assert clamp.validation.mutation is not None
+    assert (clamp.validation.mutation["killed"], clamp.validation.mutation["total"]) == (7, 10)
+    assert sorted(s["description"] for s in clamp.validation.mutation["survivors"]) == [
+        "line 10: `>` -> `>=`",
+        "line 6: `>` -> `>=`",
+        "line 8: `<` -> `<=`",
+    ]
+
+    # the method under a `# pragma: no cover` class line: half its branches, not 100%
+    assert withdraw.validation is not None
+    assert withdraw.validation.coverage is not None
+    assert withdraw.validation.coverage["covered"] == 1
+    assert withdraw.validation.coverage["total"] == 2
+    assert withdraw.validation.coverage["rate"] == 0.5
+    assert withdraw.validation.verdict == "invalid"
+    assert "branch coverage 50% is below 80%" in withdraw.validation.reasons
+    # negated test, `-=` and `return None` are caught; `>=` and the unused message survive
+    assert withdraw.validation.mutation is not None
+    assert (withdraw.validation.mutation["killed"], withdraw.validation.mutation["total"]) == (3, 5)
+
+    assert untested.harness is None and untested.validation is None
+    assert "never call" in untested.curation.reasons[0]
+
+    # the harness is a plain pytest file a person can read and run
+    text = (await session.read_bytes(clamp.harness.path)).decode()
+    assert "candidate = load_candidate(TARGET)" in text
+    assert "args=(-1, 0, 10)," in text and "returns=0," in text
+    assert "raises=('builtins.ValueError', 'low must not exceed high')," in text
+    env = PythonEnv()
+    run = await session.run_tests(clamp.harness.path, command=env.pytest(".reposim/harness"))
+    assert run.passed, run.output
+
+    # a planted bug in the workspace: the same harness fails, on the case that shows it
+    source = (await session.read_bytes("shapes/calc.py")).decode()
+    await session.write("shapes/calc.py", source.replace(*PLANTED_BUG))
+    run = await session.run_tests(clamp.harness.path, command=env.pytest(".reposim/harness"))
+    assert not run.passed
+    failed = [t for t in run.tests if t.outcome == "failed"]
+    assert len(failed) == 1 and "returned 9, the reference returned 10" in failed[0].message
+
+    events = read_trajectory(session.trajectory_path).events
+    steps = [e.payload for e in events if e.kind == Kind.WORKFLOW_STEP]
+    assert [s["step"] for s in steps if s["status"] == "ok"][:1] == ["trace"]
+    result = next(e.payload for e in events if e.kind == Kind.WORKFLOW_RESULT)
+    assert result["result"]["targets"] == 3 and result["result"]["valid"] == 1
