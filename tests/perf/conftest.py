@@ -8,16 +8,14 @@ import pytest
 
 from tests.conftest import RepoFactory, git
 
-# `checksum` does its pass over the data PASSES times: version A twice, version B once. B does
+# `checksum` does its pass over the data `passes` times: version A twice, version B once. B does
 # exactly half of A's work, so it is 2x faster by construction.
 CORE = '''"""A checksum that version A computes twice, for no reason."""
-
-PASSES = {passes}
 
 
 def checksum(data):
     total = 0
-    for _ in range(PASSES):
+    for _ in range({passes}):
         total = 0
         for x in data:
             total = (total * 31 + x) % 1000003
@@ -90,3 +88,29 @@ def twox_repo(make_repo: RepoFactory) -> Path:
     )
     git(repo, "tag", "b")
     return repo
+
+
+DESCRIBE_A = 'return f"{len(data)} items, checksum {checksum(data)}"'
+DESCRIBE_B = 'return "{} items, checksum {}".format(len(data), checksum(data))'
+
+
+@pytest.fixture
+def mining_repo(make_repo: RepoFactory) -> tuple[Path, dict[str, str]]:
+    """A history with one real speed-up and one commit that only says it is faster."""
+    repo = make_repo(
+        {
+            "fastlib/__init__.py": "",
+            "fastlib/core.py": core(2),
+            "tests/test_core.py": TESTS.format(size=3000),
+        },
+        name="history",
+    )
+    commits = {"initial": git(repo, "rev-parse", "HEAD").strip()}
+    commits["real"] = write(
+        repo, {"fastlib/core.py": core(1)}, "Compute the checksum once instead of twice"
+    )
+    noise = core(1).replace(DESCRIBE_A, DESCRIBE_B)
+    assert noise != core(1)
+    commits["noise"] = write(repo, {"fastlib/core.py": noise}, "Make describe faster")
+    commits["docs"] = write(repo, {"README.md": "fastlib\n"}, "Speed up the README")
+    return repo, commits

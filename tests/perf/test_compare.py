@@ -62,18 +62,20 @@ async def test_compare_by_api_with_a_harness_traced_from_the_tests(
     assert Kind.WORKFLOW_RESULT in seen and Kind.WORKFLOW_END in seen
     assert (out / "result.json").is_file()
     # the user's repository is untouched: still at b, no worktree left behind
-    assert (twox_repo / "fastlib/core.py").read_text().count("PASSES = 1") == 1
+    assert (twox_repo / "fastlib/core.py").read_text().count("range(1)") == 1
 
 
 async def test_compare_by_command(twox_repo: Path, tmp_path: Path) -> None:
-    command = f"{sys.executable} -c 'from fastlib.core import checksum; checksum(range(100000))'"
+    # enough work per command (~0.4 s at A) that the interpreter's start-up does not hide it
+    settings = MeasureSettings(rounds=2, processes=2, values=2, warmups=1, min_time=0.01)
+    command = f"{sys.executable} -c 'from fastlib.core import checksum; checksum(range(400000))'"
     result = await compare(
-        CompareRequest(twox_repo, "a", "b", command=command, out_dir=tmp_path, settings=QUICK)
+        CompareRequest(twox_repo, "a", "b", command=command, out_dir=tmp_path, settings=settings)
     )
     assert result.kind == "command" and result.harness["path"] is None
     # interpreter start-up is the same on both sides, so the ratio is below 2 but clearly above 1
-    assert result.verdict.speedup > 1.15, result.summary()
-    assert pyperf.Benchmark.load(result.files["b"]).get_nrun() >= QUICK.runs
+    assert result.verdict.speedup > 1.3, result.summary()
+    assert pyperf.Benchmark.load(result.files["b"]).get_nrun() >= settings.runs
 
 
 async def test_a_model_harness_broken_at_one_revision_is_repaired(

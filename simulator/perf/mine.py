@@ -1,0 +1,252 @@
+"""`perf mine`: find the commits in a repository's history that made something faster.
+
+Candidates are commits with one parent whose diff changes a function of the repository's code
+(not its tests), and that either say so (message keywords: faster, speed, optimise, perf,
+cache...) or change hot code (a function with a loop or a comprehension, where time is spent).
+Each candidate's most-changed function is compared, parent against commit, with a harness
+traced from the tests; the comparisons run through the batch layer (one at a time, resumable
+from `results.jsonl`). A commit is kept when its speed-up is significant and at least the
+threshold. The kept rows become the published table and dataset problems.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from simulator.batch import BatchProgress, TaskRecord, TaskStatus
+from simulator.perf.batch import run_rows
+from simulator.perf.compare import CompareResult, MeasureSettings
+from simulator.perf.table import Row, problem, write_outputs
+from simulator.workflow import WorkflowFailure
+
+KEYWORDS = re.compile(
+    r"\b(fast(er|est)?|speed(s|ed|ing)?(\s*-?\s*up)?|optimi[sz](e|es|ed|ing|ation)|perf"
+    r"(ormance)?|cach(e|es|ed|ing)|quick(er|ly)?|slow(er|ness)?|latency|efficien(t|cy))\b",
+    re.IGNORECASE,
+)
+HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
+DEFAULT_THRESHOLD = 1.2
+
+
+@dataclass
+class Candidate:
+    commit: str
+    parent: str
+    subject: str
+    reasons: list[str]
+    apis: list[tuple[str, int]] = field(default_factory=list)  # (dotted name, lines changed)
+
+    @property
+    def api(self) -> str:
+        return self.apis[0][0]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "commit": self.commit,
+            "parent": self.parent,
+            "subject": self.subject,
+            "reasons": self.reasons,
+            "apis": [name for name, _ in self.apis],
+        }
+
+
+@dataclass
+class MineResult:
+    candidates: list[Candidate]
+    kept: list[Row]
+    records: list[TaskRecord]
+    files: dict[str, Path]
+    threshold: float
+
+    def verdicts(self) -> list[tuple[Candidate, str]]:
+        """Each candidate with what became of it, in one phrase."""
+        by_key = {record.key: record for record in self.records}
+        out = []
+        for candidate in self.candidates:
+            record = by_key.get(_key(candidate))
+            if record is None:
+                out.append((candidate, "not run"))
+            elif record.status is not TaskStatus.OK:
+                out.append((candidate, f"{record.status}: {record.evidence}"))
+            else:
+                verdict = record.result["verdict"]
+                keep = _keeps(record.result, self.threshold)
+                word = "kept" if keep else "dropped"
+                out.append(
+                    (
+                        candidate,
+                        f"{word}: speed-up {verdict['speedup']:.3f}x "
+                        f"(CI {verdict['ci_low']:.3f}-{verdict['ci_high']:.3f}, "
+                        f"{'significant' if verdict['significant'] else 'not significant'})",
+                    )
+                )
+        return out
+
+
+def _git(repo: Path, *args: str) -> str:
+    proc = subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=False
+    )
+    if proc.returncode != 0:
+        raise WorkflowFailure(f"git {args[0]} failed in {repo}: {proc.stderr.strip()}")
+    return proc.stdout
+
+
+def _is_test(path: str) -> bool:
+    parts = PurePosixPath(path).parts
+    name = parts[-1]
+    return (
+        any(p in ("tests", "test", "testing") for p in parts[:-1])
+        or name.startswith("test_")
+        or name.endswith("_test.py")
+        or name == "conftest.py"
+    )
+
+
+def module_of(path: str) -> str:
+    parts = list(PurePosixPath(path).with_suffix("").parts)
+    if parts and parts[0] in ("src", "lib"):
+        parts = parts[1:]
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _functions(source: str) -> list[tuple[str, int, int, bool]]:
+    """(qualname, first line, last line, has a loop) for every function of a module."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    found: list[tuple[str, int, int, bool]] = []
+    loops = (ast.For, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                name = f"{prefix}{child.name}"
+                hot = any(isinstance(n, loops) for n in ast.walk(child))
+                found.append((name, child.lineno, child.end_lineno or child.lineno, hot))
+            elif isinstance(child, ast.ClassDef):
+                visit(child, f"{prefix}{child.name}.")
+
+    visit(tree, "")
+    return found
+
+
+def changed_functions(repo: Path, parent: str, commit: str) -> list[tuple[str, int, bool]]:
+    """(dotted API, lines changed, hot) for the functions of non-test code a commit changed."""
+    names = _git(repo, "diff", "--name-only", "--diff-filter=M", parent, commit, "--", "*.py")
+    out: list[tuple[str, int, bool]] = []
+    for path in names.split():
+        if _is_test(path):
+            continue
+        diff = _git(repo, "diff", "-U0", parent, commit, "--", path)
+        lines: list[int] = []
+        for match in HUNK.finditer(diff):
+            start, count = int(match.group(1)), int(match.group(2) or 1)
+            lines += range(start, start + max(count, 1))
+        source = _git(repo, "show", f"{commit}:{path}")
+        module = module_of(path)
+        for qualname, first, last, hot in _functions(source):
+            touched = sum(1 for line in lines if first <= line <= last)
+            if touched and "<" not in qualname:
+                out.append((f"{module}.{qualname}", touched, hot))
+    out.sort(key=lambda item: -item[1])
+    return out
+
+
+def candidates(
+    repo: Path, *, since: str | None = None, limit: int | None = None
+) -> list[Candidate]:
+    """Candidate commits, newest first: those that say they are faster, then the others."""
+    args = ["log", "--no-merges", "--format=%H%x1f%P%x1f%s%x1f%b%x1e"]
+    if since:
+        args.append(f"--since={since}")
+    said: list[Candidate] = []
+    hot_only: list[Candidate] = []
+    for entry in _git(repo, *args).split("\x1e"):
+        fields = entry.strip("\n").split("\x1f")
+        if len(fields) < 4:
+            continue
+        commit, parents, subject, body = fields
+        if len(parents.split()) != 1:
+            continue  # the root commit has nothing to compare with
+        keyword = KEYWORDS.search(f"{subject}\n{body}")
+        changed = changed_functions(repo, parents, commit)
+        if not changed:
+            continue
+        reasons = []
+        if keyword:
+            reasons.append(f"message says {keyword.group(0)!r}")
+        hot = [name for name, _count, is_hot in changed if is_hot]
+        if hot:
+            reasons.append(f"changes hot code: {', '.join(hot[:3])}")
+        if not reasons:
+            continue
+        candidate = Candidate(
+            commit, parents, subject, reasons, [(name, count) for name, count, _ in changed]
+        )
+        (said if keyword else hot_only).append(candidate)
+    found = said + hot_only
+    return found[:limit] if limit is not None else found
+
+
+def _key(candidate: Candidate) -> str:
+    return f"{candidate.commit}:{candidate.api}"
+
+
+def _keeps(result: dict[str, Any], threshold: float) -> bool:
+    verdict = result["verdict"]
+    return bool(verdict["significant"]) and float(verdict["speedup"]) >= threshold
+
+
+def mine(
+    repo: Path,
+    out: Path,
+    *,
+    since: str | None = None,
+    limit: int | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+    settings: MeasureSettings | None = None,
+    timeout: float | None = None,
+    on_candidates: Callable[[list[Candidate]], None] | None = None,
+    on_progress: Callable[[BatchProgress], None] | None = None,
+    python: str | None = None,
+) -> MineResult:
+    """Compare every candidate with its parent; keep the significant speed-ups >= threshold."""
+    repo = repo.resolve()
+    if not (repo / ".git").exists():
+        raise WorkflowFailure(f"{repo} is not a git repository.")
+    found = candidates(repo, since=since, limit=limit)
+    if on_candidates is not None:
+        on_candidates(found)
+    rows = [
+        {"repo": str(repo), "api": c.api, "a": c.parent, "b": c.commit, "key": _key(c)}
+        for c in found
+    ]
+    summary = run_rows(
+        rows,
+        out,
+        settings=settings or MeasureSettings(),
+        timeout=timeout,
+        on_progress=on_progress,
+        python=python,
+    )
+    subjects = {c.commit: c.subject for c in found}
+    kept: list[Row] = []
+    problems = []
+    for record in summary.records:
+        if record.status is TaskStatus.OK and _keeps(record.result, threshold):
+            result = CompareResult.from_dict(record.result)
+            kept.append(Row.of(result))
+            problems.append(problem(result, subject=subjects.get(result.commit_b, "")))
+    kept.sort(key=lambda row: -row.speedup)
+    files = write_outputs(out, kept, problems)
+    return MineResult(found, kept, summary.records, files, threshold)

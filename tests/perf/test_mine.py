@@ -1,0 +1,60 @@
+"""`perf mine` on a real history: one real speed-up, one commit that only claims one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from simulator.batch import BatchProgress
+from simulator.perf import MeasureSettings
+from simulator.perf.mine import candidates, mine
+
+
+def test_candidates_come_from_keywords_and_hot_code(
+    mining_repo: tuple[Path, dict[str, str]],
+) -> None:
+    repo, commits = mining_repo
+    found = candidates(repo)
+    # the README commit says "speed up" but changes no code; the root has no parent
+    assert [c.commit for c in found] == [commits["noise"], commits["real"]]
+    noise, real = found
+    assert noise.api == "fastlib.core.describe" and noise.reasons == ["message says 'faster'"]
+    assert real.api == "fastlib.core.checksum" and real.parent == commits["initial"]
+    assert real.reasons == ["changes hot code: fastlib.core.checksum"]
+    assert [c.commit for c in candidates(repo, limit=1)] == [commits["noise"]]
+
+
+def test_mining_keeps_the_real_speedup_only_and_resumes(
+    mining_repo: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    repo, commits = mining_repo
+    out = tmp_path / "mined"
+    result = mine(repo, out, settings=MeasureSettings.quick(), threshold=1.3)
+    verdicts = dict((c.commit, text) for c, text in result.verdicts())
+    assert verdicts[commits["real"]].startswith("kept"), verdicts
+    assert verdicts[commits["noise"]].startswith("dropped"), verdicts
+    assert len(result.kept) == 1
+    row = result.kept[0]
+    assert (row.commit_a, row.commit_b) == (commits["initial"][:8], commits["real"][:8])
+    assert row.target == "fastlib.core.checksum" and row.speedup > 1.3
+
+    table = (out / "table.md").read_text().splitlines()
+    assert table[0] == (
+        "| Repo | Target API | Commit A | Commit B | Time A (s) | Time B (s) | Speedup "
+        "| Opt % (std) |"
+    )
+    assert len(table) == 3 and commits["real"][:8] in table[2]
+    assert json.loads((out / "table.json").read_text())[0]["commit_b"] == commits["real"][:8]
+    problems = [json.loads(line) for line in (out / "problems.jsonl").read_text().splitlines()]
+    assert len(problems) == 1
+    assert problems[0]["base_commit"] == commits["initial"]
+    assert problems[0]["reference_commit"] == commits["real"]
+    assert "def bench():" in problems[0]["harness"]
+
+    # a rerun finds both comparisons in the results store and measures nothing again
+    progress: list[BatchProgress] = []
+    again = mine(
+        repo, out, settings=MeasureSettings.quick(), threshold=1.3, on_progress=progress.append
+    )
+    assert progress[0].skipped == 2 and progress[-1].done == 0
+    assert [r.commit_b for r in again.kept] == [row.commit_b]
