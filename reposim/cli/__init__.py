@@ -21,6 +21,7 @@ COMMAND_MODULES = [
     "reposim.cli.docker_cmd",
     "reposim.cli.agent_cmd",
     "reposim.cli.extract_cmd",
+    "reposim.cli.perf_cmd",
 ]
 
 
@@ -40,6 +41,7 @@ COMMAND_HOMES = {
     "agent": "reposim.cli.agent_cmd",
     "demo": "reposim.cli.agent_cmd",
     "extract": "reposim.cli.extract_cmd",
+    "perf": "reposim.cli.perf_cmd",
 }
 
 

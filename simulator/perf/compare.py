@@ -57,11 +57,14 @@ class MeasureSettings:
     min_time: float = 0.1  # seconds a value should last; sets the loops at calibration
     affinity: str | None = None  # CPU list for the workers; None: one CPU chosen here
     timeout: float = 1800.0  # seconds per pyperf invocation
+    # wall: elapsed time (what a user waits); cpu: the CPU time of the code under test, which
+    # other processes competing for the CPU do not inflate (CPU-bound code on a busy machine)
+    timer: str = "wall"
 
     @classmethod
-    def quick(cls) -> MeasureSettings:
+    def quick(cls, timer: str = "wall") -> MeasureSettings:
         """Rough answers quickly (tests, a first look): 4 runs per side, in 2 rounds."""
-        return cls(rounds=2, processes=2, values=3, warmups=1, min_time=0.01)
+        return cls(rounds=2, processes=2, values=3, warmups=1, min_time=0.01, timer=timer)
 
     @property
     def runs(self) -> int:
@@ -102,6 +105,8 @@ class CompareRequest:
             raise WorkflowFailure(f"The harness {self.harness} is not a file.")
         if self.api is not None and not re.fullmatch(r"[A-Za-z_][\w.]*\.[A-Za-z_]\w*", self.api):
             raise WorkflowFailure(f"{self.api!r} is not a dotted name such as pkg.module.func.")
+        if self.settings.timer not in ("wall", "cpu"):
+            raise WorkflowFailure("The timer is wall or cpu.")
         if self.settings.runs < 2:
             raise WorkflowFailure("Measure at least two runs per side (rounds x processes).")
 
@@ -324,7 +329,7 @@ async def _compare(
             name=name,
             harness=harness_path,
             command=request.command,
-            options=options + pinned,
+            options=[*options, *pinned, "--timer", settings.timer],
             timeout=settings.timeout,
         )
 
@@ -390,8 +395,9 @@ async def _compare(
             "a": {"rev": env_a.rev, "commit": env_a.commit},
             "b": {"rev": env_b.rev, "commit": env_b.commit},
         },
+        "timer": settings.timer,
         "protocol": (
-            f"calibration in A, then {settings.rounds} interleaved rounds "
+            f"{settings.timer} time; calibration in A, then {settings.rounds} interleaved rounds "
             f"(A B, B A, ...) of {settings.processes} worker process(es) per side, "
             f"{settings.warmups} warm-up + {settings.values} values each, {loops} loops per value"
         ),

@@ -12,7 +12,8 @@ from simulator.perf import CompareRequest, MeasureSettings, compare
 from simulator.trajectory import read_trajectory
 from tests.agent.fake_llm import FakeLLM, Reply, call
 
-QUICK = MeasureSettings.quick()
+# CPU time: the machine running the tests is shared, and wall time there measures the others
+QUICK = MeasureSettings.quick(timer="cpu")
 
 
 def workflow_steps(trajectory: Path) -> list[tuple[str, str]]:
@@ -67,7 +68,9 @@ async def test_compare_by_api_with_a_harness_traced_from_the_tests(
 
 async def test_compare_by_command(twox_repo: Path, tmp_path: Path) -> None:
     # enough work per command (~0.4 s at A) that the interpreter's start-up does not hide it
-    settings = MeasureSettings(rounds=2, processes=2, values=2, warmups=1, min_time=0.01)
+    settings = MeasureSettings(
+        rounds=2, processes=2, values=2, warmups=1, min_time=0.01, timer="cpu"
+    )
     command = f"{sys.executable} -c 'from fastlib.core import checksum; checksum(range(400000))'"
     result = await compare(
         CompareRequest(twox_repo, "a", "b", command=command, out_dir=tmp_path, settings=settings)
@@ -106,7 +109,9 @@ async def test_a_model_harness_broken_at_one_revision_is_repaired(
                 api_base=server.api_base,
                 api_key="sk-test",
                 out_dir=tmp_path,
-                settings=MeasureSettings(rounds=1, processes=2, values=2, min_time=0.01),
+                settings=MeasureSettings(
+                    rounds=1, processes=2, values=2, min_time=0.01, timer="cpu"
+                ),
             )
         )
     finally:

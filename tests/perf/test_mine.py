@@ -29,7 +29,7 @@ def test_mining_keeps_the_real_speedup_only_and_resumes(
 ) -> None:
     repo, commits = mining_repo
     out = tmp_path / "mined"
-    result = mine(repo, out, settings=MeasureSettings.quick(), threshold=1.3)
+    result = mine(repo, out, settings=MeasureSettings.quick(timer="cpu"), threshold=1.3)
     verdicts = dict((c.commit, text) for c, text in result.verdicts())
     assert verdicts[commits["real"]].startswith("kept"), verdicts
     assert verdicts[commits["noise"]].startswith("dropped"), verdicts
@@ -54,7 +54,11 @@ def test_mining_keeps_the_real_speedup_only_and_resumes(
     # a rerun finds both comparisons in the results store and measures nothing again
     progress: list[BatchProgress] = []
     again = mine(
-        repo, out, settings=MeasureSettings.quick(), threshold=1.3, on_progress=progress.append
+        repo,
+        out,
+        settings=MeasureSettings.quick(timer="cpu"),
+        threshold=1.3,
+        on_progress=progress.append,
     )
     assert progress[0].skipped == 2 and progress[-1].done == 0
     assert [r.commit_b for r in again.kept] == [row.commit_b]

@@ -1,0 +1,276 @@
+"""`reposim perf`: time an API or a command at two revisions; mine history for speed-ups."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from reposim.cli.common import CliError, existing_dir, existing_file, run_async
+from simulator.events import Event, Kind
+
+
+def _settings(
+    quick: bool, rounds: int | None, processes: int | None, affinity: str | None, timer: str
+) -> Any:
+    from simulator.perf import MeasureSettings
+
+    base = MeasureSettings.quick() if quick else MeasureSettings()
+    changes: dict[str, Any] = {"timer": timer}
+    if rounds is not None:
+        changes["rounds"] = rounds
+    if processes is not None:
+        changes["processes"] = processes
+    if affinity is not None:
+        changes["affinity"] = affinity
+    return MeasureSettings(**{**base.to_dict(), **changes})
+
+
+def _progress(event: Event) -> None:
+    """Workflow steps as they happen, on stderr."""
+    if event.kind != Kind.WORKFLOW_STEP:
+        return
+    step = event.payload
+    detail = step.get("detail") or {}
+    where = f" {detail['round']}/{detail['of']}" if "round" in detail else ""
+    took = f" {step['seconds']:.1f}s" if step.get("seconds") is not None else ""
+    click.echo(f"perf: {step['step']}{where} {step['status']}{took}", err=True)
+
+
+measure_options = [
+    click.option("--quick", is_flag=True, help="Rough answers quickly: 2 rounds x 2 workers."),
+    click.option(
+        "--rounds", type=click.IntRange(min=1), help="Interleaved A/B rounds (default 10)."
+    ),
+    click.option(
+        "--processes",
+        type=click.IntRange(min=1),
+        help="pyperf worker processes per side and round (default 2).",
+    ),
+    click.option(
+        "--affinity", metavar="CPUS", help="CPU list for pyperf's workers (default: one CPU)."
+    ),
+    click.option(
+        "--timer",
+        type=click.Choice(["wall", "cpu"]),
+        default="wall",
+        show_default=True,
+        help="wall: elapsed time; cpu: CPU time of the code (robust on a busy machine).",
+    ),
+    click.option(
+        "--python",
+        "python",
+        metavar="EXE",
+        help="Interpreter that runs the harness (default: RepoSim's own).",
+    ),
+]
+
+
+def with_measure_options(func: Any) -> Any:
+    for option in reversed(measure_options):
+        func = option(func)
+    return func
+
+
+@click.group("perf")
+def perf_group() -> None:
+    """Compare performance between revisions with pyperf, and mine history for speed-ups."""
+
+
+@perf_group.command("compare")
+@click.argument("path")
+@click.option("--a", "rev_a", required=True, metavar="REV", help="The baseline revision.")
+@click.option("--b", "rev_b", required=True, metavar="REV", help="The revision to compare.")
+@click.option("--api", metavar="DOTTED.NAME", help="The function to time (pkg.module.func).")
+@click.option("--harness", metavar="FILE", help="A harness file defining bench() (with --api).")
+@click.option("--command", "command", metavar="CMD", help="Time a shell command instead.")
+@click.option("--model", help="Let this litellm model write the harness (with --api).")
+@click.option("--api-base", help="Base URL of the model's API (an OpenAI-compatible server).")
+@click.option(
+    "--fix-rounds",
+    type=click.IntRange(min=0),
+    default=3,
+    show_default=True,
+    help="Repairs of a model-written harness that fails its quickcheck.",
+)
+@click.option("--out", "out", metavar="DIR", help="Where results, pyperf JSON and trajectories go.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@with_measure_options
+def compare_command(
+    path: str,
+    rev_a: str,
+    rev_b: str,
+    api: str | None,
+    harness: str | None,
+    command: str | None,
+    model: str | None,
+    api_base: str | None,
+    fix_rounds: int,
+    out: str | None,
+    as_json: bool,
+    quick: bool,
+    rounds: int | None,
+    processes: int | None,
+    affinity: str | None,
+    timer: str,
+    python: str | None,
+) -> None:
+    """Time an API (or a command) at revisions A and B of the repository at PATH.
+
+    Two sessions check out A and B; the harness (traced from the repository's tests, written by
+    --model, or --harness FILE) is quickchecked at both, then pyperf measures: calibration,
+    interleaved A/B rounds of fresh worker processes with warm-ups, pinned to one CPU. Prints
+    both times, the speed-up with its 95% confidence interval, whether it is significant, and the
+    machine's state (a noisy machine is said). Results are kept as pyperf JSON in --out.
+    """
+    from simulator.agent.models import ModelError
+    from simulator.perf import CompareRequest, compare
+    from simulator.workflow import WorkflowFailure
+
+    request = CompareRequest(
+        repo=existing_dir(path),
+        a=rev_a,
+        b=rev_b,
+        api=api,
+        harness=existing_file(harness) if harness else None,
+        command=command,
+        model=model,
+        api_base=api_base,
+        fix_rounds=fix_rounds,
+        out_dir=Path(out) if out else None,
+        settings=_settings(quick, rounds, processes, affinity, timer),
+        python=python,
+    )
+    try:
+        result = run_async(lambda: compare(request, on_event=_progress))
+    except (WorkflowFailure, ModelError) as exc:
+        raise CliError(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), indent=2))
+    else:
+        click.echo(result.summary())
+
+
+@perf_group.command("mine")
+@click.argument("path")
+@click.option("--since", help="Only commits after this date (anything git log --since takes).")
+@click.option("--max", "limit", type=click.IntRange(min=1), help="At most N candidate commits.")
+@click.option(
+    "--threshold",
+    type=float,
+    default=1.2,
+    show_default=True,
+    help="Keep a commit when its significant speed-up is at least this.",
+)
+@click.option("--out", "out", metavar="DIR", required=True, help="Results, table and problems.")
+@click.option("--timeout", type=float, help="Seconds per comparison before it is stopped.")
+@with_measure_options
+def mine_command(
+    path: str,
+    since: str | None,
+    limit: int | None,
+    threshold: float,
+    out: str,
+    timeout: float | None,
+    quick: bool,
+    rounds: int | None,
+    processes: int | None,
+    affinity: str | None,
+    timer: str,
+    python: str | None,
+) -> None:
+    """Find commits in PATH's history that made code faster.
+
+    Candidates: commits whose message talks of speed (faster, optimise, perf, cache...) or whose
+    diff changes hot code (functions with loops). Each is compared with its parent on the
+    function it changed most; a commit is kept when the speed-up is significant and at least
+    --threshold. Writes table.md, table.json and problems.jsonl to --out; a rerun resumes.
+    """
+    from simulator.perf.mine import Candidate, mine
+    from simulator.workflow import WorkflowFailure
+
+    def announce(found: list[Candidate]) -> None:
+        click.echo(f"perf: {len(found)} candidate commit(s)", err=True)
+        for candidate in found:
+            click.echo(
+                f"  {candidate.commit[:10]} {candidate.subject[:60]} -> {candidate.api} "
+                f"({'; '.join(candidate.reasons)})",
+                err=True,
+            )
+
+    try:
+        result = mine(
+            existing_dir(path),
+            Path(out),
+            since=since,
+            limit=limit,
+            threshold=threshold,
+            settings=_settings(quick, rounds, processes, affinity, timer),
+            timeout=timeout,
+            on_candidates=announce,
+            on_progress=lambda p: click.echo(f"perf: {p.line()}", err=True),
+            python=python,
+        )
+    except WorkflowFailure as exc:
+        raise CliError(str(exc)) from None
+    for candidate, verdict in result.verdicts():
+        click.echo(f"{candidate.commit[:10]} {candidate.api}: {verdict}", err=True)
+    click.echo(result.files["markdown"].read_text(), nl=False)
+    click.echo(f"perf: {len(result.kept)} kept; {result.files['markdown']}", err=True)
+
+
+@perf_group.command("batch")
+@click.argument("rows")
+@click.option("--out", "out", metavar="DIR", required=True, help="Results store and tables.")
+@click.option("--timeout", type=float, help="Seconds per comparison before it is stopped.")
+@with_measure_options
+def batch_command(
+    rows: str,
+    out: str,
+    timeout: float | None,
+    quick: bool,
+    rounds: int | None,
+    processes: int | None,
+    affinity: str | None,
+    timer: str,
+    python: str | None,
+) -> None:
+    """Compare every (repo, api, a, b) row of ROWS (CSV with a header, or JSONL).
+
+    Rows run one at a time (timings must not compete for the CPU), with progress on stderr; the
+    results store (--out/results.jsonl) lets a rerun resume where the last one stopped.
+    """
+    from simulator.batch import TaskStatus
+    from simulator.perf.batch import RowsError, read_rows, run_rows
+    from simulator.perf.compare import CompareResult
+    from simulator.perf.table import Row, write_outputs
+
+    try:
+        table = read_rows(existing_file(rows))
+    except RowsError as exc:
+        raise CliError(str(exc)) from None
+    summary = run_rows(
+        table,
+        Path(out),
+        settings=_settings(quick, rounds, processes, affinity, timer),
+        timeout=timeout,
+        on_progress=lambda p: click.echo(f"perf: {p.line()}", err=True),
+        python=python,
+    )
+    done = [
+        Row.of(CompareResult.from_dict(r.result))
+        for r in summary.records
+        if r.status is TaskStatus.OK
+    ]
+    files = write_outputs(Path(out), done)
+    click.echo(files["markdown"].read_text(), nl=False)
+    click.echo(summary.table(), err=True)
+    if len(done) < len(summary.records) or len(summary.records) < summary.total:
+        sys.exit(1)
+
+
+def register(group: click.Group) -> None:
+    group.add_command(perf_group)
