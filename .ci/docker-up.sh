@@ -2,11 +2,11 @@
 # Make a usable Docker engine and the test image available; idempotent, run as root on Debian.
 #   1. install docker.io and debootstrap with apt if they are missing;
 #   2. start dockerd in the background if `docker info` fails, and wait up to 60 s for it;
-#   3. build reposim/base:bookworm (`reposim image bootstrap`) if the image is not cached.
+#   3. build reposim/base:bookworm-2 (`reposim image bootstrap`) if the image is not cached.
 # Exits non-zero with one clear message when any step fails. Called by .ci/run.
 set -euo pipefail
 
-IMAGE="${REPOSIM_TEST_IMAGE:-reposim/base:bookworm}"
+IMAGE="${REPOSIM_TEST_IMAGE:-reposim/base:bookworm-2}"
 cd "$(dirname "$0")/.."
 
 fail() { echo "docker-up: $*" >&2; exit 1; }

@@ -19,7 +19,7 @@ from pathlib import Path
 from backends.base import BackendError
 from backends.docker_engine import connect, owner_labels
 
-DEFAULT_TAG = "reposim/base:bookworm"
+DEFAULT_TAG = "reposim/base:bookworm-2"
 DEFAULT_SUITE = "bookworm"
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 PACKAGES = (
@@ -31,6 +31,16 @@ PACKAGES = (
     "git",
     "procps",
     "ca-certificates",
+    # What a developer expects for C and C++ projects (issue 18: F5 on a C repository).
+    "gcc",
+    "g++",
+    "libc6-dev",
+    "make",
+    "cmake",
+    # For reading and small edits in the terminal pane.
+    "less",
+    "vim-tiny",
+    "nano",
 )
 # The unprivileged user sessions run as (uid 1000, like most desktop users).
 USER_SETUP = (

@@ -8,7 +8,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-IMAGE = os.environ.get("REPOSIM_TEST_IMAGE", "reposim/base:bookworm")
+IMAGE = os.environ.get("REPOSIM_TEST_IMAGE", "reposim/base:bookworm-2")
 
 
 def sample_repo() -> Path:

@@ -13,13 +13,13 @@ import time
 
 from _docker_common import IMAGE, load_note, median, pct, sample_repo
 
-from backends.docker import DockerBackend
+from backends.docker import DockerBackend, DockerOptions
 from backends.docker_engine import LABEL_MANAGED, LABEL_PID, connect
 
 
 async def one(repo: object, errors: list[str]) -> float | None:
     started = time.perf_counter()
-    backend = DockerBackend(repo, image=IMAGE, memory="256m")  # type: ignore[arg-type]
+    backend = DockerBackend(repo, DockerOptions(image=IMAGE, memory="256m"))  # type: ignore[arg-type]
     try:
         await backend.start()
         result = await backend.exec("python3 -c 'print(sum(range(1000)))'")

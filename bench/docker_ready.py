@@ -14,12 +14,12 @@ import time
 
 from _docker_common import IMAGE, load_note, median, pct, sample_repo
 
-from backends.docker import DockerBackend
+from backends.docker import DockerBackend, DockerOptions
 
 
 async def ready_once(repo: object) -> tuple[float, float]:
     started = time.perf_counter()
-    backend = DockerBackend(repo, image=IMAGE)  # type: ignore[arg-type]
+    backend = DockerBackend(repo, DockerOptions(image=IMAGE))  # type: ignore[arg-type]
     first_output = asyncio.get_running_loop().create_future()
 
     def on_output(_chunk: bytes) -> None:

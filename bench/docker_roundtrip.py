@@ -15,12 +15,12 @@ import time
 
 from _docker_common import IMAGE, load_note, median, pct, sample_repo
 
-from backends.docker import DockerBackend
+from backends.docker import DockerBackend, DockerOptions
 
 
 async def main(n: int) -> None:
     repo = sample_repo()
-    backend = DockerBackend(repo, image=IMAGE)
+    backend = DockerBackend(repo, DockerOptions(image=IMAGE))
     await backend.start()
     try:
         for _ in range(20):  # warm up

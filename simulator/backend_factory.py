@@ -2,13 +2,14 @@
 
 Container options (image, limits, network...) come from the caller, or from
 `cli_backend_options`, which the command line sets from its flags so that every command that
-opens a session honours them without passing them along by hand. Explicit options win.
+opens a session honours them without passing them along by hand. Explicit options win; what
+neither gives comes from the user's config file (simulator/user_config.py), and the docker
+backend receives it all as one typed `DockerOptions`.
 """
 
 from __future__ import annotations
 
 import contextvars
-import importlib
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -17,22 +18,6 @@ from typing import Any
 from backends.base import Backend, BackendError
 
 BACKEND_KINDS = ("local", "docker")
-
-DOCKER_OPTIONS = frozenset(
-    {
-        "image",
-        "network",
-        "memory",
-        "cpus",
-        "pids",
-        "user",
-        "ca_bundle",
-        "proxy",
-        "env",
-        "ports",
-        "session_id",
-    }
-)
 
 cli_backend_options: contextvars.ContextVar[Mapping[str, Any]] = contextvars.ContextVar(
     "cli_backend_options", default=MappingProxyType({})
@@ -48,14 +33,9 @@ def make_backend(kind: str, source: Path, *, in_place: bool = False, **options: 
     if kind == "docker":
         if in_place:
             raise BackendError("--in-place works with the local backend only.")
-        merged = {**cli_backend_options.get(), **options}
-        unknown = set(merged) - DOCKER_OPTIONS
-        if unknown:
-            raise BackendError(f"The docker backend has no option {sorted(unknown)[0]!r}.")
-        # Imported on demand: the Docker SDK is only needed by people who use containers.
-        docker_backend = importlib.import_module("backends.docker")
-        backend: Backend = docker_backend.DockerBackend(
-            source, **{k: v for k, v in merged.items() if v is not None}
-        )
-        return backend
+        # Imported on demand: only people who use containers need the docker backend.
+        from backends.docker import DockerBackend
+        from simulator.user_config import docker_options
+
+        return DockerBackend(source, docker_options({**cli_backend_options.get(), **options}))
     raise BackendError(f"Unknown backend {kind!r}; choose one of {', '.join(BACKEND_KINDS)}.")

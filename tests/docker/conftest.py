@@ -1,7 +1,7 @@
 """Fixtures for tests against a real Docker engine.
 
 Without a usable engine these tests skip with the reason; with REPOSIM_REQUIRE_DOCKER=1 (CI)
-they fail instead. The image comes from REPOSIM_TEST_IMAGE (default reposim/base:bookworm, built
+they fail instead. The image comes from REPOSIM_TEST_IMAGE (default reposim/base:bookworm-2, built
 by `reposim image bootstrap`); a missing image is a failure that says how to build it.
 """
 
@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from backends.base import BackendUnavailableError
-from backends.docker import DockerBackend
+from backends.docker import DockerBackend, DockerOptions
 from backends.docker_engine import LABEL_MANAGED, LABEL_PID, connect
 
-TEST_IMAGE = os.environ.get("REPOSIM_TEST_IMAGE", "reposim/base:bookworm")
+TEST_IMAGE = os.environ.get("REPOSIM_TEST_IMAGE", "reposim/base:bookworm-2")
 REQUIRED = os.environ.get("REPOSIM_REQUIRE_DOCKER") == "1"
 
 BackendFactory = Callable[..., Awaitable[DockerBackend]]
@@ -78,7 +78,8 @@ async def make_backend() -> AsyncIterator[BackendFactory]:
     started: list[DockerBackend] = []
 
     async def factory(source: Path, **options: Any) -> DockerBackend:
-        backend = DockerBackend(source, image=options.pop("image", TEST_IMAGE), **options)
+        options.setdefault("image", TEST_IMAGE)
+        backend = DockerBackend(source, DockerOptions.build(**options))
         started.append(backend)
         await backend.start()
         return backend

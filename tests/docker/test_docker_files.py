@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from backends.base import BackendError, FileMissingError, PathEscapeError
-from backends.docker import DockerBackend
+from backends.docker import DockerBackend, DockerOptions
 from tests.docker.conftest import TEST_IMAGE
 
 
@@ -42,7 +42,7 @@ async def backend(
     image = TEST_IMAGE
     if request.param == "bash-fallback":
         image = request.getfixturevalue("image_without_python")
-    started = DockerBackend(sample_repo, image=image)
+    started = DockerBackend(sample_repo, DockerOptions.build(image=image))
     await started.start()
     try:
         if request.param == "bash-fallback":

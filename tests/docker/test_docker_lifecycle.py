@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from backends.base import BackendError, BackendUnavailableError
-from backends.docker import DockerBackend, default_image
+from backends.docker import DockerBackend, DockerOptions
 from backends.docker_engine import (
     LABEL_CREATED,
     LABEL_HOST,
@@ -44,7 +44,7 @@ def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
 async def test_the_container_is_labelled_and_removed_on_stop(
     sample_repo: Path, docker_client: Any
 ) -> None:
-    backend = DockerBackend(sample_repo, image=TEST_IMAGE)
+    backend = DockerBackend(sample_repo, DockerOptions.build(image=TEST_IMAGE))
     await backend.start()
     container = backend.container_id
     assert container is not None
@@ -56,7 +56,13 @@ async def test_the_container_is_labelled_and_removed_on_stop(
     description = backend.describe().as_dict()
     assert description["image"] == TEST_IMAGE
     assert description["image_id"].startswith("sha256:")
-    assert description["limits"] == {"memory": "2g", "cpus": 2.0, "pids": 512}
+    cores = len(os.sched_getaffinity(0))
+    assert description["limits"] == {
+        "memory": "2g",
+        "cpus": float(max(1, cores - 1)),  # the host keeps a core
+        "pids": 512,
+        "disk": "10g",
+    }
     assert description["network"] is False
     await backend.stop()
     await backend.stop()  # idempotent
@@ -65,16 +71,16 @@ async def test_the_container_is_labelled_and_removed_on_stop(
 
 async def test_a_failed_start_leaves_nothing_behind(sample_repo: Path, docker_client: Any) -> None:
     with pytest.raises(BackendError, match="not a size"):
-        DockerBackend(sample_repo, image=TEST_IMAGE, memory="lots")
+        DockerBackend(sample_repo, DockerOptions.build(image=TEST_IMAGE, memory="lots"))
     # Docker itself refuses a memory limit below its 6 MB minimum, after the create call.
-    backend = DockerBackend(sample_repo, image=TEST_IMAGE, memory="1m")
+    backend = DockerBackend(sample_repo, DockerOptions.build(image=TEST_IMAGE, memory="1m"))
     with pytest.raises(BackendError, match="could not start the container"):
         await backend.start()
     assert our_containers(docker_client) == []
 
 
 async def test_a_missing_image_is_one_clear_sentence(sample_repo: Path) -> None:
-    backend = DockerBackend(sample_repo, image="reposim/no-such-image:never")
+    backend = DockerBackend(sample_repo, DockerOptions.build(image="reposim/no-such-image:never"))
     with pytest.raises(BackendUnavailableError) as raised:
         await backend.start()
     message = str(raised.value)
@@ -86,7 +92,7 @@ async def test_an_unreachable_daemon_says_how_to_start_it(
     sample_repo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-daemon.sock")
-    backend = DockerBackend(sample_repo, image=TEST_IMAGE)
+    backend = DockerBackend(sample_repo, DockerOptions.build(image=TEST_IMAGE))
     with pytest.raises(BackendUnavailableError) as raised:
         await backend.start()
     assert "not running" in str(raised.value)
@@ -95,10 +101,10 @@ async def test_an_unreachable_daemon_says_how_to_start_it(
 
 OWNER = """
 import asyncio, sys
-from backends.docker import DockerBackend
+from backends.docker import DockerBackend, DockerOptions
 
 async def main():
-    backend = DockerBackend(sys.argv[1], image=sys.argv[2])
+    backend = DockerBackend(sys.argv[1], DockerOptions.build(image=sys.argv[2]))
     await backend.start()
     print(backend.container_id, flush=True)
     await asyncio.sleep(600)
@@ -183,24 +189,6 @@ def test_make_backend_passes_options_and_refuses_unknown_ones(sample_repo: Path)
         factory_make_backend("docker", sample_repo, colour="blue")
     with pytest.raises(BackendError, match="local backend only"):
         factory_make_backend("docker", sample_repo, in_place=True)
-
-
-def test_the_default_image_comes_from_env_then_config(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.delenv("REPOSIM_DOCKER_IMAGE", raising=False)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
-    assert default_image() == "python:3.11-slim"
-    config = tmp_path / "reposim" / "config.toml"
-    config.parent.mkdir()
-    config.write_text('[docker]\nimage = "from/config:1"\n')
-    assert default_image() == "from/config:1"
-    monkeypatch.setenv("REPOSIM_DOCKER_IMAGE", "from/env:2")
-    assert default_image() == "from/env:2"
-    config.write_text("[docker\n")
-    monkeypatch.delenv("REPOSIM_DOCKER_IMAGE")
-    with pytest.raises(BackendError, match="not valid TOML"):
-        default_image()
 
 
 async def test_ctrl_c_during_a_command_removes_the_container(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from backends.docker import DockerBackend
+from backends.docker import DockerBackend, DockerOptions
 from simulator.session import Session
 from simulator.trajectory import read_trajectory
 from tests.docker.conftest import TEST_IMAGE
@@ -13,7 +13,9 @@ from tests.docker.conftest import TEST_IMAGE
 async def test_run_tests_and_checkpoints_inside_the_container(
     sample_repo: Path, tmp_path: Path
 ) -> None:
-    backend = DockerBackend(sample_repo, image=TEST_IMAGE)  # the session starts and stops it
+    backend = DockerBackend(
+        sample_repo, DockerOptions.build(image=TEST_IMAGE)
+    )  # the session starts and stops it
     trajectory = tmp_path / "t.jsonl"
     session = Session(backend, source=sample_repo, trajectory_path=trajectory)
     await session.start()

@@ -13,7 +13,7 @@ from simulator.replay import reexecute
 from simulator.trajectory import read_trajectory
 from tests.replay.replay_helpers import SMALL_PROJECT, record_session
 
-IMAGE = os.environ.get("REPOSIM_TEST_IMAGE", "reposim/base:bookworm")
+IMAGE = os.environ.get("REPOSIM_TEST_IMAGE", "reposim/base:bookworm-2")
 pytestmark = pytest.mark.docker
 
 

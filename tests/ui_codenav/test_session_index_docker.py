@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from backends.base import BackendUnavailableError
-from backends.docker import DockerBackend
+from backends.docker import DockerBackend, DockerOptions
 from backends.docker_engine import connect
 from simulator.analysis.session_index import WorkspaceIndex
 from simulator.events import Event, Kind
 from simulator.session import Session
 
-TEST_IMAGE = os.environ.get("REPOSIM_TEST_IMAGE", "reposim/base:bookworm")
+TEST_IMAGE = os.environ.get("REPOSIM_TEST_IMAGE", "reposim/base:bookworm-2")
 
 pytestmark = pytest.mark.docker
 
@@ -51,7 +51,7 @@ async def test_index_a_container_workspace_without_recording_reads(
     (nav_repo / "scratch").mkdir()
     (nav_repo / "scratch" / "tmp.py").write_text("def ignored():\n    pass\n")
     session = Session(
-        DockerBackend(nav_repo, image=TEST_IMAGE),
+        DockerBackend(nav_repo, DockerOptions.build(image=TEST_IMAGE)),
         source=nav_repo,
         trajectory_path=tmp_path / "t.jsonl",
     )

@@ -1,0 +1,521 @@
+"""`DockerBackend`: a workspace inside a fresh container; the host checkout is never changed.
+
+Starting: create and start the container, then at once and side by side: copy the workspace
+(the repository, `.git` included, owned by the user) with one `put_archive`, start the reaper,
+start the command shell. A root exec adds a passwd entry only for images without our uid. The
+file service starts in the background, so the editor's first read finds it ready.
+
+Disk: `--storage-opt size` where the engine supports it (overlay2 on xfs with pquota); always a
+per-file size limit (RLIMIT_FSIZE) at the disk limit, which the kernel enforces; and, while a
+command runs or a terminal is open, a watch on the container's writable layer (the engine's
+SizeRw) that stops the command once the session has written more than its limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import posixpath
+import secrets
+import stat as stat_mod
+from pathlib import Path
+from typing import Any
+
+from backends.base import (
+    BackendDescription,
+    BackendError,
+    BackendUnavailableError,
+    DirEntry,
+    ExecResult,
+    FileMissingError,
+    FileStat,
+    OutputCallback,
+    PathEscapeError,
+    Pty,
+)
+from backends.docker import container as ctr
+from backends.docker.channel import FALLBACK_USER, WORKSPACE, DockerShellChannel
+from backends.docker.file_service import DENIED, ESCAPE, EXISTS, IS_DIR, MISSING, NOT_DIR
+from backends.docker.files import FileService, PythonFiles, ShellFiles
+from backends.docker.options import DockerLimits, DockerOptions, proxy_env
+from backends.docker.pty import DockerPty
+from backends.docker.reaper import ROOT, Reaper
+from backends.docker.stream import blocking
+from backends.docker_engine import connect, image_missing_error, owner_labels
+from backends.shell import PersistentShell, ShellBackend
+
+# How often the writable layer is measured while something may be writing to it.
+DISK_WATCH_INTERVAL = 1.0
+
+
+class DockerBackend(ShellBackend):
+    """A workspace inside a fresh container; the host checkout is never changed."""
+
+    kind = "docker"
+
+    def __init__(self, source: Path | str, options: DockerOptions | None = None) -> None:
+        self.source = Path(source).resolve()
+        self.options = options or DockerOptions()
+        self.session_id = self.options.session_id or secrets.token_hex(6)
+        self._client: Any = None
+        self._api: Any = None
+        self._container: str | None = None
+        self._image_id: str | None = None
+        self._user_name = ""
+        self._files: FileService | None = None
+        self._files_lock = asyncio.Lock()
+        self._warmup: asyncio.Future[Any] | None = None
+        self._reaper: Reaper | None = None
+        self._ptys: list[DockerPty] = []
+        self._storage_opt = False
+        self._baseline = 0
+        """Bytes the writable layer holds before any command: the workspace as copied in."""
+        self._disk_watch: asyncio.Task[None] | None = None
+        self._disk_busy = 0
+        self._disk_tripped = False
+        self._channel: DockerShellChannel | None = None
+        self._clears_seen = 0
+
+    # -- lifecycle --
+
+    @property
+    def image(self) -> str:
+        return self.options.image
+
+    @property
+    def limits(self) -> DockerLimits:
+        return self.options.limits
+
+    @property
+    def uid(self) -> int:
+        return self.options.user
+
+    @property
+    def container_id(self) -> str | None:
+        return self._container
+
+    def _env(self) -> dict[str, str]:
+        env = {"LANG": "C.UTF-8", "REPOSIM": "1"}
+        if self.options.ca_bundle is not None:
+            env.update(dict.fromkeys(ctr.CA_TARGET_VARS, ctr.CA_PATH))
+        if self.options.network and self.options.proxy:
+            env.update(proxy_env())
+        env.update(self.options.env)
+        return env
+
+    async def start(self) -> None:
+        if self._client is not None:
+            raise BackendError("This docker backend is already started.")
+        if not self.source.is_dir():
+            raise BackendError(f"{self.source} is not a directory.")
+        self._client = await blocking(connect)
+        self._api = self._client.api
+        try:
+            await self._create()
+            container = self._require_container()
+            archive = await blocking(ctr.workspace_archive, self.source, self.options)
+            shell = PersistentShell(self._open_shell_channel, WORKSPACE)
+            # The workspace copy, the user fix-up, the reaper and the shell are independent: the
+            # shell only needs the files before its first command, which start() awaits.
+            with archive:
+                self._baseline = archive.seek(0, 2)
+                archive.seek(0)
+                results = await asyncio.gather(
+                    self._put_archive(archive),
+                    Reaper.open(self._api, container, self.uid),
+                    shell.start(),
+                    return_exceptions=True,
+                )
+            self._shell = shell
+            if isinstance(results[1], Reaper):
+                self._reaper = results[1]
+            for result in results:
+                if isinstance(result, BaseException):
+                    raise result
+            assert self._reaper is not None
+            self._user_name = self._reaper.user_name
+            if not self._user_name:
+                await self._ensure_user()
+            self._warmup = asyncio.ensure_future(self._files_service())
+            self._warmup.add_done_callback(_ignore_result)
+        except BaseException:
+            await self.stop()
+            raise
+
+    def _user_spec(self) -> str:
+        return f"{self.uid}:{self.uid}"
+
+    def _require_container(self) -> str:
+        if self._container is None:
+            raise BackendError("The docker backend has not been started.")
+        return self._container
+
+    async def _create(self) -> None:
+        import docker.errors
+
+        api = self._api
+        try:
+            info = await blocking(api.inspect_image, self.image)
+        except docker.errors.ImageNotFound:
+            raise image_missing_error(self.image) from None
+        except docker.errors.APIError as exc:
+            if exc.status_code == 404:
+                raise image_missing_error(self.image) from None
+            raise BackendUnavailableError(
+                f"Docker refused to inspect the image {self.image}: {exc.explanation or exc}"
+            ) from None
+        self._image_id = info["Id"]
+
+        def create_and_start(storage_opt: bool) -> str:
+            created = api.create_container(
+                self.image,
+                command=["sleep", "infinity"],
+                # init and the reaper run as root; every exec names the session's uid.
+                user=ROOT,
+                working_dir=WORKSPACE,
+                labels=owner_labels("session", self.session_id),
+                host_config=ctr.host_config(api, self.options, storage_opt=storage_opt),
+                ports=list(self.options.ports) or None,
+                name=f"reposim-{self.session_id}",
+                network_disabled=not self.options.network,
+                environment=self._env(),
+            )
+            container = str(created["Id"])
+            ctr.track(container, api)
+            self._container = container
+            api.start(container)
+            return container
+
+        try:
+            if ctr.storage_opt_supported is not False:
+                try:
+                    await blocking(create_and_start, True)
+                    ctr.storage_opt_supported = self._storage_opt = True
+                    return
+                except docker.errors.APIError as exc:
+                    if "storage-opt" not in str(exc.explanation or exc):
+                        raise
+                    ctr.storage_opt_supported = False
+            await blocking(create_and_start, False)
+        except docker.errors.APIError as exc:
+            raise BackendError(
+                f"Docker could not start the container: {exc.explanation or exc}"
+            ) from None
+
+    async def _put_archive(self, archive: Any) -> None:
+        import docker.errors
+
+        try:
+            await blocking(self._api.put_archive, self._container, "/", archive)
+        except docker.errors.APIError as exc:
+            raise BackendError(
+                f"Could not copy the workspace into the container: {exc.explanation or exc}"
+            ) from None
+
+    async def _ensure_user(self) -> None:
+        script = ctr.ensure_user_script(self.uid)
+
+        def run() -> str:
+            exec_id = self._api.exec_create(self._container, ["sh", "-c", script], user=ROOT)
+            return bytes(self._api.exec_start(exec_id["Id"])).decode(errors="replace")
+
+        output = (await blocking(run)).strip()
+        self._user_name = output.splitlines()[-1] if output else FALLBACK_USER
+
+    async def _open_shell_channel(self) -> DockerShellChannel:
+        channel = await DockerShellChannel.open(
+            self._api,
+            self._require_container(),
+            self._user_spec(),
+            self._env(),
+            lambda: self._reaper,
+        )
+        self._channel = channel
+        return channel
+
+    async def _after_clearing(self) -> None:
+        """If the reaper cleared a runaway session since the last command, drop what the
+        killed processes wrote into the command shell's stream meanwhile."""
+        reaper = self._reaper
+        if reaper is None:
+            return
+        if not reaper.settled.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(reaper.settled.wait(), 30)
+        if reaper.clears == self._clears_seen:
+            return
+        self._clears_seen = reaper.clears
+        if self._channel is not None and self._shell is not None and not self._shell.running:
+            await self._channel.discard_pending()
+
+    async def stop(self) -> None:
+        if self._warmup is not None and not self._warmup.done():
+            self._warmup.cancel()
+            with contextlib.suppress(BaseException):
+                await self._warmup
+        self._warmup = None
+        if self._disk_watch is not None:
+            self._disk_watch.cancel()
+            with contextlib.suppress(BaseException):
+                await self._disk_watch
+            self._disk_watch = None
+        for pty in self._ptys:
+            with contextlib.suppress(Exception):
+                await pty.close()
+        self._ptys.clear()
+        for service in (self._shell, self._files):
+            if service is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(service.close(), 5)
+        self._shell = self._files = None
+        if self._reaper is not None:
+            await self._reaper.close()
+            self._reaper = None
+        if self._container is not None:
+            container, self._container = self._container, None
+            with contextlib.suppress(Exception):
+                await blocking(self._api.remove_container, container, force=True, v=True)
+            ctr.untrack(container)
+        if self._client is not None:
+            with contextlib.suppress(Exception):
+                self._client.close()
+            self._client = None
+
+    # -- commands --
+
+    async def exec(
+        self,
+        command: str,
+        *,
+        timeout: float | None = None,
+        on_output: OutputCallback | None = None,
+        env: dict[str, str] | None = None,
+    ) -> ExecResult:
+        await self._after_clearing()
+        with self._disk_watched():
+            self._disk_tripped = False
+            result = await super().exec(command, timeout=timeout, on_output=on_output, env=env)
+            if self._disk_tripped:
+                notice = (
+                    f"\nreposim: the session wrote more than its disk limit "
+                    f"({self.options.disk}); the command was stopped.\n"
+                ).encode()
+                if on_output is not None:
+                    on_output(notice)
+                return ExecResult(
+                    exit_code=result.exit_code,
+                    output=result.output + notice,
+                    duration=result.duration,
+                    timed_out=result.timed_out,
+                    interrupted=result.interrupted,
+                    shell_restarted=result.shell_restarted,
+                    oom_killed=result.oom_killed,
+                    cwd=result.cwd,
+                )
+            return result
+
+    @contextlib.contextmanager
+    def _disk_watched(self) -> Any:
+        """Watch the writable layer while the body runs (and while terminals are open)."""
+        if self._storage_opt:
+            yield
+            return
+        self._disk_busy += 1
+        if self._disk_watch is None or self._disk_watch.done():
+            self._disk_watch = asyncio.ensure_future(self._watch_disk())
+        try:
+            yield
+        finally:
+            self._disk_busy -= 1
+
+    async def disk_usage(self) -> int:
+        """Bytes the session has written to its container (beyond the workspace copied in)."""
+        api, container = self._api, self._require_container()
+
+        def inspect() -> dict[str, Any]:
+            # The SDK's inspect_container cannot ask for sizes; the engine's API can.
+            url = api._url("/containers/{0}/json", container)
+            return dict(api._result(api._get(url, params={"size": 1}), True))
+
+        info = await blocking(inspect)
+        return max(0, int(info.get("SizeRw") or 0) - self._baseline)
+
+    async def _watch_disk(self) -> None:
+        limit = self.options.disk_bytes
+        last = None
+        while self._disk_busy > 0 or any(not p.closed for p in self._ptys):
+            await asyncio.sleep(DISK_WATCH_INTERVAL)
+            try:
+                used = await self.disk_usage()
+            except Exception:
+                return  # the container is going away
+            # Over the limit and still growing: stop what writes (an `rm` may run over it).
+            if used > limit and (last is None or used > last):
+                self._disk_tripped = True
+                if self._shell is not None and self._shell.running:
+                    await self._shell.interrupt()
+                for pty in self._ptys:
+                    if not pty.closed:
+                        await pty.stop_foreground()
+            last = used
+
+    async def open_pty(self, cols: int = 80, rows: int = 24) -> Pty:
+        if self._reaper is None:
+            raise BackendError("The docker backend has not been started.")
+        pty = await DockerPty.spawn(
+            self._api,
+            self._require_container(),
+            self._user_spec(),
+            self._env(),
+            self._reaper,
+            cols,
+            rows,
+        )
+        self._ptys = [p for p in self._ptys if not p.closed]
+        self._ptys.append(pty)
+        if not self._storage_opt and (self._disk_watch is None or self._disk_watch.done()):
+            self._disk_watch = asyncio.ensure_future(self._watch_disk())
+        return pty
+
+    async def clear_processes(self) -> None:
+        """Kill every process the session's commands left running (background jobs included)."""
+        if self._reaper is None:
+            raise BackendError("The docker backend has not been started.")
+        await self._reaper.clear()
+
+    # -- files --
+
+    def _absolute(self, path: str) -> str:
+        joined = posixpath.normpath(posixpath.join(WORKSPACE, path))
+        if joined != WORKSPACE and not joined.startswith(WORKSPACE + "/"):
+            raise PathEscapeError(f"{path} is outside the workspace; refusing to touch it.")
+        return joined
+
+    async def _files_service(self) -> FileService:
+        if self._shell is None or self._reaper is None:
+            raise BackendError("The docker backend has not been started.")
+        async with self._files_lock:
+            if self._files is None:
+                if self._reaper.python:
+                    self._files = await PythonFiles.open(
+                        self._api,
+                        self._require_container(),
+                        self._user_spec(),
+                        self._reaper.python,
+                        WORKSPACE,
+                    )
+                else:
+                    shell = PersistentShell(self._open_shell_channel, WORKSPACE)
+                    await shell.start()
+                    self._files = ShellFiles(shell, WORKSPACE)
+            return self._files
+
+    async def _call_files(self, op: str, path: str, data: bytes, args: dict[str, str]) -> Any:
+        files = await self._files_service()
+        try:
+            return await files.call(op, data, path=self._absolute(path), **args)
+        except BackendError:
+            # The service died (a command's `kill -9 -1`, the OOM killer): a new one next time.
+            if self._files is files:
+                self._files = None
+            with contextlib.suppress(Exception):
+                await files.close()
+            raise
+
+    async def _file_op(self, op: str, path: str, data: bytes = b"", **args: str) -> bytes:
+        try:
+            code, body = await self._call_files(op, path, data, args)
+        except BackendError:
+            # Once more with a fresh service: the old one may have been killed between calls.
+            code, body = await self._call_files(op, path, data, args)
+        if code == 0:
+            return bytes(body)
+        if code == MISSING:
+            raise FileMissingError(f"{path} does not exist in the workspace.")
+        if code == ESCAPE:
+            raise PathEscapeError(f"{path} is outside the workspace; refusing to touch it.")
+        if code == IS_DIR:
+            raise BackendError(f"{path} is a directory, not a file.")
+        if code == NOT_DIR:
+            raise BackendError(f"{path} is not a directory.")
+        if code == EXISTS:
+            raise BackendError(f"{args.get('dst', path)} already exists; refusing to overwrite it.")
+        if code == DENIED:
+            raise BackendError(f"{path} is not accessible (permission denied).")
+        detail = bytes(body).decode(errors="replace").strip().splitlines()
+        reason = detail[-1] if detail else f"status {code}"
+        raise BackendError(f"The file operation on {path} failed: {reason}")
+
+    async def read_file(self, path: str) -> bytes:
+        return await self._file_op("read", path)
+
+    async def write_file(self, path: str, data: bytes) -> None:
+        await self._file_op("write", path, data)
+
+    async def delete(self, path: str) -> None:
+        if self._absolute(path) == WORKSPACE:
+            raise BackendError("Refusing to delete the workspace root.")
+        await self._file_op("delete", path)
+
+    async def rename(self, src: str, dst: str) -> None:
+        await self._file_op("rename", src, dst=self._absolute(dst))
+
+    async def stat(self, path: str) -> FileStat:
+        try:
+            mode, size, mtime = json.loads(await self._file_op("stat", path))
+        except ValueError:
+            raise BackendError(f"Could not read the status of {path}.") from None
+        return FileStat(path, _kind_of_mode(int(mode)), int(size), float(mtime), int(mode))
+
+    async def list_dir(self, path: str) -> list[DirEntry]:
+        entries = [
+            DirEntry(str(name), str(kind), int(size))
+            for name, kind, size in json.loads(await self._file_op("list", path))
+        ]
+        return sorted(entries, key=lambda e: (e.kind != "dir", e.name.lower()))
+
+    # -- description --
+
+    @property
+    def workspace_path(self) -> str:
+        return WORKSPACE
+
+    @property
+    def private_dir(self) -> str:
+        return ctr.PRIVATE_DIR
+
+    def describe(self) -> BackendDescription:
+        options = self.options
+        return BackendDescription(
+            kind=self.kind,
+            workspace=WORKSPACE,
+            image=self.image,
+            image_id=self._image_id,
+            container=self._container,
+            limits=options.limits.as_dict(),
+            extra={
+                "source": str(self.source),
+                "network": options.network,
+                "user": f"{self._user_name or '?'} (uid {self.uid})",
+                "ca_bundle": str(options.ca_bundle) if options.ca_bundle else None,
+                "ports": {str(k): v for k, v in options.ports.items()},
+                "disk_limit": "storage-opt" if self._storage_opt else "fsize+watch",
+            },
+        )
+
+
+def _kind_of_mode(mode: int) -> str:
+    if stat_mod.S_ISLNK(mode):
+        return "symlink"
+    if stat_mod.S_ISDIR(mode):
+        return "dir"
+    if stat_mod.S_ISREG(mode):
+        return "file"
+    return "other"
+
+
+def _ignore_result(future: asyncio.Future[Any]) -> None:
+    """A background warm-up's failure shows up again, clearly, on first real use."""
+    if not future.cancelled():
+        future.exception()

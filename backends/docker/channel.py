@@ -1,0 +1,116 @@
+"""The command shell's channel: a bash in the container over one attached exec.
+
+A `PersistentShell` (backends/shell.py) speaks to it, so a command costs one write and one
+read, not one `docker exec`. stdout and stderr arrive multiplexed and are merged; signals to the
+shell's children go through the reaper, which the commands cannot kill.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import signal
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from backends.base import BackendError
+from backends.docker.reaper import Reaper
+from backends.docker.stream import Demuxer, ExecStream, read_marker
+from backends.shell import ShellChannel
+
+WORKSPACE = "/workspace"
+FALLBACK_USER = "reposim"
+FALLBACK_HOME = "/home/reposim"
+PID_MARKER = re.compile(rb"\x1ePID:(\d+)\x1e\n")
+# USER, LOGNAME and HOME from the image's passwd entry for our uid (builtins only); when the
+# image has none, the root fix-up adds `reposim` with the home the workspace archive creates.
+IDENTITY = (
+    "while IFS=: read -r __n _ __u _ _ __h _; do "
+    '[ "$__u" = "$UID" ] && { USER=$__n; HOME=$__h; break; }; done </etc/passwd; '
+    f'export USER="${{USER:-{FALLBACK_USER}}}"; export LOGNAME="$USER"; '
+    f'[ -z "$HOME" ] || [ "$HOME" = / ] && export HOME={FALLBACK_HOME}; '
+    "unset __n __u __h\n"
+)
+# The shell's own stderr carries only bash's job notices ("Killed  sleep 30" for a job the
+# reaper cleared); commands have theirs merged into stdout by the shell's framing.
+_ANNOUNCE = "exec 2>/dev/null; printf '\\036PID:%d\\036\\n' $$\n"
+
+
+class DockerShellChannel(ShellChannel):
+    """A bash in the container over one attached exec (stdout and stderr demultiplexed)."""
+
+    def __init__(self, stream: ExecStream, pid: int, reaper: Callable[[], Reaper | None]) -> None:
+        self._stream = stream
+        self._demux = Demuxer(stream.reader)
+        self.pid = pid
+        self._reaper = reaper
+        self._pending = b""
+
+    @classmethod
+    async def open(
+        cls,
+        api: Any,
+        container: str,
+        user: str,
+        env: Mapping[str, str],
+        reaper: Callable[[], Reaper | None],
+    ) -> DockerShellChannel:
+        stream = await ExecStream.open(
+            api,
+            container,
+            ["bash", "--noprofile", "--norc"],
+            user=user,
+            workdir=WORKSPACE,
+            environment=env,
+        )
+        channel = cls(stream, 0, reaper)
+        await stream.write((IDENTITY + _ANNOUNCE).encode())
+        try:
+            pid, channel._pending = await read_marker(channel._demux.recv, PID_MARKER)
+        except BackendError:
+            await stream.close()
+            raise BackendError("The shell in the container did not start.") from None
+        channel.pid = int(pid)
+        return channel
+
+    async def send(self, data: bytes) -> None:
+        await self._stream.write(data)
+
+    async def recv(self) -> bytes:
+        if self._pending:
+            data, self._pending = self._pending, b""
+            return data
+        return await self._demux.recv()
+
+    async def discard_pending(self, quiet: float = 0.25) -> None:
+        """Drop what background processes wrote between commands, until `quiet` s of silence.
+
+        Used after the reaper cleared a runaway session: what the killed processes wrote
+        ("fork: retry...") must not show up as the next command's output."""
+        self._pending = b""
+        with contextlib.suppress(TimeoutError):
+            while await asyncio.wait_for(self._demux.recv(), quiet):
+                pass
+
+    async def signal_children(self, sig: int) -> None:
+        reaper = self._reaper()
+        if reaper is not None:
+            with contextlib.suppress(BackendError, TimeoutError):
+                await reaper.kill(sig, self.pid)
+
+    async def close(self) -> None:
+        reaper = self._reaper()
+        if reaper is not None:
+            with contextlib.suppress(BackendError, TimeoutError):
+                await reaper.kill(signal.SIGKILL, self.pid, tree=True)
+        await self._stream.close()
+
+    async def oom_killed_since(self, since: float) -> bool:
+        reaper = self._reaper()
+        if reaper is None:
+            return False
+        try:
+            return await reaper.oom_since_last_look()
+        except (BackendError, TimeoutError):
+            return False

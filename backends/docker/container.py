@@ -1,0 +1,129 @@
+"""The container itself: how it is configured, what is copied in, and removal at exit.
+
+Init (docker-init, then `sleep infinity`) runs as the container's root with CAP_KILL as its only
+capability; every process a session starts runs as the session's uid, with no capability at all
+(an exec as a non-root user gets none) and no-new-privileges. A command therefore cannot signal
+init or the reaper (`kill -9 -1`, `kill 1` leave the session alive), and cannot gain anything by
+running a setuid binary.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import io
+import tarfile
+import tempfile
+import threading
+from pathlib import Path
+from typing import IO, Any
+
+from backends.docker.channel import FALLBACK_HOME, FALLBACK_USER, WORKSPACE
+from backends.docker.options import DockerOptions
+
+PRIVATE_DIR = "/tmp/reposim"
+CA_PATH = "/etc/ssl/certs/reposim-ca-bundle.crt"
+CA_TARGET_VARS = (
+    "SSL_CERT_FILE",
+    "PIP_CERT",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "GIT_SSL_CAINFO",
+    "NODE_EXTRA_CA_CERTS",
+)
+# Whether this engine accepts `--storage-opt size` (overlay2 on xfs with pquota): learnt from
+# the first container this process creates, so later ones do not ask again.
+storage_opt_supported: bool | None = None
+
+
+def host_config(api: Any, options: DockerOptions, *, storage_opt: bool) -> Any:
+    """Docker's host config for a session: no capability but CAP_KILL (for root's reaper)."""
+    import docker.types
+
+    ports = {f"{port}/tcp": ("127.0.0.1", host) for port, host in options.ports.items()}
+    disk = options.disk_bytes
+    return api.create_host_config(
+        cap_drop=["ALL"],
+        cap_add=["KILL"],
+        security_opt=["no-new-privileges"],
+        mem_limit=options.memory,
+        memswap_limit=options.memory,
+        nano_cpus=int(options.cpus * 1e9),
+        pids_limit=options.pids,
+        # No single file may outgrow the disk limit (the kernel refuses the write: EFBIG).
+        ulimits=[docker.types.Ulimit(name="fsize", soft=disk, hard=disk)],
+        storage_opt={"size": str(disk)} if storage_opt else None,
+        network_mode="bridge" if options.network else "none",
+        port_bindings=ports or None,
+        init=True,
+    )
+
+
+def ensure_user_script(uid: int) -> str:
+    """Give our uid a passwd entry when the image has none (git and ssh want one); run as root,
+    which has no capability but owns /etc/passwd. Prints the user's name."""
+    entry = f"^[^:]*:[^:]*:{uid}:"
+    return (
+        f'grep -q "{entry}" /etc/passwd || echo '
+        f'"{FALLBACK_USER}:x:{uid}:{uid}:RepoSim:{FALLBACK_HOME}:/bin/sh" >> /etc/passwd; '
+        f'grep -q "{entry}" /etc/group || echo "{FALLBACK_USER}:x:{uid}:" >> /etc/group; '
+        f'grep "{entry}" /etc/passwd | cut -d: -f1'
+    )
+
+
+def workspace_archive(source: Path, options: DockerOptions) -> IO[bytes]:
+    """One tar with the workspace, the home and private directories and the CA bundle."""
+    spool = tempfile.TemporaryFile()  # noqa: SIM115 - the caller closes it
+    uid = options.user
+
+    def owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
+        info.uid = info.gid = uid
+        info.uname = info.gname = ""
+        return info
+
+    def add_dir(tar: tarfile.TarFile, name: str, mode: int) -> None:
+        info = tarfile.TarInfo(name)
+        info.type = tarfile.DIRTYPE
+        info.mode = mode
+        info.uid = info.gid = uid
+        tar.addfile(info)
+
+    with tarfile.open(fileobj=spool, mode="w", format=tarfile.GNU_FORMAT) as tar:
+        tar.add(str(source), arcname=WORKSPACE.lstrip("/"), filter=owned)
+        add_dir(tar, PRIVATE_DIR.lstrip("/"), 0o700)
+        add_dir(tar, FALLBACK_HOME.lstrip("/"), 0o755)
+        if options.ca_bundle is not None:
+            data = options.ca_bundle.read_bytes()
+            info = tarfile.TarInfo(CA_PATH.lstrip("/"))
+            info.size = len(data)
+            info.mode = 0o644
+            tar.addfile(info, io.BytesIO(data))
+    spool.seek(0)
+    return spool
+
+
+# --- containers left behind when the interpreter exits --------------------------------------
+
+_live: dict[str, Any] = {}
+_live_lock = threading.Lock()
+
+
+def track(container: str, api: Any) -> None:
+    with _live_lock:
+        _live[container] = api
+
+
+def untrack(container: str) -> None:
+    with _live_lock:
+        _live.pop(container, None)
+
+
+@atexit.register
+def _remove_leftovers() -> None:
+    """Remove containers whose session never reached stop() (an error, an abandoned loop)."""
+    with _live_lock:
+        leftovers = list(_live.items())
+        _live.clear()
+    for container, api in leftovers:
+        with contextlib.suppress(Exception):
+            api.remove_container(container, force=True, v=True)

@@ -1,0 +1,105 @@
+"""The terminal pane's shell: an interactive bash on a TTY exec inside the container."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from collections.abc import Mapping
+from typing import Any
+
+from backends.base import BackendError, Pty
+from backends.docker.channel import IDENTITY, PID_MARKER, WORKSPACE
+from backends.docker.reaper import Reaper
+from backends.docker.stream import READ_CHUNK, ExecStream, blocking
+
+
+class DockerPty(Pty):
+    """An interactive bash on a terminal inside the container (exec with tty=True)."""
+
+    def __init__(self, api: Any, stream: ExecStream, pid: int, reaper: Reaper) -> None:
+        self._api = api
+        self._stream = stream
+        self._pid = pid
+        self._reaper = reaper
+        self._closed = False
+        self._pending = b""
+
+    @classmethod
+    async def spawn(
+        cls,
+        api: Any,
+        container: str,
+        user: str,
+        env: Mapping[str, str],
+        reaper: Reaper,
+        cols: int,
+        rows: int,
+    ) -> DockerPty:
+        env = {**env, "TERM": "xterm-256color", "COLUMNS": str(cols), "LINES": str(rows)}
+        # The shell waits for one line before it announces its pid, so nothing it prints can be
+        # lost in the HTTP client's buffer while the daemon hijacks the connection.
+        script = (
+            "stty -echo; read -r _; stty echo; "
+            + IDENTITY
+            + "printf '\\036PID:%d\\036\\n' $$; exec bash -i"
+        )
+        stream = await ExecStream.open(
+            api, container, ["bash", "-c", script], tty=True, user=user, workdir=WORKSPACE,
+            environment=env,
+        )  # fmt: skip
+        await stream.write(b"go\n")
+        buf = b""
+        while not (match := PID_MARKER.search(buf.replace(b"\r\n", b"\n"))):
+            chunk = await asyncio.wait_for(stream.reader.read(READ_CHUNK), 30)
+            if not chunk:
+                raise BackendError("The terminal in the container closed at once.")
+            buf += chunk
+        pty = cls(api, stream, int(match.group(1)), reaper)
+        marker_end = buf.find(b"\x1e", buf.find(b"\x1ePID:") + 1) + 1
+        pty._pending = buf[marker_end:].lstrip(b"\r\n")
+        await pty.resize(cols, rows)
+        return pty
+
+    async def read(self) -> bytes:
+        if self._pending:
+            data, self._pending = self._pending, b""
+            return data
+        if self._closed:
+            return b""
+        try:
+            data = await self._stream.reader.read(READ_CHUNK)
+        except ConnectionError:
+            data = b""
+        if not data:
+            self._closed = True
+        return data
+
+    async def write(self, data: bytes) -> None:
+        if not self._closed:
+            await self._stream.write(data)
+
+    async def resize(self, cols: int, rows: int) -> None:
+        if self._closed:
+            return
+        with contextlib.suppress(Exception):
+            await blocking(self._api.exec_resize, self._stream.exec_id, height=rows, width=cols)
+
+    async def stop_foreground(self) -> None:
+        """Kill what the terminal's shell is running, and leave the shell."""
+        with contextlib.suppress(BackendError, TimeoutError):
+            await self._reaper.kill(signal.SIGKILL, self._pid)
+        await self.write(b"\r\nreposim: the session wrote more than its disk limit.\r\n")
+
+    async def close(self) -> None:
+        if self._closed and self._stream.writer.is_closing():
+            return
+        self._closed = True
+        with contextlib.suppress(BackendError, TimeoutError):
+            await self._reaper.kill(signal.SIGHUP, self._pid, tree=True)
+            await self._reaper.kill(signal.SIGKILL, self._pid, tree=True)
+        await self._stream.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed

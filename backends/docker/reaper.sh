@@ -1,0 +1,133 @@
+# RepoSim's process reaper, run by backends/docker/reaper.py as `bash -c SCRIPT reaper UID`.
+#
+# It runs as the container's root with CAP_KILL only, so the session's commands (uid UID, no
+# capabilities) can neither kill it nor escape it. Only builtins after start-up: it must keep
+# working when the pids limit forbids every fork. Requests, one a line, answered with one line
+# starting with the request's ID:
+#   ID kill SIG ROOT children   signal the process groups of ROOT's session and descendants
+#   ID kill SIG ROOT tree       the same, ROOT included
+#   ID oom                      the cgroup's oom_kill counter
+#   ID clear                    kill every process of the session's user that no exec started
+# Between requests it watches the pids cgroup: a session that hit its pids limit (a fork bomb, even
+# one left running in the background) is cleared at once, without being asked, and it says so
+# with lines of its own: `! clearing`, then `! cleared N`.
+exec 2>/dev/null
+uid=$1
+oomfile=
+for f in /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control; do
+  [[ -r $f ]] && { oomfile=$f; break; }
+done
+# The pids cgroup counts the forks it refused: any new refusal means the session hit its limit.
+eventsfile= refused=0
+for f in /sys/fs/cgroup/pids/pids.events /sys/fs/cgroup/pids.events; do
+  [[ -r $f ]] && { eventsfile=$f; break; }
+done
+refusals() {
+  local k v n=0
+  [[ -n $eventsfile ]] && while read -r k v; do [[ $k == max ]] && n=$v; done < "$eventsfile"
+  count=$n
+}
+refusals; refused=$count
+known=
+while IFS=: read -r n _ u _; do [[ $u == "$uid" ]] && { known=$n; break; }; done < /etc/passwd
+py=$(type -P python3)
+printf '\036READY:%s:%s\036\n' "$known" "$py"
+
+# The user's processes that no exec started (an exec's process has no parent in the container):
+# what a runaway command left. Root's processes (init, this reaper) are not the user's.
+victims() {
+  local d p st f
+  found=()
+  for d in /proc/[0-9]*; do
+    p=${d#/proc/}
+    [[ -O $d || $p == 1 ]] && continue
+    read -r st < "$d/stat" || continue
+    f=(${st##*) })
+    [[ ${f[1]} == 0 ]] && continue
+    found+=("$p")
+  done
+}
+
+clear_session() {
+  local round killed=0
+  printf '! clearing\n'
+  # Stop first (a stopped process cannot fork), until nothing new appears; then kill them all.
+  for ((round = 0; round < 200; round++)); do
+    victims
+    ((${#found[@]})) || break
+    kill -s STOP "${found[@]}"
+    victims
+    kill -s KILL "${found[@]}"
+    ((killed += ${#found[@]}))
+  done
+  refusals; refused=$count
+  printf '! cleared %d\n' "$killed"
+}
+
+at_limit() {
+  refusals
+  ((count > refused)) || return 1
+  refused=$count
+}
+
+partial=
+while :; do
+  line=
+  IFS= read -r -t 0.2 line
+  status=$?
+  if ((status > 128)); then  # nothing asked for a while: look at the pids limit
+    partial+=$line
+    at_limit && clear_session
+    continue
+  fi
+  ((status == 0)) || exit 0  # end of input: the backend closed us
+  line=$partial$line partial=
+  read -r id cmd sig root mode <<< "$line"
+  if [[ $cmd == oom ]]; then
+    n=0
+    if [[ -n $oomfile ]]; then
+      while read -r k v; do [[ $k == oom_kill ]] && n=$v; done < "$oomfile"
+    fi
+    printf '%s %s\n' "$id" "$n"
+    continue
+  fi
+  if [[ $cmd == clear ]]; then
+    clear_session
+    printf '%s ok\n' "$id"
+    continue
+  fi
+  unset parent group sess; declare -A parent=() group=() sess=()
+  for d in /proc/[0-9]*; do
+    p=${d#/proc/}
+    read -r st < "$d/stat" || continue
+    f=(${st##*) })
+    parent[$p]=${f[1]}; group[$p]=${f[2]}; sess[$p]=${f[3]}
+  done
+  rootsess=${sess[$root]:-x}; rootgroup=${group[$root]:-x}
+  unset doomed; declare -A doomed=()
+  # Everything in the shell's session (a job's orphans too), then descendants that left it.
+  for p in "${!sess[@]}"; do
+    [[ ${sess[$p]} == "$rootsess" && $p != "$root" && $p != $$ ]] && doomed[$p]=1
+  done
+  frontier=("$root")
+  while ((${#frontier[@]})); do
+    next=()
+    for p in "${!parent[@]}"; do
+      for f in "${frontier[@]}"; do
+        if [[ ${parent[$p]} == "$f" ]]; then doomed[$p]=1; next+=("$p"); fi
+      done
+    done
+    frontier=("${next[@]}")
+  done
+  unset groups; declare -A groups=()
+  for p in "${!doomed[@]}"; do
+    g=${group[$p]}
+    [[ $g != "$rootgroup" && $g != 1 ]] && groups[$g]=1
+  done
+  for g in "${!groups[@]}"; do kill -s "$sig" -- "-$g"; done
+  if [[ $sig == 9 || $mode == tree ]]; then
+    for p in "${!doomed[@]}"; do kill -s "$sig" "$p"; done
+  fi
+  [[ $mode == tree ]] && kill -s "$sig" "$root"
+  printf '%s ok\n' "$id"
+done

@@ -1,0 +1,101 @@
+"""The user's configuration file, `~/.config/reposim/config.toml`, read once and checked.
+
+Today it holds the docker backend's defaults:
+
+    [docker]
+    image = "reposim/base:bookworm-2"
+    memory = "4g"      # also: cpus, pids, disk
+
+The backend never reads it: `docker_options` turns it (and $REPOSIM_DOCKER_IMAGE, and what the
+caller asks for) into the typed `DockerOptions` the backend is given. A file a user broke (not
+UTF-8, not TOML, a value of the wrong type) is one sentence that names the file and the fix.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from backends.base import BackendError
+from backends.docker.options import DockerOptions
+
+# Keys of [docker] and the types they take.
+_DOCKER_KEYS: dict[str, tuple[type, ...]] = {
+    "image": (str,),
+    "memory": (str,),
+    "cpus": (int, float),
+    "pids": (int,),
+    "disk": (str,),
+    "network": (bool,),
+}
+
+
+class ConfigError(BackendError):
+    """The configuration file cannot be used; the message says where and how to fix it."""
+
+
+def config_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "reposim" / "config.toml"
+
+
+def load_config(path: Path | None = None) -> dict[str, Any]:
+    """The parsed file ({} when there is none)."""
+    path = path or config_path()
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise ConfigError(f"Cannot read {path} ({exc.strerror}).") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ConfigError(
+            f"{path} is not UTF-8 text (byte 0x{raw[exc.start]:02x} on line {line}); "
+            "save it as UTF-8."
+        ) from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML ({exc}).") from None
+
+
+def docker_defaults(path: Path | None = None) -> dict[str, Any]:
+    """The [docker] table, checked key by key."""
+    path = path or config_path()
+    table = load_config(path).get("docker", {})
+    if not isinstance(table, dict):
+        raise ConfigError(
+            f'In {path}, `docker` must be a table ([docker] with keys like image = "..."), '
+            f"not a {type(table).__name__}."
+        )
+    values: dict[str, Any] = {}
+    for key, value in table.items():
+        types = _DOCKER_KEYS.get(key)
+        if types is None:
+            known = ", ".join(sorted(_DOCKER_KEYS))
+            raise ConfigError(f"In {path}, [docker] has no setting {key!r} (known: {known}).")
+        if not isinstance(value, types) or (bool not in types and isinstance(value, bool)):
+            wanted = " or ".join(t.__name__ for t in types)
+            raise ConfigError(
+                f"In {path}, docker.{key} must be a {wanted}, not {type(value).__name__}."
+            )
+        values[key] = value
+    return values
+
+
+def docker_options(overrides: Mapping[str, Any] | None = None) -> DockerOptions:
+    """What the caller asked for, else $REPOSIM_DOCKER_IMAGE (image), else the config file."""
+    given = {k: v for k, v in (overrides or {}).items() if v is not None}
+    values: dict[str, Any] = {}
+    if set(_DOCKER_KEYS) - set(given):
+        values.update(docker_defaults())
+    if os.environ.get("REPOSIM_DOCKER_IMAGE"):
+        values["image"] = os.environ["REPOSIM_DOCKER_IMAGE"]
+    values.update(given)
+    return DockerOptions.build(**values)
