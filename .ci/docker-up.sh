@@ -46,6 +46,6 @@ echo "docker-up: engine $(docker version --format '{{.Server.Version}}') is runn
 if docker image inspect "$IMAGE" >/dev/null 2>&1; then
   echo "docker-up: $IMAGE is cached."
 else
-  echo "docker-up: building $IMAGE with debootstrap (about a minute)..."
+  echo "docker-up: building $IMAGE with debootstrap (about three minutes)..."
   uv run reposim image bootstrap --tag "$IMAGE" || fail "could not build $IMAGE (see above)."
 fi

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import posixpath
 import secrets
@@ -43,6 +44,7 @@ from backends.docker.pty import DockerPty
 from backends.docker.reaper import ROOT, Reaper
 from backends.docker.stream import blocking
 from backends.docker_engine import connect, image_missing_error, owner_labels
+from backends.output import OutputCapture
 from backends.shell import PersistentShell, ShellBackend
 
 # How often the writable layer is measured while something may be writing to it.
@@ -291,29 +293,23 @@ class DockerBackend(ShellBackend):
         timeout: float | None = None,
         on_output: OutputCallback | None = None,
         env: dict[str, str] | None = None,
+        capture: OutputCapture | None = None,
     ) -> ExecResult:
         await self._after_clearing()
         with self._disk_watched():
             self._disk_tripped = False
-            result = await super().exec(command, timeout=timeout, on_output=on_output, env=env)
-            if self._disk_tripped:
-                notice = (
-                    f"\nreposim: the session wrote more than its disk limit "
-                    f"({self.options.disk}); the command was stopped.\n"
-                ).encode()
-                if on_output is not None:
-                    on_output(notice)
-                return ExecResult(
-                    exit_code=result.exit_code,
-                    output=result.output + notice,
-                    duration=result.duration,
-                    timed_out=result.timed_out,
-                    interrupted=result.interrupted,
-                    shell_restarted=result.shell_restarted,
-                    oom_killed=result.oom_killed,
-                    cwd=result.cwd,
-                )
-            return result
+            result = await super().exec(
+                command, timeout=timeout, on_output=on_output, env=env, capture=capture
+            )
+            if not self._disk_tripped:
+                return result
+        notice = (
+            f"\nreposim: the session wrote more than its disk limit ({self.options.disk}); "
+            "the command was stopped.\n"
+        ).encode()
+        if on_output is not None:
+            on_output(notice)
+        return dataclasses.replace(result, output=result.output + notice)
 
     @contextlib.contextmanager
     def _disk_watched(self) -> Any:

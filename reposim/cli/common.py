@@ -132,7 +132,17 @@ def _parse_env(values: tuple[str, ...]) -> dict[str, str]:
     return env
 
 
-_DOCKER_FLAGS = ("image", "network", "memory", "cpus", "pids", "ca_bundle", "publish", "env")
+_DOCKER_FLAGS = (
+    "image",
+    "network",
+    "memory",
+    "cpus",
+    "pids",
+    "disk",
+    "ca_bundle",
+    "publish",
+    "env",
+)
 
 
 def backend_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -153,6 +163,7 @@ def backend_options(func: Callable[..., Any]) -> Callable[..., Any]:
             "memory": flags["memory"],
             "cpus": flags["cpus"],
             "pids": flags["pids"],
+            "disk": flags["disk"],
             "ca_bundle": flags["ca_bundle"],
             "ports": _parse_ports(flags["publish"]) or None,
             "env": _parse_env(flags["env"]) or None,
@@ -172,8 +183,14 @@ def backend_options(func: Callable[..., Any]) -> Callable[..., Any]:
             help="Give the container a network (default: none, the container is offline).",
         ),
         click.option("--memory", help="Container memory limit, e.g. 2g (default 2g, no swap)."),
-        click.option("--cpus", type=float, help="Container CPU limit (default 2)."),
+        click.option(
+            "--cpus", type=float, help="Container CPU limit (default: every host core but one)."
+        ),
         click.option("--pids", type=int, help="Container process limit (default 512)."),
+        click.option(
+            "--disk",
+            help="What the session may write in the container, e.g. 20g (default 10g).",
+        ),
         click.option(
             "--ca-bundle",
             type=click.Path(exists=True, dir_okay=False),

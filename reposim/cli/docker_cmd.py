@@ -45,16 +45,17 @@ def image_group() -> None:
 
 @image_group.command("bootstrap")
 @click.option(
-    "--tag", default="reposim/base:bookworm", show_default=True, help="The image tag to build."
+    "--tag", default="reposim/base:bookworm-2", show_default=True, help="The image tag to build."
 )
 @click.option("--suite", default="bookworm", show_default=True, help="The Debian release.")
 @click.option("--mirror", help="A Debian mirror (default: the one this machine's apt uses).")
 @click.option("--force", is_flag=True, help="Rebuild even if the tag already exists.")
 def bootstrap_command(tag: str, suite: str, mirror: str | None, force: bool) -> None:
-    """Build a minimal Debian image (Python, venv, pip, pytest, git) without any registry.
+    """Build a minimal Debian image without any registry: Python, venv, pip, pytest, git, and
+    for C and reading gcc, g++, make, cmake, less, vim-tiny and nano.
 
     Uses debootstrap and the machine's Debian mirror, then imports the result into the local
-    Docker engine. Needs root and the debootstrap package; takes about a minute.
+    Docker engine. Needs root and the debootstrap package; takes about three minutes.
     """
     from backends.images import bootstrap_image, image_exists
 
