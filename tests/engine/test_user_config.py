@@ -71,7 +71,7 @@ def test_a_broken_config_is_one_sentence(config: Path, content: bytes, message: 
 def test_the_cli_says_so_without_a_traceback(config: Path, tmp_path: Path, content: bytes) -> None:
     config.write_bytes(content)
     result = subprocess.run(
-        [sys.executable, "-m", "simulator", "exec", "--backend", "docker", str(tmp_path), "--",
+        [sys.executable, "-m", "reposim", "exec", "--backend", "docker", str(tmp_path), "--",
          "true"],
         capture_output=True, text=True, cwd=ROOT, env=dict(os.environ), timeout=120, check=False,
     )  # fmt: skip
