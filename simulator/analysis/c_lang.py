@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from tree_sitter import Node, QueryCursor
 
+from simulator.analysis.c_macros import MacroTable, collect, rewrite
 from simulator.analysis.languages import parser, query
 from simulator.analysis.model import (
     CallSite,
@@ -77,6 +78,31 @@ def _declared(node: Node | None) -> tuple[str, bool]:
     return "", function
 
 
+def _function_name(definition: Node) -> str:
+    """The name a function definition defines: never a word of a parameter list.
+
+    With an unknown macro in front of it, tree-sitter can take the wrong words for the
+    declarator; the name must be the identifier the function declarator itself declares.
+    """
+    fdecl = _function_declarator(definition.child_by_field_name("declarator"))
+    if fdecl is None:
+        return ""
+    node = fdecl.child_by_field_name("declarator")
+    while node is not None and node.type in DECLARATOR_WRAPPERS:
+        inner = node.child_by_field_name("declarator")
+        if inner is None and node.type == "parenthesized_declarator" and node.named_child_count:
+            inner = node.named_children[0]
+        node = inner
+    if node is None or node.type not in ("identifier", "field_identifier"):
+        return ""
+    parent = node.parent
+    while parent is not None and parent != definition:
+        if parent.type == "parameter_list":
+            return ""
+        parent = parent.parent
+    return _text(node)
+
+
 def _function_declarator(node: Node | None) -> Node | None:
     while node is not None and node.type != "function_declarator":
         node = node.child_by_field_name("declarator")
@@ -131,22 +157,30 @@ def _span(node: Node) -> tuple[int, int, int, int]:
     return node.start_point[0] + 1, end_row + 1, node.start_byte, node.end_byte
 
 
-def extract_c(path: str, source: bytes) -> FileRecord:
-    tree = parser(Lang.C).parse(source)
+def extract_c(path: str, source: bytes, macros: MacroTable | None = None) -> FileRecord:
+    """Extract one C file; `macros` are the repository's (see c_macros), merged with its own."""
+    table = collect([source])
+    if macros is not None:
+        table = macros.merged(table)
+    parse_text = rewrite(source, table)
+    tree = parser(Lang.C).parse(parse_text)
     root = tree.root_node
     record = FileRecord(
         path=path,
         lang=Lang.C,
         source=source,
         lines=source.count(b"\n") + (0 if source.endswith(b"\n") or not source else 1),
+        parse_source=parse_text if parse_text != source else None,
     )
     caps = QueryCursor(query(Lang.C, QUERY)).captures(root)
     source_lines = source.split(b"\n")
     defs = sorted(caps.get("fn", []), key=lambda n: n.start_byte)
     spans = [(n.start_byte, n.end_byte) for n in defs]
     for node in defs:
+        # A definition starting with a blanked macro (`CJS_PUBLIC(int) f`) starts at the macro.
+        start_byte = _macro_start(source, parse_text, node.start_byte)
         fdecl = _function_declarator(node.child_by_field_name("declarator"))
-        name, _ = _declared(node.child_by_field_name("declarator"))
+        name = _function_name(node)
         body = node.child_by_field_name("body")
         body_start = body.start_byte if body is not None else node.end_byte
         specifiers = [_text(c) for c in node.children if c.type == "storage_class_specifier"]
@@ -169,11 +203,11 @@ def extract_c(path: str, source: bytes) -> FileRecord:
                 start_line=node.start_point[0] + 1,
                 def_line=(fdecl or node).start_point[0] + 1,
                 end_line=node.end_point[0] + 1,
-                start_byte=node.start_byte,
+                start_byte=start_byte,
                 end_byte=node.end_byte,
                 body_start_byte=body_start,
                 signature=" ".join(
-                    source[node.start_byte : body_start].decode("utf-8", "replace").split()
+                    source[start_byte:body_start].decode("utf-8", "replace").split()
                 ),
                 params=_params(fdecl),
                 return_type=(rtype + " " + "*" * stars).strip() if rtype else None,
@@ -297,6 +331,18 @@ def extract_c(path: str, source: bytes) -> FileRecord:
                 )
     record.globals.sort(key=lambda g: g.start_byte)
     return record
+
+
+def _macro_start(source: bytes, parse_text: bytes, start: int) -> int:
+    """Where a definition starts in the source when the macro pass blanked what led it."""
+    if parse_text is source:
+        return start
+    k = start
+    while k > 0 and parse_text[k - 1] in b" \t":
+        k -= 1
+    while k < start and source[k] in b" \t":
+        k += 1
+    return k
 
 
 def _outside_functions(spans: list[tuple[int, int]]) -> Callable[[int], bool]:

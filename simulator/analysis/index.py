@@ -16,7 +16,13 @@ from tree_sitter import Node
 from simulator.analysis.graph import CallGraph, Edge, Target
 from simulator.analysis.languages import lang_of
 from simulator.analysis.model import FileRecord, FunctionRecord, Lang, Location, Symbol
-from simulator.analysis.project import discover, extract_source, extract_tree, module_names
+from simulator.analysis.project import (
+    discover,
+    extract_source,
+    extract_tree,
+    header_macros,
+    module_names,
+)
 from simulator.analysis.scopes import parents
 from simulator.analysis.slicing import Slice, Slicer, parsed
 
@@ -62,11 +68,13 @@ class CodeIndex:
         """Index files given as {relative path: text}; other paths are ignored."""
         paths = [p for p in texts if lang_of(p) is not None]
         names = module_names(paths)
+        sources = {p: t.encode() if isinstance(t, str) else t for p, t in texts.items()}
+        macros = header_macros(sources)
         records = {}
         for path in paths:
-            text = texts[path]
-            source = text.encode() if isinstance(text, str) else text
-            records[path] = extract_source(path, source, *names.get(path, ("", False)))
+            records[path] = extract_source(
+                path, sources[path], *names.get(path, ("", False)), macros
+            )
         return cls(records)
 
     def update(self, path: str, text: str | bytes) -> FileRecord | None:
@@ -75,7 +83,13 @@ class CodeIndex:
             return None
         source = text.encode() if isinstance(text, str) else text
         names = module_names([*self._files, path])
-        record = extract_source(path, source, *names.get(path, ("", False)))
+        macros = None
+        if lang_of(path) is Lang.C:
+            headers = {p: r.source for p, r in self._files.items() if p.endswith(".h")}
+            if path.endswith(".h"):
+                headers[path] = source
+            macros = header_macros(headers)
+        record = extract_source(path, source, *names.get(path, ("", False)), macros)
         self._files[path] = record
         self._invalidate()
         return record
@@ -176,7 +190,7 @@ class CodeIndex:
         record = self._files.get(path)
         if record is None:
             return None
-        tree = parsed(record.lang, record.source)
+        tree = parsed(record.lang, record.tree_source)
         point = (line - 1, col)
         node = tree.root_node.named_descendant_for_point_range(point, point)
         if node is None:

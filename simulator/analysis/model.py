@@ -123,6 +123,12 @@ class FileRecord:
     globals: list[GlobalRecord] = field(default_factory=list)
     imports: list[ImportRecord] = field(default_factory=list)
     lines: int = 0
+    # What was parsed when it differs from `source` (C after the macro pass, same offsets).
+    parse_source: bytes | None = None
+
+    @property
+    def tree_source(self) -> bytes:
+        return self.parse_source if self.parse_source is not None else self.source
 
     def text(self, start_byte: int, end_byte: int) -> str:
         return self.source[start_byte:end_byte].decode("utf-8", errors="replace")

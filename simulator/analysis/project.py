@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path, PurePosixPath
 
 import pathspec
 
 from simulator.analysis.c_lang import extract_c
+from simulator.analysis.c_macros import MacroTable, collect
 from simulator.analysis.languages import lang_of
 from simulator.analysis.model import FileRecord, Lang
 from simulator.analysis.python_lang import extract_python
@@ -90,27 +91,37 @@ def module_names(paths: Iterable[str]) -> dict[str, tuple[str, bool]]:
 
 
 def extract_source(
-    rel: str, source: bytes, module: str = "", is_package: bool = False
+    rel: str,
+    source: bytes,
+    module: str = "",
+    is_package: bool = False,
+    macros: MacroTable | None = None,
 ) -> FileRecord:
+    """Extract one file; `macros` are the repository's C macros (`header_macros`)."""
     lang = lang_of(rel)
     if lang is Lang.PYTHON:
         return extract_python(rel, source, module or PurePosixPath(rel).stem, is_package)
     if lang is Lang.C:
-        return extract_c(rel, source)
+        return extract_c(rel, source, macros)
     raise ValueError(f"{rel} is neither a Python nor a C file.")
+
+
+def header_macros(texts: Mapping[str, bytes]) -> MacroTable:
+    """The macro table of the repository's C headers (a .c file adds its own when extracted)."""
+    return collect(text for path, text in texts.items() if path.endswith(".h"))
 
 
 Job = tuple[str, str, str, bool]  # (absolute path, relative path, module, is_package)
 
 
-def _extract_jobs(jobs: list[Job]) -> list[FileRecord]:
+def _extract_jobs(jobs: list[Job], macros: MacroTable | None = None) -> list[FileRecord]:
     out: list[FileRecord] = []
     for absolute, rel, module, is_package in jobs:
         try:
             source = Path(absolute).read_bytes()
         except OSError:
             continue  # vanished or unreadable since discovery: nothing to extract
-        out.append(extract_source(rel, source, module, is_package))
+        out.append(extract_source(rel, source, module, is_package, macros))
     return out
 
 
@@ -149,8 +160,16 @@ def extract_tree(
             sizes.append(0)
     workers = default_workers() if workers is None else workers
     records: list[FileRecord] = []
+    headers: dict[str, bytes] = {}
+    for rel in paths:
+        if rel.endswith(".h"):
+            try:
+                headers[rel] = (root / rel).read_bytes()
+            except OSError:
+                continue
+    macros = header_macros(headers)
 
-    def collect(batch: list[FileRecord]) -> None:
+    def gather(batch: list[FileRecord]) -> None:
         for rec in batch:
             records.append(rec)
             if on_file is not None:
@@ -158,7 +177,7 @@ def extract_tree(
 
     if workers <= 1 or sum(sizes) < PARALLEL_MIN_BYTES:
         for chunk in _chunks(jobs, sizes):
-            collect(_extract_jobs(chunk))
+            gather(_extract_jobs(chunk, macros))
     else:
         # fork: workers start in milliseconds and never re-import the caller's __main__
         # (forkserver/spawn would, which breaks scripts without a main guard). The workers
@@ -166,7 +185,8 @@ def extract_tree(
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
         context = multiprocessing.get_context(method)
         with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            for batch in pool.map(_extract_jobs, _chunks(jobs, sizes)):
-                collect(batch)
+            chunks = list(_chunks(jobs, sizes))
+            for batch in pool.map(_extract_jobs, chunks, [macros] * len(chunks)):
+                gather(batch)
     records.sort(key=lambda r: r.path)
     return records

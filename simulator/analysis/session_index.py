@@ -22,7 +22,7 @@ from typing import TypeVar
 from simulator.analysis.index import CallRef, CodeIndex
 from simulator.analysis.languages import lang_of
 from simulator.analysis.model import FileRecord, FunctionRecord, Lang
-from simulator.analysis.project import SKIP_DIRS, extract_source, module_names
+from simulator.analysis.project import SKIP_DIRS, extract_source, header_macros, module_names
 from simulator.gitignore import IgnoreRules
 from simulator.session import BackendError, Session, SessionError
 
@@ -114,8 +114,10 @@ async def extract_texts(texts: dict[str, bytes]) -> CodeIndex:
     chunk: list[str] = []
     size = 0
 
+    macros = header_macros(texts)
+
     def extract(batch: list[str]) -> list[FileRecord]:
-        return [extract_source(p, texts[p], *names.get(p, ("", False))) for p in batch]
+        return [extract_source(p, texts[p], *names.get(p, ("", False)), macros) for p in batch]
 
     for path in texts:
         chunk.append(path)

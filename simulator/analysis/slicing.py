@@ -110,7 +110,7 @@ def parsed(lang: Lang, source: bytes) -> Tree:
 
 def names_in(record: FileRecord, start: int, end: int) -> list[str]:
     """Names and dotted chains the code between two byte offsets refers to, in order."""
-    tree = parsed(record.lang, record.source)
+    tree = parsed(record.lang, record.tree_source)
     cursor = QueryCursor(query(record.lang, PY_NAMES if record.lang is Lang.PYTHON else C_NAMES))
     cursor.set_byte_range(start, end)
     seen: dict[str, None] = {}
