@@ -1,0 +1,522 @@
+"""The install ladder: rung after rung inside a Session until the oracle says "ready".
+
+    detect -> environment -> project -> requirements -> test-runner -> imports -> oracle
+           -> (repair -> oracle) * rounds
+
+Every rung is a stage of one `WorkflowRun("setup")`, and every command it runs goes through
+`Session.exec`, so the trajectory holds the whole setup like any other session. `run_setup` is
+the entry point the CLI, the batch worker and the UI share: give it an open session, get a
+`SetupResult` back and follow progress through the session's workflow events.
+
+Installs use `uv pip` (fast; uv is installed into the container with pip when the image has
+none) and fall back to plain pip when uv fails, since a few sdists build only under pip.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from backends.base import ExecResult
+from simulator.events import Actor
+from simulator.session import Session
+from simulator.setup.detect import Project, detect
+from simulator.setup.imports import ImportScan, scan
+from simulator.setup.oracle import (
+    Category,
+    Diagnosis,
+    Tier,
+    Verdict,
+    count_generic,
+    diagnose,
+    verdict_from_tests,
+)
+from simulator.setup.repair import Fix, RepairState, plan
+from simulator.workflow import WorkflowRun
+
+WORKFLOW = "setup"
+
+
+@dataclass(frozen=True)
+class SetupOptions:
+    repair_rounds: int = 5
+    install_timeout: float = 900.0
+    test_timeout: float = 900.0
+    min_tests: int = 10
+    use_uv: bool = True
+    install_imports: bool = True  # the import-scan rung (off to measure the ladder without it)
+
+
+@dataclass
+class SetupResult:
+    verdict: Verdict
+    project: Project
+    python: str | None = None  # the environment's interpreter
+    venv: str | None = None
+    installer: str = "pip"
+    installed: list[str] = field(default_factory=list)  # what the rungs asked for, in order
+    repairs: list[dict[str, Any]] = field(default_factory=list)
+    system_packages: list[str] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)  # install commands that succeeded
+    seconds: float = 0.0
+
+    @property
+    def test_command(self) -> str | None:
+        return self.verdict.test_command
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict.to_dict(),
+            "language": self.project.language,
+            "build_backend": self.project.build_backend,
+            "c_build": self.project.c_build,
+            "python": self.python,
+            "venv": self.venv,
+            "installer": self.installer,
+            "installed": self.installed,
+            "repairs": self.repairs,
+            "system_packages": self.system_packages,
+            "commands": self.commands,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+class _Env:
+    """The environment being built: its interpreter and how to install into it."""
+
+    def __init__(self, session: Session, run: WorkflowRun, options: SetupOptions) -> None:
+        self.session = session
+        self.run = run
+        self.options = options
+        self.venv = ""
+        self.python = "python3"
+        self.uv: str | None = None
+        self.commands: list[str] = []
+        self.installed: list[str] = []
+        self.last_output = ""
+
+    async def sh(self, command: str, *, timeout: float | None = None) -> ExecResult:
+        result = await self.session.exec(command, actor=Actor.SYSTEM, timeout=timeout or 120.0)
+        self.last_output = result.output.decode("utf-8", "replace")
+        return result
+
+    async def install(self, args: list[str], *, what: str) -> tuple[bool, str]:
+        """Install `args` (requirements, -e ., -r file) with uv, then pip if uv fails."""
+        quoted = " ".join(shlex.quote(a) for a in args)
+        attempts = []
+        if self.uv is not None:
+            attempts.append(f"{self.uv} pip install --python {self.python} {quoted}")
+        attempts.append(f"{self.python} -m pip install --disable-pip-version-check -q {quoted}")
+        output = ""
+        for command in attempts:
+            result = await self.sh(f"{command} 2>&1", timeout=self.options.install_timeout)
+            text = result.output.decode("utf-8", "replace")
+            output += text
+            if result.timed_out:
+                return False, output + f"\ntimed out after {self.options.install_timeout:.0f} s"
+            if result.exit_code == 0:
+                self.commands.append(command)
+                self.installed.append(what)
+                return True, text
+            if _no_pip(text):
+                continue
+        return False, output
+
+    async def versions(self) -> dict[str, str]:
+        script = (
+            "import importlib.metadata as m, json; "
+            "print(json.dumps({d.metadata['Name'].lower(): d.version for d in m.distributions()"
+            " if d.metadata['Name']}))"
+        )
+        result = await self.sh(f"{self.python} -c {shlex.quote(script)}")
+        try:
+            data = json.loads(result.output.decode("utf-8", "replace").strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            return {}
+        return {str(k): str(v) for k, v in data.items()}
+
+
+def _no_pip(output: str) -> bool:
+    return "No module named pip" in output
+
+
+async def run_setup(
+    session: Session, options: SetupOptions | None = None, *, params: dict[str, Any] | None = None
+) -> SetupResult:
+    """Set up the session's workspace; records a `setup` workflow run and returns its result.
+
+    On return the session's shell has the environment activated and `session.test_command`
+    is the test command the oracle used, so F5 and `reposim test` in the same session run it.
+    """
+    options = options or SetupOptions()
+    t0 = time.monotonic()
+    with WorkflowRun(session, WORKFLOW, params=dict(params or {})) as run:
+        result = await _ladder(session, run, options)
+        result.seconds = time.monotonic() - t0
+        if result.verdict.test_command:
+            session.test_command = result.verdict.test_command
+        run.result(**result.to_dict())
+    return result
+
+
+async def _ladder(session: Session, run: WorkflowRun, options: SetupOptions) -> SetupResult:
+    source = Path(session.source)
+    with run.stage("detect") as detail:
+        project = detect(source)
+        imports = scan(source) if project.language == "python" else ImportScan()
+        detail.update(
+            language=project.language,
+            build_backend=project.build_backend,
+            c_build=project.c_build,
+            extras=project.extras,
+            requirement_files=project.requirement_files,
+            pytest_plugins=project.pytest_plugins,
+            python_requires=project.python_requires,
+            hints=project.hints,
+            files=imports.files,
+            files_with_syntax_errors=imports.files_with_errors,
+            imports=sorted(imports.required),
+        )
+    env = _Env(session, run, options)
+    if project.language == "c":
+        return await _c_ladder(session, run, env, project)
+    if project.language != "python":
+        verdict = Verdict(Tier.NONE, Category.NO_TESTS, "no Python or C project found")
+        run.step("oracle", detail=verdict.to_dict())
+        return SetupResult(verdict, project)
+    state = RepairState(local=imports.local)
+    repairs: list[dict[str, Any]] = []
+    verdict = await _python_ladder(env, run, project, imports, state, options, repairs)
+    return SetupResult(
+        verdict,
+        project,
+        python=env.python,
+        venv=env.venv,
+        installer="uv" if env.uv else "pip",
+        installed=env.installed,
+        repairs=repairs,
+        system_packages=state.system_packages,
+        commands=env.commands,
+    )
+
+
+async def _python_ladder(
+    env: _Env,
+    run: WorkflowRun,
+    project: Project,
+    imports: ImportScan,
+    state: RepairState,
+    options: SetupOptions,
+    repairs: list[dict[str, Any]],
+) -> Verdict:
+    install_failure: Diagnosis | None = None
+    with run.stage("environment") as detail:
+        await _make_venv(env, options)
+        detail.update(venv=env.venv, python=env.python, uv=env.uv)
+    with run.stage("project") as detail:
+        if project.installable:
+            ok, output = await _install_project(env, project)
+            detail.update(installed=ok)
+            if not ok:
+                install_failure = diagnose(output, fallback=Category.DEPENDENCY)
+                detail.update(failed=True, category=str(install_failure.category))
+                detail.update(evidence=install_failure.evidence)
+        else:
+            detail.update(installed=False, reason="no pyproject.toml or setup.py")
+    with run.stage("requirements") as detail:
+        for rel in project.requirement_files:
+            ok, _ = await env.install(["-r", rel], what=f"-r {rel}")
+            detail.setdefault("files", {})[rel] = ok
+        if project.extra_requirements:
+            await _install_each(env, list(project.extra_requirements), detail)
+    with run.stage("test-runner") as detail:
+        wanted = ["pytest", *project.pytest_plugins]
+        await _install_each(env, wanted, detail)
+    if options.install_imports:
+        with run.stage("imports") as detail:
+            missing = await _missing_imports(env, sorted(imports.required))
+            dists = sorted({_dist(name) for name in missing})
+            detail.update(missing=missing, distributions=dists)
+            if dists:
+                await _install_each(env, dists, detail)
+    versions = await env.versions()
+    state.versions = versions
+    with run.stage("oracle") as detail:
+        verdict = await _oracle(env, project, imports, install_failure, options)
+        detail.update(verdict.to_dict())
+    for round_no in range(1, options.repair_rounds + 1):
+        if verdict.ready or verdict.category is None:
+            break
+        fix = plan(Diagnosis(verdict.category, verdict.evidence or "", verdict.subject), state)
+        if fix is None:
+            break
+        state.tried.add(fix.key)
+        with run.stage("repair", round=round_no, fix=fix.kind, reason=fix.reason) as detail:
+            ok = await _apply(env, fix)
+            detail.update(applied=ok, requirements=list(fix.requirements))
+            repairs.append({"round": round_no, "fix": fix.kind, "reason": fix.reason, "ok": ok})
+            if not ok:
+                detail["failed"] = True
+        if not ok:
+            continue
+        if fix.kind == "binary" and project.installable:
+            ok, output = await _install_project(env, project)
+            install_failure = None if ok else diagnose(output, fallback=Category.DEPENDENCY)
+        state.versions = await env.versions()
+        with run.stage("oracle", round=round_no) as detail:
+            verdict = await _oracle(env, project, imports, install_failure, options)
+            detail.update(verdict.to_dict())
+    return verdict
+
+
+async def _make_venv(env: _Env, options: SetupOptions) -> None:
+    home = (await env.sh('printf %s "$HOME"')).output.decode().strip() or "/tmp"
+    backend = env.session.backend
+    base = f"{home}/.reposim" if backend.describe().kind == "docker" else backend.private_dir
+    env.venv = f"{base}/venv"
+    if options.use_uv:
+        found = await env.sh(
+            f"command -v uv || ls {home}/.local/bin/uv 2>/dev/null || "
+            "(python3 -m pip install --user --break-system-packages -q uv >/dev/null 2>&1 "
+            f"|| python3 -m pip install --user -q uv >/dev/null 2>&1) && ls {home}/.local/bin/uv",
+            timeout=300,
+        )
+        lines = found.output.decode().strip().splitlines()
+        if found.exit_code == 0 and lines:
+            env.uv = lines[-1].strip()
+    made = False
+    if env.uv is not None:
+        # --seed puts pip in too: the pip fallback and tools that shell out to pip need it.
+        result = await env.sh(f"{env.uv} venv --seed -q {env.venv} --python python3 2>&1")
+        made = result.exit_code == 0
+    if not made:
+        await env.sh(f"python3 -m venv {env.venv} 2>&1", timeout=300)
+    env.python = f"{env.venv}/bin/python"
+    # Later commands in this session (the terminal, F5) use the environment too.
+    await env.sh(f"export VIRTUAL_ENV={env.venv} PATH={env.venv}/bin:$PATH")
+
+
+async def _install_project(env: _Env, project: Project) -> tuple[bool, str]:
+    """Editable with the test extras; without them; then not editable. The first that works."""
+    extras = f"[{','.join(project.extras)}]" if project.extras else ""
+    attempts = [["-e", f".{extras}"]]
+    if extras:
+        attempts.append(["-e", "."])
+    attempts.append([f".{extras}"])
+    output = ""
+    for args in attempts:
+        ok, text = await env.install(args, what=" ".join(args))
+        if ok:
+            return True, text
+        output = text
+    return False, output
+
+
+async def _install_each(env: _Env, requirements: list[str], detail: dict[str, Any]) -> None:
+    """All at once (one resolution), and one by one when that fails so one bad name costs one."""
+    if not requirements:
+        return
+    ok, _ = await env.install(requirements, what=" ".join(requirements))
+    if ok:
+        detail.setdefault("installed", []).extend(requirements)
+        return
+    for requirement in requirements:
+        ok, _ = await env.install([requirement], what=requirement)
+        detail.setdefault("installed" if ok else "not_installed", []).append(requirement)
+
+
+def _dist(name: str) -> str:
+    from simulator.setup.imports import distribution_for
+
+    return distribution_for(name)
+
+
+async def _missing_imports(env: _Env, names: list[str]) -> list[str]:
+    if not names:
+        return []
+    script = (
+        "import importlib.util, sys\n"
+        "for n in sys.argv[1:]:\n"
+        "    try:\n"
+        "        found = importlib.util.find_spec(n) is not None\n"
+        "    except Exception:\n"
+        "        found = False\n"
+        "    if not found: print(n)\n"
+    )
+    result = await env.sh(
+        f"{env.python} -c {shlex.quote(script)} {' '.join(shlex.quote(n) for n in names)}"
+    )
+    return [line.strip() for line in result.output.decode().splitlines() if line.strip()]
+
+
+def _top_packages(project: Project, imports: ImportScan) -> list[str]:
+    """The project's own importable top-level packages (tests and tooling left out)."""
+    root = Path(project.root)
+    found: list[str] = []
+    for base in (root / "src", root):
+        if not base.is_dir():
+            continue
+        for entry in sorted(base.iterdir()):
+            if (
+                entry.is_dir()
+                and (entry / "__init__.py").is_file()
+                and re.match(r"^[A-Za-z_]\w*$", entry.name)
+                and not re.match(
+                    r"^(tests?|testing|docs?|examples?|benchmarks?|scripts?)$", entry.name
+                )
+            ):
+                found.append(entry.name)
+        if found:
+            break
+    return found[:8]
+
+
+async def _oracle(
+    env: _Env,
+    project: Project,
+    imports: ImportScan,
+    install_failure: Diagnosis | None,
+    options: SetupOptions,
+) -> Verdict:
+    tier = Tier.NONE if install_failure is not None else Tier.INSTALLED
+    packages = _top_packages(project, imports)
+    if packages:
+        statement = "; ".join(f"import {p}" for p in packages)
+        result = await env.sh(f"{env.python} -c {shlex.quote(statement)} 2>&1")
+        if result.exit_code != 0:
+            diagnosis = diagnose(env.last_output, fallback=Category.IMPORT_ERROR)
+            if install_failure is not None:
+                diagnosis = install_failure
+            return Verdict(
+                tier,
+                diagnosis.category,
+                diagnosis.evidence,
+                diagnosis.subject,
+                output_tail=env.last_output[-4000:],
+            )
+    command = f"{env.python} -m pytest -p no:cacheprovider --continue-on-collection-errors -q"
+    run = await env.session.run_tests(
+        command=command, actor=Actor.SYSTEM, timeout=options.test_timeout
+    )
+    counts = run.counts()
+    verdict = verdict_from_tests(
+        counts,
+        output=run.output,
+        exit_code=run.exit_code,
+        timed_out=run.timed_out,
+        command=command,
+        min_tests=options.min_tests,
+    )
+    if verdict.category is Category.NO_TESTS and project.test_dirs:
+        unittest = await _unittest(env, project, options)
+        if unittest is not None:
+            verdict = unittest
+    if install_failure is not None and not verdict.ready:
+        # The tests could not show the project works: the install failure is the cause.
+        return Verdict(
+            Tier.NONE,
+            install_failure.category,
+            install_failure.evidence,
+            install_failure.subject,
+            tests=verdict.tests,
+            pass_ratio=verdict.pass_ratio,
+            test_command=verdict.test_command,
+            output_tail=verdict.output_tail,
+        )
+    return verdict
+
+
+async def _unittest(env: _Env, project: Project, options: SetupOptions) -> Verdict | None:
+    """unittest discovery over every file in the test folder, for suites pytest does not see."""
+    folder = project.test_dirs[0]
+    command = f"{env.python} -m unittest discover -s {folder} -t . -p '*.py'"
+    run = await env.session.run_tests(
+        command=command, actor=Actor.SYSTEM, timeout=options.test_timeout
+    )
+    counts = count_generic(run.output, run.exit_code)
+    if "Ran " not in run.output:
+        return None
+    return verdict_from_tests(
+        counts,
+        output=run.output,
+        exit_code=run.exit_code,
+        timed_out=run.timed_out,
+        command=command,
+        min_tests=options.min_tests,
+    )
+
+
+async def _apply(env: _Env, fix: Fix) -> bool:
+    ok, _ = await env.install([*fix.options, *fix.requirements], what=" ".join(fix.requirements))
+    return ok
+
+
+# -- C projects ----------------------------------------------------------------------------------
+
+C_COMMANDS: dict[str, tuple[str, str]] = {
+    # build system -> (configure and build, test)
+    "cmake": (
+        "cmake -S . -B build -DCMAKE_BUILD_TYPE=Debug && cmake --build build -j2",
+        "ctest --test-dir build --output-on-failure",
+    ),
+    "meson": ("meson setup build && meson compile -C build", "meson test -C build"),
+    "autotools": (
+        "( [ -x configure ] || autoreconf -fi ) && ./configure && make -j2",
+        "make check",
+    ),
+    "make": ("make -j2", "make test || make check"),
+    "build.sh": ("bash build.sh", "( [ -x test.sh ] && bash test.sh ) || make test"),
+}
+
+
+async def _c_ladder(session: Session, run: WorkflowRun, env: _Env, project: Project) -> SetupResult:
+    build_system = project.c_build or "make"
+    build, test = C_COMMANDS[build_system]
+    if build_system == "make":
+        test = await _make_test_target(session)
+    with run.stage("build", system=build_system) as detail:
+        result = await env.sh(f"({build}) 2>&1", timeout=env.options.install_timeout)
+        detail.update(exit_code=result.exit_code)
+        if result.exit_code != 0:
+            detail["failed"] = True
+    if result.exit_code != 0:
+        diagnosis = diagnose(env.last_output, fallback=Category.BUILD)
+        verdict = Verdict(
+            Tier.NONE,
+            diagnosis.category if diagnosis.category is not Category.UNKNOWN else Category.BUILD,
+            diagnosis.evidence,
+            diagnosis.subject,
+            output_tail=env.last_output[-4000:],
+        )
+    else:
+        env.commands.append(build)
+        with run.stage("oracle") as detail:
+            tests = await session.run_tests(
+                command=test, actor=Actor.SYSTEM, timeout=env.options.test_timeout
+            )
+            counts = count_generic(tests.output, tests.exit_code)
+            verdict = verdict_from_tests(
+                counts,
+                output=tests.output,
+                exit_code=tests.exit_code,
+                timed_out=tests.timed_out,
+                command=test,
+                min_tests=env.options.min_tests,
+            )
+            if verdict.tier is Tier.COLLECTS and verdict.category is Category.NO_TESTS:
+                verdict.tier = Tier.INSTALLED
+            detail.update(verdict.to_dict())
+    return SetupResult(verdict, project, installer="make", commands=env.commands)
+
+
+async def _make_test_target(session: Session) -> str:
+    result = await session.exec(
+        "make -qp 2>/dev/null | grep -E '^(test|check|tests):' | head -1", actor=Actor.SYSTEM
+    )
+    target = result.output.decode().split(":")[0].strip()
+    return f"make {target}" if target else "make test"

@@ -1,0 +1,309 @@
+"""The oracle: how far a repository got (a tiered verdict) and, when short of ready, why.
+
+Tiers, each implying the ones before it (docs/setup.md):
+
+    none       nothing installed (or the project could not be installed)
+    installed  the project and its dependencies installed
+    imports    every top-level package of the project imports
+    collects   the test runner collects the tests without errors
+    runs       the tests run, but fewer than 95% pass
+    ready      the tests run and at least 95% of those that ran passed
+    ready+     ready with at least N tests (N = 10 unless told)
+
+A verdict short of ready carries a category from the taxonomy below and the evidence line, the
+one line of output that shows the cause. Only the oracle says a repository is ready: the ladder,
+the repair loop and the LLM installer all ask it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any
+
+READY_RATIO = 0.95
+READY_PLUS_TESTS = 10
+
+
+class Tier(StrEnum):
+    NONE = "none"
+    INSTALLED = "installed"
+    IMPORTS = "imports"
+    COLLECTS = "collects"
+    RUNS = "runs"
+    READY = "ready"
+    READY_PLUS = "ready+"
+
+    @property
+    def rank(self) -> int:
+        return list(Tier).index(self)
+
+    @property
+    def is_ready(self) -> bool:
+        return self.rank >= Tier.READY.rank
+
+
+class Category(StrEnum):
+    """Why a repository stopped short of ready (docs/setup.md lists each with an example)."""
+
+    MODULE_NOT_FOUND = "module-not-found"
+    IMPORT_ERROR = "import-error"
+    ATTRIBUTE_ERROR = "attribute-error"
+    NAME_ERROR = "name-error"
+    SYNTAX_ERROR = "syntax-error"
+    BUILD = "build"
+    PYTHON_VERSION = "python-version"
+    NETWORK = "network"
+    TIMEOUT = "timeout"
+    NO_TESTS = "no-tests"
+    MISSING_PLUGIN = "missing-plugin"  # a fixture, marker or option only a pytest plugin has
+    DEPENDENCY = "dependency"  # the resolver found no compatible set of versions
+    TEST_FAILURES = "test-failures"  # the tests run; too many of them fail
+    COLLECTION = "collection"  # collection failed for another reason (a fixture, a conftest)
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    category: Category
+    evidence: str
+    subject: str | None = None  # the module, attribute, header or version the line names
+
+
+# Ordered: the first pattern that matches a line of the output decides.
+_PATTERNS: list[tuple[Category, re.Pattern[str]]] = [
+    (Category.TIMEOUT, re.compile(r"\b(timed out after|still running after) ")),
+    (
+        Category.PYTHON_VERSION,
+        re.compile(
+            r"requires a different Python|Requires-Python|current Python version .* does not "
+            r"satisfy|python_requires|only supports Python|is not supported on Python|"
+            r"Python \d\.\d+ or (later|newer) is required"
+        ),
+    ),
+    (
+        Category.NETWORK,
+        re.compile(
+            r"Temporary failure in name resolution|Failed to establish a new connection|"
+            r"Could not fetch URL|Network is unreachable|Name or service not known|"
+            r"error sending request|dns error|Connection refused|certificate verify failed"
+        ),
+    ),
+    (
+        Category.BUILD,
+        re.compile(
+            r"fatal error: [\w/.+-]+\.h: No such file|error: command '[^']+' failed|"
+            r"Failed building wheel|Failed to build|Building wheel for .* failed|"
+            r"subprocess-exited-with-error|Cargo, the Rust package manager|"
+            r"Could NOT find|CMake Error|Failed to build `|No such file or directory: '(gcc|cc|"
+            r"cmake|make)'|configure: error|\*\*\* \[.*\] Error \d|undefined reference to"
+        ),
+    ),
+    (
+        Category.DEPENDENCY,
+        re.compile(
+            r"No solution found when resolving|ResolutionImpossible|"
+            r"Could not find a version that satisfies|No matching distribution found|"
+            r"conflicting dependencies|not found in the package registry|"
+            r"was not found in the package registry|is not available in the package index"
+        ),
+    ),
+    (
+        Category.MISSING_PLUGIN,
+        re.compile(
+            r"fixture '\w+' not found|unrecognized arguments: --?[\w-]+|"
+            r"async def functions are not natively supported|"
+            r"Unknown config option: \w+|'\w+' not found in `markers` configuration option"
+        ),
+    ),
+    (Category.MODULE_NOT_FOUND, re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")),
+    (Category.IMPORT_ERROR, re.compile(r"ImportError: .*")),
+    (Category.ATTRIBUTE_ERROR, re.compile(r"AttributeError: .*")),
+    (Category.NAME_ERROR, re.compile(r"NameError: .*")),
+    (Category.SYNTAX_ERROR, re.compile(r"(SyntaxError|IndentationError|TabError): .*")),
+    (
+        Category.NO_TESTS,
+        re.compile(r"no tests ran|collected 0 items|Ran 0 tests|No tests were found"),
+    ),
+]
+_SUBJECTS = {
+    Category.MODULE_NOT_FOUND: re.compile(r"No module named '([\w.]+)'"),
+    Category.IMPORT_ERROR: re.compile(
+        r"cannot import name '(\w+)' from '([\w.]+)'|No module named '([\w.]+)'"
+    ),
+    Category.ATTRIBUTE_ERROR: re.compile(r"module '([\w.]+)' has no attribute '(\w+)'"),
+    Category.BUILD: re.compile(r"fatal error: ([\w/.+-]+\.h)|Failed to build `?([\w.-]+)"),
+    Category.MISSING_PLUGIN: re.compile(
+        r"fixture '(\w+)' not found|unrecognized arguments: (--?[\w-]+)|(async def)|"
+        r"Unknown config option: (\w+)|'(\w+)' not found in `markers`"
+    ),
+    Category.PYTHON_VERSION: re.compile(r"(>=? ?\d\.\d+|<=? ?\d\.\d+)"),
+}
+
+
+def diagnose(output: str, *, fallback: Category = Category.UNKNOWN) -> Diagnosis:
+    """The category of a failure and the line of `output` that shows it."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    for category, pattern in _PATTERNS:
+        # Errors are reported last: search from the end so the final cause wins over warnings.
+        for line in reversed(lines):
+            if pattern.search(line):
+                return Diagnosis(category, line[:400], _subject(category, line))
+    evidence = next((line for line in reversed(lines) if re.search(r"[Ee]rror", line)), None)
+    if evidence is None:
+        evidence = lines[-1] if lines else "(no output)"
+    return Diagnosis(fallback, evidence[:400])
+
+
+def _subject(category: Category, line: str) -> str | None:
+    pattern = _SUBJECTS.get(category)
+    if pattern is None:
+        return None
+    match = pattern.search(line)
+    if match is None:
+        return None
+    if category is Category.IMPORT_ERROR and match.group(1):
+        return f"{match.group(2)}:{match.group(1)}"
+    if category is Category.ATTRIBUTE_ERROR:
+        return f"{match.group(1)}:{match.group(2)}"
+    return next((g for g in match.groups() if g), None)
+
+
+@dataclass
+class Verdict:
+    tier: Tier
+    category: Category | None = None
+    evidence: str | None = None
+    subject: str | None = None
+    tests: dict[str, int] = field(default_factory=dict)  # passed/failed/error/skipped
+    pass_ratio: float | None = None
+    test_command: str | None = None
+    output_tail: str = ""  # the last lines of the deciding command, for the repair loop and LLM
+
+    @property
+    def ready(self) -> bool:
+        return self.tier.is_ready
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["tier"] = str(self.tier)
+        data["category"] = str(self.category) if self.category else None
+        data.pop("output_tail")
+        return data
+
+    def line(self) -> str:
+        """One line for a person: the tier, the tests and, short of ready, why."""
+        text = str(self.tier)
+        if self.tests:
+            ran = sum(self.tests.get(k, 0) for k in ("passed", "failed", "error"))
+            text += f" ({self.tests.get('passed', 0)}/{ran} passed)"
+        if self.category is not None:
+            text += f" [{self.category}] {self.evidence}"
+        return text
+
+
+def verdict_from_tests(
+    counts: dict[str, int],
+    *,
+    output: str,
+    exit_code: int | None,
+    timed_out: bool,
+    command: str,
+    min_tests: int = READY_PLUS_TESTS,
+) -> Verdict:
+    """The tier from a test run's per-test counts (a collection tier passed already)."""
+    tail = "\n".join(output.splitlines()[-60:])
+    ran = counts.get("passed", 0) + counts.get("failed", 0) + counts.get("error", 0)
+    if timed_out:
+        return Verdict(
+            Tier.COLLECTS,
+            Category.TIMEOUT,
+            f"the test run timed out after {command!r}",
+            tests=counts,
+            test_command=command,
+            output_tail=tail,
+        )
+    if ran == 0:
+        diagnosis = diagnose(output, fallback=Category.NO_TESTS)
+        if exit_code not in (0, 5) and diagnosis.category is not Category.NO_TESTS:
+            return Verdict(
+                Tier.IMPORTS,
+                diagnosis.category,
+                diagnosis.evidence,
+                diagnosis.subject,
+                tests=counts,
+                test_command=command,
+                output_tail=tail,
+            )
+        return Verdict(
+            Tier.COLLECTS,
+            Category.NO_TESTS,
+            diagnosis.evidence if diagnosis.category is Category.NO_TESTS else "no test ran",
+            tests=counts,
+            test_command=command,
+            output_tail=tail,
+        )
+    ratio = counts.get("passed", 0) / ran
+    if ratio >= READY_RATIO:
+        tier = Tier.READY_PLUS if ran >= min_tests else Tier.READY
+        return Verdict(tier, tests=counts, pass_ratio=round(ratio, 4), test_command=command)
+    diagnosis = diagnose(output, fallback=Category.TEST_FAILURES)
+    category = diagnosis.category
+    if category in (Category.NO_TESTS, Category.UNKNOWN):
+        category = Category.TEST_FAILURES
+    evidence = diagnosis.evidence
+    if category is Category.TEST_FAILURES:
+        evidence = f"{ran - counts.get('passed', 0)} of {ran} tests failed; {evidence}"
+    return Verdict(
+        Tier.RUNS,
+        category,
+        evidence,
+        diagnosis.subject,
+        tests=counts,
+        pass_ratio=round(ratio, 4),
+        test_command=command,
+        output_tail=tail,
+    )
+
+
+_CTEST = re.compile(r"(\d+)% tests passed, (\d+) tests? failed out of (\d+)")
+_AUTOMAKE = re.compile(r"^# (PASS|FAIL|ERROR|SKIP|XFAIL|XPASS):\s+(\d+)", re.M)
+_PLAIN = re.compile(r"(\d+) passed(?:, (\d+) failed)?")
+_UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in", re.M)
+_UNITTEST_BAD = re.compile(r"(failures|errors)=(\d+)")
+
+
+def count_generic(output: str, exit_code: int | None) -> dict[str, int]:
+    """Per-test counts from ctest, automake `make check` or a plain `N passed, N failed` line;
+    a run with none of them counts as one test that passed or failed by its exit code."""
+    ctest = list(_CTEST.finditer(output))
+    if ctest:
+        match = ctest[-1]
+        total, failed = int(match.group(3)), int(match.group(2))
+        return {"passed": total - failed, "failed": failed, "error": 0, "skipped": 0}
+    automake = dict((kind, int(n)) for kind, n in _AUTOMAKE.findall(output))
+    if automake:
+        return {
+            "passed": automake.get("PASS", 0) + automake.get("XFAIL", 0),
+            "failed": automake.get("FAIL", 0) + automake.get("XPASS", 0),
+            "error": automake.get("ERROR", 0),
+            "skipped": automake.get("SKIP", 0),
+        }
+    ran = _UNITTEST_RAN.findall(output)
+    if ran:
+        total = int(ran[-1])
+        bad = dict((kind, int(n)) for kind, n in _UNITTEST_BAD.findall(output.split("Ran ")[-1]))
+        failed, errors = bad.get("failures", 0), bad.get("errors", 0)
+        return {"passed": total - failed - errors, "failed": failed, "error": errors, "skipped": 0}
+    plains = list(_PLAIN.finditer(output))
+    if plains:
+        plain = plains[-1]
+        return {
+            "passed": int(plain.group(1)),
+            "failed": int(plain.group(2) or 0),
+            "error": 0,
+            "skipped": 0,
+        }
+    ok = exit_code == 0
+    return {"passed": int(ok), "failed": int(not ok), "error": 0, "skipped": 0}

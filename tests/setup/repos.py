@@ -1,0 +1,160 @@
+"""Small repositories on disk that each need one thing of setup to reach "ready"."""
+
+from __future__ import annotations
+
+import subprocess
+import textwrap
+from pathlib import Path
+
+
+def write_repo(root: Path, files: dict[str, str]) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip())
+    subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
+    subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(root),
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "init",
+        ],
+        check=True,
+    )
+    return root
+
+
+def syntax_error_repo(root: Path) -> Path:
+    """No requirement file; one module still in Python 2 syntax; another imports tabulate."""
+    return write_repo(
+        root,
+        {
+            "report/__init__.py": "",
+            "report/legacy.py": "import six\n\ndef broken(:\n    return six.PY2\n",
+            "report/table.py": """
+                from tabulate import tabulate
+
+
+                def render(rows):
+                    return tabulate(rows, headers=["name", "n"], tablefmt="plain")
+            """,
+            "tests/test_table.py": """
+                from report.table import render
+
+
+                def test_render_has_headers():
+                    assert render([["a", 1]]).splitlines()[0].split() == ["name", "n"]
+
+
+                def test_render_has_rows():
+                    assert "a" in render([["a", 1]])
+            """,
+        },
+    )
+
+
+def extras_repo(root: Path) -> Path:
+    """The test dependency is declared only in [project.optional-dependencies] test."""
+    return write_repo(
+        root,
+        {
+            "pyproject.toml": """
+                [build-system]
+                requires = ["setuptools>=61"]
+                build-backend = "setuptools.build_meta"
+
+                [project]
+                name = "wordcount"
+                version = "0.1.0"
+                requires-python = ">=3.9"
+
+                [project.optional-dependencies]
+                test = ["pytest", "toolz"]
+
+                [tool.setuptools]
+                packages = ["wordcount"]
+            """,
+            "wordcount/__init__.py": """
+                def count(text):
+                    counts = {}
+                    for word in text.split():
+                        counts[word] = counts.get(word, 0) + 1
+                    return counts
+            """,
+            "tests/test_count.py": """
+                import toolz
+
+                from wordcount import count
+
+
+                def test_count_matches_toolz_frequencies():
+                    text = "a b a c"
+                    assert count(text) == toolz.frequencies(text.split())
+            """,
+        },
+    )
+
+
+def plugin_repo(root: Path) -> Path:
+    """A test takes the `mocker` fixture, which only pytest-mock provides."""
+    return write_repo(
+        root,
+        {
+            "setup.py": """
+                from setuptools import setup
+
+                setup(name="clock", version="1.0", py_modules=["clock"])
+            """,
+            "clock.py": """
+                import time
+
+
+                def stamp():
+                    return f"t={time.time():.0f}"
+            """,
+            "tests/test_clock.py": """
+                import clock
+
+
+                def test_stamp_uses_time(mocker):
+                    mocker.patch("clock.time.time", return_value=42.0)
+                    assert clock.stamp() == "t=42"
+            """,
+        },
+    )
+
+
+def yaml_repo(root: Path) -> Path:
+    """Imports `yaml` with no requirement file anywhere: the distribution is PyYAML."""
+    return write_repo(
+        root,
+        {
+            "settings/__init__.py": """
+                import yaml
+
+
+                def load(text):
+                    return yaml.safe_load(text) or {}
+            """,
+            "tests/test_settings.py": """
+                from settings import load
+
+
+                def test_load_reads_mapping():
+                    assert load("a: 1\\nb: [x, y]\\n") == {"a": 1, "b": ["x", "y"]}
+
+
+                def test_load_empty_is_empty():
+                    assert load("") == {}
+            """,
+        },
+    )

@@ -1,0 +1,151 @@
+"""Project detection, the import scan, the oracle's taxonomy and the repair rules, on real files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from simulator.setup.detect import detect
+from simulator.setup.imports import distribution_for, scan
+from simulator.setup.oracle import (
+    Category,
+    Diagnosis,
+    Tier,
+    count_generic,
+    diagnose,
+    verdict_from_tests,
+)
+from simulator.setup.repair import RepairState, plan
+from tests.setup import repos
+
+
+def test_scan_survives_a_syntax_error_and_skips_local_and_stdlib(tmp_path: Path) -> None:
+    repo = repos.syntax_error_repo(tmp_path / "r")
+    found = scan(repo)
+    assert "report/legacy.py" in found.files_with_errors
+    assert {"six", "tabulate"} <= set(found.required)  # six is in the broken file
+    assert "report" not in found.required and "os" not in found.required
+
+
+def test_guarded_imports_are_optional_and_names_map_to_distributions(tmp_path: Path) -> None:
+    repo = repos.write_repo(
+        tmp_path / "r",
+        {
+            "m.py": "import yaml\ntry:\n    import ujson\nexcept ImportError:\n    ujson = None\n"
+            "def f():\n    import cv2\n",
+        },
+    )
+    found = scan(repo)
+    assert set(found.required) == {"yaml"}
+    assert set(found.optional) == {"ujson", "cv2"}
+    assert found.distributions(optional=True) == {
+        "PyYAML": "yaml",
+        "opencv-python": "cv2",
+        "ujson": "ujson",
+    }
+    assert distribution_for("sklearn.linear_model") == "scikit-learn"
+
+
+def test_detect_reads_extras_groups_plugins_and_requirements(tmp_path: Path) -> None:
+    repo = repos.write_repo(
+        tmp_path / "r",
+        {
+            "pyproject.toml": """
+                [build-system]
+                requires = ["hatchling"]
+                build-backend = "hatchling.build"
+                [project]
+                name = "p"
+                version = "1"
+                requires-python = ">=3.10"
+                [project.optional-dependencies]
+                test = ["pytest"]
+                docs = ["sphinx"]
+                [dependency-groups]
+                dev = ["hypothesis"]
+                [tool.pytest.ini_options]
+                addopts = "--cov=p -n 2"
+                asyncio_mode = "auto"
+            """,
+            "requirements-test.txt": "freezegun\n",
+            "requirements-docs.txt": "sphinx\n",
+            "tests/conftest.py": "def test_x(mocker):\n    pass\n",
+            "p/__init__.py": "",
+        },
+    )
+    project = detect(repo)
+    assert project.language == "python" and project.build_backend == "hatch"
+    assert project.extras == ["test"] and project.python_requires == ">=3.10"
+    assert "hypothesis" in project.extra_requirements
+    assert project.requirement_files == ["requirements-test.txt"]
+    assert {"pytest-cov", "pytest-xdist", "pytest-asyncio", "pytest-mock"} <= set(
+        project.pytest_plugins
+    )
+
+
+def test_detect_c_build_systems(tmp_path: Path) -> None:
+    cmake = repos.write_repo(tmp_path / "c1", {"CMakeLists.txt": "project(x C)\n", "x.c": ""})
+    make = repos.write_repo(tmp_path / "c2", {"Makefile": "test:\n\ttrue\n", "x.c": ""})
+    assert (detect(cmake).language, detect(cmake).c_build) == ("c", "cmake")
+    assert detect(make).c_build == "make"
+
+
+def test_taxonomy_picks_the_deciding_line() -> None:
+    out = "collecting ...\nE   ModuleNotFoundError: No module named 'yaml'\nERROR tests/x.py\n"
+    diagnosis = diagnose(out)
+    assert diagnosis == Diagnosis(
+        Category.MODULE_NOT_FOUND, "E   ModuleNotFoundError: No module named 'yaml'", "yaml"
+    )
+    attr = diagnose("AttributeError: module 'numpy' has no attribute 'float'")
+    assert (attr.category, attr.subject) == (Category.ATTRIBUTE_ERROR, "numpy:float")
+    version = diagnose("ERROR: Package 'x' requires a different Python: 3.11.2 not in '>=3.12'")
+    assert version.category is Category.PYTHON_VERSION
+    build = diagnose("  src/c.c:1:10: fatal error: ffi.h: No such file or directory")
+    assert (build.category, build.subject) == (Category.BUILD, "ffi.h")
+    plugin = diagnose("E       fixture 'mocker' not found")
+    assert plugin.category is Category.MISSING_PLUGIN
+
+
+def test_tiers_from_counts() -> None:
+    ready = verdict_from_tests(
+        {"passed": 96, "failed": 4}, output="", exit_code=1, timed_out=False, command="c"
+    )
+    assert ready.tier is Tier.READY_PLUS and ready.ready
+    few = verdict_from_tests({"passed": 3}, output="", exit_code=0, timed_out=False, command="c")
+    assert few.tier is Tier.READY
+    runs = verdict_from_tests(
+        {"passed": 90, "failed": 10},
+        output="FAILED t::x - assert 1",
+        exit_code=1,
+        timed_out=False,
+        command="c",
+    )
+    assert (runs.tier, runs.category) == (Tier.RUNS, Category.TEST_FAILURES)
+    assert runs.evidence is not None and runs.evidence.startswith("10 of 100 tests failed")
+    none = verdict_from_tests(
+        {}, output="collected 0 items\n", exit_code=5, timed_out=False, command="c"
+    )
+    assert (none.tier, none.category) == (Tier.COLLECTS, Category.NO_TESTS)
+
+
+def test_generic_counts_read_ctest_automake_and_unittest() -> None:
+    assert count_generic("67% tests passed, 1 tests failed out of 3", 8)["passed"] == 2
+    assert count_generic("# PASS:  4\n# FAIL:  1\n", 2) == {
+        "passed": 4,
+        "failed": 1,
+        "error": 0,
+        "skipped": 0,
+    }
+    assert count_generic("Ran 5 tests in 0.1s\n\nFAILED (failures=1, errors=1)\n", 1)["passed"] == 3
+
+
+def test_repairs_match_their_errors() -> None:
+    state = RepairState(local={"mypkg"}, versions={"numpy": "2.1.0"})
+    install = plan(Diagnosis(Category.MODULE_NOT_FOUND, "e", "yaml"), state)
+    assert install is not None and install.requirements == ("PyYAML",)
+    assert plan(Diagnosis(Category.MODULE_NOT_FOUND, "e", "mypkg.sub"), state) is None
+    older = plan(Diagnosis(Category.ATTRIBUTE_ERROR, "e", "numpy:float"), state)
+    assert older is not None and older.requirements == ("numpy<2",)
+    state.tried.add(older.key)
+    assert plan(Diagnosis(Category.ATTRIBUTE_ERROR, "e", "numpy:float"), state) is None
+    plugin = plan(Diagnosis(Category.MISSING_PLUGIN, "E  fixture 'benchmark' not found"), state)
+    assert plugin is not None and plugin.requirements == ("pytest-benchmark",)

@@ -1,0 +1,92 @@
+"""The ladder on real containers: four repositories that a naive install leaves short of ready."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from simulator.setup import Tier, run_setup
+from tests.setup import repos
+from tests.setup.conftest import SessionFactory
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+
+def _steps(trajectory: Path) -> list[dict[str, object]]:
+    events = [json.loads(line) for line in trajectory.read_text().splitlines()[1:]]
+    return [e["payload"] for e in events if e["kind"] == "workflow.step"]
+
+
+@pytest.mark.parametrize(
+    ("build", "needed"),
+    [
+        (repos.syntax_error_repo, "tabulate"),  # found past a file with a syntax error
+        (repos.extras_repo, "-e .[test]"),  # the extra from [project.optional-dependencies]
+        (repos.plugin_repo, "pytest-mock"),  # the `mocker` fixture's plugin
+        (repos.yaml_repo, "PyYAML"),  # `import yaml`, no requirement file
+    ],
+    ids=["syntax-error", "test-extras", "pytest-plugin", "yaml-import"],
+)
+async def test_repository_reaches_ready(
+    tmp_path: Path,
+    docker_session: SessionFactory,
+    build: Callable[[Path], Path],
+    needed: str,
+) -> None:
+    repo = build(tmp_path / "repo")
+    session = await docker_session(repo)
+    result = await run_setup(session)
+
+    assert result.verdict.tier is Tier.READY, result.verdict.line()
+    assert result.verdict.tests["failed"] == 0 and result.verdict.tests["passed"] >= 1
+    assert any(needed in item for item in result.installed), result.installed
+    # The session now runs the tests the oracle found, in the environment it built.
+    rerun = await session.run_tests()
+    assert rerun.exit_code == 0 and rerun.counts()["passed"] == result.verdict.tests["passed"]
+    await session.close()
+    steps = _steps(session.trajectory_path)
+    names = [s["step"] for s in steps if s["status"] != "running"]
+    assert names[:6] == [
+        "detect",
+        "environment",
+        "project",
+        "requirements",
+        "test-runner",
+        "imports",
+    ]
+    assert "oracle" in names
+
+
+async def test_a_broken_dependency_is_categorised_with_its_evidence(
+    tmp_path: Path, docker_session: SessionFactory
+) -> None:
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": """
+                [build-system]
+                requires = ["setuptools>=61"]
+                build-backend = "setuptools.build_meta"
+
+                [project]
+                name = "needs-missing"
+                version = "0.1"
+                dependencies = ["reposim-no-such-distribution-xyz==1.0"]
+
+                [tool.setuptools]
+                packages = ["needs"]
+            """,
+            "needs/__init__.py": "import reposim_no_such_distribution_xyz\n",
+            "tests/test_needs.py": "import needs\n\ndef test_it():\n    assert needs\n",
+        },
+    )
+    session = await docker_session(repo)
+    result = await run_setup(session)
+    assert not result.verdict.ready
+    assert result.verdict.category is not None
+    assert "reposim-no-such-distribution-xyz" in (result.verdict.evidence or "").lower() or (
+        "reposim_no_such_distribution_xyz" in (result.verdict.evidence or "")
+    ), result.verdict.line()
