@@ -1,0 +1,1 @@
+"""Code generation against harnesses: mask a target, sample implementations, splice, score."""
