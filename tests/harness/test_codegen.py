@@ -140,6 +140,6 @@ async def test_debug_fixes_failing_tests_and_reports_the_diff(
     assert result.status == "fixed" and result.fixed
     assert result.before == "1 passed, 1 failed" and result.after == "2 passed"
     assert f"-    return {BUG}" in result.diff and f"+    return {FIX}" in result.diff
-    assert "mean divides by len(values) now." == result.summary
+    assert result.summary == "mean divides by len(values) now."
     # the agent was told what failed
     assert "test_mean" in server.requests[0]["messages"][1]["content"]
