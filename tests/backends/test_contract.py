@@ -1,0 +1,190 @@
+"""One contract for every backend: the same tests over local, docker with its Python file
+service, and docker with the shell fallback (an image without python3).
+
+The docker variants need a Docker engine and the test image; without them they skip with the
+reason, or fail when REPOSIM_REQUIRE_DOCKER=1 (CI)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from backends.base import Backend, BackendError, FileMissingError, PathEscapeError
+
+TEST_IMAGE = os.environ.get("REPOSIM_TEST_IMAGE", "reposim/base:bookworm-2")
+REQUIRED = os.environ.get("REPOSIM_REQUIRE_DOCKER") == "1"
+
+
+@pytest.fixture(scope="module")
+def docker_client() -> Iterator[Any]:
+    from backends.base import BackendUnavailableError
+    from backends.docker_engine import connect
+
+    try:
+        client = connect(timeout=30)
+        client.images.get(TEST_IMAGE)
+    except (BackendUnavailableError, Exception) as exc:
+        if REQUIRED:
+            pytest.fail(f"REPOSIM_REQUIRE_DOCKER=1 but Docker is not usable: {exc}", pytrace=False)
+        pytest.skip(f"no usable Docker engine or image {TEST_IMAGE}: {exc}")
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="module")
+def image_without_python(docker_client: Any) -> Iterator[str]:
+    container = docker_client.containers.run(
+        TEST_IMAGE,
+        ["sh", "-c", "rm -f /usr/bin/python3* /usr/bin/python /usr/local/bin/python3*"],
+        user="0",
+        detach=True,
+        network_mode="none",
+    )
+    try:
+        assert container.wait(timeout=60)["StatusCode"] == 0
+        tag = f"contract-{os.getpid()}"
+        image = container.commit(repository="reposim/test-no-python", tag=tag)
+    finally:
+        container.remove(force=True)
+    yield f"reposim/test-no-python:{tag}"
+    docker_client.images.remove(image.id, force=True)
+
+
+@pytest.fixture(params=["local", "docker-python", "docker-shell"])
+async def backend(
+    request: pytest.FixtureRequest, sample_repo: Path, tmp_path: Path
+) -> AsyncIterator[Backend]:
+    started: Backend
+    if request.param == "local":
+        from backends.local import LocalBackend
+
+        started = LocalBackend(sample_repo, scratch_root=tmp_path / "scratch")
+    else:
+        from backends.docker import DockerBackend, DockerOptions
+
+        request.getfixturevalue("docker_client")
+        image = TEST_IMAGE
+        if request.param == "docker-shell":
+            image = request.getfixturevalue("image_without_python")
+        started = DockerBackend(sample_repo, DockerOptions(image=image))
+    await started.start()
+    try:
+        yield started
+    finally:
+        await started.stop()
+
+
+async def test_cwd_and_exported_variables_survive(backend: Backend) -> None:
+    await backend.exec("cd calc && export GREETING=hello")
+    result = await backend.exec('pwd; echo "$GREETING"')
+    assert result.output.decode().split() == [f"{backend.workspace_path}/calc", "hello"]
+    assert result.cwd == f"{backend.workspace_path}/calc"
+
+
+async def test_exit_codes_stderr_and_streaming(backend: Backend) -> None:
+    chunks: list[bytes] = []
+    result = await backend.exec(
+        "echo out; echo err >&2; sleep 0.2; echo late; f() { return 7; }; f",
+        on_output=chunks.append,
+    )
+    assert result.exit_code == 7
+    assert result.output == b"out\nerr\nlate\n"
+    assert b"".join(chunks) == result.output and len(chunks) >= 2  # streamed, not at the end
+
+
+async def test_a_syntax_error_does_not_wedge_the_shell(backend: Backend) -> None:
+    broken = await backend.exec("echo 'unclosed")
+    assert broken.exit_code == 2
+    assert (await backend.exec("echo fine")).output == b"fine\n"
+
+
+async def test_a_timeout_kills_the_command_and_the_shell_stays(backend: Backend) -> None:
+    await backend.exec("cd calc && export KEPT=yes")
+    result = await backend.exec("sleep 301 & sleep 302", timeout=1)
+    assert result.timed_out and result.exit_code is None
+    after = await backend.exec('echo "$KEPT"; pwd')
+    assert after.output.decode().splitlines()[-2:] == ["yes", f"{backend.workspace_path}/calc"]
+
+
+async def test_interrupt_stops_the_command(backend: Backend) -> None:
+    running = asyncio.ensure_future(backend.exec("sleep 30"))
+    await asyncio.sleep(0.5)
+    await backend.interrupt()
+    result = await asyncio.wait_for(running, 10)
+    assert result.interrupted and result.exit_code is None
+    assert (await backend.exec("echo again")).output == b"again\n"
+
+
+async def test_exit_restarts_the_shell_and_says_so(backend: Backend) -> None:
+    await backend.exec("cd calc")
+    gone = await backend.exec("exit 3")
+    assert gone.shell_restarted and gone.exit_code is None
+    after = await backend.exec("pwd")
+    assert after.output.decode().strip() == f"{backend.workspace_path}/calc"
+    assert not after.shell_restarted
+
+
+async def test_files_round_trip_binary_and_nested(backend: Backend) -> None:
+    data = bytes(range(256)) * 64
+    await backend.write_file("deep/er/blob.bin", data)
+    assert await backend.read_file("deep/er/blob.bin") == data
+    listed = await backend.exec("wc -c < deep/er/blob.bin")
+    assert listed.output.strip() == str(len(data)).encode()  # the shell sees the same file
+    info = await backend.stat("deep/er/blob.bin")
+    assert (info.kind, info.size) == ("file", len(data))
+    assert (await backend.stat("deep")).kind == "dir"
+
+
+async def test_list_rename_delete(backend: Backend) -> None:
+    names = {e.name: e.kind for e in await backend.list_dir("calc")}
+    assert names["ops.py"] == "file" and names["__init__.py"] == "file"
+    await backend.rename("calc/ops.py", "calc/moved.py")
+    assert not await backend.exists("calc/ops.py")
+    assert (await backend.read_file("calc/moved.py")).startswith(b"def add")
+    await backend.write_file("calc/other.py", b"x\n")
+    with pytest.raises(BackendError, match="already exists"):
+        await backend.rename("calc/moved.py", "calc/other.py")
+    await backend.delete("calc")
+    assert not await backend.exists("calc")
+    with pytest.raises(FileMissingError):
+        await backend.read_file("calc/moved.py")
+
+
+async def test_paths_outside_the_workspace_are_refused(backend: Backend) -> None:
+    for path in ("../outside.txt", "/etc/passwd", "calc/../../x"):
+        with pytest.raises(PathEscapeError):
+            await backend.read_file(path)
+    await backend.exec("ln -s /etc escape && ln -s ../.. calc/up")
+    for path in ("escape/passwd", "calc/up/etc/hostname"):
+        with pytest.raises(PathEscapeError):
+            await backend.read_file(path)
+    with pytest.raises(PathEscapeError):
+        await backend.write_file("escape/reposim-was-here", b"no")
+    with pytest.raises(BackendError):
+        await backend.delete(".")
+
+
+async def test_directories_are_not_files(backend: Backend) -> None:
+    with pytest.raises(BackendError, match="directory"):
+        await backend.read_file("calc")
+    with pytest.raises(BackendError, match="directory"):
+        await backend.write_file("calc", b"x")
+
+
+async def test_the_terminal_runs_an_interactive_shell(backend: Backend) -> None:
+    pty = await backend.open_pty(100, 30)
+    try:
+        await pty.write(b"echo contract-$((6 * 7)); tput cols\n")
+        seen = b""
+        while b"contract-42" not in seen or b"100" not in seen.split(b"contract-42", 1)[-1]:
+            chunk = await asyncio.wait_for(pty.read(), 30)
+            assert chunk, seen
+            seen += chunk
+    finally:
+        await pty.close()
+    assert pty.closed
