@@ -26,6 +26,7 @@ import traceback
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from multiprocessing.process import BaseProcess
 from typing import Any
 
@@ -137,6 +138,11 @@ def default_jobs() -> int:
     return max(1, os.cpu_count() or 1)
 
 
+class Executor(StrEnum):
+    PROCESS = "process"  # worker processes on this machine (the default: starts in no time)
+    RAY = "ray"  # Ray tasks, each still isolated in its own process: a local instance or a cluster
+
+
 def run_batch(
     tasks: Iterable[Task],
     fn: TaskFunction,
@@ -147,11 +153,16 @@ def run_batch(
     retries: int = 1,
     retry: frozenset[TaskStatus] = frozenset(),
     on_progress: Callable[[BatchProgress], None] | None = None,
+    executor: Executor | str = Executor.PROCESS,
+    ray_address: str | None = None,
 ) -> BatchSummary:
     """Run every task not already final in `store`; returns the summary of the whole store.
 
     `retry` names final statuses to run again (e.g. FAILED after a fix). `retries` is how many
     more times a task whose worker died or that raised InfrastructureError is tried.
+    `executor` RAY (implied by `ray_address`) runs the tasks as Ray tasks, on a local instance
+    started for the run or on the cluster at `ray_address`; `jobs` is then the local instance's
+    concurrent tasks (a cluster's is the sum of its nodes' `reposim_slot` resources).
     Ctrl-C kills the running workers and re-raises; their tasks have no record and run again on
     the next call.
     """
@@ -183,11 +194,63 @@ def run_batch(
                 )
             )
 
-    context = multiprocessing.get_context("forkserver")
+    def finish(record: TaskRecord, running: int) -> None:
+        nonlocal finished, last
+        store.append(record)
+        finished += 1
+        by_status[str(record.status)] += 1
+        last = record
+        report(running)
+
+    report(0)
+    if pending:
+        if ray_address or Executor(executor) is Executor.RAY:
+            from simulator.batch.ray_executor import run_on_ray
+
+            run_on_ray(
+                pending,
+                fn,
+                jobs=jobs,
+                timeout=timeout,
+                retries=retries,
+                address=ray_address,
+                finish=finish,
+                report=report,
+            )
+        else:
+            _run_local(
+                pending,
+                fn,
+                jobs=jobs,
+                timeout=timeout,
+                retries=retries,
+                finish=finish,
+                report=report,
+            )
+    latest = store.latest()
+    records = [latest[key] for key in keys if key in latest]
+    return BatchSummary(len(task_list), skipped, records, time.monotonic() - t0)
+
+
+def retryable(record: TaskRecord) -> bool:
+    """Whether a record is worth another attempt: the machinery failed, not the task."""
+    return record.status is TaskStatus.CRASHED or record.category == "infrastructure"
+
+
+def _run_local(
+    pending: list[Task],
+    fn: TaskFunction,
+    *,
+    jobs: int,
+    timeout: float | None,
+    retries: int,
+    finish: Callable[[TaskRecord, int], None],
+    report: Callable[[int], None],
+) -> None:
+    context = _context(fn)
     queue: list[tuple[Task, int]] = [(task, 1) for task in pending]
     queue.reverse()  # pop() takes them in the order given
     running: dict[int, _Worker] = {}
-    report(0)
     try:
         while queue or running:
             while queue and len(running) < jobs:
@@ -195,37 +258,54 @@ def run_batch(
                 worker = _Worker.start(context, fn, task, attempt, timeout)
                 running[worker.sentinel] = worker
             report(len(running))
-            ready = multiprocessing.connection.wait(
-                [w.sentinel for w in running.values()] + [w.conn for w in running.values()],
-                timeout=_next_deadline(running.values()),
-            )
-            now = time.monotonic()
-            for worker in list(running.values()):
-                record: TaskRecord | None = None
-                if worker.conn in ready or worker.sentinel in ready:
-                    record = worker.collect()
-                elif worker.deadline is not None and now >= worker.deadline:
-                    record = worker.kill_for_timeout()
+            for worker in _wait(running.values()):
+                record = worker.poll()
                 if record is None:
                     continue
                 del running[worker.sentinel]
-                retryable = (
-                    record.status is TaskStatus.CRASHED or record.category == "infrastructure"
-                )
-                if retryable and worker.attempt <= retries:
+                if retryable(record) and worker.attempt <= retries:
                     queue.append((worker.task, worker.attempt + 1))
                     continue
-                store.append(record)
-                finished += 1
-                by_status[str(record.status)] += 1
-                last = record
-                report(len(running))
+                finish(record, len(running))
     finally:
         for worker in running.values():
             worker.kill()
-    latest = store.latest()
-    records = [latest[key] for key in keys if key in latest]
-    return BatchSummary(len(task_list), skipped, records, time.monotonic() - t0)
+
+
+def run_isolated(fn: TaskFunction, task: Task, attempt: int, timeout: float | None) -> TaskRecord:
+    """One task in its own process, waited for here: what a Ray task does on its node.
+
+    The process is forked from the Ray worker, which has already imported the task's code: a
+    forkserver or spawn there would start a fresh interpreter that re-imports Ray's worker main
+    (seconds per task on a loaded 2-core machine, against milliseconds for a fork).
+    """
+    worker = _Worker.start(multiprocessing.get_context("fork"), fn, task, attempt, timeout)
+    try:
+        while True:
+            for ready in _wait([worker]):
+                record = ready.poll()
+                if record is not None:
+                    return record
+    finally:
+        worker.kill()
+
+
+def _context(fn: TaskFunction) -> Any:
+    """A forkserver that has already imported the task function's module, so each task's
+    process starts in milliseconds instead of importing the engine again."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([fn.__module__])
+    return context
+
+
+def _wait(workers: Iterable[_Worker]) -> list[_Worker]:
+    """Block until a worker has answered, died or reached its deadline; those workers."""
+    workers = list(workers)
+    multiprocessing.connection.wait(
+        [w.sentinel for w in workers] + [w.conn for w in workers],
+        timeout=_next_deadline(workers),
+    )
+    return workers
 
 
 class _Worker:
@@ -272,13 +352,24 @@ class _Worker:
             **fields,
         )
 
+    def poll(self) -> TaskRecord | None:
+        """Its record when it has answered, died or run out of time; None while it runs."""
+        if self.conn.poll() or not self.process.is_alive():
+            return self.collect()
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            return self.kill_for_timeout()
+        return None
+
     def collect(self) -> TaskRecord | None:
         """The worker's answer, or a crash record when it died without one."""
         message: tuple[str, dict[str, Any]] | None = None
+        closed = False
         if self.conn.poll():
-            with contextlib.suppress(EOFError, OSError):
+            try:
                 message = self.conn.recv()
-        if message is None and self.process.is_alive():
+            except (EOFError, OSError):
+                closed = True  # it is exiting without an answer
+        if message is None and not closed and self.process.is_alive():
             return None  # woke on something else; not finished yet
         self.process.join(timeout=5)
         self.kill()  # its process group: anything it left running

@@ -37,3 +37,38 @@ def behave(task: Task) -> dict[str, Any]:
             raise InfrastructureError("Docker did not answer")
         return {"attempts": attempts}
     raise AssertionError(action)
+
+
+def docker_cat(task: Task) -> dict[str, Any]:
+    """Open a Docker session on the payload's repository, read a file, close.
+
+    With "kill_once": on its first attempt the task writes its Ray worker's pid there (after the
+    container is up) and waits to be killed; later attempts run normally."""
+    import asyncio
+
+    from simulator.backend_factory import make_backend
+    from simulator.session import Session
+
+    payload = task.payload
+    marker = payload.get("marker")
+    if marker:
+        with Path(marker).open("a") as handle:
+            handle.write(f"{task.key}\n")
+    repo = Path(payload["repo"])
+    trajectory = Path(payload["trajectory"])
+
+    async def main() -> dict[str, Any]:
+        backend = make_backend("docker", repo, image=payload["image"])
+        async with await Session.open(repo, backend=backend, trajectory_path=trajectory) as s:
+            flag = payload.get("kill_once")
+            if flag and not Path(flag).exists():
+                Path(flag).write_text(f"{os.getppid()} {s.id}\n")
+                await asyncio.sleep(600)
+            result = await s.exec("cat a.txt")
+        return {
+            "output": result.output.decode().strip(),
+            "exit_code": result.exit_code,
+            "trajectory": str(trajectory),
+        }
+
+    return asyncio.run(main())
