@@ -55,7 +55,7 @@ def run_on_ray(
 
     started_here = not ray.is_initialized()
     if started_here:
-        _init(ray, jobs, address)
+        init_ray(ray, jobs, address)
     try:
         resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
         slots = int(resources.get(SLOT, 0))
@@ -105,13 +105,21 @@ def run_on_ray(
                 ray.shutdown()
 
 
-def _init(ray: Any, jobs: int, address: str | None) -> None:
+def init_ray(ray: Any, jobs: int, address: str | None) -> None:
+    """Start a local Ray instance with `jobs` slots, or connect to the cluster at `address`."""
     quiet = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.ERROR}
-    try:
-        if address:
-            ray.init(address=address, **quiet)
-        else:
-            ray.init(num_cpus=jobs, resources={SLOT: jobs}, **quiet)
-    except (ConnectionError, RuntimeError, ValueError) as exc:
-        where = f"at {address}" if address else "on this machine"
-        raise RayUnavailable(f"could not start or reach Ray {where}: {exc}") from None
+    where = f"at {address}" if address else "on this machine"
+    # A local instance's raylet must register within Ray's fixed 30 s, which a heavily loaded
+    # 2-core machine can miss: one more try before giving up.
+    for attempt in (1, 2):
+        try:
+            if address:
+                ray.init(address=address, **quiet)
+            else:
+                ray.init(num_cpus=jobs, resources={SLOT: jobs}, **quiet)
+            return
+        except Exception as exc:  # Ray raises bare Exception for a node that did not start
+            with contextlib.suppress(Exception):
+                ray.shutdown()
+            if address or attempt == 2:
+                raise RayUnavailable(f"could not start or reach Ray {where}: {exc}") from None

@@ -25,12 +25,9 @@ def ray_local() -> Iterator[None]:
     os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
     import ray
 
-    ray.init(
-        num_cpus=2,
-        resources={"reposim_slot": 2},
-        include_dashboard=False,
-        log_to_driver=False,
-    )
+    from simulator.batch.ray_executor import init_ray
+
+    init_ray(ray, 2, None)  # a local instance with 2 slots, as run_batch would start
     yield
     ray.shutdown()
 
