@@ -125,7 +125,7 @@ def main() -> None:
     env = results[0].environment
     print(
         table(
-            f"perf A/B, 2x by construction ({args.timer} time; {env['protocol']})",
+            f"perf A/B, 2x by construction ({env['protocol']})",
             rows,
         )
     )
