@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import fcntl
 import os
+import secrets
 import shutil
 import signal
 import stat as stat_mod
@@ -18,10 +19,10 @@ import struct
 import subprocess
 import tempfile
 import termios
+import time
 from pathlib import Path
 
-import psutil
-
+from backends import proctree
 from backends.base import (
     BackendDescription,
     BackendError,
@@ -31,9 +32,13 @@ from backends.base import (
     PathEscapeError,
     Pty,
 )
-from backends.shell import PersistentShell, ShellBackend, ShellChannel
+from backends.shell import COMMAND_ID_VAR, PersistentShell, ShellBackend, ShellChannel
 
 _READ_CHUNK = 65536
+SESSION_MARK_VAR = "REPOSIM_SESSION_MARK"
+"""In the environment of everything a local session runs, so closing it finds them all."""
+SHELL_MARK_VAR = "REPOSIM_SHELL_MARK"
+"""Which command shell (a session has a new one after `exit`) a process belongs to."""
 # The command shell's output pipe: 1 MiB instead of Linux's 64 KiB, so a command that prints a
 # lot is read in large chunks (a few hundred reads per GiB, not tens of thousands).
 _SHELL_PIPE = 1 << 20
@@ -75,11 +80,15 @@ def _kind(mode: int) -> str:
 
 
 class _LocalShellChannel(ShellChannel):
-    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+    def __init__(self, proc: asyncio.subprocess.Process, mark: str) -> None:
         self._proc = proc
+        self._mark = mark
+        self._sent_at = time.time()
 
     @classmethod
     async def spawn(cls, cwd: Path, env: dict[str, str]) -> _LocalShellChannel:
+        mark = secrets.token_hex(8)
+        env = {**env, SHELL_MARK_VAR: mark}
         proc = await asyncio.create_subprocess_exec(
             "bash",
             "--noprofile",
@@ -99,10 +108,11 @@ class _LocalShellChannel(ShellChannel):
                 fcntl.fcntl(pipe.fileno(), _F_SETPIPE_SZ, _SHELL_PIPE)
             with contextlib.suppress(AttributeError):
                 transport.max_size = _SHELL_PIPE
-        return cls(proc)
+        return cls(proc, mark)
 
     async def send(self, data: bytes) -> None:
         assert self._proc.stdin is not None
+        self._sent_at = time.time()  # a command's script is sent once, as it starts
         try:
             self._proc.stdin.write(data)
             await self._proc.stdin.drain()
@@ -114,30 +124,32 @@ class _LocalShellChannel(ShellChannel):
         return await self._proc.stdout.read(_SHELL_PIPE)
 
     async def signal_children(self, sig: int) -> None:
-        try:
-            shell = psutil.Process(self._proc.pid)
-            children = shell.children(recursive=True)
-        except psutil.NoSuchProcess:
-            return
-        groups = set()
-        for child in children:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                groups.add(os.getpgid(child.pid))
-        groups.discard(self._proc.pid)  # the shell leads its own group; never signal it
-        for group in groups:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(group, sig)
+        pids = proctree.descendants(self._proc.pid)
+        await asyncio.to_thread(self._signal, pids, sig)
+
+    async def signal_command(self, sig: int, command_id: str) -> None:
+        """The command's processes only, detached ones (nohup, setsid) included; background
+        jobs of earlier commands are left alone."""
+        pids = await asyncio.to_thread(
+            proctree.command_processes, self._proc.pid, COMMAND_ID_VAR, command_id, self._sent_at
+        )
+        await asyncio.to_thread(self._signal, pids, sig)
+
+    def _signal(self, pids: set[int], sig: int) -> None:
+        pids.discard(self._proc.pid)
+        # The shell leads its own group; never signal it.
+        hit = proctree.signal_all(pids, sig, spare_groups={self._proc.pid})
         if sig == signal.SIGKILL:
-            for child in children:
-                with contextlib.suppress(psutil.NoSuchProcess):
-                    child.kill()
+            # Gone before the shell reads its next command, so bash reports their deaths then
+            # (into its /dev/null stderr), not in the middle of a later command.
+            proctree.wait_gone(hit, 1.0)
 
     async def close(self) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self._proc.pid, signal.SIGKILL)
-        await self.signal_children(signal.SIGKILL)
-        with contextlib.suppress(ProcessLookupError):
-            self._proc.kill()
+        # Everything under the shell first: once the shell is dead its children are orphans
+        # that a walk of its tree no longer finds.
+        # A detached child (setsid, a daemon) is no longer in the tree but may hold the
+        # shell's output pipe, so the session's mark finds those too.
+        await asyncio.to_thread(proctree.kill_session, self._proc.pid, SESSION_MARK_VAR, self._mark)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self._proc.wait(), 5)
         # Close the pipes now: left to the garbage collector they are closed after the event
@@ -265,7 +277,9 @@ class LocalBackend(ShellBackend):
         self._private: Path | None = None
         self._shell: PersistentShell | None = None
         self._ptys: list[LocalPty] = []
+        self.mark = secrets.token_hex(8)
         self._env = {k: v for k, v in os.environ.items() if not k.startswith("REPOSIM_")}
+        self._env[SESSION_MARK_VAR] = self.mark
 
     @property
     def workspace(self) -> Path:
@@ -299,6 +313,9 @@ class LocalBackend(ShellBackend):
         if self._shell is not None:
             await self._shell.close()
             self._shell = None
+        # What the session started and that outlived its shell: nohup and setsid children,
+        # daemons, the terminal pane's jobs.
+        await asyncio.to_thread(proctree.kill_session, None, SESSION_MARK_VAR, self.mark)
         if self._workspace is not None and not self.in_place and not self.keep_workspace:
             await asyncio.to_thread(shutil.rmtree, self._workspace, True)
         if self._private is not None:

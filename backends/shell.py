@@ -95,6 +95,7 @@ class PersistentShell:
         self._eof = False
         self._restarted_unreported = False
         self._interrupted = False
+        self._command_id = ""
         self._idle = asyncio.Event()
         self._idle.set()
 
@@ -163,15 +164,22 @@ class PersistentShell:
         # The command goes into a variable first: bash 5.2 mis-parses the next input line after
         # an `eval` of a literal with a syntax error, but not after `eval "$var"`. The frame
         # marker has a line of its own: a child killed by SIGINT makes bash drop the rest of
-        # the current line.
+        # the current line. `disown -a` hands the command's background jobs over before the
+        # next command: bash reports a job's death after the next foreground program ends, so
+        # a job killed late (by `kill` on a loaded machine, or when it crashes) would report
+        # into whichever command runs then. Disowned jobs run on and are killed on interrupt,
+        # timeout or close like any others, but a later command reaches them by pid ($!),
+        # not by %N.
         script = (
             f"__reposim_cmd={quote(command)}\n"
             f'{{ {exports}eval "$__reposim_cmd"\n}} </dev/null 2>&1\n'
-            f'printf \'\\036RSM-{nonce}:%d:%s\\036\\n\' "$?" "$PWD"\n'
+            f"__reposim_rc=$?; disown -a\n"
+            f'printf \'\\036RSM-{nonce}:%d:%s\\036\\n\' "$__reposim_rc" "$PWD"\n'
         )
         started = time.monotonic()
         wall_started = time.time()
         output = _Output(capture, on_output)
+        self._command_id = nonce
         self._interrupted = False
         self._idle.clear()
         timed_out = False
@@ -295,10 +303,11 @@ class PersistentShell:
         if self._idle.is_set() or self._channel is None:
             return
         self._interrupted = True
-        await self._channel.signal_children(signal.SIGINT)
+        command = self._command_id
+        await self._channel.signal_command(signal.SIGINT, command)
         if await self._wait_idle(_INTERRUPT_GRACE) or self._channel is None:
             return
-        await self._channel.signal_children(signal.SIGKILL)
+        await self._channel.signal_command(signal.SIGKILL, command)
         if not await self._wait_idle(_KILL_GRACE) and self._channel is not None:
             # A builtin loop inside the shell: only killing the shell stops it.
             await self._channel.close()

@@ -54,24 +54,33 @@ def run_cli(group: click.Group) -> int:
     return 0
 
 
-def run_async(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Run a coroutine; user errors become CliError, Ctrl-C or SIGTERM a clean exit 130.
+# Signals that end a command the way Ctrl-C does (SIGHUP does not exist on Windows).
+_STOP_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
 
-    SIGTERM cancels the main task like Ctrl-C does, so sessions close, containers are removed
-    and the trajectory ends with its reason instead of being cut off.
+
+def run_async(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run a coroutine; user errors become CliError, Ctrl-C, SIGTERM or SIGHUP a clean exit 130.
+
+    SIGTERM and SIGHUP (the terminal was closed) cancel the main task like Ctrl-C does, so
+    sessions close, their processes and containers are removed and the trajectory ends with
+    its reason instead of being cut off.
     """
 
     async def main() -> T:
         task = asyncio.current_task()
         loop = asyncio.get_running_loop()
         if task is not None:
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(signal.SIGTERM, task.cancel)
+            for sig in _STOP_SIGNALS:
+                with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                    loop.add_signal_handler(sig, task.cancel)
         try:
             return await factory()
         finally:
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.remove_signal_handler(signal.SIGTERM)
+            for sig in _STOP_SIGNALS:
+                with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                    loop.remove_signal_handler(sig)
 
     try:
         return asyncio.run(main())

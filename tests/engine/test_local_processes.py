@@ -1,0 +1,139 @@
+"""What the local backend's commands leave running: interrupts, timeouts and closing end the
+command's processes however they detached (nohup, setsid), and nothing else; bash's job
+notices stay out of later commands. Real processes throughout."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from backends.local import LocalBackend
+
+REPOSIM = [sys.executable, "-m", "simulator"]
+
+
+def sleeps(*tokens: str) -> list[int]:
+    """Live `sleep TOKEN` processes (zombies are dead)."""
+    found = []
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        cmdline = proc.info["cmdline"] or []
+        if (
+            len(cmdline) == 2
+            and cmdline[0] == "sleep"
+            and cmdline[1] in tokens
+            and proc.info["status"] != psutil.STATUS_ZOMBIE
+        ):
+            found.append(proc.pid)
+    return found
+
+
+def tokens(n: int) -> list[str]:
+    base = random.randrange(10**6, 10**7)
+    return [f"{base + i}" for i in range(n)]
+
+
+def wait_for(condition: object, seconds: float = 20) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():  # type: ignore[operator]
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.05)
+
+
+@pytest.fixture
+async def backend(sample_repo: Path, tmp_path: Path) -> AsyncIterator[LocalBackend]:
+    b = LocalBackend(sample_repo, scratch_root=tmp_path / "scratch")
+    await b.start()
+    yield b
+    await b.stop()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_a_signal_ends_reposim_exec_at_once_and_its_processes_with_it(
+    sig: signal.Signals, sample_repo: Path, tmp_path: Path
+) -> None:
+    a, b, c, d = tokens(4)
+    out = tmp_path / "run.jsonl"
+    command = f"sleep {a} & setsid sleep {b} & nohup sleep {c} >/dev/null 2>&1 & sleep {d}"
+    proc = subprocess.Popen(
+        [*REPOSIM, "exec", "--trajectory", str(out), str(sample_repo), "--", command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for(lambda: len(sleeps(a, b, c, d)) == 4)
+        started = time.monotonic()
+        proc.send_signal(sig)
+        _, stderr = proc.communicate(timeout=30)
+        took = time.monotonic() - started
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert took < 3, f"reposim took {took:.1f} s to exit"
+    assert sleeps(a, b, c, d) == []
+    last = json.loads(out.read_text().splitlines()[-1])
+    assert last["kind"] == "session.end" and last["payload"]["reason"] == "interrupted"
+
+
+async def test_closing_kills_what_commands_detached(sample_repo: Path, tmp_path: Path) -> None:
+    a, b, c = tokens(3)
+    backend = LocalBackend(sample_repo, scratch_root=tmp_path / "scratch")
+    await backend.start()
+    try:
+        await backend.exec(f"setsid sleep {a} & nohup sleep {b} >/dev/null 2>&1 &")
+        await backend.exec(f"( setsid sh -c 'sleep {c}' & ) ; true")
+        pty = await backend.open_pty()
+        await pty.write(b"nohup sleep 7 >/dev/null 2>&1 & disown; echo ok\n")
+        await asyncio.to_thread(wait_for, lambda: len(sleeps(a, b, c)) == 3)
+    finally:
+        await backend.stop()
+    assert sleeps(a, b, c) == []
+
+
+async def test_interrupt_kills_the_command_however_it_detached(backend: LocalBackend) -> None:
+    a, b, c = tokens(3)
+    run = asyncio.create_task(
+        backend.exec(f"setsid sleep {a} & nohup sleep {b} >/dev/null 2>&1 & sleep {c}")
+    )
+    await asyncio.to_thread(wait_for, lambda: len(sleeps(a, b, c)) == 3)
+    await backend.interrupt()
+    result = await asyncio.wait_for(run, 10)
+    assert result.interrupted
+    assert sleeps(a, b, c) == []
+    assert (await backend.exec("echo ok")).output == b"ok\n"
+
+
+async def test_a_later_timeout_spares_an_earlier_nohup_job(backend: LocalBackend) -> None:
+    early, late = tokens(2)
+    await backend.exec(f"nohup sleep {early} >/dev/null 2>&1 &")
+    await backend.exec(f"sleep {early} &")
+    result = await backend.exec(f"sleep {late}", timeout=0.5)
+    assert result.timed_out
+    assert len(sleeps(early)) == 2
+    assert sleeps(late) == []
+
+
+async def test_job_notices_never_reach_a_later_command(backend: LocalBackend) -> None:
+    for _ in range(20):
+        await backend.exec("sleep 100 & kill $!")
+        assert (await backend.exec("/bin/true; echo next")).output == b"next\n"
+        await backend.exec("sleep 100 &")
+        await backend.exec("kill -9 $!")
+        assert (await backend.exec("/bin/true; echo after")).output == b"after\n"
+    # An earlier job is still reachable by its pid.
+    await backend.exec("sleep 100 & echo started")
+    assert (await backend.exec("kill $! && echo killed")).output == b"killed\n"
+    timed = await backend.exec("sleep 100 & sleep 100", timeout=0.3)
+    assert timed.timed_out
+    assert (await backend.exec("/bin/true; echo clean")).output == b"clean\n"
