@@ -19,7 +19,7 @@ import pytest
 
 from backends.local import LocalBackend
 
-REPOSIM = [sys.executable, "-m", "simulator"]
+REPOSIM = [sys.executable, "-m", "reposim"]
 
 
 def sleeps(*tokens: str) -> list[int]:

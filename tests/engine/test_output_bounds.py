@@ -94,7 +94,7 @@ def test_reposim_exec_memory_does_not_grow_with_output(sample_repo: Path, tmp_pa
             "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, p.returncode)",
             sys.executable,
             "-m",
-            "simulator",
+            "reposim",
             "exec",
             "--trajectory",
             str(out),
