@@ -11,9 +11,11 @@ Modules, one concern each:
 - options: `DockerOptions` and its checks;
 - container: the container's configuration, the workspace archive, removal at exit;
 - stream: attached execs and Docker's stream multiplexing;
+- programs: what runs inside the container, kept as package data (the .sh files here);
 - reaper (+ reaper.sh): the root process that signals, clears and reports OOM kills;
-- channel: the command shell's channel, for `backends.shell.PersistentShell`;
-- pty: the terminal pane's interactive shell;
+- channel (+ identity.sh, shell_start.sh): the command shell's channel, for
+  `backends.shell.PersistentShell`;
+- pty (+ pty_start.sh): the terminal pane's interactive shell;
 - files (+ file_service.py shipped into the container, file_functions.sh as a fallback):
   file operations confined to the workspace;
 - backend: `DockerBackend`, which puts them together.

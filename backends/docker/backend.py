@@ -36,10 +36,16 @@ from backends.base import (
     Pty,
 )
 from backends.docker import container as ctr
-from backends.docker.channel import FALLBACK_USER, WORKSPACE, DockerShellChannel
+from backends.docker.channel import (
+    FALLBACK_HOME,
+    FALLBACK_USER,
+    WORKSPACE,
+    DockerShellChannel,
+)
 from backends.docker.file_service import DENIED, ESCAPE, EXISTS, IS_DIR, MISSING, NOT_DIR
 from backends.docker.files import FileService, PythonFiles, ShellFiles
 from backends.docker.options import DockerLimits, DockerOptions, proxy_env
+from backends.docker.programs import program_text
 from backends.docker.pty import DockerPty
 from backends.docker.reaper import ROOT, Reaper
 from backends.docker.stream import blocking
@@ -216,10 +222,13 @@ class DockerBackend(ShellBackend):
             ) from None
 
     async def _ensure_user(self) -> None:
-        script = ctr.ensure_user_script(self.uid)
+        command = [
+            "sh", "-c", program_text("ensure_user.sh"), "ensure-user",
+            str(self.uid), FALLBACK_USER, FALLBACK_HOME,
+        ]  # fmt: skip
 
         def run() -> str:
-            exec_id = self._api.exec_create(self._container, ["sh", "-c", script], user=ROOT)
+            exec_id = self._api.exec_create(self._container, command, user=ROOT)
             return bytes(self._api.exec_start(exec_id["Id"])).decode(errors="replace")
 
         output = (await blocking(run)).strip()

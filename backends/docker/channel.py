@@ -15,26 +15,16 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from backends.base import BackendError
+from backends.docker.programs import program_text
 from backends.docker.reaper import Reaper
 from backends.docker.stream import Demuxer, ExecStream, read_marker
 from backends.shell import ShellChannel
 
 WORKSPACE = "/workspace"
+# identity.sh and ensure_user.sh use the same name and home.
 FALLBACK_USER = "reposim"
 FALLBACK_HOME = "/home/reposim"
 PID_MARKER = re.compile(rb"\x1ePID:(\d+)\x1e\n")
-# USER, LOGNAME and HOME from the image's passwd entry for our uid (builtins only); when the
-# image has none, the root fix-up adds `reposim` with the home the workspace archive creates.
-IDENTITY = (
-    "while IFS=: read -r __n _ __u _ _ __h _; do "
-    '[ "$__u" = "$UID" ] && { USER=$__n; HOME=$__h; break; }; done </etc/passwd; '
-    f'export USER="${{USER:-{FALLBACK_USER}}}"; export LOGNAME="$USER"; '
-    f'[ -z "$HOME" ] || [ "$HOME" = / ] && export HOME={FALLBACK_HOME}; '
-    "unset __n __u __h\n"
-)
-# The shell's own stderr carries only bash's job notices ("Killed  sleep 30" for a job the
-# reaper cleared); commands have theirs merged into stdout by the shell's framing.
-_ANNOUNCE = "exec 2>/dev/null; printf '\\036PID:%d\\036\\n' $$\n"
 
 
 class DockerShellChannel(ShellChannel):
@@ -65,7 +55,7 @@ class DockerShellChannel(ShellChannel):
             environment=env,
         )
         channel = cls(stream, 0, reaper)
-        await stream.write((IDENTITY + _ANNOUNCE).encode())
+        await stream.write((program_text("identity.sh") + program_text("shell_start.sh")).encode())
         try:
             pid, channel._pending = await read_marker(channel._demux.recv, PID_MARKER)
         except BackendError:

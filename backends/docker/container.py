@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 from typing import IO, Any
 
-from backends.docker.channel import FALLBACK_HOME, FALLBACK_USER, WORKSPACE
+from backends.docker.channel import FALLBACK_HOME, WORKSPACE
 from backends.docker.options import DockerOptions
 
 PRIVATE_DIR = "/tmp/reposim"
@@ -56,18 +56,6 @@ def host_config(api: Any, options: DockerOptions, *, storage_opt: bool) -> Any:
         network_mode="bridge" if options.network else "none",
         port_bindings=ports or None,
         init=True,
-    )
-
-
-def ensure_user_script(uid: int) -> str:
-    """Give our uid a passwd entry when the image has none (git and ssh want one); run as root,
-    which has no capability but owns /etc/passwd. Prints the user's name."""
-    entry = f"^[^:]*:[^:]*:{uid}:"
-    return (
-        f'grep -q "{entry}" /etc/passwd || echo '
-        f'"{FALLBACK_USER}:x:{uid}:{uid}:RepoSim:{FALLBACK_HOME}:/bin/sh" >> /etc/passwd; '
-        f'grep -q "{entry}" /etc/group || echo "{FALLBACK_USER}:x:{uid}:" >> /etc/group; '
-        f'grep "{entry}" /etc/passwd | cut -d: -f1'
     )
 
 

@@ -10,19 +10,15 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from importlib import resources
 from typing import Any, Protocol
 
 from backends.base import BackendError
 from backends.docker.file_service import FAILED
+from backends.docker.programs import program_text
 from backends.docker.stream import Demuxer, ExecStream
 from backends.shell import PersistentShell, quote
 
 _FIND_KINDS = {"d": "dir", "f": "file", "l": "symlink", "N": "symlink", "L": "symlink"}
-
-
-def _package_text(name: str) -> str:
-    return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
 
 
 class FileService(Protocol):
@@ -44,7 +40,7 @@ class PythonFiles:
     async def open(
         cls, api: Any, container: str, user: str, python: str, workspace: str
     ) -> PythonFiles:
-        source = _package_text("file_service.py")
+        source = program_text("file_service.py")
         stream = await ExecStream.open(
             api, container, [python, "-I", "-c", source, workspace], user=user
         )
@@ -93,7 +89,7 @@ class ShellFiles:
 
     async def call(self, op: str, data: bytes = b"", **args: str) -> tuple[int, bytes]:
         if not self._ready:
-            functions = _package_text("file_functions.sh")
+            functions = program_text("file_functions.sh")
             setup = await self._shell.run(f"W={quote(self._workspace)}\n{functions}")
             if setup.exit_code != 0:
                 raise BackendError(f"The container's file service failed: {setup.output!r}")

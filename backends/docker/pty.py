@@ -9,7 +9,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from backends.base import BackendError, Pty
-from backends.docker.channel import IDENTITY, PID_MARKER, WORKSPACE
+from backends.docker.channel import PID_MARKER, WORKSPACE
+from backends.docker.programs import program_text
 from backends.docker.reaper import Reaper
 from backends.docker.stream import READ_CHUNK, ExecStream, blocking
 
@@ -37,13 +38,7 @@ class DockerPty(Pty):
         rows: int,
     ) -> DockerPty:
         env = {**env, "TERM": "xterm-256color", "COLUMNS": str(cols), "LINES": str(rows)}
-        # The shell waits for one line before it announces its pid, so nothing it prints can be
-        # lost in the HTTP client's buffer while the daemon hijacks the connection.
-        script = (
-            "stty -echo; read -r _; stty echo; "
-            + IDENTITY
-            + "printf '\\036PID:%d\\036\\n' $$; exec bash -i"
-        )
+        script = program_text("identity.sh") + program_text("pty_start.sh")
         stream = await ExecStream.open(
             api, container, ["bash", "-c", script], tty=True, user=user, workdir=WORKSPACE,
             environment=env,

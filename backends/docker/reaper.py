@@ -11,10 +11,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-from importlib import resources
 from typing import Any
 
 from backends.base import BackendError
+from backends.docker.programs import program_text
 from backends.docker.stream import Demuxer, ExecStream, read_marker
 
 ROOT = "0:0"
@@ -22,7 +22,7 @@ _READY = re.compile(rb"\x1eREADY:([^\x1e]*)\x1e\n")
 
 
 def reaper_script() -> str:
-    return resources.files(__package__).joinpath("reaper.sh").read_text(encoding="utf-8")
+    return program_text("reaper.sh")
 
 
 class Reaper:
