@@ -167,11 +167,11 @@ def check_harness(text: str) -> str | None:
 
 
 def standalone(text: str) -> str:
-    """The harness with its support module inlined: one self-contained file (dataset exports)."""
+    """The harness with its support module inlined: one self-contained file (dataset exports).
+
+    No `from __future__` line: code may be put in front of it (RepoST adds the candidate
+    there); the support module runs on Python >= 3.10 without it."""
     support = runtime_source(SUPPORT_MODULE)
     support = support.replace("from __future__ import annotations\n", "")
     body = text.replace(f"{SUPPORT_IMPORT}  # noqa: F401\n", "")
-    return (
-        "from __future__ import annotations\n\n"
-        f"# --- {SUPPORT_MODULE} (inlined) ---\n{support}\n# --- harness ---\n{body}"
-    )
+    return f"# --- {SUPPORT_MODULE} (inlined) ---\n{support}\n# --- harness ---\n{body}"

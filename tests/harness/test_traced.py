@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import jsonschema
+
+from simulator.dataset.readers import read_problems
+from simulator.dataset.shapes import R2E_FILE, REPOST_FILE
+from simulator.dataset.writers import FORMATS, write
 from simulator.events import Kind
 from simulator.harness.env import PythonEnv
 from simulator.harness.target import find_targets
@@ -14,7 +20,7 @@ from tests.harness.conftest import PLANTED_BUG
 
 
 async def test_traced_harnesses_pass_on_the_reference_and_catch_a_planted_bug(
-    session: Session, calc_repo: Path
+    session: Session, calc_repo: Path, tmp_path: Path
 ) -> None:
     targets = find_targets(calc_repo)
     assert [t.id for t in targets] == [
@@ -64,6 +70,26 @@ async def test_traced_harnesses_pass_on_the_reference_and_catch_a_planted_bug(
     env = PythonEnv()
     run = await session.run_tests(clamp.harness.path, command=env.pytest(".reposim/harness"))
     assert run.passed, run.output
+
+    # exports load back as the same problems, and the shaped ones hold their datasets' fields
+    for fmt in FORMATS:
+        path = tmp_path / f"problems.{fmt}"
+        assert write(problems, path, fmt) == 3
+        assert [p.as_dict() for p in read_problems(path)] == [p.as_dict() for p in problems]
+    jsonschema.validate(json.loads((tmp_path / "problems.r2e").read_text()), R2E_FILE)
+    repost = json.loads((tmp_path / "problems.repost").read_text())
+    jsonschema.validate(repost, REPOST_FILE)
+    assert repost[0]["func_name"] == "clamp" and repost[0]["coverage_rate"] == 1.0
+    assert repost[0]["test_correctness_check"]["answer"] == "yes"
+    assert repost[1]["test_correctness_check"]["answer"] == "no"  # withdraw: 50% coverage
+    # RepoST's eval_script runs on its own, and takes `clamp_new_implementation` as candidate
+    await session.write("repost_eval.py", repost[0]["eval_script"])
+    run = await session.run_tests("repost_eval.py", command=env.pytest())
+    assert run.passed and run.counts()["passed"] == 4, run.output
+    wrong = "def clamp_new_implementation(value, low, high):\n    return value\n\n"
+    await session.write("repost_eval.py", wrong + repost[0]["eval_script"])
+    run = await session.run_tests("repost_eval.py", command=env.pytest())
+    assert run.counts()["failed"] == 3, run.output
 
     # a planted bug in the workspace: the same harness fails, on the case that shows it
     source = (await session.read_bytes("shapes/calc.py")).decode()
