@@ -440,6 +440,14 @@ class CallGraph:
         self._external_bases[cls.id] = external
         return order
 
+    def member(self, cls: Target, attr: str) -> Value:
+        """What `attr` names on a class (methods and nested classes, bases included)."""
+        return self._class_attribute(cls, attr, skip_self=False)
+
+    def method_class(self, fn: FunctionRecord | None) -> Target | None:
+        """The class whose method fn is (or is nested in), if any."""
+        return self._method_class(fn)
+
     def constructor(self, cls: Target) -> Target | None:
         init = self._class_attribute(cls, "__init__", skip_self=False)
         return init if isinstance(init, Target) else None

@@ -11,13 +11,14 @@ file last), and pieces in source order within a file.
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 from tree_sitter import Node, QueryCursor, Tree
 
-from simulator.analysis.graph import CallGraph, Target
+from simulator.analysis.graph import CallGraph, Instance, Target
 from simulator.analysis.languages import parser, query
 from simulator.analysis.model import FileRecord, FunctionRecord, Lang
 from simulator.analysis.python_lang import DOTTED
@@ -42,6 +43,13 @@ class Piece:
     tokens: int = 0
     names: list[str] = field(default_factory=list)  # what the piece refers to
     via: tuple[str, int] | None = None  # (path, start byte) of the piece that needed it
+    whole: bool = False  # a class given whole (an enum): pieces inside it are part of it
+    forced: bool = False  # kept whatever the budget: a class header its members need
+    # Class headers: where the class ends, whether the header has a body (a docstring),
+    # and the indentation of its body (for `...` when no member is kept).
+    end_of_class: int = 0
+    has_body: bool = True
+    body_indent: str = ""
 
     @property
     def key(self) -> tuple[str, int]:
@@ -62,15 +70,39 @@ class Piece:
 class SliceFile:
     path: str
     pieces: list[Piece]
+    cut: list[Piece] = field(default_factory=list)  # dropped for the budget
 
     @property
     def text(self) -> str:
+        """The pieces as one valid Python (or C) text: members under their class headers."""
         out: list[str] = []
-        for i, piece in enumerate(self.pieces):
-            if i:
-                consecutive_imports = piece.kind == "import" and self.pieces[i - 1].kind == "import"
-                out.append("\n" if consecutive_imports else "\n\n")
+        open_classes: list[Piece] = []  # headers whose members may follow
+        members: list[int] = []  # members written under each open header
+        previous: Piece | None = None
+
+        def close_until(start: int) -> None:
+            while open_classes and open_classes[-1].end_of_class <= start:
+                header = open_classes.pop()
+                count = members.pop()
+                if count == 0 and not header.has_body:
+                    out.append("\n" + header.body_indent + "...")
+
+        for piece in self.pieces:
+            close_until(piece.start_byte)
+            if previous is not None:
+                imports = piece.kind == "import" and previous.kind == "import"
+                out.append("\n" if imports else "\n\n")
+            if members:
+                members[-1] += 1
             out.append(piece.text)
+            if piece.kind == "class" and not piece.whole:
+                open_classes.append(piece)
+                members.append(0)
+            previous = piece
+        close_until(1 << 62)
+        if self.cut:
+            names = ", ".join(f"{p.name} (lines {p.start_line}-{p.end_line})" for p in self.cut)
+            out.append(f"\n\n# cut for the token budget: {names}")
         return "".join(out)
 
 
@@ -86,7 +118,15 @@ class Slice:
     @property
     def text(self) -> str:
         """The context as one text: each file's pieces under a `# file: path` line."""
-        return "\n\n".join(f"# file: {f.path}\n{f.text}" for f in self.files) + "\n"
+        shown = {f.path for f in self.files}
+        elsewhere = [p for p in self.dropped if p.path not in shown]
+        tail = ""
+        if elsewhere:
+            names = ", ".join(
+                f"{p.path}: {p.name} (lines {p.start_line}-{p.end_line})" for p in elsewhere
+            )
+            tail = f"\n# cut for the token budget: {names}\n"
+        return "\n\n".join(f"# file: {f.path}\n{f.text}" for f in self.files) + "\n" + tail
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -101,6 +141,51 @@ class Slice:
             "dropped": [{"path": p.path, **p.as_dict()} for p in self.dropped],
             "text": self.text,
         }
+
+
+def _line_indent(record: FileRecord, offset: int) -> str:
+    line_start = record.source.rfind(b"\n", 0, offset) + 1
+    indent = record.source[line_start:offset]
+    return indent.decode() if indent.strip() == b"" else ""
+
+
+def _strip_indent(text: str, indent: str) -> str:
+    if not indent:
+        return text
+    return "".join(
+        line[len(indent) :]
+        if line.startswith(indent)
+        else line.lstrip(" \t")
+        if not line.strip()
+        else line
+        for line in text.splitlines(keepends=True)
+    )
+
+
+def _header_has_body(header: str) -> bool:
+    """Whether `class X(...):` text goes on with a body (a docstring) after its colon."""
+    last = next((line for line in reversed(header.splitlines()) if line.strip()), "")
+    return not last.split("#", 1)[0].rstrip().endswith(":")
+
+
+ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag", "ReprEnum"})
+PROPERTY_DECORATORS = frozenset({"property", "cached_property", "functools.cached_property"})
+VISITOR = re.compile(r"""getattr\(\s*self\s*,\s*f?["']([A-Za-z_]\w*?)(?:\{|["']\s*\+)""")
+FIELDS_QUERY = """
+(assignment left: (attribute object: (identifier) @obj attribute: (identifier) @attr)) @assign
+(augmented_assignment left: (attribute object: (identifier) @obj attribute: (identifier) @attr))
+  @assign
+"""
+
+
+@dataclass
+class ClassInfo:
+    """What a class's body and methods define besides methods: constants and instance fields."""
+
+    constants: dict[str, tuple[int, int]]  # class-level `NAME = ...`: (start, end) bytes
+    fields: dict[str, str]  # `self.NAME = ...`: the id of the method that sets it first
+    field_calls: dict[str, tuple[str, str]]  # `self.NAME = f(...)`: (method id, callee)
+    is_enum: bool
 
 
 @lru_cache(maxsize=64)
@@ -150,6 +235,7 @@ class Slicer:
     def __init__(self, graph: CallGraph) -> None:
         self.graph = graph
         self.counter_name, self.count = token_counter()
+        self._class_info: dict[str, ClassInfo] = {}
 
     def slice(
         self, target: str, budget: int | None = None, *, max_depth: int = DEFAULT_DEPTH
@@ -166,34 +252,223 @@ class Slicer:
         limit = budget * 3 if budget is not None else None
         while queue:
             piece, scope = queue.popleft()
-            if piece.distance >= max_depth or (limit is not None and discovered > limit):
+            # Past the budget (three times over) only the target's own dependencies are
+            # still looked up, so that the text can name what was cut.
+            over = limit is not None and discovered > limit and piece.distance > 0
+            if piece.distance >= max_depth or over:
                 continue
             owner = self.graph.files[piece.path]
+            deps: list[tuple[Piece, FunctionRecord | None]] = []
+            if owner.lang is Lang.PYTHON:
+                deps += self._dispatched(piece, scope, piece.distance + 1)
             for name in piece.names:
-                found = self._resolve(owner, scope, name)
-                if found is None:
+                deps += self._dependencies(owner, scope, name, piece.distance + 1)
+            for dep, dep_scope in deps:
+                key = (dep.path, dep.start_byte, dep.end_byte)
+                if key in pieces or self._inside(dep, order):
                     continue
-                for dep, dep_scope in self._pieces_for(found, piece.distance + 1):
-                    key = (dep.path, dep.start_byte, dep.end_byte)
-                    if key in pieces or self._inside(dep, order):
-                        continue
-                    pieces[key] = dep
-                    dep.via = piece.key
-                    order.append(dep)
-                    discovered += dep.tokens
-                    queue.append((dep, dep_scope))
+                pieces[key] = dep
+                dep.via = piece.key
+                order.append(dep)
+                discovered += dep.tokens
+                queue.append((dep, dep_scope))
         return self._cut(target, record, order, budget)
 
     @staticmethod
     def _inside(dep: Piece, pieces: list[Piece]) -> bool:
-        """Whether dep is already part of a piece's text (a nested function, a method)."""
+        """Whether dep is already part of a piece's text (a nested function, an enum member)."""
         return any(
             p.path == dep.path
-            and p.kind != "class"
+            and (p.kind != "class" or p.whole)
             and p.start_byte <= dep.start_byte
             and dep.end_byte <= p.end_byte
+            and (p.start_byte, p.end_byte) != (dep.start_byte, dep.end_byte)
             for p in pieces
         )
+
+    def _dependencies(
+        self, record: FileRecord, scope: FunctionRecord | None, name: str, distance: int
+    ) -> list[tuple[Piece, FunctionRecord | None]]:
+        """Pieces a name used by a piece needs: what it resolves to, and class members.
+
+        `self.x` / `cls.x` in a method: a method or property (resolved like a call), a class
+        constant, or an instance field (the method that sets it, `__init__` first); then
+        `self.x.m` when the field is set to `Class(...)`: that class's `m`. `Class.X`: the
+        class and its constant `X` (an enum's members come with the whole enum).
+        """
+        out: list[tuple[Piece, FunctionRecord | None]] = []
+        found = self._resolve(record, scope, name)
+        if found is not None:
+            out += self._pieces_for(found, distance)
+        if record.lang is not Lang.PYTHON:
+            return out
+        parts = name.split(".")
+        if len(parts) < 2:
+            return out
+        head = self.graph.resolve(record, scope, parts[0])
+        if isinstance(head, Instance):
+            out += self._members(head.cls, parts[1:], distance)
+        elif isinstance(head, Target) and head.kind == "class":
+            out += self._members(head, parts[1:], distance)
+        elif isinstance(head, Target) and head.kind == "module" and len(parts) >= 3:
+            value = self.graph.resolve(record, scope, ".".join(parts[:2]))
+            if isinstance(value, Target) and value.kind == "class":
+                out += self._members(value, parts[2:], distance)
+        return out
+
+    def _members(
+        self, cls: Target, attrs: list[str], distance: int
+    ) -> list[tuple[Piece, FunctionRecord | None]]:
+        graph = self.graph
+        attr = attrs[0]
+        out: list[tuple[Piece, FunctionRecord | None]] = []
+        for klass in graph.mro(cls):
+            info = self.class_info(klass)
+            if attr in info.constants:
+                out.append((self._constant(klass, attr, info, distance), None))
+                return out
+            setter = info.fields.get(attr)
+            if setter is None:
+                continue
+            fn = graph.functions[setter]
+            out.append((self._piece_for_function(fn, fn.kind, distance), fn))
+            call = info.field_calls.get(attr)
+            if call is not None and len(attrs) >= 2:
+                method_id, callee = call
+                method = graph.functions[method_id]
+                held = graph.resolve(graph.files[method.path], method, callee)
+                if isinstance(held, Target) and held.kind == "class":
+                    member = graph.member(held, attrs[1])
+                    if isinstance(member, Target):
+                        out += self._pieces_for(member, distance)
+                    out += self._members(held, attrs[1:], distance)
+            return out
+        return out
+
+    def _dispatched(
+        self, piece: Piece, scope: FunctionRecord | None, distance: int
+    ) -> list[tuple[Piece, FunctionRecord | None]]:
+        """`getattr(self, "visit_" + ...)`: every `visit_*` method of the class, of its bases
+        and of its subclasses (a visitor base class dispatches to its subclasses' methods)."""
+        prefixes = set(VISITOR.findall(piece.text))
+        cls = self.graph.method_class(scope) if prefixes else None
+        if cls is None:
+            return []
+        graph = self.graph
+        out: list[tuple[Piece, FunctionRecord | None]] = []
+        seen: set[tuple[str, str]] = set()
+        family = list(graph.mro(cls))
+        for ident, klass_record in graph.classes.items():
+            path = ident.partition("::")[0]
+            klass_target = Target(
+                "class",
+                path,
+                klass_record.qualname,
+                klass_record.start_line,
+                klass_record.end_line,
+                ident,
+            )
+            if klass_target not in family and cls in graph.mro(klass_target):
+                family.append(klass_target)
+        for klass in family:
+            for fn in self.graph.files[klass.path].functions:
+                if (
+                    fn.class_qualname == klass.name
+                    and (klass.id, fn.name) not in seen
+                    and any(fn.name.startswith(p) for p in prefixes)
+                ):
+                    seen.add((klass.id, fn.name))
+                    out.append((self._piece_for_function(fn, "method", distance), fn))
+        return out
+
+    def class_info(self, cls: Target) -> ClassInfo:
+        info = self._class_info.get(cls.id)
+        if info is None:
+            info = self._class_info[cls.id] = self._read_class(cls)
+        return info
+
+    def _read_class(self, cls: Target) -> ClassInfo:
+        graph = self.graph
+        record = graph.files[cls.path]
+        klass = graph.classes[cls.id]
+        tree = parsed(record.lang, record.tree_source)
+        node = tree.root_node.descendant_for_byte_range(klass.start_byte, klass.end_byte)
+        while node is not None and node.type != "class_definition":
+            node = (
+                node.child_by_field_name("definition")
+                if node.type == "decorated_definition"
+                else None
+            )
+        constants: dict[str, tuple[int, int]] = {}
+        body = node.child_by_field_name("body") if node is not None else None
+        for stmt in body.named_children if body is not None else []:
+            first = (
+                stmt.named_children[0]
+                if stmt.type == "expression_statement" and stmt.named_child_count
+                else None
+            )
+            if first is not None and first.type == "assignment":
+                left = first.child_by_field_name("left")
+                if left is not None and left.type == "identifier" and left.text is not None:
+                    constants.setdefault(left.text.decode(), (stmt.start_byte, stmt.end_byte))
+        methods = sorted(
+            (fn for fn in record.functions if fn.class_qualname == klass.qualname),
+            key=lambda fn: (fn.name != "__init__", fn.start_byte),
+        )
+        fields: dict[str, str] = {}
+        field_calls: dict[str, tuple[str, str]] = {}
+        cursor = QueryCursor(query(Lang.PYTHON, FIELDS_QUERY))
+        for fn in methods:
+            if not fn.params or fn.params[0] != "self":
+                continue
+            cursor.set_byte_range(fn.start_byte, fn.end_byte)
+            for _, caps in cursor.matches(tree.root_node):
+                obj = caps["obj"][0]
+                if obj.text != b"self":
+                    continue
+                attr = caps["attr"][0].text
+                name = attr.decode() if attr is not None else ""
+                if not name or name in fields:
+                    continue
+                fields[name] = fn.id
+                right = caps["assign"][0].child_by_field_name("right")
+                callee = (
+                    right.child_by_field_name("function")
+                    if right is not None and right.type == "call"
+                    else None
+                )
+                if callee is not None and callee.text is not None:
+                    field_calls[name] = (fn.id, "".join(callee.text.decode().split()))
+        is_enum = any(base.rpartition(".")[2] in ENUM_BASES for base in klass.bases) or any(
+            self.class_info(base).is_enum for base in graph.mro(cls)[1:]
+        )
+        return ClassInfo(constants, fields, field_calls, is_enum)
+
+    def _constant(self, cls: Target, name: str, info: ClassInfo, distance: int) -> Piece:
+        record = self.graph.files[cls.path]
+        start, end = info.constants[name]
+        text = self._indented(record, start, end)
+        return Piece(
+            "variable",
+            f"{cls.name}.{name}",
+            record.path,
+            record.source.count(b"\n", 0, start) + 1,
+            record.source.count(b"\n", 0, end) + 1,
+            start,
+            end,
+            distance,
+            text,
+            self.count(text),
+            names_in(record, start, end),
+        )
+
+    @staticmethod
+    def _indented(record: FileRecord, start: int, end: int) -> str:
+        """The text between two offsets, its first line indented like the source line."""
+        text = record.text(start, end)
+        line_start = record.source.rfind(b"\n", 0, start) + 1
+        indent = record.source[line_start:start]
+        return indent.decode() + text if indent.strip() == b"" else text
 
     def _resolve(
         self, record: FileRecord, scope: FunctionRecord | None, name: str
@@ -220,6 +495,8 @@ class Slicer:
             return out
         if target.kind == "class":
             out = [(self._class_header(target.path, target.name, distance), None)]
+            if out[0][0].whole:
+                return out
             init = graph.constructor(target)
             if init is not None:
                 fn = graph.functions[init.id]
@@ -277,26 +554,32 @@ class Slicer:
         )
 
     def _class_header(self, path: str, qualname: str, distance: int) -> Piece:
-        cls = self.graph.classes[f"{path}::{qualname}"]
+        """`class X(Base):` and its docstring; an enum whole (its members are its values)."""
+        ident = f"{path}::{qualname}"
+        cls = self.graph.classes[ident]
         record = self.graph.files[path]
-        text = record.text(cls.start_byte, cls.header_end_byte).rstrip()
+        target = Target("class", path, qualname, cls.start_line, cls.end_line, ident)
+        whole = record.lang is Lang.PYTHON and self.class_info(target).is_enum
+        end = cls.end_byte if whole else cls.header_end_byte
+        text = self._indented(record, cls.start_byte, end).rstrip()
         line_start = record.source.rfind(b"\n", 0, cls.start_byte) + 1
-        indent = record.source[line_start : cls.start_byte]
-        if indent.strip() == b"":
-            text = indent.decode() + text
-        end_line = cls.start_line + text.count("\n")
+        indent = record.source[line_start : cls.start_byte].decode()
         return Piece(
             "class",
             qualname,
             path,
             cls.start_line,
-            end_line,
+            cls.start_line + text.count("\n"),
             cls.start_byte,
-            cls.header_end_byte,
+            end,
             distance,
             text,
             self.count(text),
-            names_in(record, cls.start_byte, cls.header_end_byte),
+            names_in(record, cls.start_byte, end),
+            whole=whole,
+            end_of_class=cls.end_byte,
+            has_body=whole or _header_has_body(text),
+            body_indent=(indent if indent.strip() == "" else "") + "    ",
         )
 
     def _imports_for(self, piece: Piece) -> list[Piece]:
@@ -347,6 +630,7 @@ class Slicer:
             used += cost
             for item in [*imports, piece]:
                 kept[(item.path, item.start_byte)] = item
+        used += self._complete(kept)
         by_file: dict[str, list[Piece]] = {}
         for piece in kept.values():
             by_file.setdefault(piece.path, []).append(piece)
@@ -356,7 +640,63 @@ class Slicer:
             SliceFile(
                 path,
                 sorted(by_file[path], key=lambda p: (p.kind != "import", p.start_byte)),
+                [p for p in dropped if p.path == path],
             )
             for path in paths
         ]
         return Slice(target, budget, used, self.counter_name, files, dropped)
+
+    def _complete(self, kept: dict[tuple[str, int], Piece]) -> int:
+        """Make every file's pieces valid Python; returns the tokens this added.
+
+        A member (method, class constant) gets the header of each class around it, kept
+        whatever the budget; a piece nested in a function that is not itself kept is
+        dedented to stand alone; a piece inside an enum given whole is dropped (it is there).
+        """
+        added = 0
+        for key, piece in list(kept.items()):
+            record = self.graph.files[piece.path]
+            if record.lang is not Lang.PYTHON or piece.kind == "import":
+                continue
+            if any(
+                other.whole
+                and other.path == piece.path
+                and other.start_byte <= piece.start_byte
+                and piece.end_byte <= other.end_byte
+                and other is not piece
+                for other in kept.values()
+            ):
+                del kept[key]
+                continue
+            chain = self._enclosing(record, piece.start_byte, piece.end_byte)
+            functions = [k for k, (kind, _, _) in enumerate(chain) if kind == "function"]
+            classes = chain[functions[-1] + 1 :] if functions else chain
+            indent = ""
+            if functions:  # what stands in a function that is not kept comes out of it
+                anchor = classes[0][2] if classes else piece.start_byte
+                indent = _line_indent(record, anchor)
+                piece.text = _strip_indent(piece.text, indent)
+            for _, qualname, start in classes:
+                if (piece.path, start) in kept:
+                    continue
+                header = self._class_header(piece.path, qualname, piece.distance)
+                header.forced = True
+                header.text = _strip_indent(header.text, indent)
+                header.body_indent = header.body_indent.removeprefix(indent)
+                for item in [*self._imports_for(header), header]:
+                    if (item.path, item.start_byte) not in kept:
+                        kept[(item.path, item.start_byte)] = item
+                        added += item.tokens
+        return added
+
+    @staticmethod
+    def _enclosing(record: FileRecord, start: int, end: int) -> list[tuple[str, str, int]]:
+        """(kind, qualname, start) of the classes and functions around a span, outermost first."""
+        around: list[tuple[int, str, str]] = []
+        for cls in record.classes:
+            if cls.header_end_byte <= start and end <= cls.end_byte:
+                around.append((cls.start_byte, "class", cls.qualname))
+        for fn in record.functions:
+            if fn.body_start_byte <= start and end <= fn.end_byte:
+                around.append((fn.start_byte, "function", fn.qualname))
+        return [(kind, qual, start) for start, kind, qual in sorted(around)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 from pathlib import Path
 
@@ -246,14 +247,22 @@ def test_budget_keeps_closest_first(index: CodeIndex) -> None:
     )
     # report -> self.area (1) -> geometry.area (2) -> PI (3)
     assert by_distance[0].distance == 1 and by_distance[-1].distance == 3
-    # The target and the imports it needs are always kept, whatever the budget.
+    # The target, the imports it needs and its class header are always kept, whatever the
+    # budget; the text says what was cut.
     alone = index.slice("shapes/models.py::Circle.report", budget=0)
-    assert [p.kind for f in alone.files for p in f.pieces] == ["import", "target"]
+    assert [p.kind for f in alone.files for p in f.pieces] == ["import", "class", "target"]
+    assert "# cut for the token budget: " in alone.text
+    ast.parse(alone.text)
     smallest = min(p.tokens for p in by_distance if p.distance == 1)
     tight = index.slice("shapes/models.py::Circle.report", budget=alone.tokens + smallest)
     assert tight.tokens <= alone.tokens + smallest
     assert tight.dropped, "a tight budget must drop something"
-    kept = [p for f in tight.files for p in f.pieces if p.kind not in ("target", "import")]
+    kept = [
+        p
+        for f in tight.files
+        for p in f.pieces
+        if p.kind not in ("target", "import") and not p.forced
+    ]
     assert kept and {p.distance for p in kept} == {1}
     # Nothing kept depends on something dropped.
     keys = {p.key for f in tight.files for p in f.pieces}
