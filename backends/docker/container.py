@@ -49,6 +49,7 @@ def host_config(api: Any, options: DockerOptions, *, storage_opt: bool) -> Any:
         mem_limit=options.memory,
         memswap_limit=options.memory,
         nano_cpus=int(options.cpus * 1e9),
+        cpuset_cpus=options.cpuset,
         pids_limit=options.pids,
         # No single file may outgrow the disk limit (the kernel refuses the write: EFBIG).
         ulimits=[docker.types.Ulimit(name="fsize", soft=disk, hard=disk)],

@@ -88,6 +88,8 @@ class DockerOptions:
     cpus: float = field(default_factory=default_cpus)
     """CPU limit; by default every core of the host but one."""
     pids: int = DEFAULT_PIDS
+    cpuset: str | None = None
+    """The CPUs the container may run on (`1`, `0-1`): pins it, e.g. for timing (perf)."""
     disk: str = DEFAULT_DISK
     """What the session may write: its workspace, /tmp and the rest of the container's layer."""
     user: int = DEFAULT_UID
@@ -106,6 +108,8 @@ class DockerOptions:
         size_in_bytes(self.memory, "memory")
         if size_in_bytes(self.disk, "disk") < 64 * 2**20:
             raise BackendError(f"The disk limit {self.disk!r} is too small; give at least 64m.")
+        if self.cpuset is not None and not re.fullmatch(r"\d+(-\d+)?(,\d+(-\d+)?)*", self.cpuset):
+            raise BackendError(f"The CPU set {self.cpuset!r} is not a list like 1 or 0-1,3.")
         if not self.cpus > 0 or self.pids <= 0:
             raise BackendError("The cpus and pids limits must be positive numbers.")
         if self.user == 0:

@@ -96,6 +96,14 @@ def perf_group() -> None:
     show_default=True,
     help="Repairs of a model-written harness that fails its quickcheck.",
 )
+@click.option(
+    "--backend",
+    type=click.Choice(["local", "docker"]),
+    default="local",
+    show_default=True,
+    help="Where the two environments run (docker: one container per side, pinned to the CPU).",
+)
+@click.option("--image", help="Container image for --backend docker.")
 @click.option("--out", "out", metavar="DIR", help="Where results, pyperf JSON and trajectories go.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @with_measure_options
@@ -109,6 +117,8 @@ def compare_command(
     model: str | None,
     api_base: str | None,
     fix_rounds: int,
+    backend: str,
+    image: str | None,
     out: str | None,
     as_json: bool,
     quick: bool,
@@ -142,6 +152,8 @@ def compare_command(
         fix_rounds=fix_rounds,
         out_dir=Path(out) if out else None,
         settings=_settings(quick, rounds, processes, affinity, timer),
+        backend=backend,
+        backend_options={"image": image} if image else {},
         python=python,
     )
     try:

@@ -89,6 +89,7 @@ class CompareRequest:
     out_dir: Path | None = None
     settings: MeasureSettings = field(default_factory=MeasureSettings)
     backend: str = "local"
+    backend_options: dict[str, Any] = field(default_factory=dict)  # e.g. the docker image
     python: str | None = None  # the interpreter that runs the harness (default: this one)
 
     def target(self) -> str:
@@ -231,6 +232,14 @@ def choose_affinity(requested: str | None) -> tuple[str | None, str]:
     )
 
 
+def _cpu_list(text: str) -> list[int]:
+    cpus: list[int] = []
+    for part in text.split(","):
+        first, _, last = part.partition("-")
+        cpus += range(int(first), int(last or first) + 1)
+    return cpus
+
+
 def cpu_model() -> str:
     with contextlib.suppress(OSError):
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -251,6 +260,13 @@ async def compare(
     out = (request.out_dir or default_out_dir(repo, request.target())).resolve()
     out.mkdir(parents=True, exist_ok=True)
     tools = install_tools(out / "tools")
+    affinity, isolation = choose_affinity(request.settings.affinity)
+    options = dict(request.backend_options)
+    if request.backend == "docker" and affinity:
+        # both containers on the same CPU(s), the one(s) pyperf pins its workers to
+        options.setdefault("cpuset", affinity)
+        options.setdefault("cpus", float(len(_cpu_list(affinity))))
+        isolation += f"; each container pinned to CPU {options['cpuset']} (docker cpuset)"
     envs: list[PerfEnvironment] = []
     try:
         for label, rev in (("A", request.a), ("B", request.b)):
@@ -262,6 +278,7 @@ async def compare(
                     tools=tools,
                     trajectory_path=out / f"trajectory-{label.lower()}.jsonl",
                     backend=request.backend,
+                    backend_options=options,
                     python=request.python,
                     subscriber=on_event,
                 )
@@ -282,7 +299,9 @@ async def compare(
             WorkflowRun(env_b.session, WORKFLOW, {**params, "side": "B"}) as run_b,
         ):
             runs = {"A": run_a, "B": run_b}
-            result = await _compare(request, repo, out, env_a, env_b, runs, client)
+            result = await _compare(
+                request, repo, out, env_a, env_b, runs, client, (affinity, isolation)
+            )
             payload = result.to_dict()
             run_a.result(**payload)
             run_b.result(**payload)
@@ -301,11 +320,15 @@ async def _compare(
     env_b: PerfEnvironment,
     runs: dict[str, WorkflowRun],
     client: ModelClient | None,
+    pinning: tuple[str | None, str],
 ) -> CompareResult:
     envs = (env_a, env_b)
+    cpus_seen: dict[str, str] = {}
     for env in envs:
         with runs[env.label].stage("checkout", rev=env.rev) as detail:
             detail["commit"] = await env.checkout()
+            await env.install()
+            detail["cpus"] = cpus_seen[env.label] = await env.visible_cpus()
 
     harness_path: Path | None = None
     source = harnesses.HarnessSource("command")
@@ -314,8 +337,11 @@ async def _compare(
             harness_path, source = await _harness(request, out, env_a, env_b, runs, client)
             detail.update(path=str(harness_path), **source.to_dict())
 
-    affinity, isolation = choose_affinity(request.settings.affinity)
+    affinity, isolation = pinning
     settings = replace(request.settings, affinity=affinity)
+    inside = {
+        env.label: await env.put(harness_path) if harness_path is not None else None for env in envs
+    }
     name = request.target()
     files = {"a": out / "a.json", "b": out / "b.json", "calibration": out / "calibration.json"}
     for path in files.values():
@@ -327,7 +353,7 @@ async def _compare(
         await env.pyperf(
             output,
             name=name,
-            harness=harness_path,
+            harness=inside[env.label],
             command=request.command,
             options=[*options, *pinned, "--timer", settings.timer],
             timeout=settings.timeout,
@@ -348,6 +374,7 @@ async def _compare(
                 str(settings.min_time),
             ],
         )
+        await env_a.fetch(files["calibration"])
         loops = int(load_benchmark(files["calibration"]).get_metadata().get("loops") or 1)
         detail["loops"] = loops
 
@@ -368,6 +395,8 @@ async def _compare(
                 await measure(env, files[env.label.lower()], per_round)
         load.append(os.getloadavg()[0])
 
+    await env_a.fetch(files["a"])
+    await env_b.fetch(files["b"])
     bench_a, bench_b = load_benchmark(files["a"]), load_benchmark(files["b"])
     stats_a, stats_b = side_stats(bench_a), side_stats(bench_b)
     verdict = compare_runs(list(stats_a.run_means), list(stats_b.run_means))
@@ -385,6 +414,7 @@ async def _compare(
         "cpu_freq": metadata.get("cpu_freq"),
         "affinity": affinity,
         "isolation": isolation,
+        "cpus_visible": cpus_seen,
         "load_avg": {"start": load[0], "max": max(load), "samples": len(load)},
         "python": str(metadata.get("python_version", sys.version.split()[0])),
         "python_executable": metadata.get("python_executable"),
@@ -509,7 +539,7 @@ async def _first_failure(
 ) -> tuple[PerfEnvironment, QuickcheckReport] | None:
     for env in envs:
         with runs[env.label].stage("quickcheck", attempt=attempt) as detail:
-            report = await env.quickcheck(path)
+            report = await env.quickcheck(await env.put(path))
             detail.update(report.detail())
             if not report.ok:
                 detail["failed"] = True

@@ -9,24 +9,29 @@ interpreter runs the harness can import it from there without installing anythin
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import io
 import json
 import shutil
 import sys
+import tarfile
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pyperf
 
-from backends.base import ExecResult
+from backends.base import BackendError, ExecResult
 from backends.shell import quote
 from simulator.backend_factory import make_backend
 from simulator.events import Actor
-from simulator.session import Session, Subscriber
+from simulator.session import Session, SessionError, Subscriber
 from simulator.workflow import WorkflowFailure
 
 QUICKCHECK_MARK = "REPOSIM-QUICKCHECK "
 TRACE_PLUGIN = "reposim_perf_trace"
+IN_WORKSPACE = ".reposim-perf"  # a container's perf files, inside its workspace
 
 
 def install_tools(dest: Path) -> Path:
@@ -54,16 +59,79 @@ class QuickcheckReport:
         return {"ok": self.ok, "error": self.error, "call_seconds": self.call_seconds}
 
 
-class PerfEnvironment:
-    """A Session at one revision, with the commands a comparison runs in it."""
+def tools_archive(tools: Path) -> bytes:
+    """The tools directory as a gzipped tar (to unpack inside a container)."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        tar.add(tools, arcname="tools", filter=_no_bytecode)
+    return buffer.getvalue()
 
-    def __init__(self, label: str, rev: str, session: Session, tools: Path, python: str) -> None:
+
+def _no_bytecode(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+    return None if "__pycache__" in info.name else info
+
+
+class PerfEnvironment:
+    """A Session at one revision, with the commands a comparison runs in it.
+
+    On the local backend the tools, the harness and the results stay in the output directory on
+    this machine. In a container they live in the workspace's `.reposim-perf/` (the tools are
+    unpacked there by a recorded command, the harness written through the session) and results
+    are read back through the session.
+    """
+
+    def __init__(
+        self, label: str, rev: str, session: Session, tools: Path, python: str, *, local: bool
+    ) -> None:
         self.label = label
         self.rev = rev
         self.session = session
-        self.tools = tools
+        self.host_tools = tools
         self.python = python
+        self.local = local
         self.commit = ""
+
+    @property
+    def tools(self) -> PurePosixPath:
+        if self.local:
+            return PurePosixPath(self.host_tools)
+        return PurePosixPath(self.root) / IN_WORKSPACE / "tools"
+
+    def path_for(self, host: Path) -> str:
+        """Where a file of the output directory is, seen from inside the environment."""
+        if self.local:
+            return str(host)
+        return str(PurePosixPath(self.root) / IN_WORKSPACE / host.name)
+
+    async def install(self) -> None:
+        """Put the tools into a container (after the checkout, which cleans the workspace)."""
+        if self.local:
+            return
+        payload = base64.b64encode(tools_archive(self.host_tools)).decode()
+        target = PurePosixPath(self.root) / IN_WORKSPACE
+        result = await self.run(
+            f"mkdir -p {quote(str(target))} && echo {payload} | base64 -d | "
+            f"tar -xz -C {quote(str(target))}",
+            timeout=120,
+        )
+        if result.exit_code != 0:
+            raise WorkflowFailure(
+                f"Could not put the perf tools into the container of {self.label}."
+            )
+
+    async def put(self, host: Path) -> str:
+        """A file of the output directory (the harness) made available inside; its path there."""
+        if self.local:
+            return str(host)
+        relative = f"{IN_WORKSPACE}/{host.name}"
+        await self.session.write(relative, host.read_text(), actor=Actor.SYSTEM)
+        return self.path_for(host)
+
+    async def fetch(self, host: Path) -> None:
+        """Copy a result written inside the environment to the output directory."""
+        if self.local:
+            return
+        host.write_bytes(await self.session.read_bytes(f"{IN_WORKSPACE}/{host.name}"))
 
     @classmethod
     async def open(
@@ -75,23 +143,21 @@ class PerfEnvironment:
         tools: Path,
         trajectory_path: Path,
         backend: str = "local",
+        backend_options: dict[str, Any] | None = None,
         python: str | None = None,
         subscriber: Subscriber | None = None,
     ) -> PerfEnvironment:
-        if backend != "local":
-            raise WorkflowFailure(
-                "perf compare runs on the local backend only for now (the Docker backend has "
-                "no way yet to give its container the perf tools and pin it to its own CPUs)."
-            )
+        local = backend == "local"
         session = await Session.open(
             repo,
-            backend=make_backend(backend, repo),
+            backend=make_backend(backend, repo, **(backend_options or {})),
             trajectory_path=trajectory_path,
             checkpoint_start=False,
         )
         if subscriber is not None:
             session.subscribe(subscriber)
-        return cls(label, rev, session, tools, python or sys.executable)
+        interpreter = python or (sys.executable if local else "python3")
+        return cls(label, rev, session, tools, interpreter, local=local)
 
     @property
     def root(self) -> str:
@@ -114,12 +180,21 @@ class PerfEnvironment:
         self.commit = text.splitlines()[-1]
         return self.commit
 
+    async def visible_cpus(self) -> str:
+        """The CPUs a process in this environment may run on (a container's cpuset)."""
+        result = await self.run(
+            f"{quote(self.python)} -c 'import os; print(sorted(os.sched_getaffinity(0)))'",
+            timeout=60,
+        )
+        text = result.output.decode("utf-8", "replace").strip()
+        return text.splitlines()[-1] if result.exit_code == 0 and text else "unknown"
+
     def _worker(self) -> str:
         return f"{quote(self.python)} {quote(str(self.tools / 'bench_worker.py'))}"
 
-    async def quickcheck(self, harness: Path, *, repeat: int = 1) -> QuickcheckReport:
+    async def quickcheck(self, harness: str, *, repeat: int = 1) -> QuickcheckReport:
         result = await self.run(
-            f"{self._worker()} --root {quote(self.root)} --harness {quote(str(harness))} "
+            f"{self._worker()} --root {quote(self.root)} --harness {quote(harness)} "
             f"--quickcheck --repeat {repeat}",
             timeout=600,
         )
@@ -142,20 +217,20 @@ class PerfEnvironment:
         output: Path,
         *,
         name: str,
-        harness: Path | None,
+        harness: str | None,
         command: str | None,
         options: list[str],
         timeout: float | None,
     ) -> ExecResult:
         """One pyperf invocation; its runs are appended to `output`."""
         target = (
-            f"--harness {quote(str(harness))}"
+            f"--harness {quote(harness)}"
             if harness is not None
             else f"--command {quote(command or '')}"
         )
         line = (
             f"{self._worker()} --root {quote(self.root)} {target} --name {quote(name)} "
-            f"--python {quote(self.python)} --append {quote(str(output))} --quiet "
+            f"--python {quote(self.python)} --append {quote(self.path_for(output))} --quiet "
             + " ".join(quote(option) for option in options)
         )
         result = await self.run(line, timeout=timeout)
@@ -170,11 +245,13 @@ class PerfEnvironment:
         output.unlink(missing_ok=True)
         await self.run(
             f"PYTHONPATH={quote(str(self.tools))}${{PYTHONPATH:+:$PYTHONPATH}} "
-            f"REPOSIM_PERF_API={quote(api)} REPOSIM_PERF_TRACE_OUT={quote(str(output))} "
+            f"REPOSIM_PERF_API={quote(api)} REPOSIM_PERF_TRACE_OUT={quote(self.path_for(output))} "
             f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {quote(self.python)} -m pytest -q -p "
             f"{TRACE_PLUGIN} -p no:cacheprovider --rootdir {quote(self.root)}",
             timeout=timeout,
         )
+        with contextlib.suppress(SessionError, BackendError):
+            await self.fetch(output)
         if not output.exists():
             raise WorkflowFailure(
                 f"The tests did not run at {self.label} ({self.rev}); is pytest installed for "
