@@ -8,7 +8,16 @@ C: mypyc's runtime library (real C with function bodies, installed with the dev 
 generated code base whose call graph is known exactly (every generated call must resolve to
 the function it was written to call). `--usr-include` adds /usr/include (headers only, large).
 
+Pinned projects (`--pinned DIR ...`, issue 12): for each directory, files with errors,
+functions, time, and for Python what `--filter r2e` / `--filter reposim` select and whether each
+selected target's sliced context parses (`ast.parse` of every file text) and, for methods,
+holds its class header. Pin a project with
+`pip download --no-binary :all: --no-deps python-graphs==1.2.3` and unpack it; the C fixture in
+tests/analysis/data/cjs (cJSON's macro style) is always measured. `--pinned-only` skips the
+rest.
+
 Run: uv run python bench/extract.py [--workers 2] [--generated-files 400] [--usr-include]
+     [--pinned DIR ...] [--pinned-only]
 """
 
 from __future__ import annotations
@@ -197,12 +206,78 @@ def bench_c(label: str, root: Path, workers: int, expected: dict[str, str] | Non
         )
 
 
+def bench_pinned(root: Path, workers: int) -> None:
+    """Files with errors, functions and time; for Python, the presets and their contexts."""
+    import ast
+    import statistics
+
+    from simulator.analysis.filters import FilterSpec
+    from simulator.analysis.slicing import Slicer
+
+    paths = discover(root)
+    records, graph, times = run_ours(root, paths, workers)
+    functions = sum(len(r.functions) for r in records)
+    broken = sorted(r.path for r in records if r.has_errors)
+    print(f"{root.name}: {len(paths)} files, {count_lines(root, paths):,} lines")
+    print(
+        f"  extraction + call graph {times['total']:.2f} s, {functions} functions, "
+        f"{len(broken)} file(s) with errors{': ' + ', '.join(broken) if broken else ''}"
+    )
+    by_path = {r.path: r for r in records}
+    for preset in ("r2e", "reposim"):
+        try:
+            spec = FilterSpec.parse([preset])
+        except ValueError:
+            print(f"  --filter {preset}: not available in this version")
+            continue
+        selected = [
+            graph.functions[f.id]
+            for r in records
+            for f in r.functions
+            if r.lang is Lang.PYTHON and spec.accepts(graph.functions[f.id], by_path[r.path])
+        ]
+        if not selected:
+            print(f"  --filter {preset}: 0 selected")
+            continue
+        slicer = Slicer(graph)
+        texts = failing = methods = headed = 0
+        seconds: list[float] = []
+        for fn in selected:
+            t0 = time.perf_counter()
+            context = slicer.slice(fn.id, 4000)
+            seconds.append(time.perf_counter() - t0)
+            for part in context.files:
+                texts += 1
+                try:
+                    ast.parse(part.text)
+                except SyntaxError:
+                    failing += 1
+            if fn.kind == "method" and fn.class_qualname is not None:
+                methods += 1
+                header = f"class {fn.class_qualname.rpartition('.')[2]}"
+                headed += any(header in part.text for part in context.files)
+        print(
+            f"  --filter {preset}: {len(selected)} selected ({methods} methods); contexts "
+            f"(budget 4000): {texts - failing}/{texts} file texts parse, {headed}/{methods} "
+            f"method contexts hold their class header; slicing median "
+            f"{statistics.median(seconds) * 1000:.1f} ms, max {max(seconds) * 1000:.1f} ms"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--generated-files", type=int, default=400)
     parser.add_argument("--usr-include", action="store_true")
+    parser.add_argument("--pinned", nargs="*", default=[], type=Path)
+    parser.add_argument("--pinned-only", action="store_true")
     args = parser.parse_args()
+    cjs = Path(__file__).resolve().parent.parent / "tests" / "analysis" / "data" / "cjs"
+    for pinned in [*args.pinned, cjs]:
+        bench_pinned(pinned, args.workers)
+        print()
+    if args.pinned_only:
+        return
     print(
         f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
         f"on {os.cpu_count()} CPUs (shared machine: wall times are noisy, CPU times less so)\n"

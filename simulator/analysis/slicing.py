@@ -63,6 +63,7 @@ class Piece:
             "end_line": self.end_line,
             "distance": self.distance,
             "tokens": self.tokens,
+            "forced": self.forced,
         }
 
 
@@ -236,6 +237,10 @@ class Slicer:
         self.graph = graph
         self.counter_name, self.count = token_counter()
         self._class_info: dict[str, ClassInfo] = {}
+        # Texts, token counts and names of function pieces and class headers, by symbol id:
+        # the same pieces come back in the slices of many targets.
+        self._function_cache: dict[str, tuple[str, int, list[str]]] = {}
+        self._header_cache: dict[str, tuple[str, int, list[str], bool]] = {}
 
     def slice(
         self, target: str, budget: int | None = None, *, max_depth: int = DEFAULT_DEPTH
@@ -531,14 +536,14 @@ class Slicer:
         ]
 
     def _piece_for_function(self, fn: FunctionRecord, kind: str, distance: int) -> Piece:
-        record = self.graph.files[fn.path]
-        text = record.text(fn.start_byte, fn.end_byte)
-        # Re-indent a method's first line like the rest: the span starts at `def`/`@`.
-        line_start = record.source.rfind(b"\n", 0, fn.start_byte) + 1
-        indent = record.source[line_start : fn.start_byte]
-        if indent.strip() == b"":
-            text = indent.decode() + text
-        names = names_in(record, fn.start_byte, fn.end_byte)
+        cached = self._function_cache.get(fn.id)
+        if cached is None:
+            record = self.graph.files[fn.path]
+            # Re-indent a method's first line like the rest: the span starts at `def`/`@`.
+            text = self._indented(record, fn.start_byte, fn.end_byte)
+            names = names_in(record, fn.start_byte, fn.end_byte)
+            cached = self._function_cache[fn.id] = (text, self.count(text), names)
+        text, tokens, names = cached
         return Piece(
             kind,
             fn.qualname,
@@ -549,7 +554,7 @@ class Slicer:
             fn.end_byte,
             distance,
             text,
-            self.count(text),
+            tokens,
             [n for n in names if n not in fn.params],
         )
 
@@ -558,10 +563,16 @@ class Slicer:
         ident = f"{path}::{qualname}"
         cls = self.graph.classes[ident]
         record = self.graph.files[path]
-        target = Target("class", path, qualname, cls.start_line, cls.end_line, ident)
-        whole = record.lang is Lang.PYTHON and self.class_info(target).is_enum
+        cached = self._header_cache.get(ident)
+        if cached is None:
+            target = Target("class", path, qualname, cls.start_line, cls.end_line, ident)
+            whole = record.lang is Lang.PYTHON and self.class_info(target).is_enum
+            end = cls.end_byte if whole else cls.header_end_byte
+            text = self._indented(record, cls.start_byte, end).rstrip()
+            names = names_in(record, cls.start_byte, end)
+            cached = self._header_cache[ident] = (text, self.count(text), names, whole)
+        text, tokens, names, whole = cached
         end = cls.end_byte if whole else cls.header_end_byte
-        text = self._indented(record, cls.start_byte, end).rstrip()
         line_start = record.source.rfind(b"\n", 0, cls.start_byte) + 1
         indent = record.source[line_start : cls.start_byte].decode()
         return Piece(
@@ -574,8 +585,8 @@ class Slicer:
             end,
             distance,
             text,
-            self.count(text),
-            names_in(record, cls.start_byte, end),
+            tokens,
+            names,
             whole=whole,
             end_of_class=cls.end_byte,
             has_body=whole or _header_has_body(text),
