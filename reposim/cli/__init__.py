@@ -22,6 +22,7 @@ COMMAND_MODULES = [
     "reposim.cli.agent_cmd",
     "reposim.cli.extract_cmd",
     "reposim.cli.perf_cmd",
+    "reposim.cli.harness_cmd",
 ]
 
 
@@ -42,6 +43,10 @@ COMMAND_HOMES = {
     "demo": "reposim.cli.agent_cmd",
     "extract": "reposim.cli.extract_cmd",
     "perf": "reposim.cli.perf_cmd",
+    "harness": "reposim.cli.harness_cmd",
+    "codegen": "reposim.cli.harness_cmd",
+    "debug": "reposim.cli.harness_cmd",
+    "dataset": "reposim.cli.harness_cmd",
 }
 
 

@@ -120,7 +120,7 @@ async def make_problems(
                     from simulator.harness.model import model_problem
 
                     await model_problem(session, run, problem, target, options)
-                detail.update(_summary(problem))
+                detail.update(target=target.id, **_summary(problem))
             problems.append(problem)
             if on_problem is not None:
                 on_problem(problem)

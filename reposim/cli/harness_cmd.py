@@ -1,0 +1,539 @@
+"""`reposim harness`, `reposim codegen`, `reposim debug` and `reposim dataset`."""
+
+from __future__ import annotations
+
+import functools
+import json
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from reposim.cli.batch import BatchSettings, batch_options, run_batch_cli
+from reposim.cli.common import CliError, backend_options, existing_dir, json_printer, run_async
+from simulator.events import Event, Kind
+
+
+def _client(model: str | None, api_base: str | None) -> Any:
+    from simulator.agent import ModelConfigError, litellm_client
+
+    try:
+        return litellm_client(model, api_base=api_base)
+    except ModelConfigError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _progress(label: str) -> Any:
+    """Workflow steps as readable lines on stderr."""
+
+    def show(event: Event) -> None:
+        if event.kind != Kind.WORKFLOW_STEP:
+            return
+        step = event.payload
+        detail = step.get("detail") or {}
+        if step["status"] == "running" and step["step"] != "trace":
+            return
+        what = detail.get("target") or detail.get("problem") or ""
+        extra = ""
+        if step["step"] == "target" and step["status"] != "running":
+            cov, mut = detail.get("coverage"), detail.get("mutation")
+            extra = (
+                f" {detail.get('state')}"
+                + (f" cov {cov:.0%}" if cov is not None else "")
+                + (f" mut {mut:.0%}" if mut is not None else "")
+            )
+        elif step["step"] == "sample":
+            extra = f" #{detail.get('index')} {'pass' if detail.get('passed') else 'fail'}"
+        took = f" {step['seconds']:.1f}s" if step.get("seconds") is not None else ""
+        click.echo(f"{label}: {step['step']} {what}{extra} [{step['status']}{took}]", err=True)
+
+    return show
+
+
+def _dist(values: dict[str, Any] | None) -> str:
+    if not values:
+        return "-"
+    return (
+        f"median {values['median']:.0%} (q1 {values['q1']:.0%}, q3 {values['q3']:.0%}, "
+        f"min {values['min']:.0%}, n {values['n']})"
+    )
+
+
+def _summary_lines(summary: dict[str, Any]) -> list[str]:
+    return [
+        f"targets {summary['targets']}, harnesses {summary['harnesses']}, valid {summary['valid']}",
+        f"branch coverage: {_dist(summary.get('coverage'))}",
+        f"mutation score:  {_dist(summary.get('mutation'))}",
+    ]
+
+
+def _repositories(path: str) -> list[Path]:
+    """A repository, or a text file listing one repository path per line."""
+    target = Path(path).expanduser()
+    if target.is_dir():
+        return [target.resolve()]
+    if target.is_file():
+        repos = []
+        for line in target.read_text().splitlines():
+            line = line.split("#", 1)[0].strip()
+            if line:
+                repos.append(existing_dir(str((target.parent / line).expanduser())))
+        if not repos:
+            raise CliError(f"{path} lists no repositories.")
+        return repos
+    raise CliError(f"{path} does not exist.")
+
+
+@click.command("harness")
+@click.argument("path")
+@click.argument("selectors", nargs=-1)
+@click.option(
+    "--generator",
+    type=click.Choice(["traced", "model"]),
+    default="traced",
+    show_default=True,
+    help="traced: from the repository's own tests, no model; model: --model writes them.",
+)
+@click.option("--model", help="litellm provider/model for --generator model.")
+@click.option("--api-base", help="An OpenAI-compatible endpoint for --model.")
+@click.option(
+    "--rounds",
+    type=click.IntRange(min=1),
+    default=3,
+    show_default=True,
+    help="Generate-execute rounds of the model generator.",
+)
+@click.option(
+    "--min-cov",
+    type=click.FloatRange(0, 1),
+    default=0.8,
+    show_default=True,
+    help="Branch coverage of the target a valid harness reaches.",
+)
+@click.option(
+    "--min-mutation",
+    type=click.FloatRange(0, 1),
+    default=0.6,
+    show_default=True,
+    help="Share of the target's mutants a valid harness kills.",
+)
+@click.option(
+    "--repeats",
+    type=click.IntRange(min=1),
+    default=3,
+    show_default=True,
+    help="Runs on the reference (tests that pass only sometimes are flaky).",
+)
+@click.option(
+    "--max-mutants",
+    type=click.IntRange(min=0),
+    default=40,
+    show_default=True,
+    help="Mutants per target (spread over the function when there are more).",
+)
+@click.option(
+    "--filter",
+    "filters",
+    multiple=True,
+    metavar="NAME[=VALUE]",
+    help="Target filters as in reposim extract (default: r2e).",
+)
+@click.option(
+    "--python",
+    "python",
+    default=None,
+    help="The project's Python in the backend (default: python on the PATH).",
+)
+@click.option("--test-args", default="", help="Extra arguments for the traced test-suite run.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(),
+    default=None,
+    help="Problems JSONL (default: PROJECT.problems.jsonl; a directory of them "
+    "for a list of repositories).",
+)
+@batch_options(".reposim-harness-results.jsonl")
+@backend_options
+def harness_command(
+    path: str,
+    selectors: tuple[str, ...],
+    generator: str,
+    model: str | None,
+    api_base: str | None,
+    rounds: int,
+    min_cov: float,
+    min_mutation: float,
+    repeats: int,
+    max_mutants: int,
+    filters: tuple[str, ...],
+    python: str | None,
+    test_args: str,
+    output: str | None,
+    batch: BatchSettings,
+    backend_kind: str,
+    in_place: bool,
+    trajectory: str | None,
+    as_json: bool,
+) -> None:
+    """Make and validate test harnesses for the functions of the repository at PATH.
+
+    PATH is a repository, or a text file listing repositories (one path per line) to run as a
+    batch (--jobs, --timeout, resumable from --results). SELECTORS pick targets by id
+    (path::qualname), qualname or glob; default: every function the filters keep.
+
+    Each harness is a plain pytest file (docs/harness.md); it is validated on the reference
+    (--repeats runs, branch coverage of the target only, mutation score) and the problems are
+    written as reposim.problem/1 JSONL (docs/dataset.md).
+    """
+    from simulator.harness.batch import options_payload, run_repo
+    from simulator.harness.env import DEFAULT_PYTHON, PythonEnv
+    from simulator.harness.validate import Thresholds
+    from simulator.harness.workflow import HarnessOptions
+
+    if generator == "model" and not model:
+        raise CliError("--generator model needs --model provider/name.")
+    if in_place:
+        raise CliError("reposim harness writes into the workspace; it cannot run --in-place.")
+    repos = _repositories(path)
+    options = HarnessOptions(
+        generator=generator,
+        env=PythonEnv(python or DEFAULT_PYTHON),
+        thresholds=Thresholds(min_cov, min_mutation, repeats, max_mutants),
+        rounds=rounds,
+        test_args=test_args,
+        client=_client(model, api_base) if model else None,
+    )
+    if len(repos) == 1 and Path(path).expanduser().is_dir():
+        repo = repos[0]
+        out = Path(output or f"{repo.name}.problems.jsonl").resolve()
+
+        def hook(session: Any) -> None:
+            session.subscribe(json_printer() if as_json else _progress("harness"))
+
+        from simulator.batch import TaskFailure
+
+        try:
+            summary = run_async(
+                lambda: run_repo(
+                    repo,
+                    out,
+                    options,
+                    selectors=list(selectors) or None,
+                    filters=list(filters) or None,
+                    backend=backend_kind,
+                    trajectory=trajectory,
+                    session_hook=hook,
+                )
+            )
+        except TaskFailure as exc:
+            raise CliError(str(exc)) from None
+        if not summary["targets"]:
+            raise CliError("no target matches (see reposim extract --list-filters).")
+        for line in _summary_lines(summary):
+            click.echo(line, err=as_json)
+        click.echo(f"problems: {out}", err=as_json)
+        click.echo(f"trajectory: {summary['trajectory']}", err=True)
+        return
+    from simulator.batch import Task
+    from simulator.harness.batch import repo_task
+
+    outdir = Path(output or "problems").resolve()
+    payload = options_payload(options, model=model, api_base=api_base)
+    tasks = [
+        Task(
+            str(repo),
+            {
+                "repo": str(repo),
+                "out": str(outdir / f"{repo.name}.problems.jsonl"),
+                "options": payload,
+                "selectors": list(selectors) or None,
+                "filters": list(filters) or None,
+                "backend": backend_kind,
+            },
+        )
+        for repo in repos
+    ]
+    batch_summary = run_batch_cli(tasks, repo_task, batch, label="harness")
+    results = [r.result for r in batch_summary.records if r.result.get("targets") is not None]
+    click.echo(
+        f"targets {sum(r['targets'] for r in results)}, harnesses "
+        f"{sum(r['harnesses'] for r in results)}, valid {sum(r['valid'] for r in results)} "
+        f"in {len(results)} repositories; problems under {outdir}",
+        err=True,
+    )
+
+
+def _load(path: str) -> list[Any]:
+    from simulator.dataset.readers import DatasetError, read_problems
+
+    try:
+        return read_problems(Path(path).expanduser())
+    except DatasetError as exc:
+        raise CliError(str(exc)) from None
+
+
+@click.command("codegen")
+@click.argument("problems")
+@click.argument("selectors", nargs=-1)
+@click.option("--model", required=False, help="litellm provider/model that writes the samples.")
+@click.option("--api-base", help="An OpenAI-compatible endpoint for --model.")
+@click.option(
+    "-n",
+    "samples",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Samples per problem.",
+)
+@click.option(
+    "-k",
+    "ks",
+    type=click.IntRange(min=1),
+    multiple=True,
+    help="pass@k to report (repeatable; default 1 and n).",
+)
+@click.option(
+    "--debug-rounds",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Feed a failing sample's harness output back this many times.",
+)
+@click.option(
+    "--all",
+    "every",
+    is_flag=True,
+    help="Every problem with a harness, not only valid or accepted ones.",
+)
+@click.option(
+    "--repo",
+    "repo_override",
+    default=None,
+    help="The repository to run in (default: where each problem was made).",
+)
+@click.option("--python", "python", default=None, help="The project's Python in the backend.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the per-problem results (samples, pass@k) as JSON here.",
+)
+@backend_options
+def codegen_command(
+    problems: str,
+    selectors: tuple[str, ...],
+    model: str | None,
+    api_base: str | None,
+    samples: int,
+    ks: tuple[int, ...],
+    debug_rounds: int,
+    every: bool,
+    repo_override: str | None,
+    python: str | None,
+    output: str | None,
+    backend_kind: str,
+    in_place: bool,
+    trajectory: str | None,
+    as_json: bool,
+) -> None:
+    """Mask each problem's target, sample implementations from --model, splice each in and
+    score it with the problem's harness: pass@k (unbiased estimator), before and after
+    --debug-rounds. PROBLEMS is a file written by reposim harness (or dataset export)."""
+    import fnmatch
+
+    from simulator.backend_factory import make_backend
+    from simulator.codegen.run import codegen
+    from simulator.harness.env import DEFAULT_PYTHON, PythonEnv
+    from simulator.session import Session
+    from simulator.workflow import WorkflowFailure
+
+    client = _client(model, api_base)
+    chosen = [
+        p
+        for p in _load(problems)
+        if p.harness is not None
+        and (every or str(p.curation.state) in ("valid", "accepted"))
+        and (
+            not selectors
+            or any(
+                fnmatch.fnmatchcase(p.target["id"], s)
+                or s in (p.target["id"], p.target["qualname"])
+                for s in selectors
+            )
+        )
+    ]
+    if not chosen:
+        raise CliError("no problem with a valid or accepted harness matches (--all for any).")
+    ks_list = sorted(set(ks or (1, samples)))
+    if max(ks_list) > samples:
+        raise CliError(f"-k {max(ks_list)} is more than the {samples} samples (-n).")
+    env = PythonEnv(python or DEFAULT_PYTHON)
+    results: list[dict[str, Any]] = []
+
+    async def run_one(problem: Any) -> dict[str, Any]:
+        repo = existing_dir(repo_override or problem.repo["source"])
+        session = Session(
+            make_backend(backend_kind, repo),
+            source=repo,
+            trajectory_path=Path(trajectory).resolve() if trajectory else None,
+        )
+        session.subscribe(json_printer() if as_json else _progress("codegen"))
+        await session.start()
+        try:
+            result = await codegen(
+                session,
+                problem,
+                client,
+                n=samples,
+                ks=ks_list,
+                debug_rounds=debug_rounds,
+                env=env,
+            )
+        except WorkflowFailure as exc:
+            raise CliError(str(exc)) from None
+        finally:
+            await session.close()
+        return result.as_dict()
+
+    for problem in chosen:
+        outcome: dict[str, Any] = run_async(functools.partial(run_one, problem))
+        results.append(outcome)
+        line = ", ".join(f"{k} {v:.2f}" for k, v in outcome["pass_at"].items())
+        debugged = ", ".join(f"{k} {v:.2f}" for k, v in outcome["pass_at_debug"].items())
+        click.echo(
+            f"{problem.target['id']}: {outcome['correct_first']}/{samples} correct; {line}"
+            + (f"; after debug rounds {debugged}" if debug_rounds else ""),
+            err=as_json,
+        )
+    for key in ("pass_at", "pass_at_debug") if debug_rounds else ("pass_at",):
+        means = {k: statistics.fmean(r[key][k] for r in results) for k in results[0][key]}
+        label = "mean over problems" + (" (after debug rounds)" if key == "pass_at_debug" else "")
+        click.echo(f"{label}: " + ", ".join(f"{k} {v:.3f}" for k, v in means.items()), err=as_json)
+    if output:
+        Path(output).write_text(json.dumps(results, indent=1) + "\n")
+
+
+@click.command("debug")
+@click.argument("path")
+@click.argument("selector", required=False)
+@click.option("--model", help="litellm provider/model for the agent.")
+@click.option("--api-base", help="An OpenAI-compatible endpoint for --model.")
+@click.option(
+    "--command",
+    "test_command",
+    default=None,
+    help="The test command (default: pytest); SELECTOR is appended to it.",
+)
+@click.option("--max-steps", type=click.IntRange(min=1), default=30, show_default=True)
+@click.option(
+    "--max-time", type=click.FloatRange(min=1), default=None, help="Seconds the agent may work."
+)
+@backend_options
+def debug_command(
+    path: str,
+    selector: str | None,
+    model: str | None,
+    api_base: str | None,
+    test_command: str | None,
+    max_steps: int,
+    max_time: float | None,
+    backend_kind: str,
+    in_place: bool,
+    trajectory: str | None,
+    as_json: bool,
+) -> None:
+    """Let the agent fix the failing tests of the repository at PATH (all of them, or those
+    SELECTOR picks: a file, a node id, a harness). Prints fixed / not fixed and the diff; the
+    exit code is 0 when fixed (or already passing), 1 when not."""
+    from simulator.agent.loop import Budgets
+    from simulator.backend_factory import make_backend
+    from simulator.codegen.debug import debug
+    from simulator.session import Session
+
+    repo = existing_dir(path)
+    client = _client(model, api_base)
+
+    async def run() -> Any:
+        session = Session(
+            make_backend(backend_kind, repo, in_place=in_place),
+            source=repo,
+            trajectory_path=Path(trajectory).resolve() if trajectory else None,
+            test_command=test_command,
+        )
+        if as_json:
+            session.subscribe(json_printer())
+        await session.start()
+        try:
+            return await debug(
+                session, client, selector, budgets=Budgets(max_steps=max_steps, max_time=max_time)
+            )
+        finally:
+            await session.close()
+
+    result = run_async(run)
+    out = sys.stderr if as_json else sys.stdout
+    print(f"{result.status}: tests {result.before} -> {result.after}", file=out)
+    if result.summary:
+        print(f"agent ({result.agent}): {result.summary}", file=out)
+    if result.diff:
+        print(result.diff, file=out, end="" if result.diff.endswith("\n") else "\n")
+    sys.exit(0 if result.status in ("fixed", "already passing") else 1)
+
+
+@click.group("dataset")
+def dataset_group() -> None:
+    """Problems as data: export to RepoSim JSONL, R2E or RepoST shapes; import them back."""
+
+
+@dataset_group.command("export")
+@click.argument("problems")
+@click.option(
+    "--to",
+    "fmt",
+    type=click.Choice(["reposim", "r2e", "repost"]),
+    default="reposim",
+    show_default=True,
+)
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False))
+@click.option(
+    "--state",
+    "states",
+    multiple=True,
+    help="Only problems in this curation state (repeatable), e.g. valid, accepted.",
+)
+@click.option(
+    "--no-round-trip",
+    is_flag=True,
+    help="Leave out the embedded RepoSim problem of R2E/RepoST records.",
+)
+def export_command(
+    problems: str, fmt: str, output: str, states: tuple[str, ...], no_round_trip: bool
+) -> None:
+    """Write PROBLEMS (reposim.problem/1 JSONL) in another shape (docs/dataset.md)."""
+    from simulator.dataset.writers import write
+
+    chosen = [p for p in _load(problems) if not states or str(p.curation.state) in states]
+    count = write(chosen, Path(output), fmt, round_trip=not no_round_trip)
+    click.echo(f"{count} problem(s) written to {output} ({fmt}).", err=True)
+
+
+@dataset_group.command("import")
+@click.argument("source")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False))
+def import_command(source: str, output: str) -> None:
+    """Read problems from a RepoSim export (any shape) and write them as RepoSim JSONL."""
+    from simulator.dataset.writers import write_jsonl
+
+    count = write_jsonl(_load(source), Path(output))
+    click.echo(f"{count} problem(s) written to {output}.", err=True)
+
+
+def register(group: click.Group) -> None:
+    group.add_command(harness_command)
+    group.add_command(codegen_command)
+    group.add_command(debug_command)
+    group.add_command(dataset_group)

@@ -1,0 +1,128 @@
+"""The harness workflow as a batch task: one repository per task, for `run_batch`.
+
+`repo_task(task)` opens a session on `task.payload["repo"]`, makes problems for its targets and
+appends them to `task.payload["out"]` (JSONL, one line per problem as soon as it is made); it
+returns the counts and distributions that the batch summary and the results store keep.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from simulator.backend_factory import make_backend
+from simulator.batch import Task, TaskFailure
+from simulator.dataset.schema import Problem
+from simulator.harness.env import PythonEnv
+from simulator.harness.target import TargetError, find_targets
+from simulator.harness.validate import Thresholds
+from simulator.harness.workflow import HarnessOptions, make_problems, summarize
+from simulator.session import Session
+from simulator.workflow import WorkflowFailure
+
+
+def options_payload(
+    options: HarnessOptions, *, model: str | None, api_base: str | None
+) -> dict[str, Any]:
+    t = options.thresholds
+    return {
+        "generator": options.generator,
+        "python": options.env.python,
+        "import_roots": list(options.env.import_roots),
+        "min_cov": t.min_cov,
+        "min_mutation": t.min_mutation,
+        "repeats": t.repeats,
+        "max_mutants": t.max_mutants,
+        "rounds": options.rounds,
+        "max_calls": options.max_calls,
+        "test_args": options.test_args,
+        "model": model,
+        "api_base": api_base,
+    }
+
+
+def options_from_payload(data: dict[str, Any]) -> HarnessOptions:
+    client = None
+    if data.get("model"):
+        from simulator.agent.config import litellm_client
+
+        client = litellm_client(data["model"], api_base=data.get("api_base"))
+    return HarnessOptions(
+        generator=data["generator"],
+        env=PythonEnv(data["python"], tuple(data.get("import_roots") or ())),
+        thresholds=Thresholds(
+            min_cov=data["min_cov"],
+            min_mutation=data["min_mutation"],
+            repeats=data["repeats"],
+            max_mutants=data["max_mutants"],
+        ),
+        rounds=data["rounds"],
+        max_calls=data["max_calls"],
+        test_args=data.get("test_args") or "",
+        client=client,
+    )
+
+
+def repo_task(task: Task) -> dict[str, Any]:
+    payload = task.payload
+    return asyncio.run(
+        run_repo(
+            Path(payload["repo"]),
+            Path(payload["out"]),
+            options_from_payload(payload["options"]),
+            selectors=payload.get("selectors"),
+            filters=payload.get("filters"),
+            backend=payload.get("backend", "local"),
+            trajectory=payload.get("trajectory"),
+        )
+    )
+
+
+async def run_repo(
+    repo: Path,
+    out: Path,
+    options: HarnessOptions,
+    *,
+    selectors: list[str] | None = None,
+    filters: list[str] | None = None,
+    backend: str = "local",
+    trajectory: str | None = None,
+    session_hook: Any = None,
+) -> dict[str, Any]:
+    """Problems for one repository, appended to `out` as they are made; returns the summary."""
+    t0 = time.monotonic()
+    try:
+        targets = find_targets(repo, selectors=selectors, filters=filters)
+    except (TargetError, ValueError) as exc:
+        raise TaskFailure(str(exc), category="targets") from None
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("")
+    session = Session(
+        make_backend(backend, repo),
+        source=repo,
+        trajectory_path=Path(trajectory) if trajectory else None,
+    )
+    if session_hook is not None:
+        session_hook(session)
+    await session.start()
+    problems: list[Problem] = []
+
+    def keep(problem: Problem) -> None:
+        problems.append(problem)
+        with out.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(problem.as_dict(), ensure_ascii=False) + "\n")
+
+    try:
+        await make_problems(session, targets, options, on_problem=keep)
+    except WorkflowFailure as exc:
+        raise TaskFailure(str(exc), category="harness", result=summarize(problems)) from None
+    finally:
+        await session.close()
+    summary = summarize(problems)
+    summary["seconds"] = round(time.monotonic() - t0, 3)
+    summary["problems"] = str(out)
+    summary["trajectory"] = str(session.trajectory_path)
+    return summary
