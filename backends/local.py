@@ -45,11 +45,6 @@ _SHELL_PIPE = 1 << 20
 _F_SETPIPE_SZ = 1031
 
 
-def default_scratch_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "reposim" / "workspaces"
-
-
 def copy_workspace(source: Path, dest: Path) -> None:
     """Copy a repository with everything in it (a git repo keeps history and dirty state)."""
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -265,14 +260,16 @@ class LocalBackend(ShellBackend):
         self,
         source: Path | str,
         *,
+        scratch_root: Path,
         in_place: bool = False,
-        scratch_root: Path | None = None,
         keep_workspace: bool = False,
     ) -> None:
+        """`scratch_root`: the folder the scratch copy of `source` goes in (the engine's
+        choice, simulator.paths.workspaces_dir(); unused with `in_place`)."""
         self.source = Path(source).resolve()
         self.in_place = in_place
         self.keep_workspace = keep_workspace
-        self._scratch_root = scratch_root or default_scratch_root()
+        self._scratch_root = scratch_root
         self._workspace: Path | None = None
         self._private: Path | None = None
         self._shell: PersistentShell | None = None

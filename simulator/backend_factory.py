@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Any
 
 from backends.base import Backend, BackendError
+from simulator.paths import workspaces_dir
 
 BACKEND_KINDS = ("local", "docker")
 
@@ -29,7 +30,7 @@ def make_backend(kind: str, source: Path, *, in_place: bool = False, **options: 
     if kind == "local":
         from backends.local import LocalBackend
 
-        return LocalBackend(source, in_place=in_place)
+        return LocalBackend(source, in_place=in_place, scratch_root=workspaces_dir())
     if kind == "docker":
         if in_place:
             raise BackendError("--in-place works with the local backend only.")

@@ -11,7 +11,6 @@ import codecs
 import contextlib
 import difflib
 import secrets
-import subprocess
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -23,6 +22,8 @@ from backends.output import DEFAULT_CAP, OutputCapture
 from backends.shell import quote
 from simulator import __version__
 from simulator.events import TRANSIENT_KINDS, Actor, Event, Kind
+from simulator.git import git_output
+from simulator.paths import trajectories_dir, workspaces_dir
 from simulator.testrun import (
     DEFAULT_TEST_COMMAND,
     TestRunResult,
@@ -33,10 +34,10 @@ from simulator.testrun import (
 from simulator.trajectory import (
     TrajectoryWriter,
     blob_dir,
-    default_trajectory_dir,
     now_iso,
     sha256_text,
 )
+from simulator.workspace import SKIP_DIRS
 
 Subscriber = Callable[[Event], None]
 
@@ -104,17 +105,8 @@ def repo_info(source: Path) -> dict[str, Any]:
     info: dict[str, Any] = {"source": str(source), "git": False}
 
     def git(*args: str) -> str | None:
-        try:
-            proc = subprocess.run(
-                ["git", "-C", str(source), *args],
-                capture_output=True,
-                text=True,
-                timeout=20,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        return proc.stdout.strip() if proc.returncode == 0 else None
+        out = git_output(source, *args, timeout=20)
+        return out.strip() if out is not None else None
 
     commit = git("rev-parse", "HEAD")
     if commit is not None:
@@ -156,7 +148,7 @@ class Session:
         self._parent = parent
         stamp = time.strftime("%Y%m%d-%H%M%S")
         self.trajectory_path = trajectory_path or (
-            default_trajectory_dir() / f"{stamp}-{source.name}-{self.id}.jsonl"
+            trajectories_dir() / f"{stamp}-{source.name}-{self.id}.jsonl"
         )
         self._writer: TrajectoryWriter | None = None
         self._subscribers: list[Subscriber] = []
@@ -193,7 +185,7 @@ class Session:
         if backend is None:
             from backends.local import LocalBackend
 
-            backend = LocalBackend(source, in_place=in_place)
+            backend = LocalBackend(source, in_place=in_place, scratch_root=workspaces_dir())
         session = cls(
             backend,
             source=source,
@@ -605,10 +597,7 @@ class Session:
         }
         action = self.emit(actor, Kind.SEARCH, payload)
         flags = "-rnIZ" + ("E" if regex else "F") + ("i" if ignore_case else "")
-        excludes = " ".join(
-            f"--exclude-dir={d}"
-            for d in (".git", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", ".tox")
-        )
+        excludes = " ".join(f"--exclude-dir={d}" for d in [*sorted(SKIP_DIRS), "'*.egg-info'"])
         include = f" --include={quote(glob)}" if glob else ""
         root = self.backend.workspace_path.rstrip("/")
         target = path if path.startswith("/") else f"{root}/{path}".removesuffix("/.")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -26,11 +25,6 @@ _KEEP = 4 * 1024
 
 class TrajectoryError(Exception):
     """A trajectory that cannot be read; the message is one clear sentence."""
-
-
-def default_trajectory_dir() -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "reposim" / "trajectories"
 
 
 def sha256_text(data: str | bytes) -> str:

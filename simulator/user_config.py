@@ -21,6 +21,7 @@ from typing import Any
 
 from backends.base import BackendError
 from backends.docker.options import DockerOptions
+from simulator.paths import config_file
 
 # Keys of [docker] and the types they take.
 _DOCKER_KEYS: dict[str, tuple[type, ...]] = {
@@ -37,14 +38,9 @@ class ConfigError(BackendError):
     """The configuration file cannot be used; the message says where and how to fix it."""
 
 
-def config_path() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "reposim" / "config.toml"
-
-
 def load_config(path: Path | None = None) -> dict[str, Any]:
     """The parsed file ({} when there is none)."""
-    path = path or config_path()
+    path = path or config_file()
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -67,7 +63,7 @@ def load_config(path: Path | None = None) -> dict[str, Any]:
 
 def docker_defaults(path: Path | None = None) -> dict[str, Any]:
     """The [docker] table, checked key by key."""
-    path = path or config_path()
+    path = path or config_file()
     table = load_config(path).get("docker", {})
     if not isinstance(table, dict):
         raise ConfigError(

@@ -23,6 +23,7 @@ from textual.timer import Timer
 from textual.widgets import Static, TabbedContent, TabPane, TextArea
 
 from simulator.events import Event, Kind
+from simulator.paths import config_dir
 from simulator.session import Session
 from simulator.testrun import TestOutcome, TestRunResult
 from themes import DEFAULT_THEME
@@ -39,7 +40,7 @@ from widgets.keymap import (
     unknown_ids,
 )
 from widgets.palette import ActionProvider, FileProvider, PaletteAction, collect_files
-from widgets.settings import config_dir, load_settings, save_theme
+from widgets.settings import load_settings, save_theme
 from widgets.status_bar import StatusBar
 from widgets.terminal_pane import TerminalPane
 from widgets.tests_panel import TestsPanel

@@ -7,7 +7,6 @@ thread), ignore rules are matched in a thread, and a huge folder shows its first
 
 from __future__ import annotations
 
-import asyncio
 import posixpath
 from dataclasses import dataclass
 from typing import ClassVar
@@ -20,8 +19,8 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from simulator.events import Event, Kind
-from simulator.gitignore import IgnoreRules, child_path
-from simulator.session import Session, SessionError
+from simulator.session import Session
+from simulator.workspace import WorkspaceWalk, child_path
 from widgets.coalesce import Coalesced
 
 PAGE = 2000
@@ -74,7 +73,7 @@ class FileTree(Tree[Entry]):
     def __init__(self, session: Session, *, id: str | None = None) -> None:
         super().__init__(session.source.name, Entry(".", "dir"), id=id)
         self.session = session
-        self.rules = IgnoreRules()
+        self.walk = WorkspaceWalk(session)
         self.nodes_by_path: dict[str, TreeNode[Entry]] = {".": self.root}
         self.status: dict[str, str] = {}
         """Change marks: "M" modified, "A" added (files and, as "•", their parent dirs)."""
@@ -89,34 +88,13 @@ class FileTree(Tree[Entry]):
 
     # -- listing -----------------------------------------------------------------------------
 
-    async def _read_ignore_file(self, directory: str, names: set[str]) -> None:
-        if ".gitignore" not in names:
-            return
-        try:
-            data = await self.session.read_bytes(child_path(directory, ".gitignore"))
-        except SessionError:
-            return
-        except Exception:  # backend errors: an unreadable .gitignore hides nothing
-            return
-        self.rules.add(directory, data.decode("utf-8", "replace"))
-
     async def _visible_entries(self, directory: str) -> list[tuple[str, str]] | None:
         try:
-            entries = await self.session.list_dir(directory)
+            entries = await self.walk.entries(directory)
         except Exception as exc:  # any backend error becomes one notification
             self.notify(f"Cannot list {directory}: {exc}", severity="error")
             return None
-        await self._read_ignore_file(directory, {e.name for e in entries})
-        rules = self.rules
-
-        def keep() -> list[tuple[str, str]]:
-            return [
-                (e.name, "dir" if e.kind == "dir" else "file")
-                for e in entries
-                if not rules.ignored(child_path(directory, e.name), e.kind == "dir")
-            ]
-
-        return await asyncio.to_thread(keep)
+        return [(e.name, "dir" if e.kind == "dir" else "file") for e in entries]
 
     @work(group="tree-list")
     async def load_dir(self, node: TreeNode[Entry]) -> None:

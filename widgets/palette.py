@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -10,8 +10,8 @@ from typing import Any, Protocol, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from simulator.gitignore import IgnoreRules, child_path
 from simulator.session import Session
+from simulator.workspace import WorkspaceWalk
 
 FILE_LIMIT = 50_000
 """Quick-open indexes at most this many files (breadth first: shallow files come first)."""
@@ -36,32 +36,13 @@ class PaletteHost(Protocol):
 
 async def collect_files(session: Session, limit: int = FILE_LIMIT) -> list[str]:
     """The workspace's files, gitignore-aware, breadth first, through the session."""
-    rules = IgnoreRules()
     files: list[str] = []
-    queue = ["."]
-    while queue and len(files) < limit:
-        directory = queue.pop(0)
-        try:
-            entries = await session.list_dir(directory)
-        except Exception:  # an unreadable directory is skipped, not fatal
-            continue
-        if any(e.name == ".gitignore" for e in entries):
-            try:
-                data = await session.read_bytes(child_path(directory, ".gitignore"))
-                rules.add(directory, data.decode("utf-8", "replace"))
-            except Exception:  # an unreadable .gitignore hides nothing
-                pass
-        for entry in entries:
-            path = child_path(directory, entry.name)
-            is_dir = entry.kind == "dir"
-            if rules.ignored(path, is_dir):
-                continue
-            if is_dir:
-                queue.append(path)
-            else:
-                files.append(path)
-        await asyncio.sleep(0)
-    return files[:limit]
+    async with contextlib.aclosing(WorkspaceWalk(session).files()) as walk:
+        async for path, _ in walk:
+            files.append(path)
+            if len(files) >= limit:
+                break
+    return files
 
 
 class FileProvider(Provider):

@@ -6,16 +6,12 @@ that a typo never keeps the app from starting.
 
 from __future__ import annotations
 
-import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-
-def config_dir() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "reposim"
+from simulator.paths import config_dir
 
 
 @dataclass

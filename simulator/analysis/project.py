@@ -15,26 +15,8 @@ from simulator.analysis.c_macros import MacroTable, collect
 from simulator.analysis.languages import lang_of
 from simulator.analysis.model import FileRecord, Lang
 from simulator.analysis.python_lang import extract_python
+from simulator.workspace import skipped_dir
 
-# Directories never worth analysing: VCS data, caches, virtual environments, build output.
-SKIP_DIRS = frozenset(
-    {
-        ".git",
-        ".hg",
-        ".svn",
-        "__pycache__",
-        ".venv",
-        "venv",
-        ".tox",
-        ".nox",
-        "node_modules",
-        ".mypy_cache",
-        ".pytest_cache",
-        ".ruff_cache",
-        "site-packages",
-        ".eggs",
-    }
-)
 # Below this much source, starting worker processes costs more than it saves.
 PARALLEL_MIN_BYTES = 4_000_000
 CHUNK_BYTES = 1_000_000
@@ -55,8 +37,7 @@ def discover(root: Path, langs: Collection[Lang] = (Lang.PYTHON, Lang.C)) -> lis
         dirnames[:] = sorted(
             d
             for d in dirnames
-            if d not in SKIP_DIRS
-            and not d.endswith(".egg-info")
+            if not skipped_dir(d)
             and not (ignore is not None and ignore.match_file(f"{rel_dir}/{d}/".lstrip("/")))
         )
         for name in filenames:

@@ -22,12 +22,10 @@ from typing import TypeVar
 from simulator.analysis.index import CallRef, CodeIndex
 from simulator.analysis.languages import lang_of
 from simulator.analysis.model import FileRecord, FunctionRecord, Lang
-from simulator.analysis.project import SKIP_DIRS, extract_source, header_macros, module_names
-from simulator.gitignore import IgnoreRules
+from simulator.analysis.project import extract_source, header_macros, module_names
 from simulator.session import BackendError, Session, SessionError
+from simulator.workspace import WorkspaceWalk, skipped_dir
 
-# Vendored code, environments and build output: never the code being worked on.
-INDEX_SKIP_DIRS = SKIP_DIRS | {"build", "dist", "node_modules", "venv", ".venv", "__pycache__"}
 MAX_FILE_BYTES = 1_000_000
 READ_CONCURRENCY = 4
 CHUNK_BYTES = 64_000
@@ -35,12 +33,9 @@ CHUNK_BYTES = 64_000
 T = TypeVar("T")
 
 
-def _child(directory: str, name: str) -> str:
-    return name if directory == "." else f"{directory}/{name}"
-
-
 def _skipped_dir(name: str) -> bool:
-    return name in INDEX_SKIP_DIRS or name.endswith(".egg-info")
+    """Vendored code, environments and build output: never the code being worked on."""
+    return skipped_dir(name, build_output=True)
 
 
 async def list_sources(
@@ -50,33 +45,12 @@ async def list_sources(
     max_bytes: int = MAX_FILE_BYTES,
 ) -> list[str]:
     """The workspace's Python/C files (sorted relative paths) worth indexing, unrecorded."""
-    rules = IgnoreRules()
     found: list[str] = []
-    queue = ["."]
-    while queue:
-        directory = queue.pop(0)
-        try:
-            entries = await session.list_dir(directory)
-        except (SessionError, BackendError):
-            continue  # an unreadable folder hides its files, it does not stop the index
-        if any(e.name == ".gitignore" and e.kind == "file" for e in entries):
-            try:
-                data = await session.read_bytes(_child(directory, ".gitignore"))
-            except (SessionError, BackendError):
-                pass
-            else:
-                rules.add(directory, data.decode("utf-8", "replace"))
-        for entry in entries:
-            path = _child(directory, entry.name)
-            if entry.kind == "dir":
-                if not _skipped_dir(entry.name) and not rules.ignored(path, True):
-                    queue.append(path)
-            elif entry.kind == "file":
-                lang = lang_of(entry.name)
-                if lang is None or lang not in langs or entry.size > max_bytes:
-                    continue
-                if not rules.ignored(path, False):
-                    found.append(path)
+    async for path, entry in WorkspaceWalk(session, skip_dir=_skipped_dir).files():
+        lang = lang_of(entry.name)
+        if entry.kind != "file" or lang is None or lang not in langs or entry.size > max_bytes:
+            continue
+        found.append(path)
     found.sort()
     return found
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import shlex
 import shutil
-import subprocess
 import sys
 from importlib import resources
 from pathlib import Path
 
+from simulator.git import GitError, run_git
 from simulator.session import SessionError
 
 DEMO_TASK = (
@@ -57,14 +57,7 @@ def prepare_workspace(destination: Path) -> Path:
             ["add", "-A"],
             [*_GIT_IDENTITY, "commit", "-q", "-m", "The cart example project"],
         ):
-            subprocess.run(
-                ["git", "-C", str(target), *args], check=True, capture_output=True, timeout=60
-            )
-    except FileNotFoundError:
-        raise SessionError("The demo needs git; install it and try again.") from None
-    except subprocess.CalledProcessError as exc:
-        detail = exc.stderr.decode(errors="replace").strip()
-        raise SessionError(
-            f"Could not make the demo workspace a git repository: {detail}"
-        ) from None
+            run_git(target, *args)
+    except GitError as exc:
+        raise SessionError(f"Could not make the demo workspace a git repository: {exc}") from None
     return target

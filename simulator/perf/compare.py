@@ -28,6 +28,7 @@ from typing import Any
 import pyperf
 
 from simulator.agent.models import LiteLLMClient, ModelClient, ModelError
+from simulator.paths import data_dir
 from simulator.perf import harness as harnesses
 from simulator.perf.environment import PerfEnvironment, QuickcheckReport, install_tools
 from simulator.perf.stats import (
@@ -40,7 +41,6 @@ from simulator.perf.stats import (
     side_stats,
 )
 from simulator.session import Subscriber
-from simulator.trajectory import default_trajectory_dir
 from simulator.workflow import WorkflowFailure, WorkflowRun
 
 WORKFLOW = "perf.compare"
@@ -206,7 +206,7 @@ def _seconds(value: float) -> str:
 def default_out_dir(repo: Path, target: str) -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     safe = re.sub(r"[^\w.-]+", "_", target)[:40]
-    return default_trajectory_dir().parent / "perf" / f"{stamp}-{repo.name}-{safe}"
+    return data_dir() / "perf" / f"{stamp}-{repo.name}-{safe}"
 
 
 def choose_affinity(requested: str | None) -> tuple[str | None, str]:

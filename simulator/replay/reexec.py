@@ -10,7 +10,6 @@ normalisation (see `normalise.py`). The same machinery rebuilds the workspace fo
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,10 +20,12 @@ from backends.base import BackendError
 from backends.shell import quote
 from simulator.backend_factory import make_backend
 from simulator.events import Actor, Event, Kind
+from simulator.git import git_output
+from simulator.paths import trajectories_dir
 from simulator.replay.index import EventSource, open_trajectory
 from simulator.replay.normalise import Normaliser
 from simulator.session import Session, SessionError
-from simulator.trajectory import TrajectoryError, default_trajectory_dir
+from simulator.trajectory import TrajectoryError
 
 # Actions whose observation is a separate event (found by its `cause`).
 _WITH_RESULT = {
@@ -154,12 +155,6 @@ class StartPlan:
         }
 
 
-def _git(source: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["git", "-C", str(source), *args], capture_output=True, text=True, check=False, timeout=60
-    )
-
-
 def plan_start(
     header: dict[str, Any],
     *,
@@ -194,15 +189,16 @@ def plan_start(
     commit = recorded.get("commit") if recorded.get("git") else None
     checkout = False
     if isinstance(commit, str) and commit and not current:
-        probe = _git(source, "cat-file", "-e", f"{commit}^{{commit}}")
-        if probe.returncode != 0:
+        if git_output(source, "cat-file", "-e", f"{commit}^{{commit}}") is None:
             raise StartError(
                 f"Commit {commit[:12]} is not in {source}; fetch it, or pass"
                 " --current to replay against the repository as it is now."
             )
-        head = _git(source, "rev-parse", "HEAD").stdout.strip()
-        status = _git(source, "status", "--porcelain", "--untracked-files=normal").stdout.strip()
-        checkout = head != commit or bool(status)
+        head = (git_output(source, "rev-parse", "HEAD") or "").strip()
+        status = (
+            git_output(source, "status", "--porcelain", "--untracked-files=normal") or ""
+        ).strip()
+        checkout = head != commit or bool(status.strip())
         if checkout:
             notes.append(
                 f"The workspace is checked out clean at the recorded commit {commit[:12]}."
@@ -542,7 +538,7 @@ def _action_text(event: Event) -> str:
 
 def _new_path(source: Path, what: str) -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    return default_trajectory_dir() / f"{stamp}-{what}-{source.stem}.jsonl"
+    return trajectories_dir() / f"{stamp}-{what}-{source.stem}.jsonl"
 
 
 async def reexecute(

@@ -8,10 +8,10 @@ Files never touched are not in the trajectory: when the recorded repository is o
 
 from __future__ import annotations
 
-import subprocess
 from typing import Any
 
 from simulator.events import Kind
+from simulator.git import git_output
 from simulator.trajectory import TrajectoryError
 
 _CHANGES = (Kind.FILE_WRITE, Kind.FILE_CREATE, Kind.FILE_EDIT, Kind.FILE_DELETE, Kind.FILE_RENAME)
@@ -44,16 +44,6 @@ def workspace_at(source: Any, index: int) -> dict[str, str | None]:
     return files
 
 
-def _git(source: str, *args: str) -> str | None:
-    try:
-        proc = subprocess.run(
-            ["git", "-C", source, *args], capture_output=True, timeout=30, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else None
-
-
 def start_files(header: dict[str, Any]) -> list[str]:
     """The files of the recorded start (the repository at the recorded commit), when that
     repository is on this machine and has the commit; otherwise an empty list."""
@@ -63,7 +53,7 @@ def start_files(header: dict[str, Any]) -> list[str]:
     source, commit = repo.get("source"), repo.get("commit")
     if not isinstance(source, str) or not isinstance(commit, str):
         return []
-    listed = _git(source, "ls-tree", "-r", "-z", "--name-only", commit)
+    listed = git_output(source, "ls-tree", "-r", "-z", "--name-only", commit, timeout=30)
     return [name for name in (listed or "").split("\0") if name]
 
 
@@ -75,4 +65,4 @@ def start_text(header: dict[str, Any], path: str) -> str | None:
     source, commit = repo.get("source"), repo.get("commit")
     if not isinstance(source, str) or not isinstance(commit, str):
         return None
-    return _git(source, "show", f"{commit}:{path}")
+    return git_output(source, "show", f"{commit}:{path}", timeout=30)

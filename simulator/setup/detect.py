@@ -15,10 +15,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from simulator.workspace import skipped_dir
+
 # Extras and dependency groups whose names say they hold what the tests need.
 TEST_EXTRA = re.compile(r"^(tests?|testing|dev|develop|development|check|ci|pytest|all)$", re.I)
 REQUIREMENT_FILE = re.compile(r"^(requirements|reqs|test|tests|dev|testing)[-_.\w]*\.(txt|in)$")
-_SKIP_DIRS = {".git", ".venv", "venv", "node_modules", ".tox", ".nox", "build", "dist"}
 
 
 @dataclass
@@ -408,7 +409,7 @@ def _walk(root: Path) -> list[Path]:
             if entry.is_symlink():
                 continue
             if entry.is_dir():
-                if entry.name not in _SKIP_DIRS and not entry.name.startswith("."):
+                if not (entry.name.startswith(".") or skipped_dir(entry.name, build_output=True)):
                     stack.append(entry)
             else:
                 out.append(entry)

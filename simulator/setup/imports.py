@@ -21,6 +21,7 @@ from tree_sitter import Node
 
 from simulator.analysis.languages import parser
 from simulator.analysis.model import Lang
+from simulator.workspace import skipped_dir
 
 # Import name -> distribution on the package index, where they differ.
 DISTRIBUTIONS: dict[str, str] = {
@@ -125,17 +126,6 @@ NOT_INSTALLABLE = frozenset(
         "clr",
     }
 )
-_SKIP_DIRS = {
-    ".git",
-    ".venv",
-    "venv",
-    "node_modules",
-    ".tox",
-    ".nox",
-    "build",
-    "dist",
-    "site-packages",
-}
 _GUARDS = {
     "try_statement",
     "if_statement",
@@ -182,7 +172,7 @@ def python_files(root: Path) -> list[Path]:
             if entry.is_symlink():
                 continue
             if entry.is_dir():
-                if entry.name not in _SKIP_DIRS and not entry.name.startswith("."):
+                if not (entry.name.startswith(".") or skipped_dir(entry.name, build_output=True)):
                     stack.append(entry)
             elif entry.suffix in (".py", ".pyi", ".pyx"):
                 out.append(entry)

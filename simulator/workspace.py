@@ -1,0 +1,143 @@
+"""Walking a session's workspace the way a person sees it, for everything that walks one (the
+file tree, quick-open, the code index, search, extraction): which directories are never worth
+looking into, and which paths the .gitignore files hide. Paths are workspace-relative POSIX paths.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import posixpath
+from collections.abc import AsyncGenerator, Callable
+from typing import TYPE_CHECKING
+
+import pathspec
+
+from backends.base import BackendError, DirEntry
+
+if TYPE_CHECKING:
+    from simulator.session import Session
+
+# Never shown or walked, whatever the .gitignore files say.
+ALWAYS_HIDDEN = frozenset({".git"})
+
+SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "__pycache__",
+        ".venv",
+        "venv",
+        ".tox",
+        ".nox",
+        "node_modules",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        "site-packages",
+        ".eggs",
+    }
+)
+"""Directories that never hold the code being worked on: version control data, caches, virtual
+environments, vendored packages. Searched and analysed code skips them (the tree still shows
+them unless .gitignore hides them)."""
+
+BUILD_DIRS = frozenset({"build", "dist"})
+"""Build output: copies of the code, skipped by the code index on top of SKIP_DIRS."""
+
+
+def skipped_dir(name: str, *, build_output: bool = False) -> bool:
+    """Whether a directory called `name` is one of SKIP_DIRS (or *.egg-info), or with
+    `build_output` also BUILD_DIRS."""
+    return name in SKIP_DIRS or name.endswith(".egg-info") or (build_output and name in BUILD_DIRS)
+
+
+def child_path(parent: str, name: str) -> str:
+    return name if parent == "." else f"{parent}/{name}"
+
+
+class IgnoreRules:
+    """The .gitignore files found so far, each applying below its own directory."""
+
+    def __init__(self) -> None:
+        self._specs: dict[str, pathspec.GitIgnoreSpec] = {}
+
+    def add(self, directory: str, text: str) -> None:
+        """Take the .gitignore text found in `directory` ("." for the workspace root)."""
+        self._specs[directory] = pathspec.GitIgnoreSpec.from_lines(text.splitlines())
+
+    def ignored(self, path: str, is_dir: bool) -> bool:
+        if posixpath.basename(path) in ALWAYS_HIDDEN:
+            return True
+        for directory, spec in self._specs.items():
+            if directory == ".":
+                rel = path
+            elif path.startswith(directory + "/"):
+                rel = path[len(directory) + 1 :]
+            else:
+                continue
+            if spec.match_file(rel + "/" if is_dir else rel):
+                return True
+        return False
+
+
+class WorkspaceWalk:
+    """A gitignore-aware view of a session's workspace, read through the session (unrecorded).
+
+    `entries(directory)` lists one directory as a person sees it (for a lazy tree); `files()`
+    walks breadth first from the root and yields every visible file (quick-open, the code
+    index). Each directory's .gitignore is read when the directory is listed, so rules apply
+    below it from then on. `skip_dir(name)` prunes directories by name on top of .gitignore.
+    """
+
+    def __init__(self, session: Session, *, skip_dir: Callable[[str], bool] | None = None) -> None:
+        self.session = session
+        self.rules = IgnoreRules()
+        self._skip_dir = skip_dir
+
+    async def entries(self, directory: str = ".") -> list[DirEntry]:
+        """The visible entries of `directory`; SessionError / BackendError if it cannot be
+        listed. An unreadable .gitignore hides nothing."""
+        from simulator.session import SessionError
+
+        listed = await self.session.list_dir(directory)
+        if any(e.name == ".gitignore" and e.kind == "file" for e in listed):
+            try:
+                data = await self.session.read_bytes(child_path(directory, ".gitignore"))
+            except (SessionError, BackendError):
+                pass
+            else:
+                self.rules.add(directory, data.decode("utf-8", "replace"))
+        rules, skip = self.rules, self._skip_dir
+
+        def keep() -> list[DirEntry]:
+            return [
+                e
+                for e in listed
+                if not (e.kind == "dir" and skip is not None and skip(e.name))
+                and not rules.ignored(child_path(directory, e.name), e.kind == "dir")
+            ]
+
+        # Matching a big folder against many patterns takes a while: off the event loop.
+        return await asyncio.to_thread(keep) if len(listed) > 256 else keep()
+
+    async def files(self) -> AsyncGenerator[tuple[str, DirEntry], None]:
+        """(path, entry) of every visible entry that is not a directory (files, and symlinks and
+        others by their own kind), breadth first; a folder that cannot be listed hides its
+        files, it does not stop the walk."""
+        from simulator.session import SessionError
+
+        queue = ["."]
+        while queue:
+            directory = queue.pop(0)
+            try:
+                entries = await self.entries(directory)
+            except (SessionError, BackendError):
+                continue
+            for entry in entries:
+                path = child_path(directory, entry.name)
+                if entry.kind == "dir":
+                    queue.append(path)
+                else:
+                    yield path, entry
+            await asyncio.sleep(0)  # a big workspace does not hold the event loop
