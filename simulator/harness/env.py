@@ -3,7 +3,9 @@ runtime modules copied into the workspace."""
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
+from pathlib import Path
 
 from backends.shell import quote
 from simulator.events import Actor
@@ -11,6 +13,8 @@ from simulator.harness.format import RUNTIME_DIR, SUPPORT_MODULE, SUPPORT_PATH
 from simulator.harness.runtime import source as runtime_source
 from simulator.session import Session
 
+# Where RepoSim's own copy of coverage.py goes when the project's Python has none.
+RUNTIME_SITE = f"{RUNTIME_DIR}/site"
 DEFAULT_PYTHON = '"$(command -v python || command -v python3)"'
 # pytest switches for every harness run: no cache files in the workspace, no coverage plugin
 # of the project's (we measure coverage ourselves), and none of the project's addopts (which
@@ -27,7 +31,7 @@ class PythonEnv:
         """`PYTHONPATH=... python` for a command run from the workspace root. Harness runs
         load no third-party pytest plugins (`plugins=False`): a harness needs none, and
         autoloading a big environment's plugins costs seconds per run."""
-        roots = [*extra, *self.import_roots, "."]
+        roots = [*extra, *self.import_roots, ".", RUNTIME_SITE]
         path = ":".join(roots)
         autoload = "" if plugins else "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 "
         return f'{autoload}PYTHONPATH={quote(path)}"${{PYTHONPATH:+:$PYTHONPATH}}" {self.python}'
@@ -64,3 +68,34 @@ async def _write_if_changed(session: Session, path: str, text: str) -> None:
 
 async def remove_path(session: Session, path: str) -> None:
     await session.exec(f"rm -rf {quote(path)}", actor=Actor.SYSTEM)
+
+
+_coverage_checked: weakref.WeakKeyDictionary[Session, bool] = weakref.WeakKeyDictionary()
+
+
+async def ensure_coverage(session: Session, env: PythonEnv) -> bool:
+    """Make coverage.py importable by the project's Python: when it has none (a fresh
+    container), RepoSim's own copy (pure Python, with its C tracer when the ABI matches) is
+    uploaded to .reposim/runtime/site, which every harness command has on its path. False when
+    it still cannot be imported."""
+    if session in _coverage_checked:
+        return _coverage_checked[session]
+    probe = f"{env.prefix()} -c 'import coverage'"
+    ready = (await session.exec(probe, actor=Actor.SYSTEM)).exit_code == 0
+    if not ready:
+        import coverage
+
+        package = Path(coverage.__file__).parent
+        for path in sorted(package.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                relative = path.relative_to(package.parent).as_posix()
+                await session.backend.write_file(f"{RUNTIME_SITE}/{relative}", path.read_bytes())
+        ready = (await session.exec(probe, actor=Actor.SYSTEM)).exit_code == 0
+        session.note(
+            "coverage.py was not installed in the environment; RepoSim's copy "
+            f"(coverage {coverage.__version__}) was put in {RUNTIME_SITE}"
+            + ("" if ready else ", but it does not import there either"),
+            actor=Actor.SYSTEM,
+        )
+    _coverage_checked[session] = ready
+    return ready

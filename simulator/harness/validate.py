@@ -24,7 +24,7 @@ from backends.shell import quote
 from simulator.dataset.schema import Validation
 from simulator.events import Actor
 from simulator.harness.branches import BranchCoverage, executed_arcs, function_branches
-from simulator.harness.env import PythonEnv
+from simulator.harness.env import PythonEnv, ensure_coverage
 from simulator.harness.format import HARNESS_DIR, RUNTIME_DIR
 from simulator.harness.mutate import MutationError, mutants
 from simulator.harness.target import Target
@@ -56,8 +56,9 @@ async def run_repeatedly(
     outcomes: dict[str, list[str]] = defaultdict(list)
     results: list[TestRunResult] = []
     coverage: BranchCoverage | None = None
+    measure = await ensure_coverage(session, env)
     for number in range(max(1, repeats)):
-        if number == 0:
+        if number == 0 and measure:
             command = (
                 f"{env.prefix(HARNESS_DIR)} -m coverage run --branch "
                 f"--rcfile={RUNTIME_DIR}/empty.coveragerc --data-file={quote(data_file)} "
