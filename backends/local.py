@@ -27,11 +27,10 @@ from backends.base import (
     BackendDescription,
     BackendError,
     DirEntry,
-    FileMissingError,
     FileStat,
-    PathEscapeError,
     Pty,
 )
+from backends.confined import ConfinedRoot
 from backends.shell import COMMAND_ID_VAR, PersistentShell, ShellBackend, ShellChannel
 
 _READ_CHUNK = 65536
@@ -272,6 +271,7 @@ class LocalBackend(ShellBackend):
         self._scratch_root = scratch_root
         self._workspace: Path | None = None
         self._private: Path | None = None
+        self._files: ConfinedRoot | None = None
         self._shell: PersistentShell | None = None
         self._ptys: list[LocalPty] = []
         self.mark = secrets.token_hex(8)
@@ -297,6 +297,7 @@ class LocalBackend(ShellBackend):
             await asyncio.to_thread(copy_workspace, self.source, dest)
             self._workspace = dest
         workspace = self._workspace
+        self._files = ConfinedRoot(str(workspace))
         self._private = Path(tempfile.mkdtemp(prefix="reposim-private-"))
         self._shell = PersistentShell(
             lambda: _LocalShellChannel.spawn(workspace, self._env), str(workspace)
@@ -313,6 +314,9 @@ class LocalBackend(ShellBackend):
         # What the session started and that outlived its shell: nohup and setsid children,
         # daemons, the terminal pane's jobs.
         await asyncio.to_thread(proctree.kill_session, None, SESSION_MARK_VAR, self.mark)
+        if self._files is not None:
+            self._files.close()
+            self._files = None
         if self._workspace is not None and not self.in_place and not self.keep_workspace:
             await asyncio.to_thread(shutil.rmtree, self._workspace, True)
         if self._private is not None:
@@ -320,95 +324,42 @@ class LocalBackend(ShellBackend):
         self._workspace = None
         self._private = None
 
-    def resolve(self, path: str) -> Path:
-        """The absolute path of `path` inside the workspace; refuses anything that escapes it."""
-        root = self.workspace.resolve()
-        candidate = Path(path)
-        target = candidate if candidate.is_absolute() else root / candidate
-        resolved = target.resolve()
-        if resolved != root and root not in resolved.parents:
-            raise PathEscapeError(f"{path} is outside the workspace; refusing to touch it.")
-        return resolved
+    @property
+    def files(self) -> ConfinedRoot:
+        """The workspace's file operations, confined without races (backends/confined.py)."""
+        if self._files is None:
+            raise BackendError("The local backend has not been started.")
+        return self._files
 
     async def read_file(self, path: str) -> bytes:
-        target = self.resolve(path)
-        try:
-            return await asyncio.to_thread(target.read_bytes)
-        except FileNotFoundError:
-            raise FileMissingError(f"{path} does not exist in the workspace.") from None
-        except IsADirectoryError:
-            raise BackendError(f"{path} is a directory, not a file.") from None
-        except PermissionError:
-            raise BackendError(f"{path} is not readable (permission denied).") from None
+        return await asyncio.to_thread(self.files.read, path)
 
     async def write_file(self, path: str, data: bytes) -> None:
-        target = self.resolve(path)
-        if target.is_dir():
-            raise BackendError(f"{path} is a directory, not a file.")
-
-        def write() -> None:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
-
-        try:
-            await asyncio.to_thread(write)
-        except PermissionError:
-            raise BackendError(f"{path} is not writable (permission denied).") from None
+        await asyncio.to_thread(self.files.write, path, data)
 
     async def delete(self, path: str) -> None:
-        target = self.resolve(path)
-        if target == self.workspace.resolve():
-            raise BackendError("Refusing to delete the workspace root.")
-        if not target.exists() and not target.is_symlink():
-            raise FileMissingError(f"{path} does not exist in the workspace.")
-        if target.is_dir() and not target.is_symlink():
-            await asyncio.to_thread(shutil.rmtree, target)
-        else:
-            target.unlink()
+        await asyncio.to_thread(self.files.delete, path)
 
     async def rename(self, src: str, dst: str) -> None:
-        source, dest = self.resolve(src), self.resolve(dst)
-        if not source.exists():
-            raise FileMissingError(f"{src} does not exist in the workspace.")
-        if dest.exists():
-            raise BackendError(f"{dst} already exists; refusing to overwrite it.")
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        source.rename(dest)
+        await asyncio.to_thread(self.files.rename, src, dst)
 
     async def stat(self, path: str) -> FileStat:
-        target = self.resolve(path)
-        try:
-            st = target.lstat()
-        except FileNotFoundError:
-            raise FileMissingError(f"{path} does not exist in the workspace.") from None
+        st = await asyncio.to_thread(self.files.lstat, path)
         return FileStat(
             path=path, kind=_kind(st.st_mode), size=st.st_size, mtime=st.st_mtime, mode=st.st_mode
         )
 
     async def list_dir(self, path: str) -> list[DirEntry]:
-        target = self.resolve(path)
-
         def scan() -> list[DirEntry]:
             entries = []
-            with os.scandir(target) as it:
-                for entry in it:
-                    try:
-                        st = entry.stat(follow_symlinks=False)
-                    except OSError:
-                        continue
-                    kind = _kind(st.st_mode)
-                    if kind == "symlink":
-                        with contextlib.suppress(OSError):
-                            kind = "dir" if entry.is_dir() else "file"
-                    entries.append(DirEntry(entry.name, kind, st.st_size))
+            for name, st, is_dir in self.files.scandir(path):
+                kind = _kind(st.st_mode)
+                if kind == "symlink" and is_dir is not None:
+                    kind = "dir" if is_dir else "file"
+                entries.append(DirEntry(name, kind, st.st_size))
             return sorted(entries, key=lambda e: (e.kind != "dir", e.name.lower()))
 
-        try:
-            return await asyncio.to_thread(scan)
-        except FileNotFoundError:
-            raise FileMissingError(f"{path} does not exist in the workspace.") from None
-        except NotADirectoryError:
-            raise BackendError(f"{path} is not a directory.") from None
+        return await asyncio.to_thread(scan)
 
     async def open_pty(self, cols: int = 80, rows: int = 24) -> Pty:
         pty = await LocalPty.spawn(self.workspace, self._env, cols, rows)

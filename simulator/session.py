@@ -10,6 +10,8 @@ import asyncio
 import codecs
 import contextlib
 import difflib
+import fnmatch
+import re
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -40,6 +42,8 @@ from simulator.trajectory import (
 from simulator.workspace import SKIP_DIRS
 
 Subscriber = Callable[[Event], None]
+_NAME_MAX = 255
+_PATH_MAX = 4096
 
 
 class SessionError(Exception):
@@ -324,6 +328,16 @@ class Session:
         text = str(path).strip()
         if not text:
             raise SessionError("An empty path was given.")
+        if "\0" in text:
+            raise SessionError(f"{text!r} contains a NUL byte, which no file name can hold.")
+        raw = text.encode("utf-8", "surrogateescape")
+        if len(raw) >= _PATH_MAX:
+            raise SessionError(f"The path {text[:60]}... is longer than {_PATH_MAX} bytes.")
+        if any(len(part) > _NAME_MAX for part in raw.split(b"/")):
+            raise SessionError(
+                f"A name in {text[:60]!r} is longer than {_NAME_MAX} bytes, the most a file "
+                "system takes."
+            )
         pure = PurePosixPath(text)
         if pure.is_absolute():
             return text
@@ -596,33 +610,89 @@ class Session:
             "ignore_case": ignore_case,
         }
         action = self.emit(actor, Kind.SEARCH, payload)
-        flags = "-rnIZ" + ("E" if regex else "F") + ("i" if ignore_case else "")
-        excludes = " ".join(f"--exclude-dir={d}" for d in [*sorted(SKIP_DIRS), "'*.egg-info'"])
-        include = f" --include={quote(glob)}" if glob else ""
-        root = self.backend.workspace_path.rstrip("/")
-        target = path if path.startswith("/") else f"{root}/{path}".removesuffix("/.")
-        cmd = (
-            f"grep {flags} {excludes}{include} -e {quote(pattern)} -- {quote(target)}"
-            f" | head -n {limit}"
-        )
-        result = await self.backend.exec(cmd)
-        root += "/"
-        matches = []
-        for raw in result.output.decode("utf-8", "replace").splitlines():
-            name, sep, rest = raw.partition("\0")
-            if not sep:
-                continue
-            number, _, text = rest.partition(":")
-            if not number.isdigit():
-                continue
-            rel = name[len(root) :] if name.startswith(root) else name
-            matches.append(SearchMatch(rel, int(number), text))
+        rel = self._inside(path)
+        info = await self.backend.stat(rel)  # refuses what resolves outside, like any file op
+        matches: list[SearchMatch] | None = None
+        if info.kind in ("dir", "symlink"):
+            matches = await self._grep_dir(rel, pattern, regex, ignore_case, glob, limit)
+        if matches is None:  # a file, or a symlink to one
+            matches = await self._search_file(rel, pattern, regex, ignore_case, glob, limit)
         self.emit(
             actor,
             Kind.SEARCH_RESULT,
             {"count": len(matches), "matches": [[m.path, m.line, m.text] for m in matches]},
             cause=action.seq,
         )
+        return matches
+
+    def _inside(self, path: str) -> str:
+        """`path` relative to the workspace; an absolute path must lie in it."""
+        if not path.startswith("/"):
+            return path
+        root = self.backend.workspace_path.rstrip("/")
+        if path == root or path.startswith(root + "/"):
+            return path[len(root) + 1 :] or "."
+        raise SessionError(f"{path} is outside the workspace; refusing to search it.")
+
+    async def _grep_dir(
+        self, rel: str, pattern: str, regex: bool, ignore_case: bool, glob: str | None, limit: int
+    ) -> list[SearchMatch] | None:
+        """grep in a directory, from inside it: the shell enters it with symlinks resolved
+        (`cd -P`), checks it is still in the workspace and greps `.` without following the
+        symlinks it meets (-r, not -R). None when `rel` is not a directory."""
+        flags = "-rnIZ" + ("E" if regex else "F") + ("i" if ignore_case else "")
+        excludes = " ".join(f"--exclude-dir={d}" for d in [*sorted(SKIP_DIRS), "'*.egg-info'"])
+        include = f" --include={quote(glob)}" if glob else ""
+        cmd = (
+            f"( cd -P -- {quote(self.backend.workspace_path)} 2>/dev/null || exit 5; __r=$PWD; "
+            f"cd -P -- {quote(rel)} 2>/dev/null || exit 4; "
+            'case "$PWD/" in "$__r"/*) ;; *) exit 3 ;; esac; '
+            'printf \'%s\\n\' "${PWD#"$__r"}"; '
+            f"grep {flags} {excludes}{include} -e {quote(pattern)} -- . | head -n {limit} )"
+        )
+        result = await self.backend.exec(cmd)
+        if result.exit_code == 4:
+            return None
+        if result.exit_code == 3:
+            raise SessionError(f"{rel} is outside the workspace; refusing to search it.")
+        lines = result.output.decode("utf-8", "replace").splitlines()
+        if not lines:
+            return []
+        prefix = lines[0].lstrip("/")
+        matches = []
+        for raw in lines[1:]:
+            name, sep, rest = raw.partition("\0")
+            if not sep:
+                continue
+            number, _, text = rest.partition(":")
+            if not number.isdigit():
+                continue
+            name = name.removeprefix("./")
+            matches.append(SearchMatch(f"{prefix}/{name}" if prefix else name, int(number), text))
+        return matches
+
+    async def _search_file(
+        self, rel: str, pattern: str, regex: bool, ignore_case: bool, glob: str | None, limit: int
+    ) -> list[SearchMatch]:
+        """Search one file, read through the backend's confined file API."""
+        if glob and not fnmatch.fnmatch(PurePosixPath(rel).name, glob):
+            return []
+        data = await self.backend.read_file(rel)
+        if b"\0" in data[:8192]:
+            return []  # binary, as grep -I skips it
+        flags = re.IGNORECASE if ignore_case else 0
+        try:
+            compiled = re.compile(pattern if regex else re.escape(pattern), flags)
+        except re.error as exc:
+            raise SessionError(
+                f"The search pattern is not a valid regular expression: {exc}."
+            ) from None
+        matches = []
+        for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+            if compiled.search(line):
+                matches.append(SearchMatch(rel, number, line))
+                if len(matches) >= limit:
+                    break
         return matches
 
     # -- checkpoints -------------------------------------------------------------------------

@@ -17,14 +17,15 @@ BASH_TIMEOUT = 120.0
 VIEW_MAX_LINES = 400
 
 
-def truncate(text: str, limit: int = OBSERVATION_LIMIT) -> tuple[str, int]:
+def truncate(text: str, limit: int = OBSERVATION_LIMIT, already: int = 0) -> tuple[str, int]:
     """The text cut to its head and tail around a note of how much was left out, and that
-    count (0 when nothing was)."""
+    count (0 when nothing was). `already`: what was left out of `text` before (a command's
+    output is a window on it once it is large), counted in the note."""
     if len(text) <= limit:
-        return text, 0
+        return text, already
     head = limit * 2 // 3
     tail = limit - head
-    elided = len(text) - head - tail
+    elided = len(text) - head - tail + already
     return (
         f"{text[:head]}\n[... {elided} characters elided ...]\n{text[-tail:]}",
         elided,
@@ -160,7 +161,7 @@ class ToolBox:
         except (TypeError, ValueError) as exc:
             raise ToolFormatError(f"{name}: {exc}") from None
         observation.output, observation.elided = truncate(
-            observation.output, self.observation_limit
+            observation.output, self.observation_limit, observation.elided
         )
         return observation
 
@@ -262,8 +263,14 @@ class ToolBox:
             notes.append("interrupted by the person")
         if result.shell_restarted:
             notes.append("the shell was restarted")
+        if result.output_capped:
+            notes.append(f"stopped: its output reached the {result.output_size}-byte cap")
         status = f"exit code {result.exit_code}" + (f" ({'; '.join(notes)})" if notes else "")
-        return Observation(f"{output.rstrip()}\n[{status}]".lstrip(), ok=result.exit_code == 0)
+        return Observation(
+            f"{output.rstrip()}\n[{status}]".lstrip(),
+            ok=result.exit_code == 0,
+            elided=result.output_elided,
+        )
 
     async def _run_tests(self, selector: str | None = None) -> Observation:
         run = await self.session.run_tests(selector or None, actor=Actor.AGENT)
