@@ -84,6 +84,8 @@ class DockerBackend(ShellBackend):
         self._disk_tripped = False
         self._channel: DockerShellChannel | None = None
         self._clears_seen = 0
+        self.reaper_restarts = 0
+        """How many times the reaper had died and was started again."""
 
     # -- lifecycle --
 
@@ -240,17 +242,40 @@ class DockerBackend(ShellBackend):
             self._require_container(),
             self._user_spec(),
             self._env(),
-            lambda: self._reaper,
+            self._reaper_for_channel,
         )
         self._channel = channel
         return channel
 
+    async def _live_reaper(self) -> Reaper:
+        """The reaper, started again if it died (the OOM killer, or someone with root on the
+        host): without it no timeout, interrupt or OOM report would work."""
+        reaper = self._reaper
+        if reaper is None:
+            raise BackendError("The docker backend has not been started.")
+        if not reaper.alive:
+            with contextlib.suppress(Exception):
+                await reaper.close()
+            self._reaper = reaper = await Reaper.open(
+                self._api, self._require_container(), self.uid
+            )
+            self.reaper_restarts += 1
+        return reaper
+
+    async def _reaper_for_channel(self) -> Reaper | None:
+        if self._reaper is None:
+            return None
+        try:
+            return await self._live_reaper()
+        except BackendError:
+            return None
+
     async def _after_clearing(self) -> None:
         """If the reaper cleared a runaway session since the last command, drop what the
         killed processes wrote into the command shell's stream meanwhile."""
-        reaper = self._reaper
-        if reaper is None:
+        if self._reaper is None:
             return
+        reaper = await self._live_reaper()
         if not reaper.settled.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(reaper.settled.wait(), 30)
@@ -366,14 +391,13 @@ class DockerBackend(ShellBackend):
             last = used
 
     async def open_pty(self, cols: int = 80, rows: int = 24) -> Pty:
-        if self._reaper is None:
-            raise BackendError("The docker backend has not been started.")
+        await self._live_reaper()
         pty = await DockerPty.spawn(
             self._api,
             self._require_container(),
             self._user_spec(),
             self._env(),
-            self._reaper,
+            lambda: self._reaper,
             cols,
             rows,
         )
@@ -385,9 +409,7 @@ class DockerBackend(ShellBackend):
 
     async def clear_processes(self) -> None:
         """Kill every process the session's commands left running (background jobs included)."""
-        if self._reaper is None:
-            raise BackendError("The docker backend has not been started.")
-        await self._reaper.clear()
+        await (await self._live_reaper()).clear()
 
     # -- files --
 

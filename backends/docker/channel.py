@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import re
 import signal
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from backends.base import BackendError
@@ -30,7 +30,9 @@ PID_MARKER = re.compile(rb"\x1ePID:(\d+)\x1e\n")
 class DockerShellChannel(ShellChannel):
     """A bash in the container over one attached exec (stdout and stderr demultiplexed)."""
 
-    def __init__(self, stream: ExecStream, pid: int, reaper: Callable[[], Reaper | None]) -> None:
+    def __init__(
+        self, stream: ExecStream, pid: int, reaper: Callable[[], Awaitable[Reaper | None]]
+    ) -> None:
         self._stream = stream
         self._demux = Demuxer(stream.reader)
         self.pid = pid
@@ -44,7 +46,7 @@ class DockerShellChannel(ShellChannel):
         container: str,
         user: str,
         env: Mapping[str, str],
-        reaper: Callable[[], Reaper | None],
+        reaper: Callable[[], Awaitable[Reaper | None]],
     ) -> DockerShellChannel:
         stream = await ExecStream.open(
             api,
@@ -83,21 +85,27 @@ class DockerShellChannel(ShellChannel):
             while await asyncio.wait_for(self._demux.recv(), quiet):
                 pass
 
+    async def _to_reaper(self, sig: int, *, tree: bool) -> None:
+        # Twice at most: a reaper found dead on the first try is started again for the second.
+        for _ in range(2):
+            reaper = await self._reaper()
+            if reaper is None:
+                return
+            try:
+                await reaper.kill(sig, self.pid, tree=tree)
+                return
+            except (BackendError, TimeoutError):
+                continue
+
     async def signal_children(self, sig: int) -> None:
-        reaper = self._reaper()
-        if reaper is not None:
-            with contextlib.suppress(BackendError, TimeoutError):
-                await reaper.kill(sig, self.pid)
+        await self._to_reaper(sig, tree=False)
 
     async def close(self) -> None:
-        reaper = self._reaper()
-        if reaper is not None:
-            with contextlib.suppress(BackendError, TimeoutError):
-                await reaper.kill(signal.SIGKILL, self.pid, tree=True)
+        await self._to_reaper(signal.SIGKILL, tree=True)
         await self._stream.close()
 
     async def oom_killed_since(self, since: float) -> bool:
-        reaper = self._reaper()
+        reaper = await self._reaper()
         if reaper is None:
             return False
         try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from backends.base import BackendError, Pty
@@ -18,7 +18,9 @@ from backends.docker.stream import READ_CHUNK, ExecStream, blocking
 class DockerPty(Pty):
     """An interactive bash on a terminal inside the container (exec with tty=True)."""
 
-    def __init__(self, api: Any, stream: ExecStream, pid: int, reaper: Reaper) -> None:
+    def __init__(
+        self, api: Any, stream: ExecStream, pid: int, reaper: Callable[[], Reaper | None]
+    ) -> None:
         self._api = api
         self._stream = stream
         self._pid = pid
@@ -33,7 +35,7 @@ class DockerPty(Pty):
         container: str,
         user: str,
         env: Mapping[str, str],
-        reaper: Reaper,
+        reaper: Callable[[], Reaper | None],
         cols: int,
         rows: int,
     ) -> DockerPty:
@@ -82,17 +84,21 @@ class DockerPty(Pty):
 
     async def stop_foreground(self) -> None:
         """Kill what the terminal's shell is running, and leave the shell."""
-        with contextlib.suppress(BackendError, TimeoutError):
-            await self._reaper.kill(signal.SIGKILL, self._pid)
+        reaper = self._reaper()
+        if reaper is not None:
+            with contextlib.suppress(BackendError, TimeoutError):
+                await reaper.kill(signal.SIGKILL, self._pid)
         await self.write(b"\r\nreposim: the session wrote more than its disk limit.\r\n")
 
     async def close(self) -> None:
         if self._closed and self._stream.writer.is_closing():
             return
         self._closed = True
-        with contextlib.suppress(BackendError, TimeoutError):
-            await self._reaper.kill(signal.SIGHUP, self._pid, tree=True)
-            await self._reaper.kill(signal.SIGKILL, self._pid, tree=True)
+        reaper = self._reaper()
+        if reaper is not None:
+            with contextlib.suppress(BackendError, TimeoutError):
+                await reaper.kill(signal.SIGHUP, self._pid, tree=True)
+                await reaper.kill(signal.SIGKILL, self._pid, tree=True)
         await self._stream.close()
 
     @property

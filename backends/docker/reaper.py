@@ -105,6 +105,10 @@ class Reaper:
         finally:
             self._waiting.pop(tag, None)
 
+    @property
+    def alive(self) -> bool:
+        return not self._stopped
+
     async def kill(self, sig: int, root: int, *, tree: bool = False) -> None:
         """Signal the process groups of `root`'s session and descendants (`root` too if tree)."""
         await self._ask(f"kill {int(sig)} {int(root)} {'tree' if tree else 'children'}")

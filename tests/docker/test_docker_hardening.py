@@ -41,6 +41,20 @@ async def test_kill_everything_and_kill_init_leave_the_session_alive(
     assert ps.output.split() == [b"root", b"CapEff:", b"0000000000000000"]
 
 
+async def test_a_dead_reaper_is_started_again(backend: DockerBackend, docker_client: Any) -> None:
+    # Only root on the host (or the OOM killer) can do this; the session must not go blind.
+    assert backend.container_id is not None
+    killed = docker_client.api.exec_create(
+        backend.container_id, ["pkill", "-KILL", "-f", "READY"], user="0"
+    )
+    docker_client.api.exec_start(killed["Id"])
+    slow = await backend.exec("sleep 60", timeout=1)
+    assert slow.timed_out and not slow.shell_restarted  # the reaper killed it, as it should
+    assert backend.reaper_restarts == 1
+    left = await backend.exec("pgrep -c -x sleep -u 1000 || true")
+    assert left.output == b"0\n"
+
+
 async def test_a_backgrounded_fork_bomb_does_not_outlive_its_command(
     make_backend: BackendFactory, sample_repo: Path
 ) -> None:
