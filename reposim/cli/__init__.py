@@ -23,6 +23,7 @@ COMMAND_MODULES = [
     "reposim.cli.extract_cmd",
     "reposim.cli.perf_cmd",
     "reposim.cli.harness_cmd",
+    "reposim.cli.setup_cmd",
 ]
 
 
@@ -47,6 +48,8 @@ COMMAND_HOMES = {
     "codegen": "reposim.cli.harness_cmd",
     "debug": "reposim.cli.harness_cmd",
     "dataset": "reposim.cli.harness_cmd",
+    "setup": "reposim.cli.setup_cmd",
+    "env": "reposim.cli.setup_cmd",
 }
 
 

@@ -135,10 +135,25 @@ def _parse_env(values: tuple[str, ...]) -> dict[str, str]:
     env = {}
     for value in values:
         key, sep, val = value.partition("=")
-        if not sep or not key:
+        if not sep:
+            continue  # a ready environment's name (see _ready_environment)
+        if not key:
             raise CliError(f"--env {value} is not KEY=VALUE.")
         env[key] = val
     return env
+
+
+def _ready_environment(values: tuple[str, ...]) -> str | None:
+    """The image of `--env NAME` (a value without `=`): a ready environment `reposim setup
+    --save-env` made."""
+    names = [value for value in values if "=" not in value]
+    if not names:
+        return None
+    if len(names) > 1:
+        raise CliError(f"--env names one ready environment, got {', '.join(names)}.")
+    from simulator.setup.envimage import resolve_environment
+
+    return resolve_environment(names[0]).tag
 
 
 _DOCKER_FLAGS = (
@@ -166,6 +181,13 @@ def backend_options(func: Callable[..., Any]) -> Callable[..., Any]:
         from simulator.backend_factory import cli_backend_options
 
         flags = {name: kwargs.pop(name) for name in _DOCKER_FLAGS}
+        ready_image = _ready_environment(flags["env"])
+        if ready_image is not None:
+            if flags["image"]:
+                raise CliError("--env NAME and --image both choose the image; give one.")
+            if kwargs.get("backend_kind") == "local":
+                kwargs["backend_kind"] = "docker"  # a ready environment is a container image
+            flags["image"] = ready_image
         options: dict[str, Any] = {
             "image": flags["image"],
             "network": flags["network"],
@@ -216,8 +238,10 @@ def backend_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option(
             "--env",
             multiple=True,
-            metavar="KEY=VALUE",
-            help="An environment variable for the container (repeatable).",
+            metavar="KEY=VALUE|NAME",
+            help="An environment variable for the container (repeatable); a NAME without `=` "
+            "starts from the ready environment `reposim setup --save-env` made (see "
+            "`reposim env list`) on the docker backend.",
         ),
     ]
     wrapped: Callable[..., Any] = with_docker_options

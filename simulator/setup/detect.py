@@ -239,9 +239,11 @@ def _read_tox(project: Project, path: Path) -> None:
                     if _plain_requirement(line):
                         project.extra_requirements.append(line)
             if parser.has_option(section, "extras"):
-                project.extras += [
-                    e for e in re.split(r"[\s,]+", parser.get(section, "extras")) if e
-                ]
+                for line in _lines(parser.get(section, "extras")):
+                    # `factor: extra` lines apply to some environments only; the name is enough.
+                    for extra in re.split(r"[\s,]+", line.split(":")[-1]):
+                        if re.match(r"^[A-Za-z0-9][\w.-]*$", extra):
+                            project.extras.append(extra)
             if section == "testenv":
                 break
 

@@ -14,6 +14,7 @@ none) and fall back to plain pip when uv fails, since a few sdists build only un
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import shlex
@@ -59,6 +60,7 @@ class SetupResult:
     python: str | None = None  # the environment's interpreter
     venv: str | None = None
     installer: str = "pip"
+    uv: str | None = None  # the uv binary in the environment, when installs used it
     installed: list[str] = field(default_factory=list)  # what the rungs asked for, in order
     repairs: list[dict[str, Any]] = field(default_factory=list)
     system_packages: list[str] = field(default_factory=list)
@@ -89,9 +91,8 @@ class SetupResult:
 class _Env:
     """The environment being built: its interpreter and how to install into it."""
 
-    def __init__(self, session: Session, run: WorkflowRun, options: SetupOptions) -> None:
+    def __init__(self, session: Session, options: SetupOptions) -> None:
         self.session = session
-        self.run = run
         self.options = options
         self.venv = ""
         self.python = "python3"
@@ -123,8 +124,18 @@ class _Env:
                 self.commands.append(command)
                 self.installed.append(what)
                 return True, text
-            if _no_pip(text):
-                continue
+            if command.startswith(str(self.uv)) and _UV_FINAL.search(text):
+                break  # pip would resolve the same index the same way: no second, slower try
+            if _no_pip(text) and self.venv:
+                # A uv-made venv has no pip until the pip fallback needs it.
+                await self.sh(f"{self.python} -m ensurepip -q 2>&1", timeout=300)
+                result = await self.sh(f"{command} 2>&1", timeout=self.options.install_timeout)
+                text = result.output.decode("utf-8", "replace")
+                output += text
+                if result.exit_code == 0:
+                    self.commands.append(command)
+                    self.installed.append(what)
+                    return True, text
         return False, output
 
     async def versions(self) -> dict[str, str]:
@@ -139,6 +150,12 @@ class _Env:
         except (ValueError, IndexError):
             return {}
         return {str(k): str(v) for k, v in data.items()}
+
+
+_UV_FINAL = re.compile(
+    r"No solution found when resolving|Failed to parse|not found in the package registry|"
+    r"we can conclude that|was not found in the package registry"
+)
 
 
 def _no_pip(output: str) -> bool:
@@ -182,7 +199,7 @@ async def _ladder(session: Session, run: WorkflowRun, options: SetupOptions) -> 
             files_with_syntax_errors=imports.files_with_errors,
             imports=sorted(imports.required),
         )
-    env = _Env(session, run, options)
+    env = _Env(session, options)
     if project.language == "c":
         return await _c_ladder(session, run, env, project)
     if project.language != "python":
@@ -198,6 +215,7 @@ async def _ladder(session: Session, run: WorkflowRun, options: SetupOptions) -> 
         python=env.python,
         venv=env.venv,
         installer="uv" if env.uv else "pip",
+        uv=env.uv,
         installed=env.installed,
         repairs=repairs,
         system_packages=state.system_packages,
@@ -274,25 +292,45 @@ async def _python_ladder(
     return verdict
 
 
+async def reassess(
+    session: Session, result: SetupResult, options: SetupOptions | None = None
+) -> Verdict:
+    """Ask the oracle again about an environment a ladder built (after a person's or a model's
+    command): the same checks and test command, no installs."""
+    options = options or SetupOptions()
+    env = _Env(session, options)
+    env.python = result.python or "python3"
+    env.venv = result.venv or ""
+    env.uv = result.uv
+    if result.project.language == "c":
+        command = result.verdict.test_command or "make test"
+        tests = await session.run_tests(
+            command=command, actor=Actor.SYSTEM, timeout=options.test_timeout
+        )
+        return verdict_from_tests(
+            count_generic(tests.output, tests.exit_code),
+            output=tests.output,
+            exit_code=tests.exit_code,
+            timed_out=tests.timed_out,
+            command=command,
+            min_tests=options.min_tests,
+        )
+    imports = scan(Path(session.source))
+    return await _oracle(env, result.project, imports, None, options)
+
+
 async def _make_venv(env: _Env, options: SetupOptions) -> None:
     home = (await env.sh('printf %s "$HOME"')).output.decode().strip() or "/tmp"
     backend = env.session.backend
-    base = f"{home}/.reposim" if backend.describe().kind == "docker" else backend.private_dir
+    in_container = backend.describe().kind == "docker"
+    base = f"{home}/.reposim" if in_container else backend.private_dir
     env.venv = f"{base}/venv"
     if options.use_uv:
-        found = await env.sh(
-            f"command -v uv || ls {home}/.local/bin/uv 2>/dev/null || "
-            "(python3 -m pip install --user --break-system-packages -q uv >/dev/null 2>&1 "
-            f"|| python3 -m pip install --user -q uv >/dev/null 2>&1) && ls {home}/.local/bin/uv",
-            timeout=300,
-        )
-        lines = found.output.decode().strip().splitlines()
-        if found.exit_code == 0 and lines:
-            env.uv = lines[-1].strip()
+        env.uv = await _find_uv(env, home, in_container)
     made = False
     if env.uv is not None:
-        # --seed puts pip in too: the pip fallback and tools that shell out to pip need it.
-        result = await env.sh(f"{env.uv} venv --seed -q {env.venv} --python python3 2>&1")
+        # No --seed: pip is added only if the pip fallback is ever needed (see _Env.install).
+        result = await env.sh(f"{env.uv} venv -q {env.venv} --python python3 2>&1")
         made = result.exit_code == 0
     if not made:
         await env.sh(f"python3 -m venv {env.venv} 2>&1", timeout=300)
@@ -301,10 +339,58 @@ async def _make_venv(env: _Env, options: SetupOptions) -> None:
     await env.sh(f"export VIRTUAL_ENV={env.venv} PATH={env.venv}/bin:$PATH")
 
 
+async def _find_uv(env: _Env, home: str, in_container: bool) -> str | None:
+    """uv in the environment: on its PATH; else this machine's uv binary copied into the
+    container (same OS and architecture: seconds, where `pip install uv` under load can take a
+    minute); else installed with pip."""
+    found = await env.sh(f"command -v uv || ls {home}/.local/bin/uv 2>/dev/null")
+    lines = found.output.decode().strip().splitlines()
+    if found.exit_code == 0 and lines:
+        return lines[-1].strip()
+    if in_container:
+        copied = await _copy_host_uv(env, home)
+        if copied is not None:
+            return copied
+    installed = await env.sh(
+        "(python3 -m pip install --user --break-system-packages -q uv >/dev/null 2>&1 "
+        f"|| python3 -m pip install --user -q uv >/dev/null 2>&1) && ls {home}/.local/bin/uv",
+        timeout=300,
+    )
+    lines = installed.output.decode().strip().splitlines()
+    return lines[-1].strip() if installed.exit_code == 0 and lines else None
+
+
+async def _copy_host_uv(env: _Env, home: str) -> str | None:
+    import platform
+
+    try:
+        import uv as uv_package
+
+        binary = Path(uv_package.find_uv_bin())
+    except (ImportError, FileNotFoundError):
+        return None
+    machine = await env.sh("uname -sm")
+    if machine.output.decode().split() != [platform.system(), platform.machine()]:
+        return None
+    staging = ".reposim-uv"
+    data = await asyncio.to_thread(binary.read_bytes)
+    await env.session.backend.write_file(staging, data)
+    target = f"{home}/.local/bin/uv"
+    moved = await env.sh(
+        f"mkdir -p {home}/.local/bin && mv {staging} {target} && chmod +x {target} && "
+        f"{target} --version"
+    )
+    return target if moved.exit_code == 0 else None
+
+
 async def _install_project(env: _Env, project: Project) -> tuple[bool, str]:
     """Editable with the test extras; without them; then not editable. The first that works."""
     extras = f"[{','.join(project.extras)}]" if project.extras else ""
     attempts = [["-e", f".{extras}"]]
+    tests_only = [e for e in project.extras if re.match(r"^(tests?|testing)$", e, re.I)]
+    if tests_only and len(tests_only) < len(project.extras):
+        # A dev or all extra often pulls in tools that do not install; the test extra matters.
+        attempts.append(["-e", f".[{','.join(tests_only)}]"])
     if extras:
         attempts.append(["-e", "."])
     attempts.append([f".{extras}"])

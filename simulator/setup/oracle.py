@@ -254,7 +254,9 @@ def verdict_from_tests(
         category = Category.TEST_FAILURES
     evidence = diagnosis.evidence
     if category is Category.TEST_FAILURES:
-        evidence = f"{ran - counts.get('passed', 0)} of {ran} tests failed; {evidence}"
+        evidence = (
+            f"{ran - counts.get('passed', 0)} of {ran} tests failed; {_first_failure(output)}"
+        )
     return Verdict(
         Tier.RUNS,
         category,
@@ -265,6 +267,16 @@ def verdict_from_tests(
         test_command=command,
         output_tail=tail,
     )
+
+
+def _first_failure(output: str) -> str:
+    """The first failing test and its first `E` line (pytest), else the last error line."""
+    lines = output.splitlines()
+    test = next((line[7:].split(" - ")[0] for line in lines if line.startswith("FAILED ")), "")
+    error = next((line[1:].strip() for line in lines if re.match(r"^E\s+\S", line)), "")
+    if test or error:
+        return f"{test}: {error}".strip(": ")[:400]
+    return diagnose(output).evidence
 
 
 _CTEST = re.compile(r"(\d+)% tests passed, (\d+) tests? failed out of (\d+)")

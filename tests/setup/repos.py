@@ -158,3 +158,26 @@ def yaml_repo(root: Path) -> Path:
             """,
         },
     )
+
+
+def env_var_repo(root: Path) -> Path:
+    """Its tests need APP_MODE=test in the environment: nothing the ladder can know."""
+    return write_repo(
+        root,
+        {
+            "modes/__init__.py": """
+                import os
+
+
+                def mode():
+                    return os.environ.get("APP_MODE", "production")
+            """,
+            "tests/test_modes.py": """
+                from modes import mode
+
+
+                def test_runs_in_test_mode():
+                    assert mode() == "test"
+            """,
+        },
+    )

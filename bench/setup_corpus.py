@@ -1,0 +1,150 @@
+"""Setup on a corpus of real projects: naive `pip install -e . && pytest` vs `reposim setup`.
+
+Reference: the naive install in a fresh container, on the same corpus, in the same batch run.
+Goal (issue 13): >= 2.5x the naive number of ready repositories and >= 80% ready without a
+model; also the median time to ready and the throughput of 4 workers on this (2-core) machine.
+
+    uv run python bench/corpus/build_setup_corpus.py       # once: the pinned sdists, unpacked
+    uv run python bench/setup_corpus.py [--jobs 4] [--store FILE] [--limit N]
+
+Both ways of every repository are tasks of one run_batch (each a fresh container); the results
+go to a JSONL store, so an interrupted run resumes where it stopped (--fresh starts over).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _report import percentile, table
+from _setup_tasks import naive_task
+from corpus.build_setup_corpus import DEFAULT_DEST, pins, repo_dir
+
+from simulator.batch import ResultStore, Task, TaskRecord, run_batch
+from simulator.setup.batch import setup_task
+from simulator.setup.runner import DEFAULT_IMAGE, SetupRequest
+
+
+def dispatch(task: Task) -> dict[str, object]:
+    if task.key.startswith("naive:"):
+        return naive_task(task)
+    return setup_task(task)
+
+
+def tier_of(record: TaskRecord | None) -> str:
+    if record is None:
+        return "-"
+    verdict = record.result.get("verdict") or {}
+    if record.status == "timeout":
+        return "timeout"
+    return str(verdict.get("tier") or record.status)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_DEST)
+    parser.add_argument("--jobs", type=int, default=4)
+    parser.add_argument("--store", type=Path, default=Path("/tmp/reposim-setup-corpus.jsonl"))
+    parser.add_argument("--limit", type=int, default=0)
+    parser.add_argument("--timeout", type=float, default=1200.0)
+    parser.add_argument("--fresh", action="store_true")
+    args = parser.parse_args()
+    repos = [repo_dir(args.corpus, n, v) for n, v in pins()]
+    repos = [r for r in repos if (r / ".git").is_dir()]
+    if args.limit:
+        repos = repos[: args.limit]
+    if not repos:
+        print(f"No corpus in {args.corpus}: run bench/corpus/build_setup_corpus.py first.")
+        return 2
+    if args.fresh and args.store.exists():
+        args.store.unlink()
+    trajectories = args.store.with_suffix(".trajectories")
+    request = SetupRequest(image=DEFAULT_IMAGE, trajectory_dir=str(trajectories))
+    tasks: list[Task] = []
+    for repo in repos:
+        tasks.append(
+            Task(
+                f"naive:{repo.name}",
+                {"source": str(repo), "trajectory_dir": str(trajectories), "image": DEFAULT_IMAGE},
+            )
+        )
+        tasks.append(Task(f"reposim:{repo.name}", {"source": str(repo), **request.to_payload()}))
+    print(f"{len(repos)} repositories, {len(tasks)} tasks, {args.jobs} workers", file=sys.stderr)
+    t0 = time.monotonic()
+    summary = run_batch(
+        tasks,
+        dispatch,
+        store=ResultStore(args.store),
+        jobs=args.jobs,
+        timeout=args.timeout,
+        on_progress=lambda p: print(p.line(), file=sys.stderr, flush=True),
+    )
+    wall = time.monotonic() - t0
+    latest = {r.key: r for r in summary.records}
+    rows = []
+    for repo in repos:
+        naive, ours = latest.get(f"naive:{repo.name}"), latest.get(f"reposim:{repo.name}")
+        category = ours.category if ours is not None and ours.category else ""
+        evidence = (ours.evidence or "")[:90] if ours is not None and ours.category else ""
+        rows.append(
+            (
+                repo.name,
+                tier_of(naive),
+                tier_of(ours),
+                category,
+                f"{ours.seconds:.0f}" if ours else "-",
+                evidence,
+            )
+        )
+    width = max(len(r[0]) for r in rows)
+    print()
+    for name, naive_t, ours_t, category, seconds, evidence in [
+        ("repository", "naive", "reposim", "category", "seconds", "evidence"),
+        *rows,
+    ]:
+        print(f"{name:{width}}  {naive_t:9}  {ours_t:9}  {category:18}  {seconds:>7}  {evidence}")
+    ready = {"naive": 0, "reposim": 0}
+    for _name, naive_t, ours_t, *_ in rows:
+        ready["naive"] += naive_t in ("ready", "ready+")
+        ready["reposim"] += ours_t in ("ready", "ready+")
+    ours_records = [latest[k] for k in (f"reposim:{r.name}" for r in repos) if k in latest]
+    ready_times = [r.seconds for r in ours_records if tier_of(r) in ("ready", "ready+")]
+    all_times = [r.seconds for r in ours_records]
+    n = len(repos)
+    ratio = ready["reposim"] / ready["naive"] if ready["naive"] else float("inf")
+    to_ready = "-"
+    if ready_times:
+        to_ready = (
+            f"median {statistics.median(ready_times):.0f} s, "
+            f"p90 {percentile(ready_times, 0.9):.0f} s, max {max(ready_times):.0f} s"
+        )
+    per_repo = f"median {statistics.median(all_times):.0f} s" if all_times else "-"
+    done_here = len(tasks) - summary.skipped
+    throughput = f"{3600 * done_here / wall:.0f} tasks/hour ({done_here} tasks in {wall:.0f} s)"
+    print()
+    print(
+        table(
+            f"setup corpus: {n} repositories, {args.jobs} workers, 2 cores, image {DEFAULT_IMAGE}",
+            [
+                (
+                    "ready repositories",
+                    f"naive {ready['naive']}/{n}",
+                    f"reposim {ready['reposim']}/{n} ({ratio:.1f}x naive; goal >= 2.5x)",
+                ),
+                ("ready without a model", "goal >= 80%", f"{100 * ready['reposim'] / n:.0f}%"),
+                ("time to ready (reposim)", "-", to_ready),
+                ("time per repository (reposim, all)", "-", per_repo),
+                ("batch throughput (both ways, this run)", "-", throughput),
+            ],
+        )
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

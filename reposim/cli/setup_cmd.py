@@ -1,0 +1,280 @@
+"""`reposim setup` (one repository or a LIST) and `reposim env` (ready environment images)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from reposim.cli.common import CliError, json_printer, run_async
+from simulator.events import Event, Kind
+
+
+def _progress(as_json: bool) -> Any:
+    """Stage lines on stderr (or every event as JSON on stdout)."""
+
+    printer = json_printer()
+
+    def show(event: Event) -> None:
+        if as_json:
+            printer(event)
+            return
+        if event.kind != Kind.WORKFLOW_STEP:
+            return
+        step = event.payload
+        detail = step.get("detail") or {}
+        if step["status"] == "running":
+            extra = f" {detail.get('reason')}" if detail.get("reason") else ""
+            click.echo(f"  {step['step']}…{extra}", err=True)
+            return
+        seconds = step.get("seconds")
+        note = ""
+        if step["step"] == "oracle" and detail.get("tier"):
+            note = f" → {detail['tier']}"
+            if detail.get("category"):
+                note += f" [{detail['category']}]"
+        elif detail.get("not_installed"):
+            note = f" (not installed: {', '.join(detail['not_installed'])})"
+        timing = f" {seconds:.1f}s" if isinstance(seconds, int | float) else ""
+        click.echo(f"  {step['step']} {step['status']}{timing}{note}", err=True)
+
+    return show
+
+
+@click.command("setup")
+@click.argument("target")
+@click.option(
+    "--backend",
+    "backend_kind",
+    type=click.Choice(["docker", "local"]),
+    default="docker",
+    show_default=True,
+    help="A fresh container with the network on (docker) or a scratch copy on this machine.",
+)
+@click.option(
+    "--image", help="Base image (default: $REPOSIM_SETUP_IMAGE or reposim/base:bookworm-2)."
+)
+@click.option(
+    "--model", help="A litellm provider/model that takes over when the ladder stops short."
+)
+@click.option("--api-base", help="An OpenAI-compatible endpoint for --model.")
+@click.option(
+    "--model-rounds", type=int, default=6, show_default=True, help="Commands the model may run."
+)
+@click.option("--min-tests", type=int, default=10, show_default=True, help="Tests for ready+.")
+@click.option(
+    "--save-env", is_flag=True, help="Commit a ready container to reposim/env/NAME:COMMIT."
+)
+@click.option("--name", "env_name", help="The environment's name (default: the directory's).")
+@click.option(
+    "--jobs", "-j", type=int, default=None, help="LIST: repositories at once (default: cores)."
+)
+@click.option(
+    "--timeout", type=float, default=1800.0, show_default=True, help="LIST: seconds per repository."
+)
+@click.option(
+    "--store",
+    type=click.Path(dir_okay=False),
+    help="LIST: the results file a rerun resumes from (default: LIST.results.jsonl).",
+)
+@click.option("--retry-failed", is_flag=True, help="LIST: run again the repositories that failed.")
+@click.option(
+    "--trajectory-dir",
+    type=click.Path(file_okay=False),
+    help="Where the trajectories go (default: under ~/.local/share/reposim/trajectories).",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print events (or LIST records) as JSON lines."
+)
+def setup_command(
+    target: str,
+    backend_kind: str,
+    image: str | None,
+    model: str | None,
+    api_base: str | None,
+    model_rounds: int,
+    min_tests: int,
+    save_env: bool,
+    env_name: str | None,
+    jobs: int | None,
+    timeout: float,
+    store: str | None,
+    retry_failed: bool,
+    trajectory_dir: str | None,
+    as_json: bool,
+) -> None:
+    """Install a repository's dependencies until its tests run, and say why when they do not.
+
+    TARGET is a directory, a git URL (optionally URL@COMMIT), or a LIST file with one path or URL
+    per line (optionally pinned: `URL COMMIT` or `URL@COMMIT`). Each repository runs the install
+    ladder in a fresh environment — detect, venv, project with test extras, requirement files,
+    test runner and plugins, the import scan, the oracle, error-driven repairs — every step
+    recorded in a trajectory. The verdict is one of none / installed / imports / collects /
+    runs / ready / ready+; short of ready it names a category and the evidence line
+    (docs/setup.md). Exit code 0 when ready, 1 when not, 2 on a usage error.
+
+    A LIST runs in parallel workers with a progress line, appends each result to a JSONL store
+    and, when rerun, skips the repositories that already have a result.
+    """
+    from simulator.setup.batch import Entry, ListError, read_list
+    from simulator.setup.runner import SetupRequest
+
+    request = SetupRequest(
+        backend=backend_kind,
+        image=image,
+        model=model,
+        api_base=api_base,
+        model_rounds=model_rounds,
+        min_tests=min_tests,
+        trajectory_dir=trajectory_dir,
+        save_env=save_env,
+        env_name=env_name,
+    )
+    if save_env and backend_kind != "docker":
+        raise CliError("--save-env needs the docker backend.")
+    path = Path(target).expanduser()
+    if path.is_file():
+        try:
+            entries = read_list(path)
+        except ListError as exc:
+            raise CliError(str(exc)) from None
+        store_path = Path(store) if store else path.with_name(path.name + ".results.jsonl")
+        _run_list(entries, request, store_path, jobs, timeout, retry_failed, as_json)
+        return
+    if path.is_dir():
+        entry = Entry(str(path.resolve()))
+    elif "://" in target or target.startswith("git@"):
+        source, _, commit = (
+            target.rpartition("@") if "@" in target.split("/")[-1] else (target, "", "")
+        )
+        entry = Entry(source or target, commit or None)
+    else:
+        raise CliError(f"{target} is not a directory, a git URL or a LIST file.")
+    sys.exit(_run_one(entry, request, as_json))
+
+
+def _run_one(entry: Any, request: Any, as_json: bool) -> int:
+    from simulator.batch import TaskFailure
+    from simulator.setup.batch import checkout
+    from simulator.setup.runner import setup_repository
+
+    try:
+        root = checkout(entry, Path.home() / ".cache" / "reposim" / "setup-clones")
+    except TaskFailure as exc:
+        raise CliError(f"{exc} ({exc.evidence}).") from None
+    click.echo(f"reposim setup {root} ({request.backend})", err=True)
+    outcome = run_async(lambda: setup_repository(root, request, subscriber=_progress(as_json)))
+    verdict = outcome.result.verdict
+    if not as_json:
+        click.echo(f"{root.name}: {verdict.line()}")
+        if verdict.test_command:
+            click.echo(f"test command: {verdict.test_command}")
+        for round_ in outcome.model_rounds:
+            click.echo(f"model round {round_.get('round')}: {round_.get('command') or round_}")
+        if outcome.image:
+            click.echo(f"environment: {outcome.image} (Dockerfile: {outcome.dockerfile})")
+        click.echo(f"trajectory: {outcome.trajectory}", err=True)
+    return 0 if verdict.ready else 1
+
+
+def _run_list(
+    entries: list[Any],
+    request: Any,
+    store_path: Path,
+    jobs: int | None,
+    timeout: float,
+    retry_failed: bool,
+    as_json: bool,
+) -> None:
+    from simulator.batch import ResultStore, StoreError, TaskStatus, run_batch
+    from simulator.setup.batch import setup_task, tasks_for
+
+    tasks = tasks_for(entries, **request.to_payload())
+    retry = frozenset({TaskStatus.FAILED}) if retry_failed else frozenset()
+    last_line = [0.0]
+
+    def progress(p: Any) -> None:
+        now = time.monotonic()
+        if now - last_line[0] > 1.0 or p.running == 0:
+            last_line[0] = now
+            click.echo(p.line(), err=True)
+
+    click.echo(f"{len(tasks)} repositories; results in {store_path}", err=True)
+    try:
+        summary = run_batch(
+            tasks,
+            setup_task,
+            store=ResultStore(store_path),
+            jobs=jobs,
+            timeout=timeout,
+            retry=retry,
+            on_progress=progress,
+        )
+    except (StoreError, ValueError) as exc:
+        raise CliError(str(exc)) from None
+    if as_json:
+        for record in summary.records:
+            click.echo(json.dumps(record.to_dict(), default=str))
+        return
+    width = max(len(Path(r.key).name) for r in summary.records) if summary.records else 10
+    for record in summary.records:
+        tier = (record.result.get("verdict") or {}).get("tier") or str(record.status)
+        why = f" [{record.category}] {record.evidence}" if record.category else ""
+        click.echo(f"{Path(record.key).name:{width}}  {tier:9} {record.seconds:7.1f}s{why}")
+    click.echo(summary.table())
+
+
+@click.group("env")
+def env_group() -> None:
+    """Ready environment images made by `reposim setup --save-env`."""
+
+
+@env_group.command("list")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per image.")
+def env_list(as_json: bool) -> None:
+    """List ready environments: name, image, verdict, size, test command."""
+    from simulator.setup.envimage import list_environments
+
+    environments = list_environments()
+    if as_json:
+        for environment in environments:
+            click.echo(json.dumps(environment.to_dict()))
+        return
+    if not environments:
+        click.echo("No ready environments (make one with `reposim setup PATH --save-env`).")
+    for e in environments:
+        size = f"{e.size / 1024**2:.0f} MB"
+        click.echo(f"{e.name:20} {e.tag:50} {e.verdict or '':8} {size:>8}  {e.test_command or ''}")
+
+
+@env_group.command("prune")
+@click.option("--name", "env_name", help="Only this environment's images.")
+@click.option(
+    "--max-size",
+    default="20g",
+    show_default=True,
+    help="Keep env images within this total size (the newest of each name is kept unless 0).",
+)
+def env_prune(env_name: str | None, max_size: str) -> None:
+    """Remove the oldest ready-environment images until their total is within --max-size."""
+    from simulator.setup.envimage import prune_environments
+
+    units = {"k": 1024, "m": 1024**2, "g": 1024**3}
+    text = max_size.strip().lower()
+    try:
+        budget = int(float(text[:-1]) * units[text[-1]]) if text[-1:] in units else int(text)
+    except ValueError:
+        raise CliError(f"--max-size {max_size} is not a size like 500m or 20g.") from None
+    removed = prune_environments(budget=budget, name=env_name)
+    for e in removed:
+        click.echo(f"removed {e.tag} ({e.size / 1024**2:.0f} MB)")
+    click.echo(f"reposim env prune: removed {len(removed)} image(s).")
+
+
+def register(group: click.Group) -> None:
+    group.add_command(setup_command)
+    group.add_command(env_group)

@@ -1,0 +1,109 @@
+"""One repository, start to end: open a session, run the ladder, the model, save the image.
+
+`setup_repository(path, request)` is what `reposim setup PATH` and each batch task run; the UI
+runs `run_setup` (and `llm.install`) inside the session it already has instead.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from simulator.backend_factory import make_backend
+from simulator.session import Session, Subscriber
+from simulator.setup.ladder import SetupOptions, SetupResult, run_setup
+
+# Compilers, make and cmake on top of the Python base: what C projects and sdists that build
+# extensions need.
+DEFAULT_IMAGE = os.environ.get("REPOSIM_SETUP_IMAGE", "reposim/base:bookworm-2")
+
+
+@dataclass(frozen=True)
+class SetupRequest:
+    backend: str = "docker"
+    image: str | None = None
+    model: str | None = None
+    model_rounds: int = 6
+    api_base: str | None = None
+    min_tests: int = 10
+    repair_rounds: int = 5
+    trajectory_dir: str | None = None
+    save_env: bool = False  # commit a ready container to reposim/env/<name>:<commit>
+    env_name: str | None = None
+    use_uv: bool = True
+
+    @classmethod
+    def from_payload(cls, payload: dict[str, Any]) -> SetupRequest:
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in payload.items() if k in known})
+
+    def to_payload(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+@dataclass
+class SetupOutcome:
+    result: SetupResult
+    trajectory: Path
+    image: str | None = None  # the ready environment's image, when one was saved
+    dockerfile: Path | None = None
+    model_rounds: list[dict[str, Any]] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        data = self.result.to_dict()
+        data["trajectory"] = str(self.trajectory)
+        data["image"] = self.image
+        data["dockerfile"] = str(self.dockerfile) if self.dockerfile else None
+        data["model_rounds"] = self.model_rounds
+        return data
+
+
+async def setup_repository(
+    path: Path, request: SetupRequest, *, subscriber: Subscriber | None = None
+) -> SetupOutcome:
+    """`subscriber` receives every event of the session (workflow steps for progress)."""
+    path = Path(path).expanduser().resolve()
+    options: dict[str, Any] = {}
+    if request.backend == "docker":
+        options = {"image": request.image or DEFAULT_IMAGE, "network": True}
+    backend = make_backend(request.backend, path, **options)
+    trajectory = None
+    if request.trajectory_dir:
+        directory = Path(request.trajectory_dir)
+        directory.mkdir(parents=True, exist_ok=True)
+        trajectory = directory / f"setup-{path.name}-{os.getpid()}.jsonl"
+    session = await Session.open(path, backend=backend, trajectory_path=trajectory)
+    if subscriber is not None:
+        session.subscribe(subscriber)
+    try:
+        result = await run_setup(
+            session,
+            SetupOptions(
+                repair_rounds=request.repair_rounds,
+                min_tests=request.min_tests,
+                use_uv=request.use_uv,
+            ),
+            params={"repo": str(path), "backend": request.backend, "image": options.get("image")},
+        )
+        outcome = SetupOutcome(result, session.trajectory_path)
+        if request.model and not result.verdict.ready:
+            from simulator.setup.llm import install_with_model
+
+            report = await install_with_model(
+                session,
+                result,
+                model=request.model,
+                api_base=request.api_base,
+                rounds=request.model_rounds,
+            )
+            outcome.model_rounds = report.rounds
+        if request.save_env and result.verdict.ready and request.backend == "docker":
+            from simulator.setup.envimage import save_environment
+
+            saved = await save_environment(session, result, name=request.env_name)
+            outcome.image, outcome.dockerfile = saved.tag, saved.dockerfile
+        return outcome
+    finally:
+        await session.close()
