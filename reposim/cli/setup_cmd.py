@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import click
 
+from reposim.cli.batch import BatchSettings, batch_options, run_batch_cli
 from reposim.cli.common import CliError, json_printer, run_async
 from simulator.events import Event, Kind
 
@@ -71,18 +72,6 @@ def _progress(as_json: bool) -> Any:
 )
 @click.option("--name", "env_name", help="The environment's name (default: the directory's).")
 @click.option(
-    "--jobs", "-j", type=int, default=None, help="LIST: repositories at once (default: cores)."
-)
-@click.option(
-    "--timeout", type=float, default=1800.0, show_default=True, help="LIST: seconds per repository."
-)
-@click.option(
-    "--store",
-    type=click.Path(dir_okay=False),
-    help="LIST: the results file a rerun resumes from (default: LIST.results.jsonl).",
-)
-@click.option("--retry-failed", is_flag=True, help="LIST: run again the repositories that failed.")
-@click.option(
     "--trajectory-dir",
     type=click.Path(file_okay=False),
     help="Where the trajectories go (default: under ~/.local/share/reposim/trajectories).",
@@ -90,6 +79,7 @@ def _progress(as_json: bool) -> Any:
 @click.option(
     "--json", "as_json", is_flag=True, help="Print events (or LIST records) as JSON lines."
 )
+@batch_options(".reposim-setup-results.jsonl")
 def setup_command(
     target: str,
     backend_kind: str,
@@ -100,12 +90,9 @@ def setup_command(
     min_tests: int,
     save_env: bool,
     env_name: str | None,
-    jobs: int | None,
-    timeout: float,
-    store: str | None,
-    retry_failed: bool,
     trajectory_dir: str | None,
     as_json: bool,
+    batch: BatchSettings,
 ) -> None:
     """Install a repository's dependencies until its tests run, and say why when they do not.
 
@@ -117,8 +104,9 @@ def setup_command(
     runs / ready / ready+; short of ready it names a category and the evidence line
     (docs/setup.md). Exit code 0 when ready, 1 when not, 2 on a usage error.
 
-    A LIST runs in parallel workers with a progress line, appends each result to a JSONL store
-    and, when rerun, skips the repositories that already have a result.
+    A LIST runs in parallel workers (--jobs) with a progress line and a per-repository time
+    limit (--timeout, default 1800 s), appends each result to the --results file and, when
+    rerun, skips the repositories that already have a result.
     """
     from simulator.setup.batch import Entry, ListError, read_list
     from simulator.setup.runner import SetupRequest
@@ -142,8 +130,7 @@ def setup_command(
             entries = read_list(path)
         except ListError as exc:
             raise CliError(str(exc)) from None
-        store_path = Path(store) if store else path.with_name(path.name + ".results.jsonl")
-        _run_list(entries, request, store_path, jobs, timeout, retry_failed, as_json)
+        _run_list(entries, request, batch, as_json)
         return
     if path.is_dir():
         entry = Entry(str(path.resolve()))
@@ -181,51 +168,22 @@ def _run_one(entry: Any, request: Any, as_json: bool) -> int:
     return 0 if verdict.ready else 1
 
 
-def _run_list(
-    entries: list[Any],
-    request: Any,
-    store_path: Path,
-    jobs: int | None,
-    timeout: float,
-    retry_failed: bool,
-    as_json: bool,
-) -> None:
-    from simulator.batch import ResultStore, StoreError, TaskStatus, run_batch
+def _run_list(entries: list[Any], request: Any, batch: BatchSettings, as_json: bool) -> None:
     from simulator.setup.batch import setup_task, tasks_for
 
+    if batch.timeout is None:
+        batch = dataclasses.replace(batch, timeout=1800.0)
     tasks = tasks_for(entries, **request.to_payload())
-    retry = frozenset({TaskStatus.FAILED}) if retry_failed else frozenset()
-    last_line = [0.0]
-
-    def progress(p: Any) -> None:
-        now = time.monotonic()
-        if now - last_line[0] > 1.0 or p.running == 0:
-            last_line[0] = now
-            click.echo(p.line(), err=True)
-
-    click.echo(f"{len(tasks)} repositories; results in {store_path}", err=True)
-    try:
-        summary = run_batch(
-            tasks,
-            setup_task,
-            store=ResultStore(store_path),
-            jobs=jobs,
-            timeout=timeout,
-            retry=retry,
-            on_progress=progress,
-        )
-    except (StoreError, ValueError) as exc:
-        raise CliError(str(exc)) from None
+    summary = run_batch_cli(tasks, setup_task, batch, label="setup")
     if as_json:
         for record in summary.records:
             click.echo(json.dumps(record.to_dict(), default=str))
         return
-    width = max(len(Path(r.key).name) for r in summary.records) if summary.records else 10
+    width = max((len(Path(r.key).name) for r in summary.records), default=10)
     for record in summary.records:
         tier = (record.result.get("verdict") or {}).get("tier") or str(record.status)
         why = f" [{record.category}] {record.evidence}" if record.category else ""
         click.echo(f"{Path(record.key).name:{width}}  {tier:9} {record.seconds:7.1f}s{why}")
-    click.echo(summary.table())
 
 
 @click.group("env")

@@ -35,6 +35,18 @@ LABEL_CREATED = "reposim.env.created"
 DEFAULT_BUDGET = 20 * 1024**3  # bytes of env images kept by `reposim env prune`
 
 
+def environment_budget() -> int:
+    """Bytes of env images to keep: $REPOSIM_ENV_BUDGET (like 20g), else 20 GiB."""
+    text = os.environ.get("REPOSIM_ENV_BUDGET", "").strip().lower()
+    units = {"k": 1024, "m": 1024**2, "g": 1024**3}
+    try:
+        if text[-1:] in units:
+            return int(float(text[:-1]) * units[text[-1]])
+        return int(text) if text else DEFAULT_BUDGET
+    except ValueError:
+        return DEFAULT_BUDGET
+
+
 def env_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "reposim" / "envs"

@@ -6,6 +6,7 @@ runs `run_setup` (and `llm.install`) inside the session it already has instead.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,10 +101,17 @@ async def setup_repository(
             )
             outcome.model_rounds = report.rounds
         if request.save_env and result.verdict.ready and request.backend == "docker":
-            from simulator.setup.envimage import save_environment
+            from simulator.setup.envimage import (
+                environment_budget,
+                prune_environments,
+                save_environment,
+            )
 
             saved = await save_environment(session, result, name=request.env_name)
             outcome.image, outcome.dockerfile = saved.tag, saved.dockerfile
+            # Disk use stays bounded: past the budget the oldest env images go (never the
+            # newest of a name).
+            await asyncio.to_thread(prune_environments, budget=environment_budget())
         return outcome
     finally:
         await session.close()

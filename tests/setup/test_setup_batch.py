@@ -35,7 +35,7 @@ def _setup(listing: Path, store: Path, tmp_path: Path) -> subprocess.Popen[str]:
             "local",
             "--jobs",
             "1",
-            "--store",
+            "--results",
             str(store),
             "--trajectory-dir",
             str(tmp_path / "traj"),
@@ -58,7 +58,8 @@ def test_killed_batch_resumes_without_redoing_finished_repositories(tmp_path: Pa
     deadline = time.monotonic() + 600
     while not _records(store) and time.monotonic() < deadline and first.poll() is None:
         time.sleep(0.2)
-    os.killpg(first.pid, signal.SIGKILL)  # the driver and its workers, mid-batch
+    assert first.poll() is None, first.communicate()[0]  # still running: killed mid-batch
+    os.killpg(first.pid, signal.SIGKILL)  # the driver and its workers
     first.wait()
     done_before = [r["key"] for r in _records(store)]
     assert len(done_before) == 1, _records(store)
