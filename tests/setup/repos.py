@@ -181,3 +181,54 @@ def env_var_repo(root: Path) -> Path:
             """,
         },
     )
+
+
+C_SOURCES = {
+    "calc.c": "int add(int a, int b) { return a + b; }\nint mul(int a, int b) { return a * b; }\n",
+    "test_calc.c": """
+        #include <stdio.h>
+        #include <string.h>
+        int add(int, int);
+        int mul(int, int);
+        int main(int argc, char **argv) {
+            if (argc > 1 && strcmp(argv[1], "mul") == 0) return mul(3, 4) == 12 ? 0 : 1;
+            return add(2, 3) == 5 ? 0 : 1;
+        }
+    """,
+}
+
+
+def cmake_repo(root: Path) -> Path:
+    """A C library with two ctest tests."""
+    return write_repo(
+        root,
+        {
+            **C_SOURCES,
+            "CMakeLists.txt": """
+                cmake_minimum_required(VERSION 3.10)
+                project(calc C)
+                enable_testing()
+                add_library(calc calc.c)
+                add_executable(test_calc test_calc.c)
+                target_link_libraries(test_calc calc)
+                add_test(NAME add COMMAND test_calc add)
+                add_test(NAME mul COMMAND test_calc mul)
+            """,
+        },
+    )
+
+
+def make_repo(root: Path) -> Path:
+    """A C program with a Makefile whose `check` target runs its test binary."""
+    return write_repo(
+        root,
+        {
+            **C_SOURCES,
+            "Makefile": (
+                "all: test_calc\n\n"
+                "test_calc: calc.c test_calc.c\n\tcc -o test_calc calc.c test_calc.c\n\n"
+                "check: test_calc\n"
+                "\t./test_calc add && ./test_calc mul && echo '2 passed, 0 failed'\n"
+            ),
+        },
+    )

@@ -1,0 +1,36 @@
+"""C projects on the setup image (a compiler, make and cmake): build, run the tests, remember."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from simulator.setup import Tier, run_setup
+from tests.setup import repos
+from tests.setup.conftest import SessionFactory
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+
+@pytest.mark.parametrize(
+    ("build", "command"),
+    [
+        (repos.cmake_repo, "ctest --test-dir build --output-on-failure"),
+        (repos.make_repo, "make check"),
+    ],
+    ids=["cmake", "make"],
+)
+async def test_c_project_builds_and_its_tests_run(
+    tmp_path: Path, docker_session: SessionFactory, build: Callable[[Path], Path], command: str
+) -> None:
+    session = await docker_session(build(tmp_path / "calc"))
+    result = await run_setup(session)
+    assert result.project.language == "c"
+    assert result.verdict.tier is Tier.READY, result.verdict.line()
+    assert result.verdict.tests == {"passed": 2, "failed": 0, "error": 0, "skipped": 0}
+    assert result.verdict.test_command == command
+    # Remembered: the session's test command (F5, `reposim test`) is the one found.
+    again = await session.run_tests()
+    assert again.command == command and again.exit_code == 0
