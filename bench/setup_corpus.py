@@ -45,6 +45,13 @@ def tier_of(record: TaskRecord | None) -> str:
     return str(verdict.get("tier") or record.status)
 
 
+def _span(records: list[TaskRecord]) -> float:
+    """Seconds from the first task's start to the last task's end, from the records."""
+    if not records:
+        return 0.0
+    return max(r.finished for r in records) - min(r.finished - r.seconds for r in records)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--corpus", type=Path, default=DEFAULT_DEST)
@@ -53,6 +60,11 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=1200.0)
     parser.add_argument("--fresh", action="store_true")
+    parser.add_argument(
+        "--report",
+        action="store_true",
+        help="Only print the table of the repositories the store has both results for.",
+    )
     args = parser.parse_args()
     repos = [repo_dir(args.corpus, n, v) for n, v in pins()]
     repos = [r for r in repos if (r / ".git").is_dir()]
@@ -76,16 +88,24 @@ def main() -> int:
         tasks.append(Task(f"reposim:{repo.name}", {"source": str(repo), **request.to_payload()}))
     print(f"{len(repos)} repositories, {len(tasks)} tasks, {args.jobs} workers", file=sys.stderr)
     t0 = time.monotonic()
-    summary = run_batch(
-        tasks,
-        dispatch,
-        store=ResultStore(args.store),
-        jobs=args.jobs,
-        timeout=args.timeout,
-        on_progress=lambda p: print(p.line(), file=sys.stderr, flush=True),
-    )
-    wall = time.monotonic() - t0
-    latest = {r.key: r for r in summary.records}
+    store = ResultStore(args.store)
+    if args.report:
+        # What the store holds now (a run in progress or stopped): the batch's own time span.
+        records = list(store.latest().values())
+        skipped, wall = 0, _span(records)
+    else:
+        summary = run_batch(
+            tasks,
+            dispatch,
+            store=store,
+            jobs=args.jobs,
+            timeout=args.timeout,
+            on_progress=lambda p: print(p.line(), file=sys.stderr, flush=True),
+        )
+        records, skipped, wall = summary.records, summary.skipped, time.monotonic() - t0
+    latest = {r.key: r for r in records}
+    if args.report:
+        repos = [r for r in repos if f"naive:{r.name}" in latest and f"reposim:{r.name}" in latest]
     rows = []
     for repo in repos:
         naive, ours = latest.get(f"naive:{repo.name}"), latest.get(f"reposim:{repo.name}")
@@ -124,7 +144,7 @@ def main() -> int:
             f"p90 {percentile(ready_times, 0.9):.0f} s, max {max(ready_times):.0f} s"
         )
     per_repo = f"median {statistics.median(all_times):.0f} s" if all_times else "-"
-    done_here = len(tasks) - summary.skipped
+    done_here = len(records) if args.report else len(tasks) - skipped
     throughput = f"{3600 * done_here / wall:.0f} tasks/hour ({done_here} tasks in {wall:.0f} s)"
     print()
     print(

@@ -240,8 +240,9 @@ def _read_tox(project: Project, path: Path) -> None:
                         project.extra_requirements.append(line)
             if parser.has_option(section, "extras"):
                 for line in _lines(parser.get(section, "extras")):
-                    # `factor: extra` lines apply to some environments only; the name is enough.
-                    for extra in re.split(r"[\s,]+", line.split(":")[-1]):
+                    if ":" in line:
+                        continue  # `factor: extra` is for one environment (mypy, docs...) only
+                    for extra in re.split(r"[\s,]+", line):
                         if re.match(r"^[A-Za-z0-9][\w.-]*$", extra):
                             project.extras.append(extra)
             if section == "testenv":

@@ -219,7 +219,7 @@ def verdict_from_tests(
         return Verdict(
             Tier.COLLECTS,
             Category.TIMEOUT,
-            f"the test run timed out after {command!r}",
+            f"the test run was still going when its time limit ended it: {command}",
             tests=counts,
             test_command=command,
             output_tail=tail,

@@ -149,3 +149,15 @@ def test_repairs_match_their_errors() -> None:
     assert plan(Diagnosis(Category.ATTRIBUTE_ERROR, "e", "numpy:float"), state) is None
     plugin = plan(Diagnosis(Category.MISSING_PLUGIN, "E  fixture 'benchmark' not found"), state)
     assert plugin is not None and plugin.requirements == ("pytest-benchmark",)
+
+
+def test_tox_extras_for_one_factor_are_left_out(tmp_path: Path) -> None:
+    repo = repos.write_repo(
+        tmp_path / "r",
+        {
+            "setup.py": "from setuptools import setup\nsetup(name='t')\n",
+            "tox.ini": "[testenv]\nextras =\n    tests\n    mypy: tests-mypy\ndeps = pytest-xdist\n",
+        },
+    )
+    project = detect(repo)
+    assert project.extras == ["tests"] and project.extra_requirements == ["pytest-xdist"]
