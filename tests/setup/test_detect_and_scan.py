@@ -156,7 +156,9 @@ def test_tox_extras_for_one_factor_are_left_out(tmp_path: Path) -> None:
         tmp_path / "r",
         {
             "setup.py": "from setuptools import setup\nsetup(name='t')\n",
-            "tox.ini": "[testenv]\nextras =\n    tests\n    mypy: tests-mypy\ndeps = pytest-xdist\n",
+            "tox.ini": (
+                "[testenv]\nextras =\n    tests\n    mypy: tests-mypy\ndeps = pytest-xdist\n"
+            ),
         },
     )
     project = detect(repo)
