@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import json
 import os
 import secrets
 import shutil
@@ -20,7 +21,10 @@ import subprocess
 import tempfile
 import termios
 import time
+from dataclasses import dataclass
 from pathlib import Path
+
+import psutil
 
 from backends import proctree
 from backends.base import (
@@ -42,6 +46,72 @@ SHELL_MARK_VAR = "REPOSIM_SHELL_MARK"
 # lot is read in large chunks (a few hundred reads per GiB, not tens of thousands).
 _SHELL_PIPE = 1 << 20
 _F_SETPIPE_SZ = 1031
+
+
+OWNER_FILE = "reposim-owner.json"
+"""Beside a scratch workspace (`<workspace>.reposim-owner.json`) and inside a private dir: the
+process that made it, so `reposim gc` can tell what a crashed session left behind."""
+PRIVATE_PREFIX = "reposim-private-"
+
+
+def _write_owner(path: Path, mark: str) -> None:
+    me = psutil.Process()
+    path.write_text(json.dumps({"pid": me.pid, "started": me.create_time(), "mark": mark}))
+
+
+def _owner_alive(path: Path) -> tuple[bool, int | None, str | None]:
+    """(whether the process named in an owner file still runs, its pid, its session's mark)."""
+    try:
+        owner = json.loads(path.read_text())
+        pid, started = int(owner["pid"]), float(owner["started"])
+        mark = owner.get("mark")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return True, None, None  # unreadable: not ours to judge, leave it
+    try:
+        alive = abs(psutil.Process(pid).create_time() - started) < 1.0  # not a reused pid
+    except psutil.Error:
+        alive = False
+    return alive, pid, mark if isinstance(mark, str) else None
+
+
+@dataclass(frozen=True)
+class Leftover:
+    """A scratch workspace or private dir found by `collect_local_garbage`."""
+
+    kind: str  # "workspace" | "private dir"
+    path: Path
+    owner_pid: int | None
+    orphaned: bool
+    removed: bool
+
+
+def collect_local_garbage(
+    scratch_root: Path, *, temp_dir: Path | None = None, dry_run: bool = False
+) -> list[Leftover]:
+    """Remove the scratch workspaces (under `scratch_root`) and private dirs (in the temp dir)
+    whose owner process is gone, after killing what that session still had running; what has
+    no owner file, or a live owner, is left alone."""
+    found: list[Leftover] = []
+    candidates: list[tuple[str, Path, Path]] = []
+    if scratch_root.is_dir():
+        for owner in scratch_root.glob(f"*.{OWNER_FILE}"):
+            workspace = owner.with_name(owner.name.removesuffix(f".{OWNER_FILE}"))
+            candidates.append(("workspace", workspace, owner))
+    temp = temp_dir or Path(tempfile.gettempdir())
+    for private in temp.glob(f"{PRIVATE_PREFIX}*"):
+        if (private / OWNER_FILE).is_file():
+            candidates.append(("private dir", private, private / OWNER_FILE))
+    for kind, path, owner in candidates:
+        alive, pid, mark = _owner_alive(owner)
+        removed = False
+        if not alive and not dry_run:
+            if mark:
+                proctree.kill_session(None, SESSION_MARK_VAR, mark)
+            shutil.rmtree(path, ignore_errors=True)
+            owner.unlink(missing_ok=True)
+            removed = not path.exists()
+        found.append(Leftover(kind, path, pid, not alive, removed))
+    return found
 
 
 def copy_workspace(source: Path, dest: Path) -> None:
@@ -294,11 +364,19 @@ class LocalBackend(ShellBackend):
         else:
             self._scratch_root.mkdir(parents=True, exist_ok=True)
             dest = Path(tempfile.mkdtemp(prefix=f"{self.source.name}-", dir=self._scratch_root))
-            await asyncio.to_thread(copy_workspace, self.source, dest)
+            # The owner file goes first: a crash during the copy is found too.
+            _write_owner(self._owner_file(dest), self.mark)
+            try:
+                await asyncio.to_thread(copy_workspace, self.source, dest)
+            except BaseException:
+                await asyncio.to_thread(shutil.rmtree, dest, True)
+                self._owner_file(dest).unlink(missing_ok=True)
+                raise
             self._workspace = dest
         workspace = self._workspace
         self._files = ConfinedRoot(str(workspace))
-        self._private = Path(tempfile.mkdtemp(prefix="reposim-private-"))
+        self._private = Path(tempfile.mkdtemp(prefix=PRIVATE_PREFIX))
+        _write_owner(self._private / OWNER_FILE, self.mark)
         self._shell = PersistentShell(
             lambda: _LocalShellChannel.spawn(workspace, self._env), str(workspace)
         )
@@ -317,12 +395,18 @@ class LocalBackend(ShellBackend):
         if self._files is not None:
             self._files.close()
             self._files = None
-        if self._workspace is not None and not self.in_place and not self.keep_workspace:
-            await asyncio.to_thread(shutil.rmtree, self._workspace, True)
+        if self._workspace is not None and not self.in_place:
+            if not self.keep_workspace:
+                await asyncio.to_thread(shutil.rmtree, self._workspace, True)
+            self._owner_file(self._workspace).unlink(missing_ok=True)  # kept on purpose, or gone
         if self._private is not None:
             await asyncio.to_thread(shutil.rmtree, self._private, True)
         self._workspace = None
         self._private = None
+
+    @staticmethod
+    def _owner_file(workspace: Path) -> Path:
+        return workspace.with_name(f"{workspace.name}.{OWNER_FILE}")
 
     @property
     def files(self) -> ConfinedRoot:

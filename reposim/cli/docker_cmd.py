@@ -11,30 +11,42 @@ from reposim.cli.common import CliError
 @click.command("gc")
 @click.option("--dry-run", is_flag=True, help="Only list what would be removed.")
 def gc_command(dry_run: bool) -> None:
-    """Remove containers and volumes a crashed RepoSim session left behind.
+    """Remove what crashed RepoSim sessions left behind: scratch workspaces and private dirs
+    of local sessions, containers and volumes of Docker ones.
 
-    Only objects labelled by RepoSim whose creating process is gone are removed; live sessions,
-    sessions of other hosts and anything RepoSim did not create are left alone.
+    Only what RepoSim marked as made by a process that is gone is removed; live sessions,
+    sessions of other hosts and anything RepoSim did not create are left alone. Without a
+    Docker engine only the local part runs.
     """
     from backends.docker_engine import collect_garbage, connect
+    from backends.local import collect_local_garbage
+    from simulator.paths import workspaces_dir
 
+    found: list[tuple[str, str, object, bool, bool]] = [
+        (item.kind, str(item.path), item.owner_pid, item.orphaned, item.removed)
+        for item in collect_local_garbage(workspaces_dir(), dry_run=dry_run)
+    ]
     try:
         client = connect()
     except BackendError as exc:
-        raise CliError(str(exc)) from None
-    try:
-        found = collect_garbage(client, dry_run=dry_run)
-    finally:
-        client.close()
+        click.echo(f"reposim gc: containers not checked: {exc}", err=True)
+    else:
+        try:
+            found += [
+                (item.kind, item.name, item.owner_pid, item.orphaned, item.removed)
+                for item in collect_garbage(client, dry_run=dry_run)
+            ]
+        finally:
+            client.close()
     removed = 0
-    for item in found:
-        if item.removed:
+    for kind, name, owner_pid, orphaned, was_removed in found:
+        if was_removed:
             removed += 1
-            click.echo(f"removed {item.kind} {item.name} (owner pid {item.owner_pid} is gone)")
-        elif item.orphaned:
+            click.echo(f"removed {kind} {name} (owner pid {owner_pid} is gone)")
+        elif orphaned:
             verb = "would remove" if dry_run else "could not remove"
-            click.echo(f"{verb} {item.kind} {item.name} (owner pid {item.owner_pid} is gone)")
-    kept = sum(1 for item in found if not item.orphaned)
+            click.echo(f"{verb} {kind} {name} (owner pid {owner_pid} is gone)")
+    kept = sum(1 for item in found if not item[3])
     click.echo(f"reposim gc: removed {removed}, kept {kept} in use by live sessions.")
 
 
