@@ -81,26 +81,20 @@ def _declared(node: Node | None) -> tuple[str, bool]:
 def _function_name(definition: Node) -> str:
     """The name a function definition defines: never a word of a parameter list.
 
-    With an unknown macro in front of it, tree-sitter can take the wrong words for the
-    declarator; the name must be the identifier the function declarator itself declares.
+    `int UNKNOWN_MACRO main(void) {...}` after a declaration is misread by tree-sitter as the
+    declaration `int UNKNOWN_MACRO` and then a definition of type `main` whose declarator is
+    `(void)`: the type is the name there, the parentheses are the parameters.
     """
-    fdecl = _function_declarator(definition.child_by_field_name("declarator"))
-    if fdecl is None:
-        return ""
-    node = fdecl.child_by_field_name("declarator")
-    while node is not None and node.type in DECLARATOR_WRAPPERS:
-        inner = node.child_by_field_name("declarator")
-        if inner is None and node.type == "parenthesized_declarator" and node.named_child_count:
-            inner = node.named_children[0]
-        node = inner
-    if node is None or node.type not in ("identifier", "field_identifier"):
-        return ""
-    parent = node.parent
-    while parent is not None and parent != definition:
-        if parent.type == "parameter_list":
-            return ""
-        parent = parent.parent
-    return _text(node)
+    declarator = definition.child_by_field_name("declarator")
+    kind = definition.child_by_field_name("type")
+    if (
+        declarator is not None
+        and declarator.type == "parenthesized_declarator"
+        and kind is not None
+        and kind.type == "type_identifier"
+    ):
+        return _text(kind)
+    return _declared(declarator)[0]
 
 
 def _function_declarator(node: Node | None) -> Node | None:

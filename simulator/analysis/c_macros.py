@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 DEFINE = re.compile(
     rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\([^)]*\))?((?:[^\n\\]|\\\n|\\)*)", re.MULTILINE
@@ -75,7 +76,24 @@ class MacroTable:
             return True
         return name not in self.defined and CONVENTIONAL_ATTRIBUTE.match(name) is not None
 
+    def rewritable(self, name: bytes) -> bool:
+        return (
+            name in self.braces
+            or name in self.loops
+            or self.is_wrapper(name)
+            or self.is_attribute(name)
+        )
+
     def merged(self, other: MacroTable) -> MacroTable:
+        adds = (
+            other.attributes - self.attributes
+            or other.wrappers - self.wrappers
+            or other.loops - self.loops
+            or other.braces.keys() - self.braces.keys()
+            or other.defined - self.defined
+        )
+        if not adds:
+            return self
         return MacroTable(
             self.attributes | other.attributes,
             self.wrappers | other.wrappers,
@@ -88,6 +106,13 @@ class MacroTable:
         if name in self.wrappers:
             return True
         return name not in self.defined and CONVENTIONAL_WRAPPER.match(name) is not None
+
+
+@lru_cache(maxsize=256)
+def _pattern(names: frozenset[bytes]) -> re.Pattern[bytes]:
+    """A regex for these whole identifiers (only those a file uses: few, so it is fast)."""
+    known = b"|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(rb"\b(?:" + known + rb")\b")
 
 
 def _skip_parens(tokens: list[bytes], i: int) -> int:
@@ -152,9 +177,13 @@ def collect(sources: Iterable[bytes]) -> MacroTable:
                 table.attributes.add(name)
                 changed = True
     for name, definitions in functions.items():
+        # An identity macro (`#define KEEP(x) x`) is no wrapper: calls to it stay calls.
         if all(
             len(params) == 1 and _only_attributes(tokens, table.attributes, params[0])
             for params, tokens in definitions
+        ) and (
+            CONVENTIONAL_WRAPPER.match(name) is not None
+            or any(len(tokens) > 1 for _, tokens in definitions)
         ):
             table.wrappers.add(name)
     for name, token_lists in [
@@ -179,22 +208,18 @@ CPLUSPLUS_IF = re.compile(
     rb"^[ \t]*#[ \t]*if(?:def[ \t]+__cplusplus|[ \t]+defined[ \t(]*__cplusplus)"
 )
 PREPROCESSOR_LINE = re.compile(rb"^[ \t]*#(?:[^\n\\]|\\\n|\\)*", re.MULTILINE)
-CANDIDATE = re.compile(rb"[A-Za-z_]\w*")
 
 
 def rewrite(source: bytes, table: MacroTable) -> bytes:
     """The source with the table's macros neutralised, byte offsets unchanged."""
-    if (
-        not (table.attributes or table.wrappers or table.braces or table.loops)
-        and b"__cplusplus" not in source
-        and not _has_conventional(source)
-    ):
+    present = frozenset(n for n in set(IDENT.findall(source)) if table.rewritable(n))
+    if not present and b"__cplusplus" not in source:
         return source
     out = bytearray(source)
     _blank_cplusplus(source, out)
     protected = [(m.start(), m.end()) for m in PREPROCESSOR_LINE.finditer(source)]
     p = 0
-    for match in CANDIDATE.finditer(source):
+    for match in _pattern(present).finditer(source) if present else ():
         start, end = match.span()
         while p < len(protected) and protected[p][1] <= start:
             p += 1
@@ -204,7 +229,12 @@ def rewrite(source: bytes, table: MacroTable) -> bytes:
         if name in table.braces:
             span_end = _call_end(source, end) if source[end : end + 1] in (b"(", b" ") else end
             replacement = table.braces[name]
-            if span_end - start >= len(replacement):
+            # Written as a statement (`LOCK(x);`) it parses as a call: leave it one.
+            statement = (
+                source[_next_nonspace(source, span_end) : _next_nonspace(source, span_end) + 1]
+                == b";"
+            )
+            if not statement and span_end - start >= len(replacement):
                 out[start:span_end] = replacement.ljust(span_end - start)
                 _keep_newlines(out, source, start, span_end)
             continue
@@ -224,13 +254,6 @@ def rewrite(source: bytes, table: MacroTable) -> bytes:
         if table.is_attribute(name):
             out[start:end] = b" " * (end - start)
     return bytes(out)
-
-
-def _has_conventional(source: bytes) -> bool:
-    return any(
-        CONVENTIONAL_ATTRIBUTE.match(m.group()) or CONVENTIONAL_WRAPPER.match(m.group())
-        for m in re.finditer(rb"\b[A-Z][A-Z0-9_]{2,}\b", source)
-    )
 
 
 def _next_nonspace(source: bytes, i: int) -> int:

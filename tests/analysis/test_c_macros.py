@@ -97,3 +97,14 @@ def test_conventional_macros_without_definitions(make_repo: Callable[..., Path])
     record = index.files["api.c"]
     assert not record.has_errors
     assert [f.name for f in record.functions] == ["add", "half", "win_main"]
+
+
+def test_a_name_never_comes_from_a_parameter_list() -> None:
+    # An unknown macro the pass cannot recognise (defined nowhere, no convention) still does
+    # not make `void` the function's name (tree-sitter reads `main` as a type there).
+    source = (
+        'static void create_objects(void)\n{\n    puts("x");\n}\n\n'
+        "int ODDCONV main(void)\n{\n    create_objects();\n    return 0;\n}\n"
+    )
+    index = CodeIndex.from_texts({"test.c": source})
+    assert [f.name for f in index.files["test.c"].functions] == ["create_objects", "main"]
