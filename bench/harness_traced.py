@@ -23,6 +23,7 @@ from pathlib import Path
 from bench._report import table
 from bench.corpus.fetch import fetch
 from simulator.dataset.readers import read_problems
+from simulator.dataset.schema import Problem
 from simulator.events import Event, Kind
 from simulator.harness.batch import run_repo
 from simulator.harness.workflow import HarnessOptions, quartiles
@@ -41,6 +42,24 @@ def _q(values: list[float], unit: str = "s") -> str:
         f"q1 {q['q1']:.1f}s  median {q['median']:.1f}s  q3 {q['q3']:.1f}s  "
         f"max {q['max']:.1f}s  mean {q['mean']:.1f}s  (n={q['n']})"
     )
+
+
+def _why(problem: Problem) -> str:
+    """The first reason a problem is not valid, without its figures (for counting)."""
+    v = problem.validation
+    if v is None:
+        return "no harness: the repository's tests never call it, or no call could be kept"
+    if v.verdict == "valid":
+        return "valid"
+    if str(problem.curation.state) == "rejected":
+        return "no recorded call reproduces on the reference"
+    for reason in v.reasons:
+        if "coverage" in reason:
+            return "branch coverage below the threshold"
+    for reason in v.reasons:
+        if "mutation" in reason:
+            return "mutation score below the threshold"
+    return "; ".join(v.reasons)
 
 
 def main() -> int:
@@ -81,14 +100,7 @@ def main() -> int:
     valid = [p for p in problems if p.validation and p.validation.verdict == "valid"]
     reasons: Counter[str] = Counter()
     for p in problems:
-        if p.validation is None:
-            reasons[
-                "no harness: "
-                + (p.curation.reasons[0].split(" (")[0] if p.curation.reasons else "?")
-            ] += 1
-        elif p.validation.verdict != "valid":
-            for reason in p.validation.reasons:
-                reasons[reason.split(" is below")[0].split(" (")[0]] += 1
+        reasons[_why(p)] += 1
     harnessed = [p for p in problems if p.validation is not None]
     coverage = [
         p.validation.coverage_rate
@@ -122,7 +134,7 @@ def main() -> int:
         ("wall time, whole run", "-", f"{wall:.1f}s"),
     ]
     print(table(f"Traced harnesses on {args.spec}", rows))
-    print("\nwhy the others are not valid (a target may have several reasons):")
+    print("\noutcome per target (the first reason when not valid):")
     for reason, count in reasons.most_common():
         print(f"  {count:3d}  {reason}")
     print(f"\nproblems: {args.out}  (summary: {summary['valid']} valid of {summary['targets']})")

@@ -40,7 +40,8 @@ REFERENCE_DIR = ".reposim/reference"
 SUPPORT_MODULE = "reposim_harness_support"
 SUPPORT_PATH = f"{HARNESS_DIR}/{SUPPORT_MODULE}.py"
 SUPPORT_IMPORT = (
-    f"from {SUPPORT_MODULE} import NOTHING, P, check_call, load_candidate, load_reference, same"
+    f"from {SUPPORT_MODULE} import (NOTHING, P, check_call, import_paths, load_candidate, "
+    "load_reference, same)"
 )
 _CASE_ID = re.compile(r"\[(c\d+)\]$")
 
@@ -57,8 +58,9 @@ def target_literal(target: Target, module: str) -> str:
     return json.dumps({"path": target.path, "module": module, "qualname": target.qualname})
 
 
-def header(target: Target, module: str, generator: str) -> str:
-    """The lines every harness starts with (docstring, imports, TARGET, candidate)."""
+def header(target: Target, module: str, generator: str, paths: list[str] | None = None) -> str:
+    """The lines every harness starts with (docstring, imports, TARGET, candidate); `paths`
+    are workspace directories to import from (where the recorded test run imported from)."""
     return (
         f'"""RepoSim harness ({SCHEMA}, {generator}) for {target.id}.\n\n'
         f"Run by hand: python -m pytest {harness_path(target)}\n"
@@ -67,7 +69,8 @@ def header(target: Target, module: str, generator: str) -> str:
         "import pytest\n\n"
         f"{SUPPORT_IMPORT}  # noqa: F401\n\n"
         f"TARGET = {target_literal(target, module)}\n"
-        "candidate = load_candidate(TARGET)\n"
+        + (f"import_paths({json.dumps(paths)})\n" if paths else "")
+        + "candidate = load_candidate(TARGET)\n"
     )
 
 
@@ -106,9 +109,12 @@ def _tuple(values: list[dict[str, str]]) -> str:
     return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
 
 
-def render_traced(target: Target, module: str, calls: list[TracedCall]) -> str:
+def render_traced(
+    target: Target, module: str, calls: list[TracedCall], paths: list[str] | None = None
+) -> str:
     """A harness that replays recorded calls of the reference against `candidate`."""
-    lines = [header(target, module, "traced from the repository's tests"), "", "CASES = ["]
+    generator = "traced from the repository's tests"
+    lines = [header(target, module, generator, paths), "", "CASES = ["]
     for call in calls:
         if call.test:
             lines.append(f"    # recorded in {call.test}")

@@ -31,6 +31,7 @@ class Trace:
     module: str  # the module the tests imported it from ("" if never called)
     calls: list[TracedCall] = field(default_factory=list)
     dropped: int = 0  # calls with a value that could not be kept
+    paths: list[str] = field(default_factory=list)  # workspace dirs the test run imported from
 
 
 class TraceError(Exception):
@@ -76,6 +77,7 @@ async def trace(
             module=str(raw["modules"].get(target.id) or ""),
             calls=calls,
             dropped=int(raw["dropped"].get(target.id, 0)),
+            paths=[str(p) for p in raw.get("paths") or [] if p != "."],
         )
     return traces, result.exit_code
 
@@ -90,7 +92,7 @@ def module_env(env: PythonEnv, target: Target, module: str) -> PythonEnv:
 
 def harness_text(target: Target, trace: Trace, keep: list[int] | None = None) -> str:
     calls = trace.calls if keep is None else [trace.calls[i] for i in keep]
-    return render_traced(target, trace.module, calls)
+    return render_traced(target, trace.module, calls, trace.paths)
 
 
 def surviving_cases(total: int, failing: list[str], flaky: list[str]) -> list[int]:

@@ -13,9 +13,11 @@ from simulator.dataset.writers import FORMATS, write
 from simulator.events import Kind
 from simulator.harness.env import PythonEnv
 from simulator.harness.target import find_targets
+from simulator.harness.validate import Thresholds
 from simulator.harness.workflow import HarnessOptions, make_problems
 from simulator.session import Session
 from simulator.trajectory import read_trajectory
+from tests.conftest import RepoFactory
 from tests.harness.conftest import PLANTED_BUG
 
 
@@ -104,3 +106,55 @@ async def test_traced_harnesses_pass_on_the_reference_and_catch_a_planted_bug(
     assert [s["step"] for s in steps if s["status"] == "ok"][:1] == ["trace"]
     result = next(e.payload for e in events if e.kind == Kind.WORKFLOW_RESULT)
     assert result["result"]["targets"] == 3 and result["result"]["valid"] == 1
+
+
+LAZY_PROJECT = {
+    "lazy/__init__.py": "",
+    "lazy/core.py": (
+        "def scaled(values, factor):\n"
+        '    """The values times `factor`, lazily."""\n'
+        "    if factor == 0:\n"
+        '        raise ValueError("factor must not be zero")\n'
+        "    return map(abs, [v * factor for v in values])\n\n\n"
+        "def apply_all(fns, value):\n"
+        '    """Each function of `fns` applied to `value`."""\n'
+        "    results = []\n"
+        "    for fn in fns:\n"
+        "        results.append(fn(value))\n"
+        "    return results\n"
+    ),
+    # no __init__.py: pytest imports this module as plain `test_lazy`
+    "tests/test_lazy.py": (
+        "import pytest\n\nfrom lazy.core import apply_all, scaled\n\n\n"
+        "def inc(x):\n    return x + 1\n\n\n"
+        "def test_scaled():\n    assert list(scaled([1, -2], 3)) == [3, 6]\n"
+        "    with pytest.raises(ValueError):\n        scaled([1], 0)\n\n\n"
+        "def test_apply_all():\n    assert apply_all([inc, abs], -1) == [0, 1]\n"
+        "    assert apply_all([], 5) == []\n"
+    ),
+}
+
+
+async def test_lazy_results_and_values_from_test_modules_are_replayed(
+    make_repo: RepoFactory, tmp_path: Path
+) -> None:
+    repo = make_repo(LAZY_PROJECT, name="lazy")
+    session = await Session.open(repo, trajectory_path=tmp_path / "t.jsonl")
+    try:
+        problems = await make_problems(
+            session, find_targets(repo), HarnessOptions(thresholds=Thresholds(repeats=1))
+        )
+    finally:
+        await session.close()
+    scaled, apply_all = problems
+    # a `map` is compared by what it yields
+    assert scaled.validation is not None and scaled.validation.verdict == "valid", (
+        scaled.validation.reasons if scaled.validation else scaled.curation.reasons
+    )
+    # `inc` lives in tests/test_lazy.py, imported as `test_lazy`: the harness puts tests/ on
+    # the path so the recorded call can be replayed
+    assert apply_all.harness is not None
+    assert 'import_paths(["tests"])' in apply_all.harness.text
+    assert apply_all.validation is not None and apply_all.validation.verdict == "valid", (
+        apply_all.validation.reasons
+    )

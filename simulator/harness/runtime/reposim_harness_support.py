@@ -21,11 +21,14 @@ import math
 import os
 import pickle
 import sys
+from collections.abc import Iterator, Sequence
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
 CANDIDATE_VARIABLE = "REPOSIM_CANDIDATE"
 REFERENCE_DIR = Path(__file__).resolve().parent.parent / "reference"
+WORKSPACE = Path(__file__).resolve().parent.parent.parent  # .reposim/harness/ -> the workspace
 
 
 class P:
@@ -47,6 +50,18 @@ class _Nothing:
 
 
 NOTHING: Any = _Nothing()
+
+
+def import_paths(paths: list[str]) -> None:
+    """Put the workspace directories the recorded test run imported from on sys.path (pytest
+    imports a test module without __init__.py under its bare name, and recorded values may
+    refer to it)."""
+    for relative in reversed(paths):
+        for base in (WORKSPACE, Path.cwd()):
+            full = base / relative
+            if full.is_dir() and str(full) not in sys.path:
+                sys.path.insert(0, str(full))
+                break
 
 
 def materialize(value: Any) -> Any:
@@ -101,6 +116,10 @@ def same(actual: Any, expected: Any) -> bool:
     own __eq__ by their attributes."""
     if type(actual) is not type(expected):
         return False
+    if isinstance(expected, Iterator) and not isinstance(expected, Sequence):
+        # a lazy result (map, filter, a custom iterator): compare what it yields
+        limit = 100_000
+        return same(list(islice(actual, limit)), list(islice(expected, limit)))
     if isinstance(expected, float):
         if math.isnan(expected):
             return math.isnan(actual)

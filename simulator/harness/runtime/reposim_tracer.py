@@ -87,6 +87,7 @@ class Recorder:
         for target in spec["targets"]:
             path = os.path.realpath(Path(root) / target["path"])
             self.targets[(path, target["qualname"])] = target["id"]
+        self.root = root
         self.calls: dict[str, list[dict[str, Any]]] = {t["id"]: [] for t in spec["targets"]}
         self.seen: dict[str, set[str]] = {t["id"]: set() for t in spec["targets"]}
         self.dropped: dict[str, int] = {t["id"]: 0 for t in spec["targets"]}
@@ -182,10 +183,16 @@ class Recorder:
             self.calls[target].append(call)
 
     def result(self) -> dict[str, Any]:
+        paths = []
+        for entry in sys.path:
+            full = os.path.realpath(entry or ".")
+            if full.startswith(self.root + os.sep) and "/.reposim/" not in full + "/":
+                paths.append(os.path.relpath(full, self.root))
         return {
             "calls": self.calls,
             "modules": self.modules,
             "dropped": self.dropped,
+            "paths": list(dict.fromkeys(paths)),
         }
 
 
