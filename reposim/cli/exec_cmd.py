@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from reposim.cli.common import backend_options, existing_dir, json_printer, run_async
+from backends.output import DEFAULT_CAP, format_size, parse_size
+from reposim.cli.common import CliError, backend_options, existing_dir, json_printer, run_async
 from simulator.backend_factory import make_backend
 from simulator.events import Actor
 from simulator.session import Session
@@ -21,6 +22,7 @@ async def _open(
     trajectory: str | None,
     as_json: bool,
     test_command: str | None = None,
+    output_cap: int | None = DEFAULT_CAP,
 ) -> Session:
     backend = make_backend(backend_kind, path, in_place=in_place)
     session = Session(
@@ -28,11 +30,23 @@ async def _open(
         source=path,
         trajectory_path=Path(trajectory).resolve() if trajectory else None,
         test_command=test_command,
+        output_cap=output_cap,
     )
     if as_json:
         session.subscribe(json_printer())
     await session.start()
     return session
+
+
+def _output_cap(text: str) -> int | None:
+    if text.strip().lower() in ("none", "0", "off"):
+        return None
+    try:
+        return parse_size(text)
+    except ValueError:
+        raise CliError(
+            f"--output-cap {text} is not a size (e.g. 512M, 2G, or none for no cap)."
+        ) from None
 
 
 def _write_raw(chunk: bytes) -> None:
@@ -46,11 +60,21 @@ def _write_raw(chunk: bytes) -> None:
 @click.option(
     "--timeout", type=float, default=None, help="Kill the command after this many seconds."
 )
+@click.option(
+    "--output-cap",
+    default=format_size(DEFAULT_CAP).replace(" ", ""),
+    show_default=True,
+    metavar="SIZE",
+    help="Stop the command once it has printed this much (e.g. 512M, 4G; none: no cap). "
+    "Memory stays small either way: output past a window is spooled to the trajectory's "
+    "blob directory.",
+)
 @backend_options
 def exec_command(
     path: str,
     command: tuple[str, ...],
     timeout: float | None,
+    output_cap: str,
     backend_kind: str,
     in_place: bool,
     trajectory: str | None,
@@ -62,9 +86,11 @@ def exec_command(
 
         reposim exec ./myrepo -- pytest -q
 
-    The exit code is the command's (124 if it timed out, 130 if interrupted).
+    The exit code is the command's (124 if it timed out, 125 if its output reached the cap,
+    130 if interrupted).
     """
     root = existing_dir(path)
+    cap = _output_cap(output_cap)
     argv = list(command)
     if argv and argv[0] == "--":
         argv = argv[1:]
@@ -73,7 +99,7 @@ def exec_command(
     line = argv[0] if len(argv) == 1 else " ".join(_shell_quote(a) for a in argv)
 
     async def run() -> int:
-        session = await _open(root, backend_kind, in_place, trajectory, as_json)
+        session = await _open(root, backend_kind, in_place, trajectory, as_json, output_cap=cap)
         reason = "closed"
         try:
             result = await session.exec(
@@ -91,6 +117,14 @@ def exec_command(
                 f"reposim: the command timed out after {timeout} s and was killed.", err=True
             )
             return 124
+        if result.output_capped:
+            click.echo(
+                f"reposim: the command's output reached the {format_size(result.output_size)} "
+                "cap (--output-cap) and the command was stopped; the trajectory keeps what it "
+                "printed up to there.",
+                err=True,
+            )
+            return 125
         if result.oom_killed:
             click.echo("reposim: the command was killed for running out of memory.", err=True)
         if result.exit_code is None:

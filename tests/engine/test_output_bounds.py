@@ -112,3 +112,48 @@ def test_reposim_exec_memory_does_not_grow_with_output(sample_repo: Path, tmp_pa
     assert peak_kib < 200 * 1024, f"peak RSS {peak_kib // 1024} MiB for 300 MB of output"
     end = [json.loads(line) for line in out.read_text().splitlines()][-2]
     assert end["payload"]["output_bytes"] == 300 << 20
+
+
+def test_reposim_exec_output_cap_stops_the_command_and_says_so(
+    sample_repo: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "cap.jsonl"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reposim",
+            "exec",
+            "--output-cap",
+            "2M",
+            "--trajectory",
+            str(out),
+            str(sample_repo),
+            "--",
+            "yes",
+        ],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 125
+    assert len(proc.stdout) == 2 << 20
+    assert b"output reached the 2 MiB cap" in proc.stderr
+    bad = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reposim",
+            "exec",
+            "--output-cap",
+            "lots",
+            str(sample_repo),
+            "--",
+            "true",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert bad.returncode == 2 and "--output-cap lots is not a size" in bad.stderr
