@@ -165,8 +165,9 @@ def _strip_indent(text: str, indent: str) -> str:
 
 def _header_has_body(header: str) -> bool:
     """Whether `class X(...):` text goes on with a body (a docstring) after its colon."""
-    last = next((line for line in reversed(header.splitlines()) if line.strip()), "")
-    return not last.split("#", 1)[0].rstrip().endswith(":")
+    code = (line.split("#", 1)[0].rstrip() for line in reversed(header.splitlines()))
+    last = next((line for line in code if line.strip()), "")
+    return not last.endswith(":")
 
 
 ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag", "ReprEnum"})
@@ -682,11 +683,11 @@ class Slicer:
             chain = self._enclosing(record, piece.start_byte, piece.end_byte)
             functions = [k for k, (kind, _, _) in enumerate(chain) if kind == "function"]
             classes = chain[functions[-1] + 1 :] if functions else chain
-            indent = ""
-            if functions:  # what stands in a function that is not kept comes out of it
-                anchor = classes[0][2] if classes else piece.start_byte
-                indent = _line_indent(record, anchor)
-                piece.text = _strip_indent(piece.text, indent)
+            # What stands in a function that is not kept, or in an `if`/`try` block at module
+            # level, comes out of it: the outermost class header (or the piece) at column 0.
+            anchor = classes[0][2] if classes else piece.start_byte
+            indent = _line_indent(record, anchor)
+            piece.text = _strip_indent(piece.text, indent)
             for _, qualname, start in classes:
                 if (piece.path, start) in kept:
                     continue

@@ -240,3 +240,35 @@ def test_a_cut_context_still_parses_and_names_the_cut(index: CodeIndex) -> None:
             assert "# cut for the token budget: " in piece.text
             for dropped in piece.dropped:
                 assert dropped.name in piece.text
+
+
+def test_definitions_in_blocks_and_headers_with_comments_stand_alone() -> None:
+    index = CodeIndex.from_texts(
+        {
+            "lib.py": (
+                "import sys\n"
+                "\n"
+                "\n"
+                "class Mixin:\n"
+                "\n"
+                "    # Needs a subclass with a parser.\n"
+                "\n"
+                "    def parse(self, text):\n"
+                "        return text.split()\n"
+                "\n"
+                "\n"
+                "class Header(Mixin):\n"
+                "    pass\n"
+                "\n"
+                "\n"
+                "if sys.platform != 'win32':\n"
+                "    def split_words(text):\n"
+                "        header = Header()\n"
+                "        return header.parse(text)\n"
+            )
+        }
+    )
+    for budget in (None, 0):
+        piece = index.slice("lib.py::split_words", budget)
+        ast.parse(piece.text)
+        assert "def split_words(text):" in piece.text.splitlines()
