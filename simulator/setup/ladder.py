@@ -237,6 +237,13 @@ async def _python_ladder(
         await _make_venv(env, options)
         detail.update(venv=env.venv, python=env.python, uv=env.uv)
     with run.stage("project") as detail:
+        version = _sdist_version(Path(project.root))
+        if version is not None:
+            # An unpacked sdist under a fresh git history (no tags): setuptools-scm and
+            # hatch-vcs would call it 0.1.dev1 and the resolver would pick releases of its
+            # dependants from years ago. PKG-INFO knows the real version.
+            await env.sh(f"export SETUPTOOLS_SCM_PRETEND_VERSION={shlex.quote(version)}")
+            detail.update(pretend_version=version)
         if project.installable:
             ok, output = await _install_project(env, project)
             detail.update(installed=ok)
@@ -381,6 +388,14 @@ async def _copy_host_uv(env: _Env, home: str) -> str | None:
         f"{target} --version"
     )
     return target if moved.exit_code == 0 else None
+
+
+def _sdist_version(root: Path) -> str | None:
+    info = root / "PKG-INFO"
+    if not info.is_file():
+        return None
+    match = re.search(r"^Version:\s*(\S+)", info.read_text(errors="replace"), re.M)
+    return match.group(1) if match else None
 
 
 async def _install_project(env: _Env, project: Project) -> tuple[bool, str]:
