@@ -60,6 +60,7 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=1200.0)
     parser.add_argument("--fresh", action="store_true")
+    parser.add_argument("--markdown", action="store_true", help="The table as Markdown.")
     parser.add_argument(
         "--report",
         action="store_true",
@@ -110,7 +111,8 @@ def main() -> int:
     for repo in repos:
         naive, ours = latest.get(f"naive:{repo.name}"), latest.get(f"reposim:{repo.name}")
         category = ours.category if ours is not None and ours.category else ""
-        evidence = (ours.evidence or "")[:90] if ours is not None and ours.category else ""
+        limit = 160 if args.markdown else 90
+        evidence = (ours.evidence or "")[:limit] if ours is not None and ours.category else ""
         rows.append(
             (
                 repo.name,
@@ -123,11 +125,17 @@ def main() -> int:
         )
     width = max(len(r[0]) for r in rows)
     print()
-    for name, naive_t, ours_t, category, seconds, evidence in [
-        ("repository", "naive", "reposim", "category", "seconds", "evidence"),
-        *rows,
-    ]:
-        print(f"{name:{width}}  {naive_t:9}  {ours_t:9}  {category:18}  {seconds:>7}  {evidence}")
+    header = ("repository", "naive", "reposim", "category", "seconds", "evidence")
+    if args.markdown:
+        print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
+    for name, naive_t, ours_t, category, seconds, evidence in [header, *rows][args.markdown :]:
+        if args.markdown:
+            cells = [name, naive_t, ours_t, category, seconds, evidence.replace("|", "\\|")]
+            print("| " + " | ".join(f"`{c}`" if c and c is evidence else c for c in cells) + " |")
+        else:
+            print(
+                f"{name:{width}}  {naive_t:9}  {ours_t:9}  {category:18}  {seconds:>7}  {evidence}"
+            )
     ready = {"naive": 0, "reposim": 0}
     for _name, naive_t, ours_t, *_ in rows:
         ready["naive"] += naive_t in ("ready", "ready+")
