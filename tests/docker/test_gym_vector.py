@@ -28,11 +28,15 @@ def test_two_docker_envs_step_in_parallel_and_score_their_own_workspaces(
             lambda: make_env(task, trajectory_dir=tmp_path / "env1"),
         ],
         shared_memory=False,
+        # spawn, not fork: forking a process that runs threads (Ray, Docker clients, a pytest
+        # worker that ran them) can leave the child waiting forever on a lock.
+        context="spawn",
     )
     try:
-        observations, _ = envs.reset(seed=0)
+        envs.reset_async(seed=0)
+        observations, _ = envs.reset_wait(timeout=300)
         assert all("mathlib/" in tree for tree in observations["tree"])
-        observations, rewards, _, _, _ = envs.step(
+        envs.step_async(
             (
                 {"tool": "bash", "arguments": {"command": "id -u; hostname"}},
                 {
@@ -46,19 +50,21 @@ def test_two_docker_envs_step_in_parallel_and_score_their_own_workspaces(
                 },
             )
         )
+        observations, _, _, _, _ = envs.step_wait(timeout=300)
         uid, hostname = observations["output"][0].splitlines()[:2]
         assert uid == "1000" and hostname != socket.gethostname()  # a container, not this host
         assert "Edited mathlib/ops.py" in observations["output"][1]
-        _, rewards, terminated, _, _ = envs.step(
+        envs.step_async(
             (
                 {"tool": "finish", "arguments": {"summary": "no change"}},
                 {"tool": "finish", "arguments": {"summary": "fixed add"}},
             )
         )
+        _, rewards, terminated, _, _ = envs.step_wait(timeout=300)
         assert list(terminated) == [True, True]
         # Each env scored its own container's workspace: only the second fixed the bug.
         assert abs(rewards[0] - 1 / 3) < 1e-9 and rewards[1] == 1.0
     finally:
-        envs.close()
+        envs.close(terminate=True)
     assert len(list((tmp_path / "env0").glob("*.jsonl"))) >= 1
     assert len(list((tmp_path / "env1").glob("*.jsonl"))) >= 1
