@@ -25,8 +25,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench._report import ms, summary, table
 from simulator.describe import describe_event
 from simulator.events import Actor, Event
-from simulator.replay.index import TrajectoryIndex
-from simulator.trajectory import TrajectoryWriter, read_trajectory
+from simulator.trajectory import (
+    TrajectoryHeader,
+    TrajectoryIndex,
+    TrajectoryWriter,
+    read_trajectory,
+)
 
 ROWS = 40
 
@@ -41,7 +45,7 @@ def anon_memory() -> int:
 
 def generate(path: Path, count: int) -> None:
     rng = random.Random(7)
-    writer = TrajectoryWriter(path, {"session": "bench", "repo": {"source": None}})
+    writer = TrajectoryWriter(path, TrajectoryHeader.new("bench"))
     seq = 0
     while seq < count:
         seq += 1

@@ -95,23 +95,18 @@ def describe_event(event: Event) -> str:
 def summarize(trajectory: Trajectory) -> str:
     """A readable summary: where it came from, who did what, and every step in one line."""
     h = trajectory.header
-    repo = h.get("repo") or {}
-    backend = h.get("backend") or {}
+    repo, backend = h.repo, h.backend
     lines = [
         f"trajectory {trajectory.path}",
-        f"  session  {h.get('session')}  created {h.get('created')}  reposim {h.get('reposim')}",
-        f"  repo     {repo.get('source')}"
-        + (
-            f" @ {str(repo.get('commit'))[:12]}{' (dirty)' if repo.get('dirty') else ''}"
-            if repo.get("git")
-            else ""
-        ),
-        f"  backend  {backend.get('kind')}"
-        + (f"  image {backend['image']}" if backend.get("image") else ""),
+        f"  session  {h.session}  created {h.created}  reposim {h.reposim}",
+        f"  repo     {repo.source}"
+        + (f" @ {(repo.commit or '')[:12]}{' (dirty)' if repo.dirty else ''}" if repo.git else ""),
+        f"  backend  {backend.kind}" + (f"  image {backend.image}" if backend.image else ""),
     ]
-    if h.get("agent"):
-        agent = h["agent"]
-        lines.append(f"  agent    {agent.get('model')} ({agent.get('mode')})")
+    if h.imported is not None:
+        lines.append(f"  imported from {h.imported.format}: {h.imported.file}")
+    if h.agent is not None:
+        lines.append(f"  agent    {h.agent.model} ({h.agent.mode})")
     events = trajectory.events
     actors = Counter(str(e.actor) for e in events)
     kinds = Counter(e.kind for e in events)

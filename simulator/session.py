@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import dataclasses
 import difflib
 import fnmatch
 import re
@@ -17,13 +18,33 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Literal
 
 from backends.base import Backend, BackendError, DirEntry, ExecResult, FileStat, Pty
 from backends.output import DEFAULT_CAP, OutputCapture
 from backends.shell import quote
-from simulator import __version__
-from simulator.events import TRANSIENT_KINDS, Actor, Event, Kind
+from simulator.events import (
+    TRANSIENT_KINDS,
+    Actor,
+    CheckpointPayload,
+    DataPayload,
+    Event,
+    ExecPayload,
+    ExecResultPayload,
+    FileChangePayload,
+    FileReadPayload,
+    FileRenamePayload,
+    InterruptPayload,
+    Kind,
+    NotePayload,
+    Payload,
+    PolicyDecisionPayload,
+    SearchPayload,
+    SearchResultPayload,
+    SessionEndPayload,
+    TestResultPayload,
+    TestRunPayload,
+)
 from simulator.git import git_output
 from simulator.paths import trajectories_dir, workspaces_dir
 from simulator.testrun import (
@@ -34,9 +55,13 @@ from simulator.testrun import (
     pytest_command,
 )
 from simulator.trajectory import (
+    AgentInfo,
+    BackendInfo,
+    ParentInfo,
+    RepoInfo,
+    TrajectoryHeader,
     TrajectoryWriter,
     blob_dir,
-    now_iso,
     sha256_text,
 )
 from simulator.workspace import SKIP_DIRS
@@ -211,16 +236,13 @@ class Session:
             self.repo = await asyncio.to_thread(repo_info, self.source)
         await self.backend.start()
         try:
-            header = {
-                "session": self.id,
-                "created": now_iso(),
-                "repo": self.repo,
-                "backend": self.backend.describe().as_dict(),
-                "agent": self._agent,
-                "reposim": __version__,
-            }
-            if self._parent:
-                header["parent"] = self._parent
+            header = TrajectoryHeader.new(
+                self.id,
+                repo=RepoInfo.from_dict(self.repo, "repo"),
+                backend=BackendInfo.from_dict(self.backend.describe().as_dict(), "backend"),
+                agent=AgentInfo.from_dict(self._agent, "agent") if self._agent else None,
+                parent=ParentInfo.from_dict(self._parent, "parent") if self._parent else None,
+            )
             self._writer = TrajectoryWriter(self.trajectory_path, header)
             self._t0 = time.monotonic()
             if checkpoint_start:
@@ -236,7 +258,7 @@ class Session:
             terminal.flush()  # output read but not yet recorded goes in before the end
         self._closed = True
         try:
-            self.emit(Actor.SYSTEM, Kind.SESSION_END, {"reason": reason})
+            self.emit(Actor.SYSTEM, Kind.SESSION_END, SessionEndPayload(reason))
         finally:
             if self._writer is not None:
                 self._writer.close()
@@ -270,21 +292,26 @@ class Session:
     def emit(
         self,
         actor: Actor,
-        kind: str,
-        payload: dict[str, Any] | None = None,
+        kind: Kind,
+        data: Payload,
         cause: int | None = None,
+        *,
+        blobs: dict[str, str] | None = None,
     ) -> Event:
         """Record an event and hand it to subscribers. Layers above the gateway (the agent,
-        workflows, the UI's terminal) record what they do through this."""
+        workflows, the UI's terminal) record what they do through this; `data` is the kind's
+        payload type (see simulator.events.PAYLOAD_TYPES); `blobs` names fields whose whole
+        text is already a blob beside the trajectory (see TrajectoryWriter)."""
         transient = kind in TRANSIENT_KINDS
         seq = 0 if transient else self._next_seq()
-        event = Event(
-            seq=seq,
-            t=time.monotonic() - self._t0,
-            actor=Actor(actor),
-            kind=kind,
-            payload=payload or {},
+        event = Event.of(
+            seq,
+            time.monotonic() - self._t0,
+            Actor(actor),
+            data,
+            kind=Kind(kind),
             cause=cause,
+            blobs=blobs,
         )
         if not transient and self._writer is not None:
             self._writer.write(event)
@@ -296,21 +323,22 @@ class Session:
         self._seq += 1
         return self._seq
 
-    async def _authorize(self, actor: Actor, kind: str, payload: dict[str, Any]) -> None:
+    async def _authorize(self, actor: Actor, kind: Kind, action: Payload) -> None:
         if self.policy is None:
             return
+        payload = action.to_dict()
         decision = await self.policy(actor, kind, payload)
         self.emit(
             Actor.SYSTEM if decision.by == "policy" else Actor.HUMAN,
             Kind.POLICY_DECISION,
-            {
-                "action": kind,
-                "target": _target(payload),
-                "allowed": decision.allowed,
-                "reason": decision.reason,
-                "by": decision.by,
-                "for": str(actor),
-            },
+            PolicyDecisionPayload(
+                action=str(kind),
+                target=_target(payload),
+                allowed=decision.allowed,
+                reason=decision.reason,
+                by=decision.by,
+                for_=str(actor),
+            ),
         )
         if not decision.allowed:
             raise ActionDenied(f"{kind} was rejected: {decision.reason or 'no reason given'}")
@@ -362,9 +390,7 @@ class Session:
         self._check_open()
         path = self.normalize(path)
         text = await self._read_text(path)
-        self.emit(
-            actor, Kind.FILE_READ, {"path": path, "sha256": sha256_text(text), "size": len(text)}
-        )
+        self.emit(actor, Kind.FILE_READ, FileReadPayload(path, sha256_text(text), len(text)))
         return text
 
     async def read_bytes(self, path: str) -> bytes:
@@ -432,8 +458,12 @@ class Session:
                 f"{', '.join(map(str, lines[:10]))}); include more context to make it unique."
             )
         after = before.replace(old, new) if replace_all else before.replace(old, new, 1)
-        payload = self._change_payload(path, before, after)
-        payload.update(old=old, new=new, replacements=count if replace_all else 1)
+        payload = dataclasses.replace(
+            self._change_payload(path, before, after),
+            old=old,
+            new=new,
+            replacements=count if replace_all else 1,
+        )
         await self._authorize(actor, Kind.FILE_EDIT, payload)
         await self.backend.write_file(path, after.encode("utf-8"))
         return self.emit(actor, Kind.FILE_EDIT, payload)
@@ -442,11 +472,11 @@ class Session:
         self._check_open()
         path = self.normalize(path)
         info = await self.backend.stat(path)
-        payload: dict[str, Any] = {"path": path, "kind": info.kind}
+        payload = FileChangePayload(path=path, kind=_entry_kind(info.kind))
         if info.kind == "file":
             with contextlib.suppress(BinaryFileError):
                 before = await self._read_text(path)
-                payload.update(self._change_payload(path, before, None))
+                payload = dataclasses.replace(self._change_payload(path, before, None), kind="file")
         await self._authorize(actor, Kind.FILE_DELETE, payload)
         await self.backend.delete(path)
         return self.emit(actor, Kind.FILE_DELETE, payload)
@@ -454,20 +484,20 @@ class Session:
     async def rename(self, src: str, dst: str, *, actor: Actor = Actor.HUMAN) -> Event:
         self._check_open()
         src, dst = self.normalize(src), self.normalize(dst)
-        payload = {"path": src, "to": dst}
+        payload = FileRenamePayload(src, dst)
         await self._authorize(actor, Kind.FILE_RENAME, payload)
         await self.backend.rename(src, dst)
         return self.emit(actor, Kind.FILE_RENAME, payload)
 
     @staticmethod
-    def _change_payload(path: str, before: str | None, after: str | None) -> dict[str, Any]:
-        return {
-            "path": path,
-            "diff": unified_diff(path, before or "", after or ""),
-            "before_sha256": sha256_text(before) if before is not None else None,
-            "after_sha256": sha256_text(after) if after is not None else None,
-            "content": after,
-        }
+    def _change_payload(path: str, before: str | None, after: str | None) -> FileChangePayload:
+        return FileChangePayload(
+            path=path,
+            diff=unified_diff(path, before or "", after or ""),
+            before_sha256=sha256_text(before) if before is not None else None,
+            after_sha256=sha256_text(after) if after is not None else None,
+            content=after,
+        )
 
     # -- commands ----------------------------------------------------------------------------
 
@@ -481,7 +511,7 @@ class Session:
     ) -> ExecResult:
         """Run a command in the persistent shell, streaming its output to subscribers."""
         self._check_open()
-        payload: dict[str, Any] = {"command": command, "timeout": timeout}
+        payload = ExecPayload(command, timeout)
         await self._authorize(actor, Kind.EXEC, payload)
         action = self.emit(actor, Kind.EXEC, payload)
 
@@ -489,7 +519,8 @@ class Session:
         result = await self.backend.exec(
             command, timeout=timeout, on_output=stream, capture=self._capture()
         )
-        self.emit(actor, Kind.EXEC_RESULT, self._exec_payload(result), cause=action.seq)
+        data, blobs = self._exec_payload(result)
+        self.emit(actor, Kind.EXEC_RESULT, data, cause=action.seq, blobs=blobs)
         return result
 
     def _capture(self) -> OutputCapture:
@@ -497,16 +528,19 @@ class Session:
         directory and becomes the output's blob when the command ends."""
         return OutputCapture(cap=self.output_cap, spool_dir=blob_dir(self.trajectory_path))
 
-    def _exec_payload(self, result: ExecResult) -> dict[str, Any]:
-        payload = _exec_payload(result)
-        payload["output_bytes"] = result.output_size
-        payload["output_lines"] = result.output_lines
-        if result.output_capped:
-            payload["output_capped"] = True
-            payload["output_cap"] = self.output_cap
+    def _exec_payload(self, result: ExecResult) -> tuple[ExecResultPayload, dict[str, str]]:
+        """The exec.result payload, and the blob already holding its whole output if any."""
+        payload = dataclasses.replace(
+            _exec_payload(result),
+            output_bytes=result.output_size,
+            output_lines=result.output_lines,
+            output_capped=result.output_capped,
+            output_cap=self.output_cap if result.output_capped else None,
+        )
+        blobs = {}
         if result.output_spool is not None:
-            payload["blobs"] = {"output": self._keep_spool(result)}
-        return payload
+            blobs["output"] = self._keep_spool(result)
+        return payload, blobs
 
     def _keep_spool(self, result: ExecResult) -> str:
         """Make a command's spooled output its blob, `<trajectory>.blobs/<sha256>`."""
@@ -531,13 +565,13 @@ class Session:
             if self._subscribers:
                 text = decoder.decode(chunk)
                 if text:
-                    self.emit(actor, Kind.EXEC_OUTPUT, {"data": text}, cause=cause)
+                    self.emit(actor, Kind.EXEC_OUTPUT, DataPayload(text), cause=cause)
 
         return stream
 
     async def interrupt(self, *, actor: Actor = Actor.HUMAN) -> None:
         """Stop the running command (its process groups are killed; the shell survives)."""
-        self.emit(actor, Kind.INTERRUPT, {})
+        self.emit(actor, Kind.INTERRUPT, InterruptPayload())
         await self.backend.interrupt()
 
     async def run_tests(
@@ -552,7 +586,7 @@ class Session:
         self._check_open()
         base = command or self.test_command or DEFAULT_TEST_COMMAND
         structured = is_pytest(base)
-        payload: dict[str, Any] = {"command": base, "selector": selector}
+        payload = TestRunPayload(base, selector)
         await self._authorize(actor, Kind.TEST_RUN, payload)
         action = self.emit(actor, Kind.TEST_RUN, payload)
         report = f"{self.backend.private_dir}/junit-{action.seq}.xml"
@@ -583,7 +617,7 @@ class Session:
             tests=tests,
             timed_out=result.timed_out,
         )
-        self.emit(actor, Kind.TEST_RESULT, run.as_payload(), cause=action.seq)
+        self.emit(actor, Kind.TEST_RESULT, TestResultPayload.of(run), cause=action.seq)
         return run
 
     async def search(
@@ -602,14 +636,9 @@ class Session:
         if not pattern:
             raise SessionError("An empty search pattern was given.")
         path = self.normalize(path)
-        payload = {
-            "pattern": pattern,
-            "path": path,
-            "regex": regex,
-            "glob": glob,
-            "ignore_case": ignore_case,
-        }
-        action = self.emit(actor, Kind.SEARCH, payload)
+        action = self.emit(
+            actor, Kind.SEARCH, SearchPayload(pattern, path, regex, glob, ignore_case)
+        )
         rel = self._inside(path)
         info = await self.backend.stat(rel)  # refuses what resolves outside, like any file op
         matches: list[SearchMatch] | None = None
@@ -620,7 +649,7 @@ class Session:
         self.emit(
             actor,
             Kind.SEARCH_RESULT,
-            {"count": len(matches), "matches": [[m.path, m.line, m.text] for m in matches]},
+            SearchResultPayload(len(matches), [(m.path, m.line, m.text) for m in matches]),
             cause=action.seq,
         )
         return matches
@@ -753,7 +782,7 @@ class Session:
         name = name or f"cp{len(self._checkpoints) + 1}"
         tree = await self._snapshot_tree()
         await self._git_run(f"update-ref refs/reposim/{quote(name)} {tree}")
-        event = self.emit(actor, Kind.CHECKPOINT, {"name": name, "tree": tree})
+        event = self.emit(actor, Kind.CHECKPOINT, CheckpointPayload(name, tree))
         checkpoint = Checkpoint(name, tree, event.seq)
         self._checkpoints[name] = checkpoint
         return checkpoint
@@ -769,7 +798,7 @@ class Session:
         if checkpoint is None:
             known = ", ".join(self._checkpoints) or "none"
             raise SessionError(f"There is no checkpoint named {name!r} (known: {known}).")
-        payload = {"name": name, "tree": checkpoint.tree}
+        payload = CheckpointPayload(name, checkpoint.tree)
         await self._authorize(actor, Kind.RESTORE, payload)
         await self._git_run(f"read-tree --reset -u {checkpoint.tree}")
         await self._git_run("clean -fdq")
@@ -811,10 +840,7 @@ class Session:
         return terminal
 
     def note(self, text: str, *, actor: Actor = Actor.HUMAN, mark: str | None = None) -> Event:
-        payload: dict[str, Any] = {"text": text}
-        if mark:
-            payload["mark"] = mark
-        return self.emit(actor, Kind.NOTE, payload)
+        return self.emit(actor, Kind.NOTE, NotePayload(text, mark or None))
 
 
 class RecordedPty:
@@ -853,13 +879,15 @@ class RecordedPty:
             self._flush_handle.cancel()
             self._flush_handle = None
         if self._pending and not self.session.closed:
-            self.session.emit(Actor.HUMAN, Kind.TERMINAL_OUTPUT, {"data": "".join(self._pending)})
+            self.session.emit(
+                Actor.HUMAN, Kind.TERMINAL_OUTPUT, DataPayload("".join(self._pending))
+            )
         self._pending.clear()
 
     async def write(self, data: bytes) -> None:
         self.flush()
         self.session.emit(
-            Actor.HUMAN, Kind.TERMINAL_INPUT, {"data": data.decode("utf-8", "replace")}
+            Actor.HUMAN, Kind.TERMINAL_INPUT, DataPayload(data.decode("utf-8", "replace"))
         )
         await self._pty.write(data)
 
@@ -875,17 +903,21 @@ class RecordedPty:
         return self._pty.closed
 
 
-def _exec_payload(result: ExecResult) -> dict[str, Any]:
-    return {
-        "exit_code": result.exit_code,
-        "output": result.output.decode("utf-8", "replace"),
-        "duration": round(result.duration, 6),
-        "timed_out": result.timed_out,
-        "interrupted": result.interrupted,
-        "shell_restarted": result.shell_restarted,
-        "oom_killed": result.oom_killed,
-        "cwd": result.cwd,
-    }
+def _exec_payload(result: ExecResult) -> ExecResultPayload:
+    return ExecResultPayload(
+        exit_code=result.exit_code,
+        output=result.output.decode("utf-8", "replace"),
+        duration=round(result.duration, 6),
+        timed_out=result.timed_out,
+        interrupted=result.interrupted,
+        shell_restarted=result.shell_restarted,
+        oom_killed=result.oom_killed,
+        cwd=result.cwd,
+    )
+
+
+def _entry_kind(kind: str) -> Literal["file", "dir", "symlink", "other"]:
+    return kind if kind in ("file", "dir", "symlink") else "other"  # type: ignore[return-value]
 
 
 def _occurrence_lines(text: str, needle: str) -> list[int]:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Literal
+
+from simulator.wire import Record
 
 DEFAULT_TEST_COMMAND = '"$(command -v python || command -v python3)" -m pytest'
 _PYTEST = re.compile(r"(^|[\s/;&|(])(py\.test|pytest)(\s|$)")
@@ -23,11 +25,12 @@ def pytest_command(command: str, selector: str | None, report: str) -> str:
 
 
 @dataclass(frozen=True)
-class TestOutcome:
+class TestOutcome(Record):
     __test__ = False  # not a pytest class
+    STRICT = True
 
     id: str
-    outcome: str  # passed | failed | error | skipped
+    outcome: Literal["passed", "failed", "error", "skipped"]
     duration: float
     message: str = ""
     file: str | None = None
@@ -66,18 +69,6 @@ class TestRunResult:
         parts = [f"{n} {name}" for name, n in counts.items() if n]
         return ", ".join(parts) or "no tests ran"
 
-    def as_payload(self) -> dict[str, Any]:
-        return {
-            "command": self.command,
-            "exit_code": self.exit_code,
-            "duration": round(self.duration, 6),
-            "structured": self.structured,
-            "timed_out": self.timed_out,
-            "counts": self.counts() if self.structured else None,
-            "tests": [asdict(t) for t in self.tests],
-            "output": self.output,
-        }
-
 
 def _node_id(case: ET.Element) -> str:
     name = case.get("name", "?")
@@ -112,7 +103,8 @@ def parse_junit(xml_text: str) -> list[TestOutcome]:
     for case in root.iter("testcase"):
         test_file = case.get("file")
         test_line = case.get("line")
-        outcome, message, detail = "passed", "", ""
+        outcome: Literal["passed", "failed", "error", "skipped"] = "passed"
+        message, detail = "", ""
         for child in case:
             if child.tag in ("failure", "error"):
                 outcome = "failed" if child.tag == "failure" else "error"

@@ -1,26 +1,50 @@
-"""Trajectory files, schema `reposim.trajectory/1` (see docs/trajectory.md).
+"""Trajectory files, schema `reposim.trajectory/1` (see docs/trajectory.md): the header type, the
+writer, and the one reader every command uses.
 
 JSONL: a header line, then one event a line, each flushed as written so that a killed process
 loses at most the line in flight. A string in a payload longer than `BLOB_THRESHOLD` characters is
 kept whole in `<file>.blobs/<sha256>` and shortened in the line to its head and tail with a note;
-`payload["blobs"][field]` names the blob.
+`payload["blobs"][field]` names the blob. A string that is not UTF-8 (a file name made of other
+bytes) is written readable, with its exact bytes in `payload["raw"][field]` (base64).
+
+Reading: `open_trajectory` opens RepoSim's files lazily (line offsets from one pass over an mmap,
+events parsed when asked for, through a small LRU cache: the Toolong approach) and other tools'
+files (SWE-agent, mini-swe-agent, OpenAI chat JSONL, asciicast) converted in memory into the same
+events. Everything read from a file is untrusted: lines are parsed with a depth limit, headers
+and payloads are checked against their types, blobs against their digests, and every problem is
+one sentence that names the line.
 """
 
 from __future__ import annotations
 
+import base64
+import bisect
 import hashlib
 import json
+import mmap
+import os
+import re
+import socket
+import stat
+from array import array
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from simulator.events import Event
+from simulator.wire import Record, WireError, optional
 
 SCHEMA = "reposim.trajectory/1"
 BLOB_THRESHOLD = 16 * 1024
 _KEEP = 4 * 1024
+MAX_DEPTH = 100
+"""How deeply a line's JSON may nest; deeper lines are refused as corrupt."""
+_BOM = b"\xef\xbb\xbf"
+_DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
 class TrajectoryError(Exception):
@@ -40,14 +64,164 @@ def blob_dir(path: Path) -> Path:
     return path.with_name(path.name + ".blobs")
 
 
+@cache
+def host_id() -> str:
+    """This machine and user, as a digest (the machine id itself is not written anywhere):
+    re-execution runs a trajectory's commands on the host only when they were recorded here."""
+    machine = ""
+    for candidate in ("/etc/machine-id", "/var/lib/dbus/machine-id"):
+        try:
+            machine = Path(candidate).read_text(encoding="ascii", errors="replace").strip()
+        except OSError:
+            continue
+        if machine:
+            break
+    seed = f"{machine or socket.gethostname()}:{os.getuid()}"
+    return hashlib.sha256(seed.encode()).hexdigest()[:16]
+
+
+# -- the header --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RepoInfo(Record):
+    """Where a session's workspace came from."""
+
+    source: str | None = None
+    git: bool = False
+    commit: str | None = optional()
+    branch: str | None = optional()
+    dirty: bool | None = optional()
+
+
+@dataclass(frozen=True)
+class BackendInfo(Record):
+    """Where the commands ran (`Backend.describe()`); backends add their own fields."""
+
+    REST = "extra"
+    kind: str | None = None
+    workspace: str | None = optional()
+    image: str | None = optional()
+    image_id: str | None = optional()
+    container: str | None = optional()
+    limits: dict[str, Any] | None = optional()
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AgentInfo(Record):
+    REST = "extra"
+    model: str | None = None
+    mode: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ParentInfo(Record):
+    """The trajectory this one forks, resumes or re-executes."""
+
+    file: str
+    step: int | None = None
+    resumed: bool = optional(False)
+    replay: str | None = optional()
+
+
+@dataclass(frozen=True)
+class ImportInfo(Record):
+    """For a file converted from another tool: which, and what of it has no event."""
+
+    REST = "extra"
+    format: str
+    file: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TrajectoryHeader(Record):
+    """Line 1 of a trajectory. Build one with `TrajectoryHeader.new`."""
+
+    REST = "extra"
+    schema: str
+    session: str
+    created: str
+    repo: RepoInfo
+    backend: BackendInfo
+    agent: AgentInfo | None
+    reposim: str
+    host: str | None = optional()
+    """Host_id() of the machine that recorded it."""
+    parent: ParentInfo | None = optional()
+    imported: ImportInfo | None = optional()
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def new(
+        cls,
+        session: str,
+        *,
+        repo: RepoInfo | None = None,
+        backend: BackendInfo | None = None,
+        agent: AgentInfo | None = None,
+        parent: ParentInfo | None = None,
+        imported: ImportInfo | None = None,
+    ) -> TrajectoryHeader:
+        """The header of a trajectory written now, on this machine (an imported file's header
+        names no host: it was not recorded here)."""
+        from simulator import __version__
+
+        return cls(
+            schema=SCHEMA,
+            session=session,
+            created=now_iso(),
+            repo=repo or RepoInfo(),
+            backend=backend or BackendInfo(),
+            agent=agent,
+            reposim=__version__,
+            host=None if imported is not None else host_id(),
+            parent=parent,
+            imported=imported,
+        )
+
+    @property
+    def recorded_here(self) -> bool:
+        """Whether this machine (and user) recorded it, so its commands are this user's own."""
+        return self.host is not None and self.host == host_id()
+
+
+def check_header(data: Any, where: str) -> TrajectoryHeader:
+    """The header of a file, checked; TrajectoryError (one sentence) if it is not one we read."""
+    if not isinstance(data, dict) or "schema" not in data:
+        raise TrajectoryError(
+            f"{where} is not a RepoSim trajectory (its first line has no schema)."
+        )
+    schema = data["schema"]
+    if schema != SCHEMA:
+        if isinstance(schema, str) and schema.startswith("reposim.trajectory/"):
+            raise TrajectoryError(
+                f"{where} uses schema {schema}; this version of RepoSim reads {SCHEMA} only."
+            )
+        raise TrajectoryError(f"{where} has schema {_clip(repr(schema))}, not {SCHEMA}.")
+    try:
+        return TrajectoryHeader.from_dict(data, "its header")
+    except WireError as exc:
+        raise TrajectoryError(f"{where} cannot be read: {exc}.") from None
+
+
+def _clip(text: str, width: int = 80) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+# -- writing -----------------------------------------------------------------------------------
+
+
 class TrajectoryWriter:
     """Appends a header and then events to a JSONL file, one flushed line at a time."""
 
-    def __init__(self, path: Path, header: dict[str, Any]) -> None:
+    def __init__(self, path: Path, header: TrajectoryHeader) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: IO[str] | None = path.open("w", encoding="utf-8")
-        self._write_line({"schema": SCHEMA, **header})
+        self._file: IO[bytes] | None = path.open("wb")
+        self._write_line(header.to_dict())
 
     def write(self, event: Event) -> None:
         data = event.as_dict()
@@ -57,7 +231,16 @@ class TrajectoryWriter:
     def _write_line(self, data: dict[str, Any]) -> None:
         if self._file is None:
             return
-        self._file.write(json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n")
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        try:
+            line = text.encode("utf-8")
+        except UnicodeEncodeError:  # text that is not UTF-8 (see _keep_raw)
+            if isinstance(data.get("payload"), dict):
+                data = {**data, "payload": _keep_raw(data["payload"])}
+            else:
+                data = _replace_surrogates(data)
+            line = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        self._file.write(line + b"\n")
         self._file.flush()
 
     def _shorten(self, payload: dict[str, Any]) -> dict[str, Any]:
@@ -84,7 +267,7 @@ class TrajectoryWriter:
         return out
 
     def _store_blob(self, text: str) -> str:
-        raw = text.encode("utf-8", "surrogateescape")
+        raw = _exact_bytes(text)
         digest = hashlib.sha256(raw).hexdigest()
         directory = blob_dir(self.path)
         directory.mkdir(exist_ok=True)
@@ -101,102 +284,502 @@ class TrajectoryWriter:
             self._file = None
 
 
-@dataclass
-class Trajectory:
+def _exact_bytes(text: str) -> bytes:
+    """The bytes a str decoded with surrogateescape came from (lone surrogates of other origin
+    kept as their code points)."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
+
+
+def _keep_raw(payload: dict[str, Any]) -> dict[str, Any]:
+    """A payload whose text fields that are not UTF-8 (names made of other bytes, decoded with
+    surrogateescape) are written readable, U+FFFD for what is not text, and whole in
+    `raw[field]` as base64 of their exact bytes; readers put the exact text back."""
+    out: dict[str, Any] = {}
+    raw: dict[str, str] = dict(payload.get("raw") or {})
+    for key, value in payload.items():
+        if key == "raw":
+            continue
+        if isinstance(value, str) and not _is_utf8(value):
+            exact = _exact_bytes(value)
+            out[key] = exact.decode("utf-8", "replace")
+            raw[key] = base64.b64encode(exact).decode("ascii")
+        else:
+            out[key] = _replace_surrogates(value)
+    if raw:
+        out["raw"] = raw
+    return out
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _replace_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return value if _is_utf8(value) else _exact_bytes(value).decode("utf-8", "replace")
+    if isinstance(value, list):
+        return [_replace_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_replace_surrogates(k): _replace_surrogates(v) for k, v in value.items()}
+    return value
+
+
+# -- reading -----------------------------------------------------------------------------------
+
+
+class _LineError(Exception):
+    """A line that cannot be read: the reason, without the file and line (the caller adds them)."""
+
+
+def parse_line(raw: bytes) -> Any:
+    """The JSON value of one line, at most MAX_DEPTH deep; _LineError says why not."""
+    try:
+        value = json.loads(raw)
+    except UnicodeDecodeError:
+        raise _LineError("is not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise _LineError(f"is corrupt (not JSON: {exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise _LineError(f"is corrupt (nested more than {MAX_DEPTH} levels deep)") from None
+    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and json_depth(value) > MAX_DEPTH:
+        raise _LineError(f"is corrupt (nested more than {MAX_DEPTH} levels deep)")
+    return value
+
+
+def json_depth(value: Any) -> int:
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, level)
+        if deepest > MAX_DEPTH:
+            return deepest
+        stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
+def _event_of(raw: bytes) -> Event:
+    data = parse_line(raw)
+    try:
+        return Event.from_dict(data)
+    except WireError as exc:
+        raise _LineError(f"is corrupt ({exc})") from None
+
+
+class EventSource(Protocol):
+    """What the replay view, re-execution, export and `trajectory show` read."""
+
     path: Path
-    header: dict[str, Any]
-    events: list[Event] = field(default_factory=list)
-    problem: str | None = None
-    """Why reading stopped before the end of the file (a corrupt or truncated line), if it did."""
+    header: TrajectoryHeader
+
+    @property
+    def problem(self) -> str | None:
+        """Why the readable events stop before the end of the file, if they do."""
+
+    def __len__(self) -> int: ...
+
+    def event(self, index: int) -> Event:
+        """The event at `index` (0-based); TrajectoryError names the line if it is corrupt."""
+
+    def events(self) -> Iterator[Event]:
+        """Every readable event in order, stopping at the first unreadable line (which then
+        becomes `problem`)."""
 
     def load_blob(self, event: Event, key: str) -> str:
-        """The whole text of a payload field that was shortened in the line."""
-        digest: str | None = (event.payload.get("blobs") or {}).get(key)
-        if digest is None:
-            value = event.payload.get(key)
-            return str(value) if isinstance(value, str) else ""
-        blob = blob_dir(self.path) / digest
+        """The whole text of a payload field that the writer shortened."""
+
+    def meta(self, index: int) -> tuple[str, str]:
+        """(actor, kind) of an event, as cheaply as the source can tell."""
+
+    def search(self, text: str, start: int = 0, *, backward: bool = False) -> int | None:
+        """The next event from `start` (inclusive) whose text contains `text`, any case."""
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> EventSource: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
+# The writer puts seq, t, actor and kind first, in that order; this reads actor and kind without
+# parsing the line (lines written by other means fall back to a full parse).
+_META = re.compile(rb'\{"seq":(\d+),"t":[^,]*,"actor":"([a-z]+)","kind":"([^"\\]+)"')
+
+
+def _open_error(path: Path, exc: OSError) -> TrajectoryError:
+    if isinstance(exc, FileNotFoundError):
+        return TrajectoryError(f"{path} does not exist.")
+    if isinstance(exc, IsADirectoryError):
+        return TrajectoryError(f"{path} is a directory, not a trajectory file.")
+    if isinstance(exc, PermissionError):
+        return TrajectoryError(f"{path} is not readable (permission denied).")
+    return TrajectoryError(f"{path} cannot be read ({exc.strerror or exc}).")
+
+
+class TrajectoryIndex:
+    """A native reposim.trajectory/1 file, indexed by line offsets and parsed lazily.
+
+    Memory grows with the number of lines (8 bytes each), not with the file's size."""
+
+    def __init__(self, path: Path | str, *, cache_size: int = 2048, lazy: bool = False) -> None:
+        self.path = Path(path)
+        self._cache: OrderedDict[int, Event] = OrderedDict()
+        self._cache_size = cache_size
+        self._problem: str | None = None
+        self._map: mmap.mmap | None = None
         try:
-            return blob.read_bytes().decode("utf-8", "surrogateescape")
-        except FileNotFoundError:
-            raise TrajectoryError(
-                f"Blob {digest} of step {event.seq} is missing from {blob.parent}."
-            ) from None
+            self._file = self.path.open("rb")
+        except OSError as exc:
+            raise _open_error(self.path, exc) from None
+        size = os.fstat(self._file.fileno()).st_size
+        if size == 0:
+            self._file.close()
+            raise TrajectoryError(f"{self.path} is empty.")
+        self._map = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
+        end = self._map.find(b"\n")
+        first = self._map[: end if end != -1 else size]
+        try:
+            try:
+                data = parse_line(first.removeprefix(_BOM))
+            except _LineError as exc:
+                raise TrajectoryError(
+                    f"{self.path} is not a RepoSim trajectory (line 1 {exc})."
+                ) from None
+            self.header: TrajectoryHeader = check_header(data, str(self.path))
+        except TrajectoryError:
+            self.close()
+            raise
+        self._starts = array("q")
+        self._lines = array("l")  # the 1-based line number of each event, for messages
+        self._size = size
+        self._number = 1
+        self._pos = size
+        if end == -1:
+            self._problem = "line 1 is incomplete (the writer was cut off)."
+        else:
+            self._pos = end + 1
+            if not lazy:
+                self.scan()
+
+    @property
+    def scanned(self) -> bool:
+        """Whether every line has been indexed (see `scan`)."""
+        return self._pos >= self._size
+
+    def scan(self, budget: int | None = None) -> bool:
+        """Index the next `budget` bytes of lines (all of them by default); True when done.
+
+        A viewer indexes a first chunk, shows it, and goes on in a thread while the user reads;
+        `len()` grows as lines are found."""
+        assert self._map is not None
+        find = self._map.find
+        starts, lines = self._starts, self._lines
+        pos, number, size = self._pos, self._number, self._size
+        stop = size if budget is None else min(size, pos + budget)
+        while pos < stop:
+            number += 1
+            nl = find(b"\n", pos)
+            if nl == -1:
+                self._problem = f"line {number} is incomplete (the writer was cut off)."
+                pos = size
+                break
+            if nl > pos and not self._map[pos:nl].isspace():
+                starts.append(pos)
+                lines.append(number)
+            pos = nl + 1
+        self._pos, self._number = pos, number
+        return pos >= size
+
+    @property
+    def problem(self) -> str | None:
+        return self._problem
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    def line_number(self, index: int) -> int:
+        return int(self._lines[index])
+
+    def raw(self, index: int) -> bytes:
+        assert self._map is not None
+        start = self._starts[index]
+        end = self._map.find(b"\n", start)
+        return self._map[start:end]
+
+    def event(self, index: int) -> Event:
+        cached = self._cache.get(index)
+        if cached is not None:
+            self._cache.move_to_end(index)
+            return cached
+        if not 0 <= index < len(self._starts):
+            raise IndexError(index)
+        try:
+            event = _event_of(self.raw(index))
+        except _LineError as exc:
+            raise TrajectoryError(f"{self.path}: line {self.line_number(index)} {exc}.") from None
+        self._cache[index] = event
+        if len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+        return event
+
+    def events(self) -> Iterator[Event]:
+        for index in range(len(self)):
+            try:
+                yield self.event(index)
+            except TrajectoryError:
+                self._stop_at(index)
+                return
+
+    def validate(self) -> int:
+        """Parse every line; an unreadable one ends the readable prefix (and sets `problem`).
+        Returns the number of readable events."""
+        for index in range(len(self)):
+            try:
+                _event_of(self.raw(index))
+            except _LineError:
+                self._stop_at(index)
+                break
+        return len(self)
+
+    def _stop_at(self, index: int) -> None:
+        number = self.line_number(index)
+        try:
+            _event_of(self.raw(index))
+            return
+        except _LineError as exc:
+            self._problem = f"line {number} {exc}."
+        del self._starts[index:]
+        del self._lines[index:]
+        self._cache.clear()
+
+    def meta(self, index: int) -> tuple[str, str]:
+        """(actor, kind) of an event, read from the raw line without parsing it if possible."""
+        assert self._map is not None
+        match = _META.match(self._map, self._starts[index])
+        if match is not None:
+            return match.group(2).decode(), match.group(3).decode("utf-8", "replace")
+        try:
+            event = self.event(index)
+        except TrajectoryError:
+            return "system", "corrupt"
+        return str(event.actor), str(event.kind)
+
+    def search(self, text: str, start: int = 0, *, backward: bool = False) -> int | None:
+        """The index of the next event (from `start`, inclusive) whose line contains `text`
+        (case-insensitive), found with one regex scan over the mapped file."""
+        if not text or not len(self):
+            return None
+        assert self._map is not None
+        pattern = _caseless(json.dumps(text, ensure_ascii=False)[1:-1])
+        start = max(0, min(start, len(self) - 1))
+        if not backward:
+            match = pattern.search(self._map, self._starts[start], self._pos)
+            if match is None:
+                return None
+            return bisect.bisect_right(self._starts, match.start()) - 1
+        limit = self._map.find(b"\n", self._starts[start])
+        found = None
+        for match in pattern.finditer(self._map, self._starts[0], limit):
+            found = match.start()
+        return None if found is None else bisect.bisect_right(self._starts, found) - 1
+
+    def load_blob(self, event: Event, key: str) -> str:
+        return load_blob(self.path, event, key)
+
+    def close(self) -> None:
+        if self._map is not None:
+            self._map.close()
+            self._map = None
+        self._file.close()
+
+    def __enter__(self) -> TrajectoryIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
-def check_header(header: Any, where: str) -> dict[str, Any]:
-    if not isinstance(header, dict) or "schema" not in header:
+class MemoryTrajectory:
+    """Events held in memory: an imported file of another tool, or a generated trajectory."""
+
+    def __init__(
+        self,
+        path: Path,
+        header: TrajectoryHeader,
+        events: list[Event],
+        problem: str | None = None,
+    ) -> None:
+        self.path = path
+        self.header = header
+        self._events = events
+        self._problem = problem
+
+    @property
+    def problem(self) -> str | None:
+        return self._problem
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    def event(self, index: int) -> Event:
+        return self._events[index]
+
+    def events(self) -> Iterator[Event]:
+        return iter(self._events)
+
+    def meta(self, index: int) -> tuple[str, str]:
+        event = self._events[index]
+        return str(event.actor), str(event.kind)
+
+    def search(self, text: str, start: int = 0, *, backward: bool = False) -> int | None:
+        if not text or not self._events:
+            return None
+        needle = text.lower()
+        start = max(0, min(start, len(self._events) - 1))
+        order = range(start, -1, -1) if backward else range(start, len(self._events))
+        for index in order:
+            line = json.dumps(self._events[index].as_dict(), ensure_ascii=False).lower()
+            if needle in line:
+                return index
+        return None
+
+    def load_blob(self, event: Event, key: str) -> str:
+        return load_blob(self.path, event, key)
+
+    def close(self) -> None:
+        return None
+
+    def __enter__(self) -> MemoryTrajectory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _caseless(needle: str) -> re.Pattern[bytes]:
+    """A bytes pattern matching `needle` in any case, non-ASCII letters included (the file is
+    searched as UTF-8 bytes, where re's IGNORECASE folds ASCII only)."""
+    parts = []
+    for char in needle:
+        variants = sorted({char.encode(), char.lower().encode(), char.upper().encode()})
+        escaped = [re.escape(v) for v in variants]
+        parts.append(escaped[0] if len(escaped) == 1 else b"(?:" + b"|".join(escaped) + b")")
+    return re.compile(b"".join(parts))
+
+
+def load_blob(path: Path, event: Event, key: str) -> str:
+    """The whole text of a payload field the writer shortened, from `<path>.blobs/<sha256>`.
+
+    The reference must be a sha256 digest (so it names a file in the blob directory and
+    nowhere else), the blob a regular file (not a symlink), and its bytes must hash to it."""
+    blobs = event.payload.get("blobs")
+    digest = blobs.get(key) if isinstance(blobs, dict) else None
+    if digest is None:
+        value = event.payload.get(key)
+        return value if isinstance(value, str) else ""
+    if not isinstance(digest, str) or not _DIGEST.fullmatch(digest):
         raise TrajectoryError(
-            f"{where} is not a RepoSim trajectory (its first line has no schema)."
+            f"Step {event.seq} refers to its {key} by {_clip(repr(digest), 40)},"
+            " which is not a sha256 digest."
         )
-    schema = header["schema"]
-    if schema != SCHEMA:
-        if isinstance(schema, str) and schema.startswith("reposim.trajectory/"):
-            raise TrajectoryError(
-                f"{where} uses schema {schema}; this version of RepoSim reads {SCHEMA} only."
-            )
-        raise TrajectoryError(f"{where} has schema {schema!r}, not {SCHEMA}.")
-    return header
-
-
-def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
+    directory = blob_dir(path)
+    blob = directory / digest
     try:
-        handle = path.open("r", encoding="utf-8", errors="strict", newline="\n")
+        fd = os.open(blob, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except FileNotFoundError:
-        raise TrajectoryError(f"{path} does not exist.") from None
-    except IsADirectoryError:
-        raise TrajectoryError(f"{path} is a directory, not a trajectory file.") from None
-    except PermissionError:
-        raise TrajectoryError(f"{path} is not readable (permission denied).") from None
-    with handle:
-        number = 0
-        try:
-            for number, line in enumerate(handle, start=1):
-                yield number, line
-        except UnicodeDecodeError:
-            raise TrajectoryError(f"{path}: line {number + 1} is not UTF-8 text.") from None
+        raise TrajectoryError(
+            f"Blob {digest} of step {event.seq} is missing from {directory}."
+        ) from None
+    except OSError:
+        raise TrajectoryError(
+            f"Blob {digest} of step {event.seq} is not a file in {directory}."
+        ) from None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise TrajectoryError(f"Blob {digest} of step {event.seq} is not a regular file.")
+        data = handle.read()
+    if hashlib.sha256(data).hexdigest() != digest:
+        raise TrajectoryError(
+            f"Blob {digest} of step {event.seq} does not match its digest (it was changed"
+            " after it was written)."
+        )
+    return data.decode("utf-8", "surrogateescape")
+
+
+def whole_event(source: EventSource, event: Event) -> Event:
+    """`event` with every field the writer shortened put back whole from its blob (for export,
+    which must give back what was recorded)."""
+    blobs = event.payload.get("blobs")
+    if not isinstance(blobs, dict) or not blobs:
+        return event
+    payload = {k: v for k, v in event.payload.items() if k != "blobs"}
+    for key in blobs:
+        payload[key] = source.load_blob(event, key)
+    return Event(event.seq, event.t, event.actor, event.kind, payload, event.cause)
+
+
+def is_native(path: Path) -> bool:
+    """Whether the file's first line is a JSON object with a `schema` key (ours or a future one)."""
+    try:
+        with path.open("rb") as handle:
+            first = handle.readline(1 << 20).removeprefix(_BOM)
+    except OSError:
+        return False
+    try:
+        data = parse_line(first)
+    except _LineError:
+        return first.lstrip().startswith(b'{"schema"')
+    return isinstance(data, dict) and "schema" in data
+
+
+def open_trajectory(path: Path | str, *, lazy: bool = False) -> TrajectoryIndex | MemoryTrajectory:
+    """Open a trajectory of RepoSim or of another tool, whichever `path` holds (with lazy, a
+    RepoSim file is indexed only as far as `scan` is asked to)."""
+    path = Path(path)
+    try:
+        info = path.stat()
+    except OSError as exc:
+        raise _open_error(path, exc) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise TrajectoryError(f"{path} is a directory, not a trajectory file.")
+    if is_native(path):
+        return TrajectoryIndex(path, lazy=lazy)
+    from simulator.interop import load_foreign
+
+    header, events = load_foreign(path)
+    return MemoryTrajectory(path, header, events)
+
+
+@dataclass
+class Trajectory:
+    """A whole trajectory in memory: its header, every readable event, and why reading stopped
+    early if it did."""
+
+    path: Path
+    header: TrajectoryHeader
+    events: list[Event] = field(default_factory=list)
+    problem: str | None = None
+
+    def load_blob(self, event: Event, key: str) -> str:
+        return load_blob(self.path, event, key)
 
 
 def read_trajectory(path: Path | str) -> Trajectory:
-    """Read a trajectory; a corrupt or truncated line ends it, and `problem` says where."""
-    path = Path(path)
-    lines = iter_lines(path)
-    header: dict[str, Any] | None = None
-    trajectory: Trajectory | None = None
-    try:
-        for number, line in lines:
-            if header is None:
-                try:
-                    header = check_header(json.loads(line), str(path))
-                except json.JSONDecodeError:
-                    raise TrajectoryError(
-                        f"{path} is not a RepoSim trajectory (line 1 is not JSON)."
-                    ) from None
-                trajectory = Trajectory(path=path, header=header)
-                continue
-            assert trajectory is not None
-            if not line.endswith("\n"):
-                trajectory.problem = f"line {number} is incomplete (the writer was cut off)."
-                break
-            if not line.strip():
-                continue
-            try:
-                trajectory.events.append(Event.from_dict(json.loads(line)))
-            except (json.JSONDecodeError, KeyError, ValueError, TypeError) as exc:
-                trajectory.problem = f"line {number} is corrupt ({_describe(exc)})."
-                break
-    except TrajectoryError as exc:
-        if trajectory is None:
-            raise
-        trajectory.problem = str(exc)
-    if trajectory is None:
-        raise TrajectoryError(f"{path} is empty.")
-    return trajectory
-
-
-def _describe(exc: Exception) -> str:
-    if isinstance(exc, json.JSONDecodeError):
-        return f"not JSON: {exc.msg} at column {exc.colno}"
-    if isinstance(exc, KeyError):
-        return f"missing field {exc.args[0]!r}"
-    return str(exc)
+    """Read a whole trajectory (RepoSim's or another tool's); an unreadable line ends it, and
+    `problem` says which and why."""
+    with open_trajectory(path) as source:
+        events = list(source.events())
+        return Trajectory(Path(path), source.header, events, source.problem)

@@ -22,109 +22,23 @@ import secrets
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
-from enum import StrEnum
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
-from simulator.events import Actor, Event, Kind
+from simulator.events import (
+    Actor,
+    Event,
+    Kind,
+    RunStatus,
+    StepStatus,
+    WorkflowEnd,
+    WorkflowResult,
+    WorkflowStart,
+    WorkflowStep,
+)
 
 if TYPE_CHECKING:
     from simulator.session import Session
-
-
-class StepStatus(StrEnum):
-    RUNNING = "running"
-    OK = "ok"
-    FAILED = "failed"
-    SKIPPED = "skipped"
-
-
-class RunStatus(StrEnum):
-    OK = "ok"  # the workflow ran to its end (its result says whether it reached its goal)
-    FAILED = "failed"  # it stopped early on an error it understood (the error says which)
-    INTERRUPTED = "interrupted"  # Ctrl-C, SIGTERM, a cancelled task
-    ERROR = "error"  # an unexpected exception
-
-
-@dataclass(frozen=True)
-class WorkflowStart:
-    workflow: str
-    run: str
-    params: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> WorkflowStart:
-        return cls(str(data["workflow"]), str(data["run"]), dict(data.get("params") or {}))
-
-
-@dataclass(frozen=True)
-class WorkflowStep:
-    workflow: str
-    run: str
-    step: str
-    status: StepStatus
-    seconds: float | None = None
-    detail: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["status"] = str(self.status)
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> WorkflowStep:
-        seconds = data.get("seconds")
-        return cls(
-            str(data["workflow"]),
-            str(data["run"]),
-            str(data["step"]),
-            StepStatus(data["status"]),
-            float(seconds) if seconds is not None else None,
-            dict(data.get("detail") or {}),
-        )
-
-
-@dataclass(frozen=True)
-class WorkflowResult:
-    workflow: str
-    run: str
-    result: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> WorkflowResult:
-        return cls(str(data["workflow"]), str(data["run"]), dict(data.get("result") or {}))
-
-
-@dataclass(frozen=True)
-class WorkflowEnd:
-    workflow: str
-    run: str
-    status: RunStatus
-    seconds: float
-    error: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["status"] = str(self.status)
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> WorkflowEnd:
-        error = data.get("error")
-        return cls(
-            str(data["workflow"]),
-            str(data["run"]),
-            RunStatus(data["status"]),
-            float(data["seconds"]),
-            str(error) if error is not None else None,
-        )
 
 
 class WorkflowRun:
@@ -156,7 +70,7 @@ class WorkflowRun:
         event = self.session.emit(
             self.actor,
             Kind.WORKFLOW_START,
-            WorkflowStart(self.workflow, self.id, self.params).to_dict(),
+            WorkflowStart(self.workflow, self.id, self.params),
         )
         self._start_seq = event.seq
         return self
@@ -181,7 +95,7 @@ class WorkflowRun:
                 Kind.WORKFLOW_END,
                 WorkflowEnd(
                     self.workflow, self.id, status, round(time.monotonic() - self._t0, 6), error
-                ).to_dict(),
+                ),
                 cause=self._start_seq,
             )
 
@@ -197,7 +111,7 @@ class WorkflowRun:
         return self.session.emit(
             self.actor,
             Kind.WORKFLOW_STEP,
-            WorkflowStep(self.workflow, self.id, name, status, seconds, detail).to_dict(),
+            WorkflowStep(self.workflow, self.id, name, status, seconds, detail),
             cause=self._start_seq,
         )
 
@@ -231,10 +145,22 @@ class WorkflowRun:
         return self.session.emit(
             self.actor,
             Kind.WORKFLOW_RESULT,
-            WorkflowResult(self.workflow, self.id, result).to_dict(),
+            WorkflowResult(self.workflow, self.id, result),
             cause=self._start_seq,
         )
 
 
 class WorkflowFailure(Exception):
     """A workflow stopped on an error it understands; the message is one clear sentence."""
+
+
+__all__ = [
+    "RunStatus",
+    "StepStatus",
+    "WorkflowEnd",
+    "WorkflowFailure",
+    "WorkflowResult",
+    "WorkflowRun",
+    "WorkflowStart",
+    "WorkflowStep",
+]

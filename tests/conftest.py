@@ -1,9 +1,10 @@
-"""Fixtures shared by every test folder: real git repositories on disk."""
+"""Fixtures shared by every test folder: real git repositories on disk, and a check that every
+trajectory a test writes under its own directory follows docs/trajectory.schema.json."""
 
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,27 @@ GIT_ENV = {
 }
 
 RepoFactory = Callable[..., Path]
+
+
+@pytest.fixture(autouse=True)
+def trajectories_follow_the_schema(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[None]:
+    """After each test, every RepoSim trajectory under its tmp_path is validated against the
+    published JSON Schema; a violation fails the test (in teardown), naming file and line.
+    Tests that write broken files on purpose say so with @pytest.mark.malformed_trajectories."""
+    yield
+    if request.node.get_closest_marker("malformed_trajectories"):
+        return
+    from tests.schema_check import problems_under
+
+    found = problems_under(tmp_path)
+    if found:
+        pytest.fail(
+            f"{len(found)} trajectory lines break docs/trajectory.schema.json:\n"
+            + "\n".join(found[:10]),
+            pytrace=False,
+        )
 
 
 def git(repo: Path, *args: str) -> str:

@@ -22,10 +22,10 @@ from textual.theme import Theme
 from textual.timer import Timer
 from textual.widgets import Static, TabbedContent, TabPane, TextArea
 
-from simulator.events import Event, Kind
+from simulator.events import Event, Kind, TestResultPayload
 from simulator.paths import config_dir
 from simulator.session import Session
-from simulator.testrun import TestOutcome, TestRunResult
+from simulator.wire import WireError
 from themes import DEFAULT_THEME
 from widgets.agent_pane import AgentPane
 from widgets.changes_view import ChangesView
@@ -203,9 +203,10 @@ class RepoSimApp(App[None]):
 
     def _test_result(self, event: Event) -> None:
         """A test run ended, whoever started it: the status bar and the tests panel show it."""
-        result = result_from_payload(event.payload)
         status = self.query_one(StatusBar)
-        if result is None:
+        try:
+            result = event.typed(TestResultPayload).result()
+        except WireError:
             status.activity = "tests: finished"
             return
         status.activity = f"tests: {result.summary()}"
@@ -540,21 +541,3 @@ class RepoSimApp(App[None]):
         rows.append(("Tests", "Enter", "Open a failure at its line", ""))
         rows.append(("Changes", "Enter", "Open the changed file", ""))
         return rows
-
-
-def result_from_payload(payload: dict[str, object]) -> TestRunResult | None:
-    """The TestRunResult a test.result event records, or None when the payload is not one."""
-    try:
-        tests = payload.get("tests") or []
-        assert isinstance(tests, list)
-        return TestRunResult(
-            command=str(payload.get("command", "")),
-            exit_code=payload.get("exit_code"),  # type: ignore[arg-type]
-            duration=float(payload.get("duration") or 0.0),  # type: ignore[arg-type]
-            output=str(payload.get("output", "")),
-            structured=bool(payload.get("structured")),
-            tests=[TestOutcome(**t) for t in tests],
-            timed_out=bool(payload.get("timed_out")),
-        )
-    except (TypeError, ValueError, AssertionError):
-        return None

@@ -12,11 +12,10 @@ import click
 from reposim.cli.common import CliError, existing_dir, existing_file, run_async
 from reposim.ui import run_ui
 from simulator.interop import EXPORT_FORMATS, export_text
-from simulator.replay.index import is_native, open_trajectory
 from simulator.replay.normalise import DEFAULT_RULES, Normaliser
-from simulator.replay.reexec import ReplayReport, StepResult, reexecute
+from simulator.replay.reexec import ReplayReport, StepResult, choose_backend, reexecute
 from simulator.session import Session
-from simulator.trajectory import TrajectoryWriter
+from simulator.trajectory import TrajectoryWriter, is_native, open_trajectory, whole_event
 
 
 def _normaliser(ignore: tuple[str, ...], keep: tuple[str, ...], strict: bool) -> Normaliser:
@@ -73,9 +72,10 @@ def _print_report(report: ReplayReport, as_json: bool) -> None:
     "--backend",
     "backend_kind",
     type=click.Choice(["local", "docker"]),
-    default="local",
-    show_default=True,
-    help="Where the actions run again.",
+    default=None,
+    help="Where the actions run again. Default: on this machine for a trajectory recorded here"
+    " by you, in a container for any other (someone else's commands could do anything);"
+    " --backend local runs those here anyway.",
 )
 @click.option("--repo", type=str, help="Start from this repository instead of the recorded one.")
 @click.option("--image", type=str, help="With --backend docker: the image (default: recorded).")
@@ -110,7 +110,7 @@ def replay(
     file: str,
     verify: bool,
     fork_at: int | None,
-    backend_kind: str,
+    backend_kind: str | None,
     repo: str | None,
     image: str | None,
     current: bool,
@@ -135,12 +135,15 @@ def replay(
         raise CliError("--verify and --fork-at cannot be used together.")
     if then_exec and fork_at is None:
         raise CliError("--then-exec needs --fork-at.")
+    backend = "local"
+    if verify or fork_at is not None:
+        backend = _backend_for(path, backend_kind)
     if verify:
         normaliser = _normaliser(ignore, keep, strict)
         report, _ = run_async(
             lambda: reexecute(
                 path,
-                backend_kind=backend_kind,
+                backend_kind=backend,
                 normaliser=normaliser,
                 repo=repo_path,
                 current=current,
@@ -157,13 +160,13 @@ def replay(
             # In a terminal, the forked session opens in the UI; with commands to run, or
             # --json, or no terminal, it runs headless.
             forked = run_async(
-                lambda: _fork_into_ui(path, fork_at, backend_kind, repo_path, image, current, out)
+                lambda: _fork_into_ui(path, fork_at, backend, repo_path, image, current, out)
             )
             click.echo(f"reposim: trajectory {forked}", err=True)
             return
         run_async(
             lambda: _fork(
-                path, fork_at, backend_kind, repo_path, image, current, out, then_exec, as_json
+                path, fork_at, backend, repo_path, image, current, out, then_exec, as_json
             )
         )
         return
@@ -265,13 +268,19 @@ async def _fork(
 def _dump(path: Path) -> None:
     source = open_trajectory(path)
     try:
-        sys.stdout.write(json.dumps(source.header, ensure_ascii=False) + "\n")
+        sys.stdout.write(json.dumps(source.header.to_dict(), ensure_ascii=False) + "\n")
         for event in source.events():
             sys.stdout.write(json.dumps(event.as_dict(), ensure_ascii=False) + "\n")
         if source.problem:
             click.echo(f"reposim: {path}: {source.problem}", err=True)
     finally:
         source.close()
+
+
+def _backend_for(path: Path, requested: str | None) -> str:
+    """The backend to re-execute `path` on (see choose_backend)."""
+    with open_trajectory(path) as source:
+        return choose_backend(source.header, requested)
 
 
 def _view(path: Path) -> None:
@@ -286,7 +295,8 @@ def _view(path: Path) -> None:
     if step is not None:
         # "Fork here" (F) in the view: continue live from that step in the main UI.
         click.echo(f"forking at step {step} …", err=True)
-        forked = run_async(lambda: _fork_into_ui(path, step, "local", None, None, False, None))
+        backend = _backend_for(path, None)
+        forked = run_async(lambda: _fork_into_ui(path, step, backend, None, None, False, None))
         click.echo(f"reposim: trajectory {forked}", err=True)
 
 
@@ -304,7 +314,8 @@ def export(file: str, fmt: str, output: str | None) -> None:
     """
     source = open_trajectory(existing_file(file))
     try:
-        text = export_text(source.header, source.events(), fmt)
+        events = (whole_event(source, event) for event in source.events())
+        text = export_text(source.header, events, fmt)
         problem = source.problem
     finally:
         source.close()
@@ -329,9 +340,7 @@ def import_(file: str, output: str) -> None:
     if is_native(path):
         raise CliError(f"{file} is already a RepoSim trajectory.")
     source = open_trajectory(path)
-    header = dict(source.header)
-    header.pop("schema", None)
-    writer = TrajectoryWriter(Path(output), header)
+    writer = TrajectoryWriter(Path(output), source.header)
     count = 0
     try:
         for event in source.events():

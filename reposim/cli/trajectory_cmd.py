@@ -21,14 +21,15 @@ def trajectory_group() -> None:
 @click.argument("file")
 @click.option("--json", "as_json", is_flag=True, help="Print the header and events as JSON lines.")
 def show(file: str, as_json: bool) -> None:
-    """Summarise a trajectory: where it came from, steps, actors, commands, edits, tests.
+    """Summarise a trajectory (RepoSim's, or SWE-agent's, mini-swe-agent's, OpenAI chat JSONL,
+    asciicast): where it came from, steps, actors, commands, edits, tests.
 
-    A corrupt or truncated file is shown up to its last whole line, with a warning naming the
+    A corrupt or truncated file is shown up to its last readable line, with a warning naming the
     line where reading stopped (exit code 1).
     """
     trajectory = read_trajectory(existing_file(file))
     if as_json:
-        sys.stdout.write(json.dumps(trajectory.header) + "\n")
+        sys.stdout.write(json.dumps(trajectory.header.to_dict(), ensure_ascii=False) + "\n")
         for event in trajectory.events:
             sys.stdout.write(json.dumps(event.as_dict(), ensure_ascii=False) + "\n")
     else:

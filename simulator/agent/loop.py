@@ -16,10 +16,29 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from simulator.agent.models import Message, ModelClient, ModelError, ModelTurn, parse_arguments
+from simulator.agent.models import (
+    Message,
+    ModelClient,
+    ModelError,
+    ModelTurn,
+    parse_arguments,
+    turn_payload,
+)
 from simulator.agent.tools import TOOL_SCHEMAS, ToolBox, ToolFormatError
 from simulator.describe import describe_event
-from simulator.events import MUTATING_KINDS, TRANSIENT_KINDS, Actor, Event, Kind
+from simulator.events import (
+    MUTATING_KINDS,
+    TRANSIENT_KINDS,
+    Actor,
+    AgentFinishPayload,
+    ErrorPayload,
+    Event,
+    InterruptPayload,
+    Kind,
+    LlmCallPayload,
+    ToolCallPayload,
+    ToolResultPayload,
+)
 from simulator.session import Decision, Session
 
 SYSTEM_PROMPT = """\
@@ -200,7 +219,9 @@ class Agent:
         self.session.emit(
             Actor.AGENT,
             Kind.AGENT_FINISH,
-            {"summary": result.summary, "reason": result.reason, **result.usage.as_dict()},
+            AgentFinishPayload(
+                summary=result.summary, reason=result.reason, **result.usage.as_dict()
+            ),
         )
         return result
 
@@ -222,7 +243,7 @@ class Agent:
             try:
                 turn = await self._call_model()
             except ModelError as exc:
-                self.session.emit(Actor.SYSTEM, Kind.ERROR, {"message": str(exc)})
+                self.session.emit(Actor.SYSTEM, Kind.ERROR, ErrorPayload(str(exc)))
                 return self._result("model_error", str(exc))
             if turn is None:  # interrupted or stopped during the call
                 continue
@@ -267,23 +288,23 @@ class Agent:
         call = self.session.emit(
             Actor.AGENT,
             Kind.LLM_CALL,
-            {
-                "model": self.client.model,
-                "messages": len(self.messages),
-                "tools": len(TOOL_SCHEMAS),
-                "step": self.usage.steps + 1,
-            },
+            LlmCallPayload(
+                model=self.client.model,
+                messages=len(self.messages),
+                tools=len(TOOL_SCHEMAS),
+                step=self.usage.steps + 1,
+            ),
         )
 
         def on_retry(attempt: int, exc: Exception, delay: float) -> None:
             self.session.emit(
                 Actor.SYSTEM,
                 Kind.ERROR,
-                {
-                    "message": f"model call failed ({type(exc).__name__}); retrying",
-                    "attempt": attempt,
-                    "retry_in": round(delay, 3),
-                },
+                ErrorPayload(
+                    message=f"model call failed ({type(exc).__name__}); retrying",
+                    attempt=attempt,
+                    retry_in=round(delay, 3),
+                ),
                 cause=call.seq,
             )
 
@@ -322,16 +343,7 @@ class Agent:
         self._response_seq = self.session.emit(
             Actor.AGENT,
             Kind.LLM_RESPONSE,
-            {
-                "model": turn.model or self.client.model,
-                "content": turn.content,
-                "tool_calls": [c.as_dict() for c in turn.tool_calls],
-                "usage": turn.usage.as_dict() if turn.usage else None,
-                "cost": turn.cost,
-                "latency": round(latency, 3),
-                "finish_reason": turn.finish_reason,
-                "attempts": turn.attempts,
-            },
+            turn_payload(turn, turn.model or self.client.model, round(latency, 3)),
             cause=call.seq,
         ).seq
         self._changed()
@@ -341,7 +353,7 @@ class Agent:
         self.session.emit(
             Actor.HUMAN if why != "the time budget ran out" else Actor.SYSTEM,
             Kind.INTERRUPT,
-            {"during": "model call", "reason": why},
+            InterruptPayload(during="model call", reason=why),
             cause=call.seq,
         )
 
@@ -355,13 +367,13 @@ class Agent:
             event = self.session.emit(
                 Actor.AGENT,
                 Kind.TOOL_CALL,
-                {"id": call.id, "name": call.name, "arguments": call.arguments},
+                ToolCallPayload(call.id, call.name, call.arguments),
                 cause=response_seq,
             )
-            payload: dict[str, Any] = {"id": call.id, "name": call.name}
+            flags: dict[str, Any] = {}
             if finished is not None or self._stopped or self._interrupted:
                 output = "Not run: the person paused or stopped the agent."
-                payload.update(ok=False, skipped=True)
+                flags.update(ok=False, skipped=True)
             else:
                 try:
                     arguments = parse_arguments(call.arguments)
@@ -376,16 +388,16 @@ class Agent:
                         f"Format error in your call to {call.name!r}: {exc}. "
                         "Call the tool again with JSON arguments that match its schema."
                     )
-                    payload.update(ok=False, format_error=True)
+                    flags.update(ok=False, format_error=True)
                 else:
                     output = observation.output
-                    payload.update(ok=observation.ok, elided=observation.elided)
-                    if observation.rejected:
-                        payload["rejected"] = True
+                    flags.update(
+                        ok=observation.ok, elided=observation.elided, rejected=observation.rejected
+                    )
                     if observation.finished:
                         finished = observation.output
-            payload["output"] = output
-            self.session.emit(Actor.AGENT, Kind.TOOL_RESULT, payload, cause=event.seq)
+            result = ToolResultPayload(id=call.id, name=call.name, output=output, **flags)
+            self.session.emit(Actor.AGENT, Kind.TOOL_RESULT, result, cause=event.seq)
             self.messages.append({"role": "tool", "tool_call_id": call.id, "content": output})
         return finished, format_errors
 
@@ -418,7 +430,7 @@ class Agent:
             return Decision(False, "The person stopped the agent.", by="human")
         if self._mode is Mode.HUMAN:
             return Decision(False, "The person took over; wait for them.", by="human")
-        preview = Event(seq=0, t=0.0, actor=Actor.AGENT, kind=kind, payload=payload)
+        preview = Event(seq=0, t=0.0, actor=Actor.AGENT, kind=Kind(kind), payload=payload)
         self.pending = ApprovalRequest(kind, payload, tool, describe_event(preview))
         self._decision = asyncio.get_running_loop().create_future()
         self._set_state("approval")

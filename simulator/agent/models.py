@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from simulator.events import Kind
-from simulator.trajectory import read_trajectory
+from simulator.events import LlmResponsePayload, ToolCallPayload, UsagePayload
+from simulator.trajectory import open_trajectory
 
 Message = dict[str, Any]
 
@@ -281,21 +281,35 @@ def _explain(model: str, exc: Exception) -> str:
 # -- replay and scripted ---------------------------------------------------------------------
 
 
-def turn_from_payload(payload: dict[str, Any]) -> ModelTurn:
-    """The turn an `llm.response` event recorded."""
-    usage = payload.get("usage")
-    return ModelTurn(
-        content=str(payload.get("content") or ""),
-        tool_calls=tuple(
-            ToolCall(str(c.get("id", "")), str(c.get("name", "")), str(c.get("arguments", "")))
-            for c in payload.get("tool_calls") or []
-        ),
-        usage=Usage(**{k: usage.get(k) for k in Usage.__dataclass_fields__})
-        if isinstance(usage, dict)
+def turn_payload(turn: ModelTurn, model: str, latency: float) -> LlmResponsePayload:
+    """The `llm.response` payload that records `turn`."""
+    usage = turn.usage
+    return LlmResponsePayload(
+        model=model,
+        content=turn.content,
+        tool_calls=[ToolCallPayload(c.id, c.name, c.arguments) for c in turn.tool_calls],
+        usage=UsagePayload(usage.prompt_tokens, usage.completion_tokens, usage.total_tokens)
+        if usage is not None
         else None,
-        cost=payload.get("cost"),
-        model=str(payload.get("model") or ""),
-        finish_reason=payload.get("finish_reason"),
+        cost=turn.cost,
+        latency=latency,
+        finish_reason=turn.finish_reason,
+        attempts=turn.attempts,
+    )
+
+
+def turn_from_payload(payload: LlmResponsePayload) -> ModelTurn:
+    """The turn an `llm.response` event recorded."""
+    usage = payload.usage
+    return ModelTurn(
+        content=payload.content or "",
+        tool_calls=tuple(ToolCall(c.id or "", c.name, c.arguments) for c in payload.tool_calls),
+        usage=Usage(usage.prompt_tokens, usage.completion_tokens, usage.total_tokens)
+        if usage is not None
+        else None,
+        cost=payload.cost,
+        model=payload.model or "",
+        finish_reason=payload.finish_reason,
     )
 
 
@@ -349,17 +363,18 @@ class ReplayClient(ScriptedClient):
     The tools are not replayed: the agent loop runs them again for real."""
 
     def __init__(self, path: Path | str, *, delay: float = 0.0) -> None:
-        trajectory = read_trajectory(path)
-        turns = [
-            turn_from_payload(e.payload) for e in trajectory.events if e.kind == Kind.LLM_RESPONSE
-        ]
+        with open_trajectory(path) as trajectory:
+            turns = [
+                turn_from_payload(data)
+                for e in trajectory.events()
+                if isinstance(data := e.data, LlmResponsePayload)
+            ]
+            header = trajectory.header
         if not turns:
             raise ModelConfigError(f"{path} records no model turns to replay.")
-        agent = trajectory.header.get("agent") or {}
-        super().__init__(
-            turns, model=f"replay:{agent.get('model') or Path(path).name}", delay=delay
-        )
-        self.header = trajectory.header
+        model = header.agent.model if header.agent is not None else None
+        super().__init__(turns, model=f"replay:{model or Path(path).name}", delay=delay)
+        self.header = header
 
 
 def timed() -> Callable[[], float]:

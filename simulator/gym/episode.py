@@ -14,7 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from simulator.agent.loop import SYSTEM_PROMPT
-from simulator.agent.models import Message, ModelClient, ModelError, parse_arguments
+from simulator.agent.models import (
+    Message,
+    ModelClient,
+    ModelError,
+    parse_arguments,
+    turn_payload,
+)
 from simulator.agent.tools import TOOL_SCHEMAS
 from simulator.events import Actor, Kind
 from simulator.gym.env import RepoSimEnv
@@ -59,16 +65,9 @@ def run_episode(
             env.session.emit(
                 Actor.AGENT,
                 Kind.LLM_RESPONSE,
-                {
-                    "model": turn.model or client.model,
-                    "content": turn.content,
-                    "tool_calls": [call.as_dict() for call in turn.tool_calls],
-                    "usage": turn.usage.as_dict() if turn.usage else None,
-                    "cost": turn.cost,
-                    "latency": round(time.monotonic() - started, 6),
-                    "finish_reason": turn.finish_reason,
-                    "attempts": turn.attempts,
-                },
+                turn_payload(
+                    turn, turn.model or client.model, round(time.monotonic() - started, 6)
+                ),
             )
         messages.append(turn.as_message())
         if not turn.tool_calls:

@@ -7,8 +7,8 @@ import re
 import time
 from collections.abc import Sequence
 
-from simulator.agent.models import Message, ModelClient, ModelError, ModelTurn
-from simulator.events import Actor, Kind
+from simulator.agent.models import Message, ModelClient, ModelError, ModelTurn, turn_payload
+from simulator.events import Actor, ErrorPayload, Kind, LlmCallPayload
 from simulator.session import Session
 
 _BLOCK = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.DOTALL)
@@ -19,27 +19,18 @@ async def ask(session: Session, client: ModelClient, messages: Sequence[Message]
     call = session.emit(
         Actor.AGENT,
         Kind.LLM_CALL,
-        {"model": client.model, "messages": len(messages), "tools": 0},
+        LlmCallPayload(model=client.model, messages=len(messages), tools=0),
     )
     started = time.monotonic()
     try:
         turn = await client.complete(list(messages), [])
     except ModelError as exc:
-        session.emit(Actor.SYSTEM, Kind.ERROR, {"message": str(exc)}, cause=call.seq)
+        session.emit(Actor.SYSTEM, Kind.ERROR, ErrorPayload(str(exc)), cause=call.seq)
         raise
     session.emit(
         Actor.AGENT,
         Kind.LLM_RESPONSE,
-        {
-            "model": turn.model or client.model,
-            "content": turn.content,
-            "tool_calls": [],
-            "usage": turn.usage.as_dict() if turn.usage else None,
-            "cost": turn.cost,
-            "latency": round(time.monotonic() - started, 3),
-            "finish_reason": turn.finish_reason,
-            "attempts": turn.attempts,
-        },
+        turn_payload(turn, turn.model or client.model, round(time.monotonic() - started, 3)),
         cause=call.seq,
     )
     return turn

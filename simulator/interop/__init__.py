@@ -22,7 +22,7 @@ from simulator.interop.model import (
     conversation_events,
     events_conversation,
 )
-from simulator.trajectory import SCHEMA, now_iso
+from simulator.trajectory import MAX_DEPTH, ImportInfo, TrajectoryHeader, json_depth
 
 EXPORT_FORMATS = ("swe-agent", "mini-swe-agent", "openai-chat", "asciicast")
 _MAX_SIZE = 512 * 1024 * 1024
@@ -46,7 +46,7 @@ def _read_text(path: Path) -> str:
         raise InteropError(f"{path} is not UTF-8 text (byte {exc.start}).") from None
 
 
-def parse_foreign(text: str, name: str) -> tuple[dict[str, Any], list[Event]]:
+def parse_foreign(text: str, name: str) -> tuple[TrajectoryHeader, list[Event]]:
     """Recognise another tool's trajectory in `text` and convert it to a header and events."""
     try:
         return _parse(text, name)
@@ -56,10 +56,12 @@ def parse_foreign(text: str, name: str) -> tuple[dict[str, Any], list[Event]]:
             raise
         raise InteropError(f"{name} cannot be read: {message}.") from None
     except RecursionError:
-        raise InteropError(f"{name} cannot be read: it is nested too deeply.") from None
+        raise InteropError(
+            f"{name} cannot be read: it is nested more than {MAX_DEPTH} levels deep."
+        ) from None
 
 
-def _parse(text: str, name: str) -> tuple[dict[str, Any], list[Event]]:
+def _parse(text: str, name: str) -> tuple[TrajectoryHeader, list[Event]]:
     stripped = text.lstrip()
     if not stripped:
         raise InteropError(f"{name} is empty.")
@@ -70,13 +72,18 @@ def _parse(text: str, name: str) -> tuple[dict[str, Any], list[Event]]:
         first = None
     if asciicast.looks_like(first):
         cast_header, events = asciicast.read(stripped)
-        header = _bare_header(name, asciicast.FORMAT)
-        header["imported"]["asciicast"] = {
+        cast = {
             k: v for k, v in cast_header.items() if k in ("version", "width", "height", "title")
         }
+        header = TrajectoryHeader.new(
+            f"imported-{Path(name).stem}",
+            imported=ImportInfo(asciicast.FORMAT, name, {"asciicast": cast}),
+        )
         return header, events
     try:
         data: Any = json.loads(text)
+        if json_depth(data) > MAX_DEPTH:
+            raise InteropError(f"it is nested more than {MAX_DEPTH} levels deep")
     except json.JSONDecodeError as exc:
         if isinstance(first, dict) and "messages" in first:
             return conversation_events(openai_chat.read_lines(text), name)
@@ -102,27 +109,12 @@ def _parse(text: str, name: str) -> tuple[dict[str, Any], list[Event]]:
     )
 
 
-def _bare_header(name: str, fmt: str) -> dict[str, Any]:
-    from simulator import __version__
-
-    return {
-        "schema": SCHEMA,
-        "session": f"imported-{Path(name).stem}",
-        "created": now_iso(),
-        "repo": {"source": None, "git": False},
-        "backend": {"kind": None},
-        "agent": None,
-        "reposim": __version__,
-        "imported": {"format": fmt, "file": name},
-    }
-
-
-def load_foreign(path: Path | str) -> tuple[dict[str, Any], list[Event]]:
+def load_foreign(path: Path | str) -> tuple[TrajectoryHeader, list[Event]]:
     path = Path(path)
     return parse_foreign(_read_text(path), str(path))
 
 
-def export_text(header: dict[str, Any], events: Iterable[Event], fmt: str) -> str:
+def export_text(header: TrajectoryHeader, events: Iterable[Event], fmt: str) -> str:
     """The trajectory in another tool's format, as the text of the file to write."""
     if fmt == "asciicast":
         return asciicast.write(header, events)

@@ -12,8 +12,19 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from simulator.events import Actor, Event, Kind
+from simulator.events import (
+    Actor,
+    DataPayload,
+    Event,
+    ExecPayload,
+    ExecResultPayload,
+    Kind,
+    NotePayload,
+    TestResultPayload,
+    TestRunPayload,
+)
 from simulator.interop.model import InteropError
+from simulator.trajectory import TrajectoryHeader
 
 FORMAT = "asciicast"
 
@@ -67,16 +78,14 @@ def read(text: str) -> tuple[dict[str, Any], list[Event]]:
     return header, events
 
 
-def write(header: dict[str, Any], events: Iterable[Event], *, title: str | None = None) -> str:
-    created = header.get("created")
+def write(header: TrajectoryHeader, events: Iterable[Event], *, title: str | None = None) -> str:
+    created = header.created
     cast: dict[str, Any] = {"version": 2, "width": 120, "height": 32}
-    imported = header.get("imported") or {}
-    cast_header = imported.get("asciicast") if isinstance(imported, dict) else None
-    if isinstance(cast_header, dict):
-        cast.update(cast_header)
+    if header.imported is not None and isinstance(header.imported.extra.get("asciicast"), dict):
+        cast.update(header.imported.extra["asciicast"])
     if title or "title" not in cast:
-        cast["title"] = title or f"reposim session {header.get('session', '')}".strip()
-    if isinstance(created, str) and "timestamp" not in cast:
+        cast["title"] = title or f"reposim session {header.session}".strip()
+    if "timestamp" not in cast:
         from datetime import datetime
 
         with contextlib.suppress(ValueError):
@@ -87,23 +96,22 @@ def write(header: dict[str, Any], events: Iterable[Event], *, title: str | None 
     terminal: list[list[Any]] = []
     commands: list[list[Any]] = []
     for event in events:
-        data = event.payload.get("data")
-        if event.kind == Kind.TERMINAL_OUTPUT and isinstance(data, str):
-            terminal.append([round(event.t, 6), "o", data])
-        elif event.kind == Kind.TERMINAL_INPUT and isinstance(data, str):
-            terminal.append([round(event.t, 6), "i", data])
-        elif event.kind == Kind.NOTE and event.payload.get("mark") == "marker":
-            terminal.append([round(event.t, 6), "m", str(event.payload.get("text", ""))])
-        elif event.kind in (Kind.EXEC, Kind.TEST_RUN):
-            command = str(event.payload.get("command", ""))
-            if event.payload.get("selector"):
-                command += f" {event.payload['selector']}"
-            commands.append([round(event.t, 6), "o", f"$ {command}\r\n"])
-        elif event.kind in (Kind.EXEC_RESULT, Kind.TEST_RESULT):
-            output = str(event.payload.get("output", ""))
-            if output:
-                text = output.replace("\r\n", "\n").replace("\n", "\r\n")
-                commands.append([round(event.t, 6), "o", text])
+        data = event.data
+        t = round(event.t, 6)
+        if isinstance(data, DataPayload) and event.kind == Kind.TERMINAL_OUTPUT:
+            terminal.append([t, "o", data.data])
+        elif isinstance(data, DataPayload) and event.kind == Kind.TERMINAL_INPUT:
+            terminal.append([t, "i", data.data])
+        elif isinstance(data, NotePayload) and data.mark == "marker":
+            terminal.append([t, "m", data.text])
+        elif isinstance(data, ExecPayload | TestRunPayload):
+            command = data.command
+            if isinstance(data, TestRunPayload) and data.selector:
+                command += f" {data.selector}"
+            commands.append([t, "o", f"$ {command}\r\n"])
+        elif isinstance(data, ExecResultPayload | TestResultPayload) and data.output:
+            text = data.output.replace("\r\n", "\n").replace("\n", "\r\n")
+            commands.append([t, "o", text])
     for item in terminal or commands:
         lines.append(json.dumps(item, ensure_ascii=False))
     return "\n".join(lines) + "\n"

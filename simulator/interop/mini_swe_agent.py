@@ -40,22 +40,30 @@ def looks_like(data: Any) -> bool:
 
 def read(data: Any) -> Conversation:
     info: dict[str, Any] = {}
+    fields: dict[str, Any]
     if isinstance(data, list):
         messages = data
+        fields = {"form": "list"}
     elif isinstance(data, dict) and isinstance(data.get("messages"), list):
         messages = data["messages"]
         if isinstance(data.get("info"), dict):
             info = data["info"]
+        fields = {
+            "form": "object",
+            "keys": list(data),
+            "top": {k: v for k, v in data.items() if k != "messages"},
+        }
     else:
         raise InteropError("it is neither a list of messages nor an object with `messages`")
-    chat = [clean_message(m) for m in messages]
+    chat = [clean_message(m) for m in messages]  # checked copies to read; the raw ones kept
     first = next((i for i, m in enumerate(chat) if m["role"] == "assistant"), len(chat))
     model = _dig(info, "config", "model", "model_name") or _dig(info, "model_name")
     conversation = Conversation(
         source_format=FORMAT,
-        prompt=chat[:first],
+        prompt=list(messages[:first]),
         info={k: v for k, v in info.items() if k != "config"},
         model=model if isinstance(model, str) else None,
+        fields=fields,
     )
     if isinstance(info.get("config"), dict):
         conversation.info["config"] = info["config"]
@@ -65,13 +73,15 @@ def read(data: Any) -> Conversation:
         message = chat[index]
         action = _action_of(message) if message["role"] == "assistant" else None
         if action is None:
-            pending.append(message)
+            pending.append(messages[index])
             index += 1
             continue
         reply = chat[index + 1] if index + 1 < len(chat) else None
         if reply is not None and reply["role"] == "assistant":
             reply = None
         step = _step(message, action, reply)
+        step.assistant_message = messages[index]
+        step.observation_message = messages[index + 1] if reply is not None else None
         step.messages_before = pending
         pending = []
         conversation.steps.append(step)
@@ -141,10 +151,18 @@ def _step(message: dict[str, Any], action: str, reply: dict[str, Any] | None) ->
     return step
 
 
-def write(conversation: Conversation) -> dict[str, Any]:
+def write(conversation: Conversation) -> dict[str, Any] | list[dict[str, Any]]:
+    """A mini-swe-agent trajectory (its current form). A conversation read from one is written
+    back as it was read: its form, its messages exactly, its other top-level fields."""
+    exact = conversation.source_format == FORMAT and bool(conversation.fields.get("form"))
     messages: list[dict[str, Any]] = [dict(m) for m in conversation.prompt]
     for step in conversation.steps:
         messages.extend(step.messages_before)
+        if exact and step.assistant_message is not None:
+            messages.append(step.assistant_message)
+            if step.observation_message is not None:
+                messages.append(step.observation_message)
+            continue
         content = step.response
         if content is None or _action_of({"content": content}) != step.action:
             thought = step.thought.strip()
@@ -164,11 +182,24 @@ def write(conversation: Conversation) -> dict[str, Any]:
             reply["extra"] = step.extra["observation_extra"]
         messages.append(reply)
     messages.extend(conversation.trailing)
+    if exact and conversation.fields["form"] == "list":
+        return messages
+    if exact:
+        top = dict(conversation.fields.get("top") or {})
+        parts = {"messages": messages}
+        return {
+            key: parts[key] if key in parts else top.get(key) for key in conversation.fields["keys"]
+        }
+    info = _info(conversation)
+    info.setdefault("exit_status", None)
+    info.setdefault("submission", None)
+    return {"info": info, "messages": messages, "trajectory_format": TRAJECTORY_FORMAT}
+
+
+def _info(conversation: Conversation) -> dict[str, Any]:
     info = dict(conversation.info)
     if conversation.model and not _dig(info, "config", "model", "model_name"):
         config = dict(info.get("config") or {})
         config["model"] = {**(config.get("model") or {}), "model_name": conversation.model}
         info["config"] = config
-    info.setdefault("exit_status", None)
-    info.setdefault("submission", None)
-    return {"info": info, "messages": messages, "trajectory_format": TRAJECTORY_FORMAT}
+    return info

@@ -16,9 +16,36 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from simulator import __version__
-from simulator.events import Actor, Event, Kind
-from simulator.trajectory import SCHEMA, TrajectoryError, now_iso
+from simulator.events import (
+    Actor,
+    AgentFinishPayload,
+    Event,
+    ExecPayload,
+    ExecResultPayload,
+    FileChangePayload,
+    FileRenamePayload,
+    Kind,
+    LlmCallPayload,
+    LlmResponsePayload,
+    NotePayload,
+    Payload,
+    SearchPayload,
+    SearchResultPayload,
+    TestResultPayload,
+    TestRunPayload,
+    ToolCallPayload,
+    ToolResultPayload,
+    parse_payload,
+)
+from simulator.trajectory import (
+    AgentInfo,
+    BackendInfo,
+    ImportInfo,
+    RepoInfo,
+    TrajectoryError,
+    TrajectoryHeader,
+)
+from simulator.wire import WireError
 
 
 class InteropError(TrajectoryError):
@@ -50,6 +77,10 @@ class AgentStep:
     messages_before: list[dict[str, Any]] = field(default_factory=list)
     """Messages between the previous step and this one that are neither (e.g. format errors)."""
     extra: dict[str, Any] = field(default_factory=dict)
+    assistant_message: dict[str, Any] | None = None
+    """The message that asked for the action, exactly as the other tool wrote it."""
+    observation_message: dict[str, Any] | None = None
+    """The message that answered it, exactly as the other tool wrote it (templates and all)."""
 
 
 @dataclass
@@ -64,6 +95,8 @@ class Conversation:
     image: str | None = None
     trailing: list[dict[str, Any]] = field(default_factory=list)
     """Messages after the last step."""
+    fields: dict[str, Any] = field(default_factory=dict)
+    """What of the file has no event (its other top-level fields, its form), to write it back."""
 
     @property
     def task(self) -> str:
@@ -130,95 +163,74 @@ def clean_message(message: Any) -> dict[str, Any]:
 
 def conversation_events(
     conversation: Conversation, source: str
-) -> tuple[dict[str, Any], list[Event]]:
+) -> tuple[TrajectoryHeader, list[Event]]:
     """The header and events of a RepoSim trajectory holding `conversation`."""
     digest = hashlib.sha256(source.encode()).hexdigest()[:12]
-    repo = {"source": None, "git": False, **conversation.repo}
-    header: dict[str, Any] = {
-        "schema": SCHEMA,
-        "session": f"imported-{digest}",
-        "created": now_iso(),
-        "repo": repo,
-        "backend": {"kind": "docker" if conversation.image else None, "image": conversation.image},
-        "agent": {"model": conversation.model, "mode": "auto"},
-        "reposim": __version__,
-        "imported": {"format": conversation.source_format, "file": source},
-    }
+    header = TrajectoryHeader.new(
+        f"imported-{digest}",
+        repo=RepoInfo.from_dict({"source": None, "git": False, **conversation.repo}, "repo"),
+        backend=BackendInfo(
+            kind="docker" if conversation.image else None,
+            image=conversation.image,
+        ),
+        agent=AgentInfo(model=conversation.model, mode="auto"),
+        imported=ImportInfo(conversation.source_format, source, conversation.fields),
+    )
     events: list[Event] = []
     clock = 0.0
 
-    def add(actor: Actor, kind: str, payload: dict[str, Any], cause: int | None = None) -> int:
+    def add(actor: Actor, kind: Kind, data: Payload, cause: int | None = None) -> int:
         seq = len(events) + 1
-        events.append(
-            Event(seq=seq, t=round(clock, 6), actor=actor, kind=kind, payload=payload, cause=cause)
-        )
+        events.append(Event.of(seq, round(clock, 6), actor, data, kind=kind, cause=cause))
         return seq
 
     if conversation.prompt:
-        add(
-            Actor.AGENT,
-            Kind.LLM_CALL,
-            {"model": conversation.model, "messages": conversation.prompt},
-        )
+        add(Actor.AGENT, Kind.LLM_CALL, LlmCallPayload(conversation.model, conversation.prompt))
     for step in conversation.steps:
         if step.messages_before:
-            add(
-                Actor.AGENT,
-                Kind.LLM_CALL,
-                {"model": conversation.model, "messages": step.messages_before},
-            )
-        response: dict[str, Any] = {
-            "content": step.response if step.response is not None else step.thought,
-            "thought": step.thought,
-        }
+            messages = step.messages_before
+            add(Actor.AGENT, Kind.LLM_CALL, LlmCallPayload(conversation.model, messages))
+        calls = []
         if step.tool_name is not None:
-            response["tool_calls"] = [
-                {
-                    "id": step.tool_call_id,
-                    "name": step.tool_name,
-                    "arguments": step.tool_arguments or "",
-                }
-            ]
+            calls = [ToolCallPayload(step.tool_call_id, step.tool_name, step.tool_arguments or "")]
+        response = LlmResponsePayload(
+            content=step.response if step.response is not None else step.thought,
+            thought=step.thought,
+            tool_calls=calls,
+            message=step.assistant_message,
+        )
         add(Actor.AGENT, Kind.LLM_RESPONSE, response)
         dotted = (step.tool_name or "").replace("_", ".", 1)  # file_edit from OpenAI chat
-        file_kind = dotted if dotted in FILE_KINDS else None
+        file_kind = Kind(dotted) if dotted in FILE_KINDS else None
         if file_kind is not None:
-            payload = _loads_object(step.tool_arguments)
-            payload.setdefault("path", "")
-            payload["diff"] = step.observation
-            add(Actor.AGENT, file_kind, payload)
+            arguments = _loads_object(step.tool_arguments)
+            arguments.setdefault("path", "")
+            arguments["diff"] = step.observation
+            try:
+                change = parse_payload(file_kind, arguments)
+            except WireError as exc:
+                raise InteropError(f"the {step.tool_name} call cannot be read: {exc}") from None
+            add(Actor.AGENT, file_kind, change)
         else:
-            action = add(Actor.AGENT, Kind.EXEC, {"command": step.action, "timeout": None})
+            action = add(Actor.AGENT, Kind.EXEC, ExecPayload(step.action))
             clock += step.duration or 0.0
-            result: dict[str, Any] = {
-                "exit_code": step.exit_code,
-                "output": step.observation,
-                "duration": step.duration if step.duration is not None else 0.0,
-                "timed_out": False,
-                "interrupted": False,
-                "shell_restarted": False,
-                "oom_killed": False,
-                "cwd": None,
-            }
-            if step.extra:
-                result["extra"] = step.extra
+            result = ExecResultPayload(
+                exit_code=step.exit_code,
+                output=step.observation,
+                duration=step.duration if step.duration is not None else 0.0,
+                extra=step.extra or None,
+                message=step.observation_message,
+            )
             add(Actor.AGENT, Kind.EXEC_RESULT, result, cause=action)
     if conversation.trailing:
-        add(
-            Actor.AGENT,
-            Kind.LLM_CALL,
-            {"model": conversation.model, "messages": conversation.trailing},
-        )
+        add(Actor.AGENT, Kind.LLM_CALL, LlmCallPayload(conversation.model, conversation.trailing))
     if any(value not in (None, "", {}, []) for value in conversation.info.values()):
-        add(
-            Actor.AGENT,
-            Kind.AGENT_FINISH,
-            {
-                "summary": str(conversation.info.get("submission") or ""),
-                "exit_status": conversation.info.get("exit_status"),
-                "info": conversation.info,
-            },
+        finish = AgentFinishPayload(
+            summary=str(conversation.info.get("submission") or ""),
+            exit_status=conversation.info.get("exit_status"),
+            info=conversation.info,
         )
+        add(Actor.AGENT, Kind.AGENT_FINISH, finish)
     return header, events
 
 
@@ -235,42 +247,40 @@ def _loads_object(text: str | None) -> dict[str, Any]:
 # -- RepoSim events -> Conversation ------------------------------------------------------------
 
 
-def _file_action(event: Event) -> tuple[str, dict[str, Any]]:
-    p = event.payload
-    path = str(p.get("path", ""))
-    if event.kind == Kind.FILE_EDIT:
-        args = {"path": path, "old": p.get("old"), "new": p.get("new")}
-        if p.get("replacements", 1) != 1:
-            args["replacements"] = p.get("replacements")
+def _file_action(
+    kind: Kind, data: FileChangePayload | FileRenamePayload
+) -> tuple[str, dict[str, Any]]:
+    path = data.path
+    if isinstance(data, FileRenamePayload):
+        return f"rename {path} {data.to}", {"path": path, "to": data.to}
+    if kind == Kind.FILE_EDIT:
+        args: dict[str, Any] = {"path": path, "old": data.old, "new": data.new}
+        if data.replacements not in (None, 1):
+            args["replacements"] = data.replacements
         return f"edit {path}", args
-    if event.kind == Kind.FILE_RENAME:
-        return f"rename {path} {p.get('to')}", {"path": path, "to": p.get("to")}
-    if event.kind == Kind.FILE_DELETE:
+    if kind == Kind.FILE_DELETE:
         return f"delete {path}", {"path": path}
-    verb = "create" if event.kind == Kind.FILE_CREATE else "write"
-    return f"{verb} {path}", {"path": path, "content": p.get("content")}
+    verb = "create" if kind == Kind.FILE_CREATE else "write"
+    return f"{verb} {path}", {"path": path, "content": data.content}
 
 
-def events_conversation(header: dict[str, Any], events: Iterable[Event]) -> Conversation:
+def events_conversation(header: TrajectoryHeader, events: Iterable[Event]) -> Conversation:
     """Read the agent's (and the human's) steps back out of RepoSim events."""
-    imported = header.get("imported") or {}
-    agent = header.get("agent") or {}
-    repo = header.get("repo") or {}
-    backend = header.get("backend") or {}
+    imported = header.imported
+    repo = header.repo
     conversation = Conversation(
-        source_format=str(imported.get("format") or "reposim"),
-        model=agent.get("model") if isinstance(agent, dict) else None,
-        repo={k: repo.get(k) for k in ("source", "commit", "git") if k in repo}
-        if isinstance(repo, dict)
-        else {},
-        image=backend.get("image") if isinstance(backend, dict) else None,
+        source_format=imported.format if imported is not None else "reposim",
+        model=header.agent.model if header.agent is not None else None,
+        repo={"source": repo.source, "git": repo.git, "commit": repo.commit},
+        image=header.backend.image,
+        fields=dict(imported.extra) if imported is not None else {},
     )
     pending: list[dict[str, Any]] = []
-    thought: dict[str, Any] | None = None
+    thought: LlmResponsePayload | None = None
     actions: dict[int, Event] = {}
-    tool_calls: dict[int, Event] = {}
+    tool_calls: dict[int, ToolCallPayload] = {}
     for event in events:
-        p = event.payload
+        data = event.data
         if (
             tool_calls
             and event.actor == Actor.AGENT
@@ -281,46 +291,44 @@ def events_conversation(header: dict[str, Any], events: Iterable[Event]) -> Conv
             )
         ):
             continue  # the implementation of an agent's tool call: the call is the step
-        if event.kind == Kind.LLM_CALL:
-            listed = p.get("messages")
-            messages = (
-                [m for m in listed if isinstance(m, dict)] if isinstance(listed, list) else []
-            )
+        if isinstance(data, LlmCallPayload):
+            messages = data.messages if isinstance(data.messages, list) else []
             if not conversation.steps and not thought:
                 conversation.prompt.extend(messages)
             else:
                 pending.extend(messages)
-        elif event.kind == Kind.NOTE and p.get("mark") == "agent.task":
-            task = {"role": "user", "content": str(p.get("text", ""))}
+        elif isinstance(data, NotePayload) and data.mark == "agent.task":
+            task = {"role": "user", "content": data.text}
             (pending if conversation.steps else conversation.prompt).append(task)
-        elif event.kind == Kind.LLM_RESPONSE:
-            thought = p
-        elif event.kind == Kind.TOOL_CALL:
-            tool_calls[event.seq] = event
-        elif event.kind == Kind.TOOL_RESULT:
+        elif isinstance(data, LlmResponsePayload):
+            thought = data
+        elif isinstance(data, ToolCallPayload):
+            tool_calls[event.seq] = data
+        elif isinstance(data, ToolResultPayload):
             call = tool_calls.pop(event.cause, None) if event.cause is not None else None
             if call is None:
                 continue
-            step = _tool_step(call, event)
+            step = _tool_step(call, data)
             _attach(step, thought, pending)
             conversation.steps.append(step)
             thought, pending = None, []
         elif event.kind in _ACTION_KINDS:
             actions[event.seq] = event
-        elif event.kind in (Kind.EXEC_RESULT, Kind.TEST_RESULT, Kind.SEARCH_RESULT):
+        elif isinstance(data, ExecResultPayload | TestResultPayload | SearchResultPayload):
             action_event = actions.pop(event.cause, None) if event.cause is not None else None
             if action_event is None:
                 continue
-            step = _command_step(action_event, event)
+            step = _command_step(action_event.data, data)
             _attach(step, thought, pending)
             conversation.steps.append(step)
             thought, pending = None, []
-        elif event.kind in FILE_KINDS:
-            action, args = _file_action(event)
+        elif isinstance(data, FileChangePayload | FileRenamePayload):
+            action, args = _file_action(event.kind, data)
+            diff = data.diff if isinstance(data, FileChangePayload) else None
             step = AgentStep(
                 action=action,
-                observation=str(p.get("diff") or ""),
-                tool_name=event.kind,
+                observation=diff or "",
+                tool_name=str(event.kind),
                 tool_arguments=json.dumps(args, ensure_ascii=False),
             )
             _attach(step, thought, pending)
@@ -328,12 +336,11 @@ def events_conversation(header: dict[str, Any], events: Iterable[Event]) -> Conv
                 step.tool_call_id = f"call_{event.seq}"
             conversation.steps.append(step)
             thought, pending = None, []
-        elif event.kind == Kind.AGENT_FINISH:
-            info = p.get("info")
+        elif isinstance(data, AgentFinishPayload):
             conversation.info = (
-                dict(info)
-                if isinstance(info, dict)
-                else {"submission": p.get("summary"), "exit_status": p.get("exit_status")}
+                dict(data.info)
+                if data.info is not None
+                else {"submission": data.summary, "exit_status": data.exit_status}
             )
     conversation.trailing = pending
     return conversation
@@ -342,10 +349,8 @@ def events_conversation(header: dict[str, Any], events: Iterable[Event]) -> Conv
 _ACTION_KINDS = (Kind.EXEC, Kind.TEST_RUN, Kind.SEARCH)
 
 
-def _tool_step(call: Event, result: Event) -> AgentStep:
-    name = str(call.payload.get("name") or "tool")
-    raw = call.payload.get("arguments")
-    arguments = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
+def _tool_step(call: ToolCallPayload, result: ToolResultPayload) -> AgentStep:
+    name, arguments = call.name, call.arguments
     try:
         parsed = json.loads(arguments)
     except json.JSONDecodeError:
@@ -356,65 +361,55 @@ def _tool_step(call: Event, result: Event) -> AgentStep:
         action = " ".join([name, *(str(v) for v in parsed.values())])
     else:
         action = f"{name} {arguments}"
-    call_id = call.payload.get("id")
     return AgentStep(
         action=action,
-        observation=str(result.payload.get("output", "")),
+        observation=result.output,
         tool_name=name,
         tool_arguments=arguments,
-        tool_call_id=call_id if isinstance(call_id, str) else None,
+        tool_call_id=call.id,
     )
 
 
-def _command_step(action: Event, result: Event) -> AgentStep:
-    a, r = action.payload, result.payload
-    if action.kind == Kind.TEST_RUN:
-        text = str(a.get("command", "")) + (f" {a['selector']}" if a.get("selector") else "")
-        observation = str(r.get("output", ""))
-    elif action.kind == Kind.SEARCH:
-        text = f"grep -rn {json.dumps(str(a.get('pattern', '')))} {a.get('path', '.')}"
-        observation = "\n".join(
-            f"{m[0]}:{m[1]}:{m[2]}"
-            for m in r.get("matches") or []
-            if isinstance(m, list) and len(m) == 3
-        )
+def _command_step(
+    action: Payload, result: ExecResultPayload | TestResultPayload | SearchResultPayload
+) -> AgentStep:
+    if isinstance(action, TestRunPayload):
+        text = action.command + (f" {action.selector}" if action.selector else "")
+    elif isinstance(action, SearchPayload):
+        text = f"grep -rn {json.dumps(action.pattern)} {action.path}"
+    elif isinstance(action, ExecPayload):
+        text = action.command
     else:
-        text = str(a.get("command", ""))
-        observation = str(r.get("output", ""))
+        text = ""
+    if isinstance(result, SearchResultPayload):
+        observation = "\n".join(f"{path}:{line}:{found}" for path, line, found in result.matches)
+        return AgentStep(action=text, observation=observation)
     step = AgentStep(
         action=text,
-        observation=observation,
-        exit_code=as_int(r.get("exit_code")),
-        duration=as_float(r.get("duration")),
+        observation=result.output,
+        exit_code=result.exit_code,
+        duration=result.duration,
     )
-    extra = r.get("extra")
-    if isinstance(extra, dict):
-        step.extra = dict(extra)
+    if isinstance(result, ExecResultPayload):
+        step.extra = dict(result.extra or {})
+        step.observation_message = result.message
     return step
 
 
-def _attach(step: AgentStep, thought: dict[str, Any] | None, pending: list[dict[str, Any]]) -> None:
+def _attach(
+    step: AgentStep, thought: LlmResponsePayload | None, pending: list[dict[str, Any]]
+) -> None:
     step.messages_before = pending
     if thought is None:
         return
-    step.thought = str(
-        thought.get("thought")
-        if thought.get("thought") is not None
-        else thought.get("content") or ""
-    )
-    content = thought.get("content")
-    if isinstance(content, str) and content != step.thought:
-        step.response = content
-    calls = thought.get("tool_calls")
-    if isinstance(calls, list) and calls and isinstance(calls[0], dict):
-        call = calls[0]
-        function: dict[str, Any] = call
-        if isinstance(call.get("function"), dict):
-            function = call["function"]
-        name = function.get("name")
-        if step.tool_name is None and isinstance(name, str):
-            step.tool_name = name
-            arguments = function.get("arguments")
-            step.tool_arguments = arguments if isinstance(arguments, str) else json.dumps(arguments)
-        if isinstance(call.get("id"), str):
-            step.tool_call_id = call["id"]
+    step.assistant_message = thought.message
+    step.thought = thought.thought if thought.thought is not None else thought.content or ""
+    if thought.content is not None and thought.content != step.thought:
+        step.response = thought.content
+    if thought.tool_calls:
+        call = thought.tool_calls[0]
+        if step.tool_name is None:
+            step.tool_name = call.name
+            step.tool_arguments = call.arguments
+        if call.id is not None:
+            step.tool_call_id = call.id

@@ -51,7 +51,10 @@ def _dig(data: Any, *keys: str) -> Any:
 def read(data: Any) -> Conversation:
     if not looks_like(data):
         raise InteropError("it has neither a `trajectory` nor a `history` list")
-    history = [clean_message(m) for m in data.get("history") or []]
+    raw_history = data.get("history") or []
+    if not isinstance(raw_history, list):
+        raise InteropError("its `history` is not a list")
+    history = [clean_message(m) for m in raw_history]  # checked copies to read; raw ones kept
     first_action = next(
         (i for i, m in enumerate(history) if m["role"] == "assistant"), len(history)
     )
@@ -59,39 +62,73 @@ def read(data: Any) -> Conversation:
     info = data.get("info")
     conversation = Conversation(
         source_format=FORMAT,
-        prompt=history[:first_action],
+        prompt=list(raw_history[:first_action]),
         info=dict(info) if isinstance(info, dict) else {},
         model=_str_or_none(_dig(config, "agent", "model", "name")),
         image=_str_or_none(_dig(config, "env", "deployment", "image")),
+        fields={
+            "keys": list(data),
+            "top": {k: v for k, v in data.items() if k not in ("trajectory", "history")},
+        },
     )
     commit = _str_or_none(_dig(config, "env", "repo", "base_commit"))
     name = _dig(config, "env", "repo", "repo_name") or _dig(config, "env", "repo", "path")
     if commit or name:
         conversation.repo = {"source": _str_or_none(name), "commit": commit, "git": bool(commit)}
-    if isinstance(info, dict) and info and isinstance(data.get("environment"), str):
-        conversation.info.setdefault("environment", data["environment"])
     steps = data.get("trajectory")
     if isinstance(steps, list) and steps:
-        calls = [m for m in history[first_action:] if m["role"] == "assistant"]
-        for index, raw in enumerate(steps):
-            if not isinstance(raw, dict):
-                raise InteropError(f"step {index + 1} of `trajectory` is not a JSON object")
-            step = AgentStep(
-                action=text_of(raw.get("action")),
-                observation=text_of(raw.get("observation")),
-                thought=text_of(raw.get("thought")),
-                duration=as_float(raw.get("execution_time")),
-                extra={k: v for k, v in raw.items() if k not in _STEP_KEYS},
-            )
-            response = raw.get("response")
-            if isinstance(response, str) and response != step.thought:
-                step.response = response
-            if index < len(calls):
-                _tool_call(step, calls[index])
-            conversation.steps.append(step)
+        _steps_from_trajectory(conversation, steps, raw_history, history, first_action)
     else:
-        conversation.steps = _steps_from_history(history[first_action:])
+        conversation.steps, conversation.trailing = _steps_from_history(
+            raw_history[first_action:], history[first_action:]
+        )
     return conversation
+
+
+def _steps_from_trajectory(
+    conversation: Conversation,
+    steps: list[Any],
+    raw_history: list[dict[str, Any]],
+    history: list[dict[str, Any]],
+    first_action: int,
+) -> None:
+    """Steps from `trajectory`, each with the history messages that asked for its action and
+    answered it (kept exactly); history messages that belong to no step stay in between."""
+    cursor = first_action
+    for index, raw in enumerate(steps):
+        if not isinstance(raw, dict):
+            raise InteropError(f"step {index + 1} of `trajectory` is not a JSON object")
+        step = AgentStep(
+            action=text_of(raw.get("action")),
+            observation=text_of(raw.get("observation")),
+            thought=text_of(raw.get("thought")),
+            duration=as_float(raw.get("execution_time")),
+            extra={k: v for k, v in raw.items() if k not in _STEP_KEYS},
+        )
+        response = raw.get("response")
+        if isinstance(response, str) and response != step.thought:
+            step.response = response
+        found = _assistant_for(step, history, cursor)
+        if found is not None:
+            step.messages_before = list(raw_history[cursor:found])
+            step.assistant_message = raw_history[found]
+            _tool_call(step, history[found])
+            cursor = found + 1
+            if cursor < len(history) and history[cursor]["role"] in ("tool", "user"):
+                step.observation_message = raw_history[cursor]
+                cursor += 1
+        conversation.steps.append(step)
+    conversation.trailing = list(raw_history[cursor:])
+
+
+def _assistant_for(step: AgentStep, history: list[dict[str, Any]], start: int) -> int | None:
+    """The index of the assistant message that asked for `step` (the next one whose action is
+    the step's, else simply the next one)."""
+    assistants = [i for i in range(start, len(history)) if history[i]["role"] == "assistant"]
+    for i in assistants:
+        if text_of(history[i].get("action")) == step.action:
+            return i
+    return assistants[0] if assistants else None
 
 
 def _tool_call(step: AgentStep, message: dict[str, Any]) -> None:
@@ -106,34 +143,39 @@ def _tool_call(step: AgentStep, message: dict[str, Any]) -> None:
             step.tool_call_id = calls[0]["id"]
 
 
-def _steps_from_history(messages: list[dict[str, Any]]) -> list[AgentStep]:
+def _steps_from_history(
+    raw: list[dict[str, Any]], messages: list[dict[str, Any]]
+) -> tuple[list[AgentStep], list[dict[str, Any]]]:
+    """Steps read from the history alone, and the messages after the last one."""
     steps: list[AgentStep] = []
     pending: list[dict[str, Any]] = []
     index = 0
     while index < len(messages):
         message = messages[index]
         if message["role"] != "assistant":
-            pending.append(message)
+            pending.append(raw[index])
             index += 1
             continue
-        observation = ""
+        observation, observed = "", None
         if index + 1 < len(messages) and messages[index + 1]["role"] in ("tool", "user"):
             observation = messages[index + 1]["content"]
-            index += 1
+            observed = raw[index + 1]
         thought = message.get("thought")
         step = AgentStep(
             action=text_of(message.get("action")) or message["content"],
             observation=observation,
             thought=thought if isinstance(thought, str) else message["content"],
             messages_before=pending,
+            assistant_message=raw[index],
+            observation_message=observed,
         )
         if message["content"] != step.thought:
             step.response = message["content"]
         _tool_call(step, message)
         steps.append(step)
         pending = []
-        index += 1
-    return steps
+        index += 2 if observed is not None else 1
+    return steps, pending
 
 
 def _str_or_none(value: Any) -> str | None:
@@ -141,9 +183,15 @@ def _str_or_none(value: Any) -> str | None:
 
 
 def write(conversation: Conversation) -> dict[str, Any]:
+    """A .traj file. A conversation read from one is written back as it was read: its messages
+    as they were (templates, agent names and all), its other top-level fields untouched."""
+    exact = conversation.source_format == FORMAT and bool(conversation.fields.get("keys"))
     history: list[dict[str, Any]] = []
     for message in conversation.prompt:
-        history.append({"agent": "main", "message_type": _prompt_type(message), **message})
+        if exact:
+            history.append(message)
+        else:
+            history.append({"agent": "main", "message_type": _prompt_type(message), **message})
     trajectory = []
     for step in conversation.steps:
         history.extend(step.messages_before)
@@ -155,38 +203,24 @@ def write(conversation: Conversation) -> dict[str, Any]:
             "execution_time": step.duration if step.duration is not None else 0.0,
         }
         entry.update(step.extra)
-        entry.setdefault("state", {})
+        if not exact:
+            entry.setdefault("state", {})
         trajectory.append(entry)
-        action: dict[str, Any] = {
-            "role": "assistant",
-            "content": entry["response"],
-            "thought": step.thought,
-            "action": step.action,
-            "agent": "main",
-            "message_type": "action",
-        }
-        call_id = step.tool_call_id
-        if step.tool_name is not None:
-            call_id = call_id or f"call_{len(trajectory)}"
-            action["tool_calls"] = [
-                {
-                    "function": {"arguments": step.tool_arguments or "{}", "name": step.tool_name},
-                    "id": call_id,
-                    "type": "function",
-                }
-            ]
-        history.append(action)
-        observation: dict[str, Any] = {
-            "role": "tool" if call_id and step.tool_name else "user",
-            "content": step.observation,
-            "agent": "main",
-            "message_type": "observation",
-        }
-        if call_id and step.tool_name:
-            observation["tool_call_ids"] = [call_id]
-        history.append(observation)
+        if exact:
+            if step.assistant_message is not None:
+                history.append(step.assistant_message)
+            if step.observation_message is not None:
+                history.append(step.observation_message)
+            continue
+        history.extend(_messages(step, entry["response"], len(trajectory)))
     history.extend(conversation.trailing)
     info = dict(conversation.info)
+    if exact:
+        top = dict(conversation.fields.get("top") or {})
+        parts = {"trajectory": trajectory, "history": history}
+        return {
+            key: parts[key] if key in parts else top.get(key) for key in conversation.fields["keys"]
+        }
     environment = info.pop("environment", "main")
     repo = conversation.repo or {}
     return {
@@ -202,6 +236,37 @@ def write(conversation: Conversation) -> dict[str, Any]:
             "agent": {"model": {"name": conversation.model}},
         },
     }
+
+
+def _messages(step: AgentStep, response: str, number: int) -> list[dict[str, Any]]:
+    """The history messages of a step that has none of its own (a RepoSim session's)."""
+    action: dict[str, Any] = {
+        "role": "assistant",
+        "content": response,
+        "thought": step.thought,
+        "action": step.action,
+        "agent": "main",
+        "message_type": "action",
+    }
+    call_id = step.tool_call_id
+    if step.tool_name is not None:
+        call_id = call_id or f"call_{number}"
+        action["tool_calls"] = [
+            {
+                "function": {"arguments": step.tool_arguments or "{}", "name": step.tool_name},
+                "id": call_id,
+                "type": "function",
+            }
+        ]
+    observation: dict[str, Any] = {
+        "role": "tool" if call_id and step.tool_name else "user",
+        "content": step.observation,
+        "agent": "main",
+        "message_type": "observation",
+    }
+    if call_id and step.tool_name:
+        observation["tool_call_ids"] = [call_id]
+    return [action, observation]
 
 
 def _prompt_type(message: dict[str, Any]) -> str:

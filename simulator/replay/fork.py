@@ -14,11 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from simulator.events import Actor
-from simulator.replay.index import open_trajectory
 from simulator.replay.normalise import Normaliser
 from simulator.replay.reexec import ReplayReport, StepResult, reexecute
 from simulator.session import Session
-from simulator.trajectory import TrajectoryError
+from simulator.trajectory import TrajectoryError, open_trajectory
 
 
 @dataclass

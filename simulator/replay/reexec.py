@@ -14,18 +14,40 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from backends.base import BackendError
 from backends.shell import quote
 from simulator.backend_factory import make_backend
-from simulator.events import Actor, Event, Kind
+from simulator.events import (
+    Actor,
+    CheckpointPayload,
+    DataPayload,
+    Event,
+    ExecPayload,
+    ExecResultPayload,
+    FileChangePayload,
+    FileReadPayload,
+    FileRenamePayload,
+    Kind,
+    SearchPayload,
+    SearchResultPayload,
+    TestResultPayload,
+    TestRunPayload,
+)
 from simulator.git import git_output
 from simulator.paths import trajectories_dir
-from simulator.replay.index import EventSource, open_trajectory
 from simulator.replay.normalise import Normaliser
 from simulator.session import Session, SessionError
-from simulator.trajectory import TrajectoryError
+from simulator.trajectory import (
+    EventSource,
+    TrajectoryError,
+    TrajectoryHeader,
+    open_trajectory,
+    sha256_text,
+)
+
+R = TypeVar("R", ExecResultPayload, TestResultPayload, SearchResultPayload)
 
 # Actions whose observation is a separate event (found by its `cause`).
 _WITH_RESULT = {
@@ -101,7 +123,9 @@ class ReplayReport:
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.first_difference is not None else 0
+        """0: every action re-executed and matched; 1: a difference, or the recording stops
+        early (the actions after the unreadable line were not checked)."""
+        return 1 if self.first_difference is not None or self.problem else 0
 
     def summary(self) -> str:
         text = (
@@ -111,6 +135,8 @@ class ReplayReport:
         first = self.first_difference
         if first is not None:
             text += f"; first difference at step {first.seq} ({first.action})"
+        if self.problem:
+            text += "; the recording stops early, so the actions after that were not checked"
         return text + "."
 
     def as_dict(self) -> dict[str, Any]:
@@ -155,8 +181,20 @@ class StartPlan:
         }
 
 
+def choose_backend(header: TrajectoryHeader, requested: str | None) -> str:
+    """Where to re-execute a trajectory's commands when the user did not say.
+
+    A trajectory recorded by this machine's user runs here (local). Any other (someone else's,
+    an imported file, one without a host) holds commands that could do anything, so they run in
+    a container unless the caller names the local backend, the user's explicit consent; the
+    start plan's notes say which happened."""
+    if requested is not None:
+        return requested
+    return "local" if header.recorded_here else "docker"
+
+
 def plan_start(
-    header: dict[str, Any],
+    header: TrajectoryHeader,
     *,
     repo: Path | None = None,
     current: bool = False,
@@ -164,31 +202,28 @@ def plan_start(
     image: str | None = None,
 ) -> StartPlan:
     """Check that the recorded start can be rebuilt, before anything runs; StartError if not."""
-    recorded = header.get("repo") if isinstance(header.get("repo"), dict) else {}
-    assert isinstance(recorded, dict)
-    imported = header.get("imported")
+    recorded = header.repo
+    imported = header.imported
     notes: list[str] = []
     if repo is None:
-        source_text = recorded.get("source")
-        if not isinstance(source_text, str) or not source_text:
-            origin = (
-                f" (imported from {imported.get('format')})" if isinstance(imported, dict) else ""
-            )
+        source_text = recorded.source
+        if not source_text:
+            origin = f" (imported from {imported.format})" if imported is not None else ""
             raise StartError(
                 f"The trajectory{origin} records no repository to start from; pass --repo PATH."
             )
         source = Path(source_text)
     else:
         source = repo.expanduser().resolve()
-        notes.append(f"Using {source} instead of the recorded {recorded.get('source')}.")
+        notes.append(f"Using {source} instead of the recorded {recorded.source}.")
     if not source.is_dir():
         raise StartError(
             f"The recorded repository {source} does not exist on this machine;"
             " pass --repo PATH to use another copy."
         )
-    commit = recorded.get("commit") if recorded.get("git") else None
+    commit = recorded.commit if recorded.git else None
     checkout = False
-    if isinstance(commit, str) and commit and not current:
+    if commit and not current:
         if git_output(source, "cat-file", "-e", f"{commit}^{{commit}}") is None:
             raise StartError(
                 f"Commit {commit[:12]} is not in {source}; fetch it, or pass"
@@ -203,36 +238,38 @@ def plan_start(
             notes.append(
                 f"The workspace is checked out clean at the recorded commit {commit[:12]}."
             )
-        if recorded.get("dirty"):
+        if recorded.dirty:
             notes.append(
                 "The recording started with uncommitted changes, which are not in the"
                 " repository: the start may differ."
             )
-    elif isinstance(commit, str) and commit and current:
+    elif commit and current:
         notes.append(
             f"Replaying against {source} as it is now, not the recorded commit {commit[:12]}."
         )
-    elif not recorded.get("git"):
+    elif not recorded.git:
         notes.append(f"{source} is not a git repository: its current contents are the start.")
-    backend = header.get("backend") if isinstance(header.get("backend"), dict) else {}
-    assert isinstance(backend, dict)
-    recorded_image = backend.get("image") if backend_kind == "docker" else None
+    backend = header.backend
+    recorded_image = backend.image if backend_kind == "docker" else None
     if image is not None and backend_kind == "docker":
         if recorded_image and recorded_image != image:
             notes.append(f"Using the image {image} instead of the recorded {recorded_image}.")
         recorded_image = image
     image = recorded_image
-    if backend_kind == "docker" and backend.get("kind") != "docker":
+    if backend_kind == "docker" and backend.kind != "docker":
         notes.append("The recording ran on the local backend; the container's tools may differ.")
-    if backend_kind == "local" and backend.get("kind") == "docker":
+    if backend_kind == "local" and backend.kind == "docker":
         notes.append("The recording ran in a container; this machine's tools may differ.")
-    return StartPlan(
-        source,
-        commit if isinstance(commit, str) else None,
-        checkout,
-        image if isinstance(image, str) else None,
-        notes,
-    )
+    if not header.recorded_here:
+        notes.append(
+            "This trajectory was not recorded on this machine: its commands run"
+            + (
+                " here, with your rights, as asked (--backend local)."
+                if backend_kind == "local"
+                else " in a container (--backend local would run them here, with your rights)."
+            )
+        )
+    return StartPlan(source, commit, checkout, image, notes)
 
 
 async def open_session(
@@ -285,24 +322,24 @@ class Replayer:
     def __init__(self, session: Session, source: EventSource, normaliser: Normaliser) -> None:
         self.session = session
         self.source = source
-        workspace = (source.header.get("backend") or {}).get("workspace")
         self.normalise = normaliser.with_paths(
-            [workspace if isinstance(workspace, str) else None, session.backend.workspace_path]
+            [source.header.backend.workspace, session.backend.workspace_path]
         )
         self.command_time = 0.0
         self._pty: Any = None
         self._drain: asyncio.Task[None] | None = None
         self._started = False
 
-    def _result_of(self, index: int, action: Event) -> Event | None:
-        kind = _WITH_RESULT[Kind(action.kind)]
+    def _result_of(self, index: int, action: Event, cls: type[R]) -> tuple[Event, R] | None:
+        """The observation that answers the action at `index`, and its payload."""
+        kind = _WITH_RESULT[action.kind]
         for later in range(index + 1, min(len(self.source), index + _RESULT_LOOKAHEAD)):
             try:
                 event = self.source.event(later)
             except TrajectoryError:
                 return None
             if event.cause == action.seq and event.kind == kind:
-                return event
+                return event, event.typed(cls)
         return None
 
     async def replay(self, index: int, event: Event) -> StepResult | None:
@@ -319,35 +356,30 @@ class Replayer:
         except BackendError as exc:
             step.status = "differ"
             step.differences.append(f"the backend failed: {exc}")
+        except TrajectoryError as exc:
+            step.status = "differ"
+            step.differences.append(f"the recording cannot be used: {exc}")
         if step.differences and step.status == "match":
             step.status = "differ"
         step.elapsed = time.perf_counter() - started
         return step
 
     async def _run(self, index: int, event: Event, step: StepResult) -> None:
-        s, p, actor = self.session, event.payload, event.actor
-        kind = event.kind
-        if kind == Kind.EXEC:
-            result_event = self._result_of(index, event)
-            timeout = p.get("timeout")
-            result = await s.exec(
-                str(p.get("command", "")),
-                actor=actor,
-                timeout=float(timeout) if isinstance(timeout, int | float) else None,
-            )
+        s, actor, kind, data = self.session, event.actor, event.kind, event.data
+        if isinstance(data, ExecPayload):
+            recorded = self._result_of(index, event, ExecResultPayload)
+            result = await s.exec(data.command, actor=actor, timeout=data.timeout)
             self.command_time += result.duration
-            if result_event is None:
+            if recorded is None:
                 step.status = "skipped"
                 step.differences.append("the recording has no result for this command")
                 return
-            r = result_event.payload
-            if r.get("exit_code") != result.exit_code:
+            result_event, r = recorded
+            if r.exit_code != result.exit_code:
+                step.differences.append(f"exit code {r.exit_code} recorded, now {result.exit_code}")
+            if r.timed_out != result.timed_out:
                 step.differences.append(
-                    f"exit code {r.get('exit_code')} recorded, now {result.exit_code}"
-                )
-            if bool(r.get("timed_out")) != result.timed_out:
-                step.differences.append(
-                    "timed out " + ("then, not now" if r.get("timed_out") else "now, not then")
+                    "timed out " + ("then, not now" if r.timed_out else "now, not then")
                 )
             self._compare_text(
                 step,
@@ -355,97 +387,80 @@ class Replayer:
                 self._whole(result_event, "output"),
                 result.output.decode("utf-8", "replace"),
             )
-        elif kind == Kind.TEST_RUN:
-            result_event = self._result_of(index, event)
+        elif isinstance(data, TestRunPayload):
+            recorded_run = self._result_of(index, event, TestResultPayload)
             run = await s.run_tests(
-                p.get("selector") or None, command=p.get("command") or None, actor=actor
+                data.selector or None, command=data.command or None, actor=actor
             )
             self.command_time += run.duration
-            if result_event is None:
+            if recorded_run is None:
                 step.status = "skipped"
                 step.differences.append("the recording has no result for this test run")
                 return
-            r = result_event.payload
-            if r.get("exit_code") != run.exit_code:
-                step.differences.append(
-                    f"exit code {r.get('exit_code')} recorded, now {run.exit_code}"
-                )
-            before = {
-                str(t.get("id")): t.get("outcome")
-                for t in r.get("tests") or []
-                if isinstance(t, dict)
-            }
-            after = {t.id: t.outcome for t in run.tests}
+            result_event, t = recorded_run
+            if t.exit_code != run.exit_code:
+                step.differences.append(f"exit code {t.exit_code} recorded, now {run.exit_code}")
+            before = {test.id: test.outcome for test in t.tests}
+            after = {test.id: test.outcome for test in run.tests}
             for test_id in sorted(set(before) | set(after)):
                 if before.get(test_id) != after.get(test_id):
                     step.differences.append(
                         f"{test_id}: {before.get(test_id) or 'absent'}"
                         f" recorded, now {after.get(test_id) or 'absent'}"
                     )
-            if not r.get("structured"):
+            if not t.structured:
                 self._compare_text(step, "output", self._whole(result_event, "output"), run.output)
-        elif kind == Kind.SEARCH:
-            result_event = self._result_of(index, event)
+        elif isinstance(data, SearchPayload):
+            recorded_search = self._result_of(index, event, SearchResultPayload)
             matches = await s.search(
-                str(p.get("pattern", "")),
-                str(p.get("path") or "."),
-                regex=bool(p.get("regex")),
-                ignore_case=bool(p.get("ignore_case")),
-                glob=p.get("glob") or None,
+                data.pattern,
+                data.path or ".",
+                regex=data.regex,
+                ignore_case=data.ignore_case,
+                glob=data.glob or None,
                 actor=actor,
             )
-            if result_event is not None:
-                recorded = [
-                    tuple(m)
-                    for m in result_event.payload.get("matches") or []
-                    if isinstance(m, list)
-                ]
+            if recorded_search is not None:
+                then = recorded_search[1].matches
                 now = [(m.path, m.line, m.text) for m in matches]
-                if recorded != now:
+                if then != now:
                     step.differences.append(
-                        f"{len(recorded)} matches recorded, now {len(now)}"
-                        + ("" if len(recorded) != len(now) else " (different lines)")
+                        f"{len(then)} matches recorded, now {len(now)}"
+                        + ("" if len(then) != len(now) else " (different lines)")
                     )
-        elif kind == Kind.FILE_READ:
-            path = str(p.get("path", ""))
-            text = await s.read(path, actor=actor)
-            self._compare_sha(step, path, p.get("sha256"), s, text)
-        elif kind in (Kind.FILE_WRITE, Kind.FILE_CREATE):
-            path = str(p.get("path", ""))
-            content = self._whole(event, "content")
-            method = s.write if kind == Kind.FILE_WRITE else s.create
-            new = await method(path, content, actor=actor)
-            self._compare_change(step, event, new)
-        elif kind == Kind.FILE_EDIT:
-            path = str(p.get("path", ""))
-            new = await s.edit(
-                path,
-                self._whole(event, "old"),
-                self._whole(event, "new"),
-                actor=actor,
-                replace_all=int(p.get("replacements") or 1) > 1,
-            )
-            self._compare_change(step, event, new)
-        elif kind == Kind.FILE_DELETE:
-            new = await s.delete(str(p.get("path", "")), actor=actor)
-            self._compare_change(step, event, new)
-        elif kind == Kind.FILE_RENAME:
-            await s.rename(str(p.get("path", "")), str(p.get("to", "")), actor=actor)
-        elif kind == Kind.CHECKPOINT:
-            name = p.get("name")
-            checkpoint = await s.checkpoint(str(name) if name else None, actor=actor)
-            recorded_tree = p.get("tree")
-            if recorded_tree and recorded_tree != checkpoint.tree:
+        elif isinstance(data, FileReadPayload):
+            text = await s.read(data.path, actor=actor)
+            if data.sha256 != sha256_text(text):
+                step.differences.append(f"{data.path} has different content than when it was read")
+        elif isinstance(data, FileChangePayload):
+            if kind == Kind.FILE_EDIT:
+                new = await s.edit(
+                    data.path,
+                    self._whole(event, "old"),
+                    self._whole(event, "new"),
+                    actor=actor,
+                    replace_all=(data.replacements or 1) > 1,
+                )
+            elif kind == Kind.FILE_DELETE:
+                new = await s.delete(data.path, actor=actor)
+            else:
+                method = s.write if kind == Kind.FILE_WRITE else s.create
+                new = await method(data.path, self._whole(event, "content"), actor=actor)
+            self._compare_change(step, data, new.typed(FileChangePayload))
+        elif isinstance(data, FileRenamePayload):
+            await s.rename(data.path, data.to, actor=actor)
+        elif isinstance(data, CheckpointPayload) and kind == Kind.CHECKPOINT:
+            checkpoint = await s.checkpoint(data.name or None, actor=actor)
+            if data.tree and data.tree != checkpoint.tree:
                 where = "at the start" if checkpoint.name == "start" else "here"
                 step.differences.append(
                     f"the workspace {where} differs from the recorded one"
-                    f" (tree {str(recorded_tree)[:12]} recorded, now"
-                    f" {checkpoint.tree[:12]})"
+                    f" (tree {data.tree[:12]} recorded, now {checkpoint.tree[:12]})"
                 )
-        elif kind == Kind.RESTORE:
-            await s.restore(str(p.get("name", "")), actor=actor)
-        elif kind == Kind.TERMINAL_INPUT:
-            await self._terminal_input(str(p.get("data", "")), self._gap_after(index, event))
+        elif isinstance(data, CheckpointPayload):
+            await s.restore(data.name, actor=actor)
+        elif isinstance(data, DataPayload):  # terminal.input
+            await self._terminal_input(data.data, self._gap_after(index, event))
             step.status = "skipped"
             step.differences.append("typed into the terminal again; its output is not compared")
         elif kind == Kind.INTERRUPT:
@@ -485,11 +500,9 @@ class Replayer:
             await asyncio.gather(self._drain, return_exceptions=True)
 
     def _whole(self, event: Event, key: str) -> str:
-        try:
-            return self.source.load_blob(event, key)
-        except TrajectoryError:
-            value = event.payload.get(key)
-            return value if isinstance(value, str) else ""
+        """The whole text of a payload field (from its blob if the line holds a shortened one);
+        a missing, changed or misplaced blob is a TrajectoryError the report names."""
+        return self.source.load_blob(event, key)
 
     def _compare_text(self, step: StepResult, what: str, recorded: str, now: str) -> None:
         if recorded == now:
@@ -506,21 +519,17 @@ class Replayer:
                 return
         step.differences.append(f"{what}: {len(old_lines)} lines recorded, now {len(new_lines)}")
 
-    def _compare_sha(
-        self, step: StepResult, path: str, recorded: Any, s: Session, text: str
+    def _compare_change(
+        self, step: StepResult, recorded: FileChangePayload, new: FileChangePayload
     ) -> None:
-        from simulator.trajectory import sha256_text
-
-        if recorded and recorded != sha256_text(text):
-            step.differences.append(f"{path} has different content than when it was read")
-
-    def _compare_change(self, step: StepResult, recorded: Event, new: Event) -> None:
-        r, n = recorded.payload, new.payload
-        path = r.get("path")
-        if r.get("before_sha256") != n.get("before_sha256"):
-            step.differences.append(f"{path} was different before the change than when recorded")
-        if r.get("after_sha256") != n.get("after_sha256"):
-            step.differences.append(f"{path} is different after the change than when recorded")
+        if recorded.before_sha256 != new.before_sha256:
+            step.differences.append(
+                f"{recorded.path} was different before the change than when recorded"
+            )
+        if recorded.after_sha256 != new.after_sha256:
+            step.differences.append(
+                f"{recorded.path} is different after the change than when recorded"
+            )
 
 
 def _clip(text: str, width: int = 100) -> str:
@@ -584,7 +593,7 @@ async def reexecute(
 
 async def _reexecute(
     path: Path,
-    source: Any,
+    source: EventSource,
     *,
     backend_kind: str,
     normaliser: Normaliser,
@@ -610,7 +619,7 @@ async def _reexecute(
         backend_kind=backend_kind,
         trajectory_path=trajectory_path or _new_path(path, "replay"),
         parent=parent or {"file": str(path.resolve()), "step": None, "replay": "verify"},
-        agent=source.header.get("agent") if isinstance(source.header.get("agent"), dict) else None,
+        agent=source.header.agent.to_dict() if source.header.agent is not None else None,
     )
     report.trajectory = session.trajectory_path
     replayer = Replayer(session, source, normaliser)

@@ -8,16 +8,14 @@ Files never touched are not in the trajectory: when the recorded repository is o
 
 from __future__ import annotations
 
-from typing import Any
-
-from simulator.events import Kind
+from simulator.events import FileChangePayload, FileRenamePayload, Kind
 from simulator.git import git_output
-from simulator.trajectory import TrajectoryError
+from simulator.trajectory import EventSource, TrajectoryError, TrajectoryHeader
 
 _CHANGES = (Kind.FILE_WRITE, Kind.FILE_CREATE, Kind.FILE_EDIT, Kind.FILE_DELETE, Kind.FILE_RENAME)
 
 
-def workspace_at(source: Any, index: int) -> dict[str, str | None]:
+def workspace_at(source: EventSource, index: int) -> dict[str, str | None]:
     """{path: text} after the event at `index` (None: deleted; text unknown: the diff's note)."""
     files: dict[str, str | None] = {}
     for position in range(min(index + 1, len(source))):
@@ -28,41 +26,35 @@ def workspace_at(source: Any, index: int) -> dict[str, str | None]:
             event = source.event(position)
         except TrajectoryError:
             continue
-        payload = event.payload
-        path = str(payload.get("path", ""))
-        if event.kind == Kind.FILE_RENAME:
-            files[str(payload.get("to", ""))] = files.pop(path, None)
-            files[path] = None
-        elif event.kind == Kind.FILE_DELETE:
-            files[path] = None
+        data = event.data
+        if isinstance(data, FileRenamePayload):
+            files[data.to] = files.pop(data.path, None)
+            files[data.path] = None
+        elif not isinstance(data, FileChangePayload):
+            continue
+        elif event.kind == Kind.FILE_DELETE or data.content is None:
+            files[data.path] = None
         else:
             try:
-                content = source.load_blob(event, "content")
+                files[data.path] = source.load_blob(event, "content")
             except TrajectoryError:
-                content = payload.get("content")
-            files[path] = content if isinstance(content, str) else None
+                files[data.path] = data.content
     return files
 
 
-def start_files(header: dict[str, Any]) -> list[str]:
+def start_files(header: TrajectoryHeader) -> list[str]:
     """The files of the recorded start (the repository at the recorded commit), when that
     repository is on this machine and has the commit; otherwise an empty list."""
-    repo = header.get("repo")
-    if not isinstance(repo, dict) or not repo.get("git"):
+    repo = header.repo
+    if not repo.git or repo.source is None or repo.commit is None:
         return []
-    source, commit = repo.get("source"), repo.get("commit")
-    if not isinstance(source, str) or not isinstance(commit, str):
-        return []
-    listed = git_output(source, "ls-tree", "-r", "-z", "--name-only", commit, timeout=30)
+    listed = git_output(repo.source, "ls-tree", "-r", "-z", "--name-only", repo.commit, timeout=30)
     return [name for name in (listed or "").split("\0") if name]
 
 
-def start_text(header: dict[str, Any], path: str) -> str | None:
+def start_text(header: TrajectoryHeader, path: str) -> str | None:
     """A file's text at the recorded start (None if it is not there or not readable)."""
-    repo = header.get("repo")
-    if not isinstance(repo, dict):
+    repo = header.repo
+    if repo.source is None or repo.commit is None:
         return None
-    source, commit = repo.get("source"), repo.get("commit")
-    if not isinstance(source, str) or not isinstance(commit, str):
-        return None
-    return git_output(source, "show", f"{commit}:{path}", timeout=30)
+    return git_output(repo.source, "show", f"{repo.commit}:{path}", timeout=30)

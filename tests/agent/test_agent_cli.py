@@ -49,8 +49,8 @@ def test_the_bundled_trajectory_says_it_is_scripted() -> None:
     from simulator.demo import bundled_trajectory
 
     header = read_trajectory(bundled_trajectory()).header
-    assert "scripted demonstration" in header["agent"]["scripted"]
-    assert "not produced by a model" in header["agent"]["scripted"]
+    assert "scripted demonstration" in header.agent.extra["scripted"]
+    assert "not produced by a model" in header.agent.extra["scripted"]
 
 
 def test_no_model_configured_is_one_sentence(buggy_repo: Path) -> None:
@@ -107,7 +107,7 @@ def test_agent_command_against_an_openai_compatible_server(
     assert printed[-2]["kind"] == "agent.finish"
     assert printed[-2]["payload"]["summary"] == "fixed mean"
     header = read_trajectory(out).header
-    assert header["agent"] == {"model": "openai/fake-model", "mode": "auto"}
+    assert header.agent.to_dict() == {"model": "openai/fake-model", "mode": "auto"}
     # the user's checkout is untouched (scratch copy); the fix is in the recorded edit
     assert "(len(values) - 1)" in (buggy_repo / "stats" / "core.py").read_text()
     assert any(e["kind"] == "test.result" and e["payload"]["exit_code"] == 0 for e in printed)

@@ -36,6 +36,6 @@ async def test_run_tests_and_checkpoints_inside_the_container(
         await session.close()
     recorded = read_trajectory(trajectory)
     assert recorded.problem is None
-    assert recorded.header["backend"]["kind"] == "docker"
-    assert recorded.header["backend"]["image_id"].startswith("sha256:")
+    assert recorded.header.backend.kind == "docker"
+    assert str(recorded.header.backend.image_id).startswith("sha256:")
     assert (sample_repo / "calc/ops.py").read_text().startswith("def add")  # host untouched

@@ -128,7 +128,7 @@ def test_bad_input_is_one_clear_sentence(tmp_path: Path) -> None:
         (("exec", str(tmp_path / "missing"), "--", "ls"), "does not exist"),
         (("exec", str(a_file), "--", "ls"), "is not a directory"),
         (("trajectory", "show", str(tmp_path / "nope.jsonl")), "does not exist"),
-        (("trajectory", "show", str(a_file)), "not a RepoSim trajectory"),
+        (("trajectory", "show", str(a_file)), "RepoSim trajectory"),
         (("trajectory", "show", str(tmp_path)), "is a directory"),
         (("exec", "--bogus", str(tmp_path), "--", "ls"), "No such option"),
     ]

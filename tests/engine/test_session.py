@@ -53,8 +53,8 @@ async def test_every_action_reaches_subscribers_and_the_trajectory(session: Sess
     result = recorded.events[4]
     assert result.cause == recorded.events[3].seq
     assert result.payload["output"] == "hi\n" and result.payload["exit_code"] == 0
-    assert recorded.header["repo"]["git"] is True
-    assert len(recorded.header["repo"]["commit"]) == 40
+    assert recorded.header.repo.git is True
+    assert len(recorded.header.repo.commit) == 40
 
 
 async def test_edit_replaces_exactly_one_occurrence(session: Session) -> None:

@@ -17,6 +17,7 @@ from simulator.trajectory import (
     BLOB_THRESHOLD,
     SCHEMA,
     TrajectoryError,
+    TrajectoryHeader,
     TrajectoryWriter,
     read_trajectory,
 )
@@ -28,13 +29,13 @@ def _event(seq: int, **payload: object) -> Event:
 
 def test_round_trip_and_large_output_blob(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
-    writer = TrajectoryWriter(path, {"session": "s1"})
+    writer = TrajectoryWriter(path, TrajectoryHeader.new("s1"))
     big = "x" * (BLOB_THRESHOLD * 3) + "END"
     writer.write(_event(1, text="small"))
     writer.write(_event(2, text=big))
     writer.close()
     trajectory = read_trajectory(path)
-    assert trajectory.header["schema"] == SCHEMA and trajectory.problem is None
+    assert trajectory.header.schema == SCHEMA and trajectory.problem is None
     assert [e.seq for e in trajectory.events] == [1, 2]
     shortened = trajectory.events[1].payload["text"]
     assert len(shortened) < BLOB_THRESHOLD and "elided" in shortened
@@ -49,8 +50,8 @@ def test_writer_killed_mid_write_leaves_a_readable_prefix(tmp_path: Path) -> Non
         import sys, time
         from pathlib import Path
         from simulator.events import Actor, Event, Kind
-        from simulator.trajectory import TrajectoryWriter
-        w = TrajectoryWriter(Path({str(path)!r}), {{"session": "k"}})
+        from simulator.trajectory import TrajectoryHeader, TrajectoryWriter
+        w = TrajectoryWriter(Path({str(path)!r}), TrajectoryHeader.new("k"))
         i = 0
         while True:
             i += 1
@@ -76,9 +77,10 @@ def test_writer_killed_mid_write_leaves_a_readable_prefix(tmp_path: Path) -> Non
     assert f"line {len(trajectory.events) + 2}" in trajectory.problem
 
 
+@pytest.mark.malformed_trajectories
 def test_corrupt_line_is_reported_by_number(tmp_path: Path) -> None:
     path = tmp_path / "corrupt.jsonl"
-    lines = [json.dumps({"schema": SCHEMA, "session": "c"})]
+    lines = [json.dumps(TrajectoryHeader.new("c").to_dict())]
     lines += [json.dumps(_event(i, text="ok").as_dict()) for i in (1, 2)]
     lines += ["{not json", json.dumps(_event(4).as_dict())]
     path.write_text("\n".join(lines) + "\n")
@@ -87,9 +89,11 @@ def test_corrupt_line_is_reported_by_number(tmp_path: Path) -> None:
     assert trajectory.problem is not None and trajectory.problem.startswith("line 4 is corrupt")
 
 
+@pytest.mark.malformed_trajectories
 def test_event_missing_fields_is_corrupt(tmp_path: Path) -> None:
     path = tmp_path / "missing.jsonl"
-    path.write_text(json.dumps({"schema": SCHEMA}) + "\n" + json.dumps({"seq": 1}) + "\n")
+    header = TrajectoryHeader.new("m").to_dict()
+    path.write_text(json.dumps(header) + "\n" + json.dumps({"seq": 1}) + "\n")
     trajectory = read_trajectory(path)
     assert trajectory.events == [] and "line 2" in (trajectory.problem or "")
 
@@ -99,7 +103,7 @@ def test_event_missing_fields_is_corrupt(tmp_path: Path) -> None:
     [
         ('{"schema": "reposim.trajectory/9"}', "uses schema reposim.trajectory/9"),
         ('{"schema": "something-else"}', "not reposim.trajectory/1"),
-        ('{"history": []}', "not a RepoSim trajectory"),
+        ('{"other": []}', "neither a RepoSim trajectory nor"),
         ("plain text", "line 1 is not JSON"),
     ],
 )

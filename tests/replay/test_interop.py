@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +14,7 @@ from hypothesis import strategies as st
 
 from simulator.events import Event, Kind
 from simulator.interop import InteropError, export_text, load_foreign, parse_foreign
-from simulator.replay.index import open_trajectory
-from simulator.trajectory import TrajectoryError
+from simulator.trajectory import TrajectoryError, open_trajectory
 from tests.replay.replay_helpers import SAMPLES
 
 OWN_FORMAT = {".traj": "swe-agent", ".json": "mini-swe-agent"}
@@ -48,7 +49,7 @@ def test_samples_open_as_steps_with_actions_and_observations(sample: Path) -> No
     pairs = steps(events)
     assert len(pairs) == len(assistant_turns) > 0
     assert all(action for action, _ in pairs)
-    assert source.header["imported"]["format"] == OWN_FORMAT[sample.suffix]
+    assert source.header.imported.format == OWN_FORMAT[sample.suffix]
 
 
 @pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.name)
@@ -59,8 +60,8 @@ def test_samples_round_trip_through_their_own_format(sample: Path) -> None:
     assert steps(again) == steps(events)
     assert thoughts(again) == thoughts(events)
     assert [e.kind for e in again] == [e.kind for e in events]
-    assert again_header["repo"] == header["repo"]
-    assert again_header["agent"] == header["agent"]
+    assert again_header.repo == header.repo
+    assert again_header.agent == header.agent
 
 
 @pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.name)
@@ -149,8 +150,8 @@ def test_swe_agent_variations_are_read(tmp_path: Path) -> None:
     }
     header, events = parse_foreign(json.dumps(data), "v.traj")
     assert steps(events) == [("ls", "a\nb")]
-    assert header["repo"]["commit"] == "abc" and header["backend"]["image"] == "img:1"
-    assert header["agent"]["model"] == "gpt-x"
+    assert header.repo.commit == "abc" and header.backend.image == "img:1"
+    assert header.agent.model == "gpt-x"
     finish = [e for e in events if e.kind == Kind.AGENT_FINISH]
     assert finish and finish[0].payload["exit_status"] == "submitted"
     again = json.loads(export_text(header, events, "swe-agent"))
@@ -184,7 +185,7 @@ def test_mini_swe_agent_current_form_with_extra_and_format_errors() -> None:
     assert steps(events) == [("ls -la", "nope\n")]
     result = next(e for e in events if e.kind == Kind.EXEC_RESULT)
     assert result.payload["exit_code"] == 2
-    assert header["agent"]["model"] == "anthropic/claude"
+    assert header.agent.model == "anthropic/claude"
     written = json.loads(export_text(header, events, "mini-swe-agent"))
     assert written["trajectory_format"] == "mini-swe-agent-1.1"
     assert [m["content"] for m in written["messages"]][2:4] == [
@@ -326,3 +327,125 @@ def test_mutated_samples_never_crash_the_foreign_readers(
         parse_foreign(mutated, "mutated.traj")
     except TrajectoryError as exc:
         assert str(exc).startswith("mutated.traj")
+
+
+# -- imports keep what they read (issue 10, item 6) --------------------------------------------
+
+
+def _swe_agent_variant() -> dict[str, object]:
+    """A SWE-agent file shaped like the ones its releases write, but made up here: an agent
+    named `primary`, observations templated in the history and bare in `trajectory`, a
+    message that belongs to no step, `replay_config` as a JSON string, content as parts."""
+    template = "{obs}\n(Open file: /repo/src/{n}.py)\n(Current directory: /repo)\nbash-$"
+    steps, history = (
+        [],
+        [
+            {"role": "system", "content": "You are SWE.", "agent": "primary"},
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "Fix the bug."}],
+                "agent": "primary",
+                "message_type": "observation",
+                "is_demo": False,
+            },
+        ],
+    )
+    for n, (action, obs) in enumerate([("ls src", "a.py\nb.py"), ("touch x", ""), ("cat x", "")]):
+        steps.append(
+            {
+                "action": action,
+                "observation": obs,
+                "response": f"I run {action}",
+                "thought": f"I run {action}",
+                "execution_time": 0.25 * n,
+                "state": {"n": n},
+            }
+        )
+        history.append(
+            {
+                "role": "assistant",
+                "content": f"I run {action}",
+                "thought": f"I run {action}",
+                "action": action,
+                "agent": "primary",
+                "message_type": "action",
+            }
+        )
+        shown = obs or "Your command ran successfully and did not produce any output."
+        history.append(
+            {
+                "role": "user",
+                "content": template.format(obs=shown, n=n),
+                "agent": "primary",
+                "message_type": "observation",
+            }
+        )
+        if n == 0:
+            history.append(
+                {
+                    "role": "user",
+                    "content": "Your output was too long; please narrow it.",
+                    "agent": "primary",
+                    "message_type": "observation",
+                    "requery": True,
+                }
+            )
+    return {
+        "trajectory": steps,
+        "history": history,
+        "info": {"exit_status": "submitted", "submission": "diff --git a/x b/x\n"},
+        "replay_config": json.dumps({"agent": {"model": {"name": "gpt-4o"}}, "extra": [1, 2]}),
+        "some_future_field": {"kept": True},
+    }
+
+
+def _mini_variants() -> list[object]:
+    messages = [
+        {"role": "system", "content": "You are mini.", "extra": {"t": 1}},
+        {"role": "user", "content": [{"type": "text", "text": "Fix it."}]},
+        {"role": "assistant", "content": "No block here."},
+        {"role": "user", "content": "Please always provide EXACTLY ONE action."},
+        {"role": "assistant", "content": "Look.\n\n```bash\nls -la\n```", "extra": {"cost": 0.1}},
+        {
+            "role": "user",
+            "content": "<returncode>0</returncode>\n<output>\nx\n</output>",
+            "extra": {"returncode": 0},
+        },
+        {"role": "assistant", "content": "Done.\n\n```bash\necho COMPLETE\n```"},
+        {"role": "user", "content": "<returncode>0</returncode><output>COMPLETE</output>"},
+    ]
+    return [
+        messages,
+        {
+            "info": {"model_name": "m1", "exit_status": None},
+            "messages": messages,
+            "trajectory_format": "mini-swe-agent-1.1",
+        },
+    ]
+
+
+@pytest.mark.parametrize(
+    ("data", "fmt"),
+    [
+        (_swe_agent_variant(), "swe-agent"),
+        ({k: v for k, v in _swe_agent_variant().items() if k != "trajectory"}, "swe-agent"),
+        (_mini_variants()[0], "mini-swe-agent"),
+        (_mini_variants()[1], "mini-swe-agent"),
+    ],
+    ids=["swe-agent", "swe-agent-history-only", "mini-list", "mini-object"],
+)
+def test_import_then_export_gives_back_the_same_file(
+    data: object, fmt: str, tmp_path: Path
+) -> None:
+    original = tmp_path / f"original.{'traj' if fmt == 'swe-agent' else 'json'}"
+    original.write_text(json.dumps(data))
+    imported, exported = tmp_path / "imported.jsonl", tmp_path / "exported.json"
+    for args in (
+        ["import", str(original), "-o", str(imported)],
+        ["export", str(imported), "--to", fmt, "-o", str(exported)],
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "reposim", *args], capture_output=True, text=True, check=False
+        )
+        assert done.returncode == 0, done.stderr
+    assert json.loads(exported.read_text()) == data

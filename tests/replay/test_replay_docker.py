@@ -46,7 +46,7 @@ async def test_a_container_session_re_executes_in_a_new_container(
     repo = make_repo(SMALL_PROJECT, name="project")
     backend = make_backend("docker", repo, image=docker_image)
     original = await record_session(repo, tmp_path / "docker.jsonl", backend=backend)
-    assert read_trajectory(original).header["backend"]["image"] == docker_image
+    assert read_trajectory(original).header.backend.image == docker_image
     report, _ = await reexecute(
         original, backend_kind="docker", trajectory_path=tmp_path / "v.jsonl"
     )

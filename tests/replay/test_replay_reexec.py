@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 
 from simulator.replay import Normaliser, StartError, fork, reexecute, resume
-from simulator.replay.index import TrajectoryIndex
 from simulator.session import Session, repo_info
-from simulator.trajectory import read_trajectory
+from simulator.trajectory import ParentInfo, TrajectoryIndex, read_trajectory
 from tests.replay.replay_helpers import SMALL_PROJECT, record_agent_and_human, record_session
 
 
@@ -54,7 +53,7 @@ async def test_a_recorded_session_re_executes_with_every_step_matching(
     assert report.exit_code == 0
     # The re-execution is a trajectory of its own, whose parent is the original.
     again = read_trajectory(tmp_path / "v.jsonl")
-    assert again.header["parent"]["file"] == str(original.resolve())
+    assert again.header.parent.file == str(original.resolve())
     assert {str(e.actor) for e in again.events} >= {"human", "agent"}
 
 
@@ -148,7 +147,7 @@ async def test_fork_rebuilds_files_and_shell_state_at_the_step(
     finally:
         await session.close()
     forked = read_trajectory(tmp_path / "fork.jsonl")
-    assert forked.header["parent"] == {"file": str(original.resolve()), "step": step}
+    assert forked.header.parent == ParentInfo(str(original.resolve()), step)
     assert any(e.kind == "checkpoint" and e.payload["name"] == "fork" for e in forked.events)
 
 
@@ -156,7 +155,7 @@ async def test_a_fork_header_names_the_recorded_commit_not_the_sources_new_head(
     recorded: tuple[Path, Path], tmp_path: Path
 ) -> None:
     repo, original = recorded
-    recorded_commit = read_trajectory(original).header["repo"]["commit"]
+    recorded_commit = read_trajectory(original).header.repo.commit
     commit_change(repo, "calc/ops.py", "def add(a, b):\n    return 0\n")
     head = (await asyncio.to_thread(repo_info, repo))["commit"]
     assert head != recorded_commit
@@ -168,13 +167,13 @@ async def test_a_fork_header_names_the_recorded_commit_not_the_sources_new_head(
     finally:
         await result.session.close()
     header = read_trajectory(tmp_path / "fork.jsonl").header
-    assert header["repo"]["commit"] == recorded_commit
-    assert header["repo"]["dirty"] is False
-    assert header["repo"]["source"] == str(repo)
+    assert header.repo.commit == recorded_commit
+    assert header.repo.dirty is False
+    assert header.repo.source == str(repo)
     # Resuming the fork starts from the same commit again.
     session = await resume(tmp_path / "fork.jsonl", trajectory_path=tmp_path / "again.jsonl")
     await session.close()
-    assert read_trajectory(tmp_path / "again.jsonl").header["repo"]["commit"] == recorded_commit
+    assert read_trajectory(tmp_path / "again.jsonl").header.repo.commit == recorded_commit
 
 
 async def test_fork_at_a_step_that_does_not_exist_is_refused(
@@ -203,7 +202,7 @@ async def test_resume_continues_a_session_that_was_cut_off(
     finally:
         await session.close()
     resumed = read_trajectory(tmp_path / "resumed.jsonl")
-    assert resumed.header["parent"]["resumed"] is True
+    assert resumed.header.parent.resumed is True
     assert resumed.events[-2].kind == "file.write"
 
 

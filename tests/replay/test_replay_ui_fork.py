@@ -14,7 +14,7 @@ import termios
 import time
 from pathlib import Path
 
-from simulator.replay.index import TrajectoryIndex
+from simulator.trajectory import TrajectoryIndex
 
 REPLAY = [sys.executable, "-c", "from reposim.cli import main; main()", "replay"]
 WAIT = 60.0

@@ -11,7 +11,7 @@ from textual.pilot import Pilot
 from textual.widgets import OptionList, Static
 
 from simulator.events import Actor, Event
-from simulator.trajectory import TrajectoryWriter
+from simulator.trajectory import TrajectoryHeader, TrajectoryWriter
 from tests.replay.replay_helpers import SAMPLES
 from widgets.replay import ReplayApp, ReplayScreen, Timeline
 from widgets.replay.stepview import StepView
@@ -19,7 +19,7 @@ from widgets.replay.stepview import StepView
 
 def make_trajectory(path: Path, count: int) -> Path:
     """Commands by the agent, a failing one at 150, a human edit every 50 steps."""
-    writer = TrajectoryWriter(path, {"session": "view", "repo": {"source": None}})
+    writer = TrajectoryWriter(path, TrajectoryHeader.new("view"))
     seq = 0
     for n in range(count):
         seq += 1

@@ -11,8 +11,7 @@ from rich.text import Text
 
 from simulator.describe import describe_event
 from simulator.events import Event, Kind
-from simulator.replay.index import EventSource
-from simulator.trajectory import TrajectoryError
+from simulator.trajectory import EventSource, TrajectoryError
 
 _RESULT_OF = {
     Kind.EXEC: Kind.EXEC_RESULT,

@@ -26,9 +26,8 @@ from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from simulator.events import Kind
-from simulator.replay.index import EventSource, TrajectoryIndex, open_trajectory
 from simulator.replay.workspace import start_files, start_text, workspace_at
-from simulator.trajectory import TrajectoryError
+from simulator.trajectory import EventSource, TrajectoryError, TrajectoryIndex, open_trajectory
 from widgets.replay.detail import render_file, render_step
 from widgets.replay.stepview import StepView
 from widgets.replay.timeline import Timeline
@@ -230,13 +229,9 @@ class ReplayScreen(Screen[None]):
         if source is None:
             return
         header = source.header
-        repo = header.get("repo") or {}
-        imported = header.get("imported") or {}
-        origin = ""
-        if isinstance(imported, dict) and imported:
-            origin = f"  (from {imported.get('format')})"
-        commit = str(repo.get("commit") or "")[:12] if isinstance(repo, dict) else ""
-        where = repo.get("source") if isinstance(repo, dict) else None
+        origin = f"  (from {header.imported.format})" if header.imported is not None else ""
+        commit = (header.repo.commit or "")[:12]
+        where = header.repo.source
         counted = f"{len(source)} steps"
         if isinstance(source, TrajectoryIndex) and not source.scanned:
             counted += " so far (indexing …)"

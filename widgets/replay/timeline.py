@@ -25,8 +25,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from simulator.describe import describe_event
-from simulator.replay.index import EventSource
-from simulator.trajectory import TrajectoryError
+from simulator.trajectory import EventSource, TrajectoryError
 from widgets.replay.lines import paint_lines
 
 ACTOR_COLOURS = {"human": "green", "agent": "magenta", "system": "blue"}

@@ -1,0 +1,270 @@
+"""Trajectories from someone else: every reader refuses what it should in one sentence, blobs
+stay in their directory and match their digest, and commands recorded elsewhere never run on
+this machine without being asked to."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from simulator.events import Actor, Event, Kind
+from simulator.replay.reexec import REPLAYED_KINDS
+from simulator.session import Session
+from simulator.trajectory import (
+    TrajectoryError,
+    TrajectoryHeader,
+    TrajectoryWriter,
+    blob_dir,
+    read_trajectory,
+)
+from tests.replay.replay_helpers import SMALL_PROJECT, record_session
+
+DEEP = 200_000
+
+
+def reposim(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "reposim", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env=dict(os.environ),
+    )
+
+
+def one_sentence(result: subprocess.CompletedProcess[str]) -> str:
+    assert "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert result.stderr.startswith("reposim: error: "), result.stderr[-2000:]
+    assert result.stderr.count("\n") == 1, result.stderr
+    return result.stderr
+
+
+def lines_of(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines(keepends=True)
+
+
+def with_header(path: Path, out: Path, **changes: object) -> Path:
+    lines = lines_of(path)
+    header = json.loads(lines[0])
+    header.update(changes)
+    lines[0] = json.dumps(header) + "\n"
+    out.write_text("".join(lines), encoding="utf-8")
+    return out
+
+
+# -- blobs -------------------------------------------------------------------------------------
+
+
+def _blob_trajectory(tmp_path: Path) -> tuple[Path, str]:
+    path = tmp_path / "t.jsonl"
+    big = "x" * 20_000 + "the end"
+    writer = TrajectoryWriter(path, TrajectoryHeader.new("b"))
+    writer.write(Event(1, 0.1, Actor.HUMAN, Kind.NOTE, {"text": big}))
+    writer.close()
+    return path, big
+
+
+def test_a_blob_reference_outside_the_blob_directory_is_refused(tmp_path: Path) -> None:
+    path, _ = _blob_trajectory(tmp_path)
+    secret = tmp_path / "outside" / "secret.txt"
+    secret.parent.mkdir()
+    secret.write_text("the secret")
+    line = json.loads(lines_of(path)[1])
+    line["payload"]["blobs"]["text"] = "../../../outside/secret.txt"
+    path.write_text(lines_of(path)[0] + json.dumps(line) + "\n")
+    trajectory = read_trajectory(path)
+    with pytest.raises(TrajectoryError, match="not a sha256 digest") as caught:
+        trajectory.load_blob(trajectory.events[0], "text")
+    assert "the secret" not in str(caught.value)
+
+
+def test_a_changed_blob_does_not_match_its_digest(tmp_path: Path) -> None:
+    path, big = _blob_trajectory(tmp_path)
+    trajectory = read_trajectory(path)
+    assert trajectory.load_blob(trajectory.events[0], "text") == big
+    (blob,) = blob_dir(path).iterdir()
+    blob.write_text("rm -rf ~")
+    with pytest.raises(TrajectoryError, match="does not match its digest"):
+        trajectory.load_blob(trajectory.events[0], "text")
+
+
+def test_a_blob_that_is_a_symlink_is_not_followed(tmp_path: Path) -> None:
+    path, _ = _blob_trajectory(tmp_path)
+    (blob,) = blob_dir(path).iterdir()
+    outside = tmp_path / "elsewhere.txt"
+    outside.write_bytes(blob.read_bytes())  # even with the right content
+    blob.unlink()
+    blob.symlink_to(outside)
+    trajectory = read_trajectory(path)
+    with pytest.raises(TrajectoryError, match="is not a file in"):
+        trajectory.load_blob(trajectory.events[0], "text")
+
+
+# -- depth, types, bytes -----------------------------------------------------------------------
+
+
+@pytest.mark.malformed_trajectories
+def test_deeply_nested_json_is_one_sentence_in_every_reader(
+    recorded: tuple[Path, Path], tmp_path: Path
+) -> None:
+    _, original = recorded
+    nested = "[" * DEEP + "]" * DEEP
+    deep_event = tmp_path / "deep-event.jsonl"
+    deep_event.write_text(
+        lines_of(original)[0]
+        + json.dumps({"seq": 1, "t": 0.0, "actor": "human", "kind": "note"})[:-1]
+        + f', "payload": {{"text": "x", "x": {nested}}}}}\n'
+    )
+    deep_header = tmp_path / "deep-header.jsonl"
+    deep_header.write_text('{"schema": "reposim.trajectory/1", "x": ' + nested + "}\n")
+    deep_foreign = tmp_path / "deep.traj"
+    deep_foreign.write_text('{"history": ' + nested + "}\n")
+
+    show = reposim("trajectory", "show", str(deep_event))
+    assert show.returncode == 1 and "Traceback" not in show.stderr
+    assert "line 2 is corrupt (nested more than" in show.stderr
+    for args in (
+        ["trajectory", "show", str(deep_header)],
+        ["trajectory", "show", str(deep_foreign)],
+        ["replay", "--verify", str(deep_header)],
+        ["replay", "--verify", str(deep_foreign)],
+        ["import", str(deep_foreign), "-o", str(tmp_path / "x.jsonl")],
+        ["import", str(deep_header), "-o", str(tmp_path / "y.jsonl")],
+    ):
+        result = reposim(*args)
+        assert result.returncode == 2, (args, result.stderr[-500:])
+        assert "nested" in one_sentence(result), args
+
+
+@pytest.mark.malformed_trajectories
+def test_a_header_with_wrong_types_is_one_sentence(
+    recorded: tuple[Path, Path], tmp_path: Path
+) -> None:
+    _, original = recorded
+    bad = with_header(original, tmp_path / "bad.jsonl", backend=5)
+    for args in (
+        ["trajectory", "show", str(bad)],
+        ["replay", "--verify", str(bad)],
+        ["export", str(bad), "--to", "swe-agent"],
+    ):
+        result = reposim(*args)
+        assert result.returncode == 2, args
+        assert "`backend` must be an object, not a number" in one_sentence(result)
+
+
+@pytest.mark.malformed_trajectories
+def test_a_bad_byte_is_reported_at_its_line_and_the_events_before_it_stay(
+    recorded: tuple[Path, Path], tmp_path: Path
+) -> None:
+    _, original = recorded
+    lines = [line.encode() for line in lines_of(original)]
+    assert sum(map(len, lines[:6])) < 8192  # the bad byte is in the file's first 8 KB
+    lines[5] = lines[5].replace(b'"seq"', b'"s\xffq"', 1)
+    bad = tmp_path / "bad-byte.jsonl"
+    bad.write_bytes(b"".join(lines))
+    result = reposim("trajectory", "show", "--json", str(bad))
+    assert result.returncode == 1
+    assert "line 6 is not UTF-8 text" in result.stderr
+    shown = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [e["seq"] for e in shown[1:]] == [1, 2, 3, 4]
+
+
+def test_a_byte_order_mark_is_read_alike_by_show_and_verify(
+    recorded: tuple[Path, Path], tmp_path: Path
+) -> None:
+    _, original = recorded
+    bom = tmp_path / "bom.jsonl"
+    bom.write_bytes(b"\xef\xbb\xbf" + original.read_bytes())
+    shown = reposim("trajectory", "show", str(bom))
+    assert shown.returncode == 0, shown.stderr
+    verified = reposim("replay", "--verify", str(bom), "--trajectory", str(tmp_path / "v.jsonl"))
+    assert verified.returncode == 0, verified.stderr
+
+
+@pytest.mark.malformed_trajectories
+def test_verify_of_a_file_corrupt_in_the_middle_fails_and_says_what_it_checked(
+    recorded: tuple[Path, Path], tmp_path: Path
+) -> None:
+    _, original = recorded
+    lines = lines_of(original)
+    kinds = [json.loads(line)["kind"] for line in lines[1:]]
+    before = sum(1 for kind in kinds[:3] if kind in REPLAYED_KINDS)
+    assert 0 < before < sum(1 for kind in kinds if kind in REPLAYED_KINDS)
+    lines[4] = lines[4][:20] + "\n"
+    corrupt = tmp_path / "corrupt.jsonl"
+    corrupt.write_text("".join(lines))
+    result = reposim("replay", "--verify", str(corrupt), "--trajectory", str(tmp_path / "v.jsonl"))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "line 5 is corrupt" in result.stderr
+    checked = next(line for line in result.stdout.splitlines() if "actions re-executed" in line)
+    assert checked.startswith(f"{before} actions re-executed"), checked
+
+
+async def test_a_file_name_that_is_not_utf8_is_recorded_exactly(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    repo = make_repo({"README": "names\n"})
+    name = os.fsdecode(b"caf\xe9-\xff.txt")
+    out = tmp_path / "names.jsonl"
+    async with await Session.open(repo, trajectory_path=out) as session:
+        await session.create(name, "hello\n")
+        await session.write(name, "hello again\n")
+    recorded = read_trajectory(out)
+    assert recorded.problem is None
+    created = next(e for e in recorded.events if e.kind == Kind.FILE_CREATE)
+    assert os.fsencode(created.payload["path"]) == b"caf\xe9-\xff.txt"
+    assert [e.kind for e in recorded.events].count(Kind.FILE_WRITE) == 1
+    out.read_bytes().decode("utf-8")  # the file itself stays UTF-8
+
+
+# -- commands recorded elsewhere ---------------------------------------------------------------
+
+
+async def test_verify_never_runs_a_foreign_trajectorys_commands_on_this_machine(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    repo = make_repo(SMALL_PROJECT, name="project")
+    marker = tmp_path / "ran-on-the-host"
+    original = tmp_path / "mine.jsonl"
+    async with await Session.open(repo, trajectory_path=original) as session:
+        await session.exec(f"touch {marker}")
+    marker.unlink()
+    mine = reposim("replay", "--verify", str(original), "--trajectory", str(tmp_path / "a.jsonl"))
+    assert mine.returncode == 0, mine.stderr
+    assert marker.exists()  # recorded here: re-executed here, as before
+    marker.unlink()
+
+    foreign = with_header(original, tmp_path / "foreign.jsonl", host="0123456789abcdef")
+    result = reposim("replay", "--verify", str(foreign), "--trajectory", str(tmp_path / "b.jsonl"))
+    assert "was not recorded on this machine" in result.stderr
+    assert not marker.exists()
+    consented = reposim(
+        "replay",
+        "--verify",
+        str(foreign),
+        "--backend",
+        "local",
+        "--trajectory",
+        str(tmp_path / "c.jsonl"),
+    )
+    assert consented.returncode == 0, consented.stderr
+    assert marker.exists()
+
+
+async def test_an_imported_file_is_foreign(make_repo: Callable[..., Path], tmp_path: Path) -> None:
+    repo = make_repo(SMALL_PROJECT, name="project")
+    original = await record_session(repo, tmp_path / "r.jsonl")
+    assert read_trajectory(original).header.recorded_here
+    exported = tmp_path / "r.traj"
+    exporting = reposim("export", str(original), "--to", "swe-agent", "-o", str(exported))
+    assert exporting.returncode == 0
+    imported = tmp_path / "imported.jsonl"
+    assert reposim("import", str(exported), "-o", str(imported)).returncode == 0
+    assert not read_trajectory(imported).header.recorded_here
