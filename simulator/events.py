@@ -480,7 +480,7 @@ P = TypeVar("P", bound=Payload)
 
 def parse_payload(kind: Kind, data: Any) -> Payload:
     """The typed payload of a `kind` event; WireError (one sentence) if it has another shape."""
-    if isinstance(data, dict) and any(key in data for key in ENVELOPE_KEYS):
+    if type(data) is dict and ("blobs" in data or "raw" in data):
         data = {k: v for k, v in data.items() if k not in ENVELOPE_KEYS}
     return PAYLOAD_TYPES[kind].from_dict(data, f"the {kind} payload")
 
@@ -556,14 +556,31 @@ class Event:
         """An event from its JSON form, payload checked; WireError (one sentence) if malformed."""
         if not isinstance(data, dict):
             raise WireError("an event must be a JSON object")
-        record = EventRecord.from_dict(data, "the event")
-        try:
-            kind = Kind(record.kind)
-        except ValueError:
-            raise WireError(f"unknown event kind {record.kind!r}") from None
-        payload = _exact_text(dict(record.payload))
+        seq, t, cause = data.get("seq"), data.get("t"), data.get("cause")
+        kind = _KINDS.get(data.get("kind"))  # type: ignore[arg-type]
+        actor = _ACTORS.get(data.get("actor"))  # type: ignore[arg-type]
+        payload = data.get("payload")
+        if (
+            type(seq) is not int
+            or type(t) not in (float, int)
+            or (cause is not None and type(cause) is not int)
+            or kind is None
+            or actor is None
+            or type(payload) is not dict
+        ):
+            record = EventRecord.from_dict(data, "the event")  # raises, saying what is wrong
+            raise WireError(f"unknown event kind {_clip(repr(record.kind))}")
+        payload = _exact_text(dict(payload)) if "raw" in payload else payload
         typed = parse_payload(kind, payload)
-        return cls(record.seq, record.t, Actor(record.actor), kind, payload, record.cause, typed)
+        return cls(seq, float(t), actor, kind, payload, cause, typed)  # type: ignore[arg-type]
+
+
+_KINDS = {str(kind): kind for kind in Kind}
+_ACTORS = {str(actor): actor for actor in Actor}
+
+
+def _clip(text: str, width: int = 60) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _exact_text(payload: dict[str, Any]) -> dict[str, Any]:

@@ -59,6 +59,17 @@ def open_command(
             f"There is no theme named {theme!r}; choose one of {', '.join(theme_names())}."
         )
 
+    if resume_from is not None:
+        # Resuming re-runs the recorded commands: someone else's run in a container unless
+        # --backend local is given (see choose_backend).
+        from simulator.replay.reexec import choose_backend
+        from simulator.trajectory import open_trajectory
+
+        source = click.get_current_context().get_parameter_source("backend_kind")
+        asked = None if source is click.core.ParameterSource.DEFAULT else backend_kind
+        with open_trajectory(resume_from) as recorded:
+            backend_kind = choose_backend(recorded.header, asked)
+
     async def start() -> Session:
         trajectory_path = Path(trajectory).resolve() if trajectory else None
         if resume_from is not None:
