@@ -15,8 +15,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from simulator.agent.models import LiteLLMClient, ModelClient, ModelError, parse_arguments
-from simulator.events import Actor, Kind
+from simulator.agent.models import (
+    LiteLLMClient,
+    ModelClient,
+    ModelError,
+    parse_arguments,
+    turn_payload,
+)
+from simulator.events import Actor, Kind, LlmCallPayload
 from simulator.session import Session
 from simulator.setup.ladder import SetupOptions, SetupResult, reassess
 from simulator.setup.oracle import Verdict
@@ -135,7 +141,7 @@ async def install_with_model(
             call = session.emit(
                 Actor.AGENT,
                 Kind.LLM_CALL,
-                {"model": client.model, "messages": len(messages), "tools": len(TOOLS)},
+                LlmCallPayload(model=client.model, messages=len(messages), tools=len(TOOLS)),
             )
             started = time.monotonic()
             try:
@@ -147,14 +153,9 @@ async def install_with_model(
             session.emit(
                 Actor.AGENT,
                 Kind.LLM_RESPONSE,
-                {
-                    "model": turn.model or client.model,
-                    "content": turn.content,
-                    "tool_calls": [c.as_dict() for c in turn.tool_calls],
-                    "usage": turn.usage.as_dict() if turn.usage else None,
-                    "cost": turn.cost,
-                    "latency": round(time.monotonic() - started, 3),
-                },
+                turn_payload(
+                    turn, turn.model or client.model, round(time.monotonic() - started, 3)
+                ),
                 cause=call.seq,
             )
             messages.append(turn.as_message())
