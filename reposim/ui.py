@@ -10,16 +10,39 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from simulator.session import Session
+
+if TYPE_CHECKING:  # loaded with the UI, in its thread (see run_ui)
+    from simulator.agent import Agent, AgentConfig, ModelClient
+
+
+def wire_agent(
+    session: Session, config: AgentConfig | None
+) -> tuple[Agent | None, Callable[[], Awaitable[Agent]]]:
+    """The UI's agent: built now when `config` has a model client, and a way to connect one
+    from the environment ($REPOSIM_MODEL, through litellm, loaded in a thread: it takes seconds)
+    when the person gives a task without one. ModelConfigError, one sentence, if none is set."""
+    from simulator.agent import Agent, AgentConfig, litellm_client
+
+    chosen = config or AgentConfig()
+
+    def build(client: ModelClient) -> Agent:
+        return Agent(session, client, mode=chosen.mode, budgets=chosen.budgets)
+
+    async def connect() -> Agent:
+        return build(await asyncio.to_thread(litellm_client, None))
+
+    return (build(chosen.client) if chosen.client is not None else None), connect
 
 
 async def run_ui(
     session: Session | Awaitable[Session],
     *,
     theme: str | None = None,
-    agent_config: object | None = None,
+    agent_config: AgentConfig | None = None,
 ) -> Session:
     """Run the UI on `session` until the person quits, then close the session; return it.
 
@@ -36,7 +59,14 @@ async def run_ui(
 
     reason = "closed"
     try:
-        app = RepoSimApp(opened, theme_name=theme, agent_config=agent_config)
+        agent, connect = wire_agent(opened, agent_config)
+        app = RepoSimApp(
+            opened,
+            theme_name=theme,
+            agent_config=agent_config,
+            agent=agent,
+            connect_agent=connect,
+        )
         await app.run_async()
         if app.return_code:
             reason = "error: the UI stopped on an unexpected exception"

@@ -1,18 +1,15 @@
 """Choosing and building a backend by name: the one place the engine names concrete backends.
 
-Container options (image, limits, network...) come from the caller, or from
-`cli_backend_options`, which the command line sets from its flags so that every command that
-opens a session honours them without passing them along by hand. Explicit options win; what
-neither gives comes from the user's config file (simulator/user_config.py), and the docker
-backend receives it all as one typed `DockerOptions`.
+Container options (image, limits, network...) are what the caller passes, explicitly; what it
+leaves out comes from the user's config file (simulator/user_config.py), and the docker backend
+receives it all as one typed `DockerOptions`. Nothing is inherited from an earlier command:
+re-executing a trajectory uses the options it is given, not the ones of the command line that
+happened to run before it.
 """
 
 from __future__ import annotations
 
-import contextvars
-from collections.abc import Mapping
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 from backends.base import Backend, BackendError
@@ -20,13 +17,10 @@ from simulator.paths import workspaces_dir
 
 BACKEND_KINDS = ("local", "docker")
 
-cli_backend_options: contextvars.ContextVar[Mapping[str, Any]] = contextvars.ContextVar(
-    "cli_backend_options", default=MappingProxyType({})
-)
-"""Docker options given on the command line; read by make_backend when the caller gives none."""
-
 
 def make_backend(kind: str, source: Path, *, in_place: bool = False, **options: Any) -> Backend:
+    """A backend of `kind` on `source`, not started (open_session starts it). `options` are
+    the docker backend's (image, memory, cpus, pids, network, ...)."""
     if kind == "local":
         from backends.local import LocalBackend
 
@@ -38,5 +32,5 @@ def make_backend(kind: str, source: Path, *, in_place: bool = False, **options: 
         from backends.docker import DockerBackend
         from simulator.user_config import docker_options
 
-        return DockerBackend(source, docker_options({**cli_backend_options.get(), **options}))
+        return DockerBackend(source, docker_options(options))
     raise BackendError(f"Unknown backend {kind!r}; choose one of {', '.join(BACKEND_KINDS)}.")

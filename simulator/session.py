@@ -15,14 +15,23 @@ import fnmatch
 import re
 import secrets
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-from backends.base import Backend, BackendError, DirEntry, ExecResult, FileStat, Pty
+from backends.base import (
+    Backend,
+    BackendDescription,
+    BackendError,
+    DirEntry,
+    ExecResult,
+    FileStat,
+    Pty,
+)
 from backends.output import DEFAULT_CAP, OutputCapture
 from backends.shell import quote
+from simulator.backend_factory import make_backend
 from simulator.events import (
     TRANSIENT_KINDS,
     Actor,
@@ -46,7 +55,7 @@ from simulator.events import (
     TestRunPayload,
 )
 from simulator.git import git_output
-from simulator.paths import trajectories_dir, workspaces_dir
+from simulator.paths import trajectories_dir
 from simulator.testrun import (
     DEFAULT_TEST_COMMAND,
     TestRunResult,
@@ -148,6 +157,10 @@ def repo_info(source: Path) -> dict[str, Any]:
     return info
 
 
+HELPER_DIR = ".reposim"
+"""The workspace folder for RepoSim's own helper files (Session.write_helper)."""
+
+
 class Session:
     """A running backend, the trajectory recorder and the action policy, behind one API."""
 
@@ -167,7 +180,7 @@ class Session:
         """`repo`: what the header says the workspace starts from, when the caller knows better
         than `repo_info(source)` (a replay that checks out a recorded commit). `output_cap`:
         bytes of output a command may print before it is stopped (None: no cap)."""
-        self.backend = backend
+        self._backend = backend
         self.output_cap = output_cap
         self.source = source
         self.id = secrets.token_hex(6)
@@ -194,52 +207,21 @@ class Session:
     # -- lifecycle ---------------------------------------------------------------------------
 
     @classmethod
-    async def open(
-        cls,
-        source: Path | str,
-        *,
-        backend: Backend | None = None,
-        trajectory_path: Path | None = None,
-        in_place: bool = False,
-        agent: dict[str, Any] | None = None,
-        parent: dict[str, Any] | None = None,
-        policy: ActionPolicy | None = None,
-        test_command: str | None = None,
-        checkpoint_start: bool = True,
-        repo: dict[str, Any] | None = None,
-        output_cap: int | None = DEFAULT_CAP,
-    ) -> Session:
-        """Start a backend on `source` (the local backend unless one is given) and a trajectory."""
-        source = Path(source).expanduser().resolve()
-        if backend is None:
-            from backends.local import LocalBackend
-
-            backend = LocalBackend(source, in_place=in_place, scratch_root=workspaces_dir())
-        session = cls(
-            backend,
-            source=source,
-            trajectory_path=trajectory_path,
-            agent=agent,
-            parent=parent,
-            policy=policy,
-            test_command=test_command,
-            repo=repo,
-            output_cap=output_cap,
-        )
-        await session.start(checkpoint_start=checkpoint_start)
-        return session
+    async def open(cls, source: Path | str, **options: Any) -> Session:
+        """`open_session(source, ...)`: kept as the Python API's spelling (README)."""
+        return await open_session(source, **options)
 
     async def start(self, *, checkpoint_start: bool = True) -> None:
         if self._start_repo is not None:
             self.repo = self._start_repo
         else:
             self.repo = await asyncio.to_thread(repo_info, self.source)
-        await self.backend.start()
+        await self._backend.start()
         try:
             header = TrajectoryHeader.new(
                 self.id,
                 repo=RepoInfo.from_dict(self.repo, "repo"),
-                backend=BackendInfo.from_dict(self.backend.describe().as_dict(), "backend"),
+                backend=BackendInfo.from_dict(self._backend.describe().as_dict(), "backend"),
                 agent=AgentInfo.from_dict(self._agent, "agent") if self._agent else None,
                 parent=ParentInfo.from_dict(self._parent, "parent") if self._parent else None,
             )
@@ -248,7 +230,7 @@ class Session:
             if checkpoint_start:
                 await self.checkpoint("start", actor=Actor.SYSTEM)
         except BaseException:
-            await self.backend.stop()
+            await self._backend.stop()
             raise
 
     async def close(self, reason: str = "closed") -> None:
@@ -262,7 +244,7 @@ class Session:
         finally:
             if self._writer is not None:
                 self._writer.close()
-            await self.backend.stop()
+            await self._backend.stop()
 
     async def __aenter__(self) -> Session:
         return self
@@ -276,6 +258,32 @@ class Session:
     @property
     def closed(self) -> bool:
         return self._closed
+
+    @property
+    def description(self) -> BackendDescription:
+        """Where the session runs: the backend's kind, image, limits and workspace (what the
+        trajectory header records and the status bar shows)."""
+        return self._backend.describe()
+
+    @property
+    def workspace_path(self) -> str:
+        """The workspace's absolute path where commands run (in the container, for docker)."""
+        return self._backend.workspace_path
+
+    @property
+    def private_dir(self) -> str:
+        """A folder beside the workspace, outside it, for the session's own helper files."""
+        return self._backend.private_dir
+
+    async def write_helper(self, path: str, data: bytes) -> None:
+        """Write one of RepoSim's own helper files, unrecorded: only under the workspace's
+        `.reposim/` folder (e.g. a harness's mutant spec, one copy of a file per mutant: not the
+        person's or the agent's work, and too big to record)."""
+        self._check_open()
+        path = self.normalize(path)
+        if not path.startswith(HELPER_DIR + "/"):
+            raise SessionError(f"{path} is not under {HELPER_DIR}/, where helper files go.")
+        await self._backend.write_file(path, data)
 
     # -- events ------------------------------------------------------------------------------
 
@@ -377,7 +385,7 @@ class Session:
         return "/".join(parts) or "."
 
     async def _read_text(self, path: str) -> str:
-        data = await self.backend.read_file(path)
+        data = await self._backend.read_file(path)
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError:
@@ -396,41 +404,41 @@ class Session:
     async def read_bytes(self, path: str) -> bytes:
         """Raw bytes of a file, unrecorded (for previews of binary files)."""
         self._check_open()
-        return await self.backend.read_file(self.normalize(path))
+        return await self._backend.read_file(self.normalize(path))
 
     async def list_dir(self, path: str = ".") -> list[DirEntry]:
         self._check_open()
-        return await self.backend.list_dir(self.normalize(path))
+        return await self._backend.list_dir(self.normalize(path))
 
     async def stat(self, path: str) -> FileStat:
         self._check_open()
-        return await self.backend.stat(self.normalize(path))
+        return await self._backend.stat(self.normalize(path))
 
     async def exists(self, path: str) -> bool:
         self._check_open()
-        return await self.backend.exists(self.normalize(path))
+        return await self._backend.exists(self.normalize(path))
 
     async def write(self, path: str, content: str, *, actor: Actor = Actor.HUMAN) -> Event:
         """Write a whole file (creating it if needed); recorded with its diff."""
         self._check_open()
         path = self.normalize(path)
         before: str | None = None
-        if await self.backend.exists(path):
+        if await self._backend.exists(path):
             before = await self._read_text(path)
         payload = self._change_payload(path, before, content)
         await self._authorize(actor, Kind.FILE_WRITE, payload)
-        await self.backend.write_file(path, content.encode("utf-8"))
+        await self._backend.write_file(path, content.encode("utf-8"))
         return self.emit(actor, Kind.FILE_WRITE, payload)
 
     async def create(self, path: str, content: str = "", *, actor: Actor = Actor.HUMAN) -> Event:
         """Create a new file; an existing one is an error (use write or edit)."""
         self._check_open()
         path = self.normalize(path)
-        if await self.backend.exists(path):
+        if await self._backend.exists(path):
             raise SessionError(f"{path} already exists; use write or edit to change it.")
         payload = self._change_payload(path, None, content)
         await self._authorize(actor, Kind.FILE_CREATE, payload)
-        await self.backend.write_file(path, content.encode("utf-8"))
+        await self._backend.write_file(path, content.encode("utf-8"))
         return self.emit(actor, Kind.FILE_CREATE, payload)
 
     async def edit(
@@ -465,20 +473,20 @@ class Session:
             replacements=count if replace_all else 1,
         )
         await self._authorize(actor, Kind.FILE_EDIT, payload)
-        await self.backend.write_file(path, after.encode("utf-8"))
+        await self._backend.write_file(path, after.encode("utf-8"))
         return self.emit(actor, Kind.FILE_EDIT, payload)
 
     async def delete(self, path: str, *, actor: Actor = Actor.HUMAN) -> Event:
         self._check_open()
         path = self.normalize(path)
-        info = await self.backend.stat(path)
+        info = await self._backend.stat(path)
         payload = FileChangePayload(path=path, kind=_entry_kind(info.kind))
         if info.kind == "file":
             with contextlib.suppress(BinaryFileError):
                 before = await self._read_text(path)
                 payload = dataclasses.replace(self._change_payload(path, before, None), kind="file")
         await self._authorize(actor, Kind.FILE_DELETE, payload)
-        await self.backend.delete(path)
+        await self._backend.delete(path)
         return self.emit(actor, Kind.FILE_DELETE, payload)
 
     async def rename(self, src: str, dst: str, *, actor: Actor = Actor.HUMAN) -> Event:
@@ -486,7 +494,7 @@ class Session:
         src, dst = self.normalize(src), self.normalize(dst)
         payload = FileRenamePayload(src, dst)
         await self._authorize(actor, Kind.FILE_RENAME, payload)
-        await self.backend.rename(src, dst)
+        await self._backend.rename(src, dst)
         return self.emit(actor, Kind.FILE_RENAME, payload)
 
     @staticmethod
@@ -516,7 +524,7 @@ class Session:
         action = self.emit(actor, Kind.EXEC, payload)
 
         stream = self._output_streamer(actor, action.seq, on_output)
-        result = await self.backend.exec(
+        result = await self._backend.exec(
             command, timeout=timeout, on_output=stream, capture=self._capture()
         )
         data, blobs = self._exec_payload(result)
@@ -572,7 +580,7 @@ class Session:
     async def interrupt(self, *, actor: Actor = Actor.HUMAN) -> None:
         """Stop the running command (its process groups are killed; the shell survives)."""
         self.emit(actor, Kind.INTERRUPT, InterruptPayload())
-        await self.backend.interrupt()
+        await self._backend.interrupt()
 
     async def run_tests(
         self,
@@ -589,24 +597,26 @@ class Session:
         payload = TestRunPayload(base, selector)
         await self._authorize(actor, Kind.TEST_RUN, payload)
         action = self.emit(actor, Kind.TEST_RUN, payload)
-        report = f"{self.backend.private_dir}/junit-{action.seq}.xml"
+        report = f"{self._backend.private_dir}/junit-{action.seq}.xml"
         if structured:
             full = pytest_command(base, selector, report)
         else:
             full = f"{base} {selector}" if selector else base
         # Tests run from the workspace root in a subshell, so the user's cwd is untouched.
-        wrapped = f"(cd {quote(self.backend.workspace_path)} && {full})"
+        wrapped = f"(cd {quote(self._backend.workspace_path)} && {full})"
 
         stream = self._output_streamer(actor, action.seq, None)
         capture = self._capture()
-        result = await self.backend.exec(
+        result = await self._backend.exec(
             wrapped, timeout=timeout, on_output=stream, capture=capture
         )
         if result.output_spool is not None:  # the test run's output is recorded as text
             Path(result.output_spool).unlink(missing_ok=True)
         tests = []
         if structured:
-            xml = await self.backend.exec(f"cat {quote(report)} 2>/dev/null; rm -f {quote(report)}")
+            xml = await self._backend.exec(
+                f"cat {quote(report)} 2>/dev/null; rm -f {quote(report)}"
+            )
             tests = parse_junit(xml.output.decode("utf-8", "replace"))
         run = TestRunResult(
             command=full if not structured else (f"{base} {selector}" if selector else base),
@@ -640,7 +650,7 @@ class Session:
             actor, Kind.SEARCH, SearchPayload(pattern, path, regex, glob, ignore_case)
         )
         rel = self._inside(path)
-        info = await self.backend.stat(rel)  # refuses what resolves outside, like any file op
+        info = await self._backend.stat(rel)  # refuses what resolves outside, like any file op
         matches: list[SearchMatch] | None = None
         if info.kind in ("dir", "symlink"):
             matches = await self._grep_dir(rel, pattern, regex, ignore_case, glob, limit)
@@ -658,7 +668,7 @@ class Session:
         """`path` relative to the workspace; an absolute path must lie in it."""
         if not path.startswith("/"):
             return path
-        root = self.backend.workspace_path.rstrip("/")
+        root = self._backend.workspace_path.rstrip("/")
         if path == root or path.startswith(root + "/"):
             return path[len(root) + 1 :] or "."
         raise SessionError(f"{path} is outside the workspace; refusing to search it.")
@@ -673,13 +683,13 @@ class Session:
         excludes = " ".join(f"--exclude-dir={d}" for d in [*sorted(SKIP_DIRS), "'*.egg-info'"])
         include = f" --include={quote(glob)}" if glob else ""
         cmd = (
-            f"( cd -P -- {quote(self.backend.workspace_path)} 2>/dev/null || exit 5; __r=$PWD; "
+            f"( cd -P -- {quote(self._backend.workspace_path)} 2>/dev/null || exit 5; __r=$PWD; "
             f"cd -P -- {quote(rel)} 2>/dev/null || exit 4; "
             'case "$PWD/" in "$__r"/*) ;; *) exit 3 ;; esac; '
             'printf \'%s\\n\' "${PWD#"$__r"}"; '
             f"grep {flags} {excludes}{include} -e {quote(pattern)} -- . | head -n {limit} )"
         )
-        result = await self.backend.exec(cmd)
+        result = await self._backend.exec(cmd)
         if result.exit_code == 4:
             return None
         if result.exit_code == 3:
@@ -706,7 +716,7 @@ class Session:
         """Search one file, read through the backend's confined file API."""
         if glob and not fnmatch.fnmatch(PurePosixPath(rel).name, glob):
             return []
-        data = await self.backend.read_file(rel)
+        data = await self._backend.read_file(rel)
         if b"\0" in data[:8192]:
             return []  # binary, as grep -I skips it
         flags = re.IGNORECASE if ignore_case else 0
@@ -727,10 +737,10 @@ class Session:
     # -- checkpoints -------------------------------------------------------------------------
 
     def _git(self, args: str) -> str:
-        gitdir = f"{self.backend.private_dir}/checkpoints.git"
+        gitdir = f"{self._backend.private_dir}/checkpoints.git"
         return (
-            f"git -C {quote(self.backend.workspace_path)} --git-dir={quote(gitdir)} "
-            f"--work-tree={quote(self.backend.workspace_path)} "
+            f"git -C {quote(self._backend.workspace_path)} --git-dir={quote(gitdir)} "
+            f"--work-tree={quote(self._backend.workspace_path)} "
             f"-c core.autocrlf=false -c gc.auto=0 -c core.quotepath=false {args}"
         )
 
@@ -742,8 +752,8 @@ class Session:
         ctimes). The first `git add -A` then hashes only files that differ from the user's
         index instead of every file: 50k files take well under a second instead of ~13 s.
         """
-        gitdir = quote(f"{self.backend.private_dir}/checkpoints.git")
-        user_git = f"{self.backend.workspace_path}/.git"
+        gitdir = quote(f"{self._backend.private_dir}/checkpoints.git")
+        user_git = f"{self._backend.workspace_path}/.git"
         objects, index = quote(f"{user_git}/objects"), quote(f"{user_git}/index")
         return (
             f"git init -q --bare {gitdir} && git --git-dir={gitdir} config core.bare false && "
@@ -756,14 +766,14 @@ class Session:
     async def _git_run(self, args: str) -> str:
         async with self._git_lock:
             if not self._git_ready:
-                init = await self.backend.exec(self._git_init_script())
+                init = await self._backend.exec(self._git_init_script())
                 if init.exit_code != 0:
                     raise SessionError(
                         "Checkpoints need git in the backend: "
                         + init.output.decode(errors="replace").strip()
                     )
                 self._git_ready = True
-            result = await self.backend.exec(self._git(args))
+            result = await self._backend.exec(self._git(args))
         if result.exit_code != 0:
             raise SessionError(
                 f"git {args.split()[0]} failed: {result.output.decode(errors='replace').strip()}"
@@ -834,7 +844,7 @@ class Session:
     async def open_terminal(self, cols: int = 80, rows: int = 24) -> RecordedPty:
         """An interactive shell in the backend whose input and output are recorded."""
         self._check_open()
-        pty = await self.backend.open_pty(cols, rows)
+        pty = await self._backend.open_pty(cols, rows)
         terminal = RecordedPty(self, pty)
         self._terminals.append(terminal)
         return terminal
@@ -946,3 +956,48 @@ __all__ = [
     "Session",
     "SessionError",
 ]
+
+
+async def open_session(
+    source: Path | str,
+    *,
+    backend: str | Backend | None = "local",
+    backend_options: Mapping[str, Any] | None = None,
+    in_place: bool = False,
+    trajectory_path: Path | None = None,
+    agent: dict[str, Any] | None = None,
+    parent: dict[str, Any] | None = None,
+    policy: ActionPolicy | None = None,
+    test_command: str | None = None,
+    checkpoint_start: bool = True,
+    repo: dict[str, Any] | None = None,
+    output_cap: int | None = DEFAULT_CAP,
+    subscribers: Sequence[Subscriber] = (),
+) -> Session:
+    """Open a recorded session on `source`: the one way every command, workflow and test starts
+    one. `backend` is a kind ("local", the default, or "docker") built with `backend_options`
+    (the container's image and limits: given explicitly, never inherited from an earlier
+    command), or a backend the caller built. `subscribers` see every event, the start's
+    included. The backend starts, the trajectory gets its header and, unless
+    `checkpoint_start` is False, the start is checkpointed."""
+    source = Path(source).expanduser().resolve()
+    if backend is None or isinstance(backend, str):
+        kind = backend or "local"
+        backend = make_backend(kind, source, in_place=in_place, **(backend_options or {}))
+    elif backend_options or in_place:
+        raise SessionError("backend_options and in_place apply to a backend kind, not a backend.")
+    session = Session(
+        backend,
+        source=source,
+        trajectory_path=trajectory_path,
+        agent=agent,
+        parent=parent,
+        policy=policy,
+        test_command=test_command,
+        repo=repo,
+        output_cap=output_cap,
+    )
+    for subscriber in subscribers:
+        session.subscribe(subscriber)
+    await session.start(checkpoint_start=checkpoint_start)
+    return session

@@ -2,14 +2,17 @@
 person's control — task input, mode switch (human / confirm / auto), approval prompts, budgets.
 
 The app calls `add_event` for every session event. The agent itself lives in the engine
-(`simulator.agent`); this pane starts it, listens to its state and forwards the person's
-decisions. It never reaches the backend.
+(`simulator.agent`) and is built by the composition root (reposim.ui): the pane is given the
+agent, or a way to connect one on the first task, starts it, listens to its state and forwards
+the person's decisions. It never reaches the backend, and asks the editor to follow the agent by
+a message (FollowFile), not by reaching into it.
 """
 
 from __future__ import annotations
 
 import io
 import re
+from collections.abc import Awaitable, Callable
 from typing import ClassVar
 
 from rich.console import Console, Group, RenderableType
@@ -23,11 +26,10 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Input, Static, Tab, Tabs
 
-from simulator.agent import Agent, AgentConfig, Mode, ModelClient, ModelConfigError
+from simulator.agent import Agent, AgentConfig, Mode, ModelConfigError
 from simulator.events import TRANSIENT_KINDS, Actor, Event, Kind
 from simulator.session import Session, SessionError
 from widgets.agent_cards import card_style, diff_renderable, render_card
-from widgets.editor_pane import EditorPane
 
 # Cards kept on screen; older ones are dropped (the trajectory keeps everything).
 MAX_CARDS = 400
@@ -39,6 +41,11 @@ HIDDEN_KINDS = frozenset(
 # File events of the agent that the editor follows (opens the file at the change).
 FOLLOWED_KINDS = frozenset({Kind.FILE_READ, Kind.FILE_EDIT, Kind.FILE_WRITE, Kind.FILE_CREATE})
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)", re.MULTILINE)
+
+AgentConnect = Callable[[], Awaitable[Agent]]
+"""Builds an agent when the person gives a task and none was configured (a model from the
+environment); raises ModelConfigError, in one sentence, when there is none."""
+NO_AGENT = "No model is configured for this session; start RepoSim with --model provider/name."
 
 
 class EventCard(Static):
@@ -156,26 +163,37 @@ class AgentPane(Widget):
     class AgentChanged(Message):
         """The agent's mode, state, usage or pending approval changed."""
 
+    class FollowFile(Message):
+        """The agent read or changed `path` (at `line`): whoever shows files may show it."""
+
+        def __init__(self, path: str, line: int | None) -> None:
+            super().__init__()
+            self.path = path
+            self.line = line
+
     def __init__(
         self,
         session: Session,
-        agent_config: object | None = None,
+        agent_config: AgentConfig | None = None,
         *,
+        agent: Agent | None = None,
+        connect: AgentConnect | None = None,
         name: str | None = None,
         id: str | None = None,
         classes: str | None = None,
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.session = session
-        self.config = agent_config if isinstance(agent_config, AgentConfig) else AgentConfig()
+        self.config = agent_config or AgentConfig()
         self.agent: Agent | None = None
+        self._connect = connect
         self.running = False
         self.follow = True  # open the files the agent reads and edits in the editor
         self._working_mode: Mode = (
             self.config.mode if self.config.mode is not Mode.HUMAN else Mode.AUTO
         )
-        if self.config.client is not None:
-            self._make_agent(self.config.client)
+        if agent is not None:
+            self._adopt(agent)
 
     # -- layout ------------------------------------------------------------------------------
 
@@ -247,28 +265,14 @@ class AgentPane(Widget):
             cards.scroll_end(animate=False)
 
     def _follow(self, event: Event) -> None:
-        """Show the file the agent is working on in the editor, at its change."""
+        """Ask for the file the agent is working on to be shown, at its change."""
         if not self.follow:
             return
-        try:
-            editor = self.app.query_one(EditorPane)
-        except NoMatches:
-            return  # mounted without an editor (a test app)
         path = str(event.payload.get("path") or "")
         hunk = _HUNK.search(str(event.payload.get("diff") or ""))
         line = int(hunk.group(1)) + 3 if hunk else None  # difflib puts 3 lines of context first
         if path:
-            self.run_worker(self._open(editor, path, line), group="agent-follow", exclusive=True)
-
-    async def _open(self, editor: EditorPane, path: str, line: int | None) -> None:
-        # Following is passive: the keyboard stays where the person left it.
-        focused = self.app.focused
-        await editor.open_file(path, line)
-        prompt = self.query_one(ApprovalPrompt)
-        if prompt.display:
-            prompt.focus()  # a question came up meanwhile: the keys a / r must reach it
-        elif focused is not None and focused.is_attached:
-            focused.focus()
+            self.post_message(self.FollowFile(path, line))
 
     def action_toggle_follow(self) -> None:
         self.follow = not self.follow
@@ -276,9 +280,7 @@ class AgentPane(Widget):
 
     # -- the agent ---------------------------------------------------------------------------
 
-    def _make_agent(self, client: ModelClient) -> Agent:
-        agent = Agent(self.session, client, mode=self.config.mode, budgets=self.config.budgets)
-
+    def _adopt(self, agent: Agent) -> Agent:
         def changed(_agent: Agent) -> None:
             self.post_message(self.AgentChanged())
 
@@ -313,19 +315,17 @@ class AgentPane(Widget):
             self._refresh_status()
 
     async def _agent_from_environment(self) -> Agent | None:
-        """No agent was configured: build one from $REPOSIM_MODEL (litellm loads in a thread,
-        it takes seconds)."""
-        import asyncio
-
-        from simulator.agent import litellm_client
-
+        """No agent was configured: have one connected (a model from the environment)."""
+        if self._connect is None:
+            self.notify(NO_AGENT, severity="error", timeout=10)
+            return None
         self.notify("Loading the model client…")
         try:
-            client = await asyncio.to_thread(litellm_client, None)
+            agent = await self._connect()
         except ModelConfigError as exc:
             self.notify(str(exc), severity="error", timeout=10)
             return None
-        return self._make_agent(client)
+        return self._adopt(agent)
 
     @on(AgentChanged)
     def _agent_changed(self, message: AgentChanged) -> None:

@@ -22,12 +22,13 @@ from textual.theme import Theme
 from textual.timer import Timer
 from textual.widgets import Static, TabbedContent, TabPane, TextArea
 
+from simulator.agent import Agent, AgentConfig
 from simulator.events import Event, Kind, TestResultPayload
 from simulator.paths import config_dir
 from simulator.session import Session
 from simulator.wire import WireError
 from themes import DEFAULT_THEME
-from widgets.agent_pane import AgentPane
+from widgets.agent_pane import AgentConnect, AgentPane, ApprovalPrompt
 from widgets.changes_view import ChangesView
 from widgets.coalesce import Coalesced
 from widgets.editor_pane import EditorPane
@@ -77,12 +78,19 @@ class RepoSimApp(App[None]):
         self,
         session: Session,
         *,
-        agent_config: object | None = None,
+        agent_config: AgentConfig | None = None,
+        agent: Agent | None = None,
+        connect_agent: AgentConnect | None = None,
         theme_name: str | None = None,
     ) -> None:
+        """`agent` (built for this session) and `connect_agent` (builds one on the first task
+        when there is none) come from the composition root, reposim.ui; `agent_config` says
+        its mode, budgets, title and the task it starts with."""
         super().__init__()
         self.session = session
         self.agent_config = agent_config
+        self._agent = agent
+        self._connect_agent = connect_agent
         self.settings = load_settings()
         self.themes = ThemeSet()
         self._requested_theme = theme_name or self.settings.theme or DEFAULT_THEME
@@ -92,9 +100,7 @@ class RepoSimApp(App[None]):
         self._tree_toggled = False
         self._panes_live = False  # from on_mount until the app starts to exit
         # A run that starts by itself (the demo) is what the person came to watch.
-        self._agent_runs = bool(
-            getattr(agent_config, "task", None) and getattr(agent_config, "client", None)
-        )
+        self._agent_runs = bool(agent is not None and agent_config and agent_config.task)
         self._resized_tree = False
         self._resized_panel = False
         self._debounce_timers: dict[str, Timer] = {}
@@ -126,7 +132,13 @@ class RepoSimApp(App[None]):
                         yield TestsPanel(self.session, id="tests")
                     with TabPane("Changes", id="panel-changes"):
                         yield ChangesView(self.session, id="changes")
-            yield AgentPane(self.session, self.agent_config, id="agent")
+            yield AgentPane(
+                self.session,
+                self.agent_config,
+                agent=self._agent,
+                connect=self._connect_agent,
+                id="agent",
+            )
         yield StatusBar(self.session, id="status")
 
     def on_mount(self) -> None:
@@ -287,6 +299,23 @@ class RepoSimApp(App[None]):
             changes_view.reload()
 
     # -- messages from the panes -------------------------------------------------------------
+
+    @on(AgentPane.FollowFile)
+    def _follow_agent(self, message: AgentPane.FollowFile) -> None:
+        self.run_worker(
+            self._show_followed(message.path, message.line), group="agent-follow", exclusive=True
+        )
+
+    async def _show_followed(self, path: str, line: int | None) -> None:
+        # Following is passive: the keyboard stays where the person left it, unless a question
+        # of the agent came up meanwhile (its a / r keys must reach the prompt).
+        focused = self.focused
+        await self.query_one(EditorPane).open_file(path, line)
+        prompt = self.query_one(ApprovalPrompt)
+        if prompt.display:
+            prompt.focus()
+        elif focused is not None and focused.is_attached:
+            focused.focus()
 
     @on(FileTree.FileChosen)
     def _file_chosen(self, message: FileTree.FileChosen) -> None:

@@ -26,7 +26,7 @@ class StatusBar(Widget):
 
     def __init__(self, session: Session, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        description = session.backend.describe()
+        description = session.description
         self.backend_kind = description.kind
         container = description.container
         self.place = container[:12] if container else session.source.name

@@ -24,10 +24,9 @@ from simulator.agent import (
     RunResult,
     litellm_client,
 )
-from simulator.backend_factory import make_backend
 from simulator.describe import describe_event
 from simulator.events import TRANSIENT_KINDS, Event, Kind
-from simulator.session import Session
+from simulator.session import Session, open_session
 
 
 def budget_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -165,6 +164,7 @@ def agent_command(
     in_place: bool,
     trajectory: str | None,
     as_json: bool,
+    backend_options: dict[str, Any],
 ) -> None:
     """Run an LLM agent on the repository at PATH until it finishes the task or a budget runs
     out. Every model call, tool call and decision is recorded in the trajectory."""
@@ -173,14 +173,14 @@ def agent_command(
     client = _client(model, api_base)
 
     async def run() -> tuple[RunResult, Path]:
-        backend = make_backend(backend_kind, root, in_place=in_place)
-        session = Session(
-            backend,
-            source=root,
+        session = await open_session(
+            root,
+            backend=backend_kind,
+            backend_options=backend_options,
+            in_place=in_place,
             trajectory_path=Path(trajectory).resolve() if trajectory else None,
             agent={"model": client.model, "mode": mode},
         )
-        await session.start()
         async with session:
             agent = Agent(session, client, mode=Mode(mode), budgets=budgets)
             if mode == "confirm":
@@ -268,7 +268,7 @@ def demo_command(
     budgets = Budgets(max_steps=30)
 
     async def run() -> tuple[RunResult | None, Path]:
-        session = await Session.open(
+        session = await open_session(
             workspace,
             trajectory_path=Path(trajectory).resolve() if trajectory else None,
             agent=agent_info,

@@ -171,15 +171,13 @@ _DOCKER_FLAGS = (
 
 def backend_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """--backend, --in-place, --trajectory, --json and the container options, shared by commands
-    that open a session. The container options reach `make_backend` through
-    `cli_backend_options`, so the command itself does not pass them along."""
+    that open a session. The container flags reach the command as one `backend_options` dict
+    (only the flags given), which it passes to open_session explicitly."""
 
     command = func
 
     @functools.wraps(command)
     def with_docker_options(*args: Any, **kwargs: Any) -> Any:
-        from simulator.backend_factory import cli_backend_options
-
         flags = {name: kwargs.pop(name) for name in _DOCKER_FLAGS}
         ready_image = _ready_environment(flags["env"])
         if ready_image is not None:
@@ -194,12 +192,11 @@ def backend_options(func: Callable[..., Any]) -> Callable[..., Any]:
             "memory": flags["memory"],
             "cpus": flags["cpus"],
             "pids": flags["pids"],
-            "disk": flags["disk"],
             "ca_bundle": flags["ca_bundle"],
             "ports": _parse_ports(flags["publish"]) or None,
             "env": _parse_env(flags["env"]) or None,
         }
-        cli_backend_options.set({k: v for k, v in options.items() if v is not None})
+        kwargs["backend_options"] = {k: v for k, v in options.items() if v is not None}
         return command(*args, **kwargs)
 
     docker_options = [

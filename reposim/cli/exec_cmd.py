@@ -4,38 +4,37 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
 from backends.output import DEFAULT_CAP, format_size, parse_size
 from reposim.cli.common import CliError, backend_options, existing_dir, json_printer, run_async
-from simulator.backend_factory import make_backend
 from simulator.events import Actor
-from simulator.session import Session
+from simulator.session import Session, open_session
 from simulator.testrun import TestRunResult
 
 
 async def _open(
     path: Path,
     backend_kind: str,
+    backend_options: dict[str, Any],
     in_place: bool,
     trajectory: str | None,
     as_json: bool,
     test_command: str | None = None,
     output_cap: int | None = DEFAULT_CAP,
 ) -> Session:
-    backend = make_backend(backend_kind, path, in_place=in_place)
-    session = Session(
-        backend,
-        source=path,
+    return await open_session(
+        path,
+        backend=backend_kind,
+        backend_options=backend_options,
+        in_place=in_place,
         trajectory_path=Path(trajectory).resolve() if trajectory else None,
         test_command=test_command,
         output_cap=output_cap,
+        subscribers=[json_printer()] if as_json else [],
     )
-    if as_json:
-        session.subscribe(json_printer())
-    await session.start()
-    return session
 
 
 def _output_cap(text: str) -> int | None:
@@ -79,6 +78,7 @@ def exec_command(
     in_place: bool,
     trajectory: str | None,
     as_json: bool,
+    backend_options: dict[str, Any],
 ) -> None:
     """Run COMMAND in a session on the repository at PATH and record it.
 
@@ -99,7 +99,9 @@ def exec_command(
     line = argv[0] if len(argv) == 1 else " ".join(_shell_quote(a) for a in argv)
 
     async def run() -> int:
-        session = await _open(root, backend_kind, in_place, trajectory, as_json, output_cap=cap)
+        session = await _open(
+            root, backend_kind, backend_options, in_place, trajectory, as_json, output_cap=cap
+        )
         reason = "closed"
         try:
             result = await session.exec(
@@ -174,6 +176,7 @@ def test_command(
     in_place: bool,
     trajectory: str | None,
     as_json: bool,
+    backend_options: dict[str, Any],
 ) -> None:
     """Run the tests of the repository at PATH (optionally only SELECTOR) and record them.
 
@@ -182,7 +185,9 @@ def test_command(
     root = existing_dir(path)
 
     async def run() -> int:
-        session = await _open(root, backend_kind, in_place, trajectory, as_json, test_command)
+        session = await _open(
+            root, backend_kind, backend_options, in_place, trajectory, as_json, test_command
+        )
         try:
             result = await session.run_tests(selector, timeout=timeout)
         finally:

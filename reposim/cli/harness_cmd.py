@@ -14,6 +14,7 @@ import click
 from reposim.cli.batch import BatchSettings, batch_options, run_batch_cli
 from reposim.cli.common import CliError, backend_options, existing_dir, json_printer, run_async
 from simulator.events import Event, Kind
+from simulator.session import open_session
 
 
 def _client(model: str | None, api_base: str | None) -> Any:
@@ -177,6 +178,7 @@ def harness_command(
     in_place: bool,
     trajectory: str | None,
     as_json: bool,
+    backend_options: dict[str, Any],
 ) -> None:
     """Make and validate test harnesses for the functions of the repository at PATH.
 
@@ -210,9 +212,6 @@ def harness_command(
         repo = repos[0]
         out = Path(output or f"{repo.name}.problems.jsonl").resolve()
 
-        def hook(session: Any) -> None:
-            session.subscribe(json_printer() if as_json else _progress("harness"))
-
         from simulator.batch import TaskFailure
 
         try:
@@ -224,8 +223,9 @@ def harness_command(
                     selectors=list(selectors) or None,
                     filters=list(filters) or None,
                     backend=backend_kind,
+                    backend_options=backend_options,
                     trajectory=trajectory,
-                    session_hook=hook,
+                    on_event=json_printer() if as_json else _progress("harness"),
                 )
             )
         except TaskFailure as exc:
@@ -339,16 +339,15 @@ def codegen_command(
     in_place: bool,
     trajectory: str | None,
     as_json: bool,
+    backend_options: dict[str, Any],
 ) -> None:
     """Mask each problem's target, sample implementations from --model, splice each in and
     score it with the problem's harness: pass@k (unbiased estimator), before and after
     --debug-rounds. PROBLEMS is a file written by reposim harness (or dataset export)."""
     import fnmatch
 
-    from simulator.backend_factory import make_backend
     from simulator.codegen.run import codegen
     from simulator.harness.env import DEFAULT_PYTHON, PythonEnv
-    from simulator.session import Session
     from simulator.workflow import WorkflowFailure
 
     client = _client(model, api_base)
@@ -376,13 +375,13 @@ def codegen_command(
 
     async def run_one(problem: Any) -> dict[str, Any]:
         repo = existing_dir(repo_override or problem.repo["source"])
-        session = Session(
-            make_backend(backend_kind, repo),
-            source=repo,
+        session = await open_session(
+            repo,
+            backend=backend_kind,
+            backend_options=backend_options,
             trajectory_path=Path(trajectory).resolve() if trajectory else None,
+            subscribers=[json_printer() if as_json else _progress("codegen")],
         )
-        session.subscribe(json_printer() if as_json else _progress("codegen"))
-        await session.start()
         try:
             result = await codegen(
                 session,
@@ -445,28 +444,27 @@ def debug_command(
     in_place: bool,
     trajectory: str | None,
     as_json: bool,
+    backend_options: dict[str, Any],
 ) -> None:
     """Let the agent fix the failing tests of the repository at PATH (all of them, or those
     SELECTOR picks: a file, a node id, a harness). Prints fixed / not fixed and the diff; the
     exit code is 0 when fixed (or already passing), 1 when not."""
     from simulator.agent.loop import Budgets
-    from simulator.backend_factory import make_backend
     from simulator.codegen.debug import debug
-    from simulator.session import Session
 
     repo = existing_dir(path)
     client = _client(model, api_base)
 
     async def run() -> Any:
-        session = Session(
-            make_backend(backend_kind, repo, in_place=in_place),
-            source=repo,
+        session = await open_session(
+            repo,
+            backend=backend_kind,
+            backend_options=backend_options,
+            in_place=in_place,
             trajectory_path=Path(trajectory).resolve() if trajectory else None,
             test_command=test_command,
+            subscribers=[json_printer()] if as_json else [],
         )
-        if as_json:
-            session.subscribe(json_printer())
-        await session.start()
         try:
             return await debug(
                 session, client, selector, budgets=Budgets(max_steps=max_steps, max_time=max_time)

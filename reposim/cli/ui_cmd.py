@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -14,8 +15,7 @@ from reposim.cli.common import (
     run_async,
 )
 from reposim.ui import run_ui
-from simulator.backend_factory import make_backend
-from simulator.session import Session
+from simulator.session import Session, open_session
 from themes import theme_names
 
 
@@ -41,6 +41,7 @@ def open_command(
     in_place: bool,
     trajectory: str | None,
     as_json: bool,
+    backend_options: dict[str, Any],
 ) -> None:
     """Open the repository at PATH in the RepoSim UI (file tree, editor, terminal, agent pane).
 
@@ -82,10 +83,13 @@ def open_command(
                 repo=root,
             )
         assert root is not None
-        backend = make_backend(backend_kind, root, in_place=in_place)
-        session = Session(backend, source=root, trajectory_path=trajectory_path)
-        await session.start()
-        return session
+        return await open_session(
+            root,
+            backend=backend_kind,
+            backend_options=backend_options,
+            in_place=in_place,
+            trajectory_path=trajectory_path,
+        )
 
     async def run() -> Path:
         session = await run_ui(start(), theme=theme)

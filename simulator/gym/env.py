@@ -30,10 +30,9 @@ import numpy as np
 from gymnasium import spaces
 
 from simulator.agent.tools import OBSERVATION_LIMIT, TOOL_NAMES, ToolBox, ToolFormatError
-from simulator.backend_factory import make_backend
 from simulator.events import Actor
 from simulator.gym.task import GymTask, RewardMode, TaskError
-from simulator.session import Session
+from simulator.session import Session, open_session
 
 TREE_LIMIT = 200  # paths in the tree summary a reset returns
 TEXT_LIMIT = OBSERVATION_LIMIT + 4_096
@@ -216,14 +215,14 @@ class RepoSimEnv(gymnasium.Env[dict[str, str], dict[str, Any]]):
         options = dict(self.backend_options)
         if task.image:
             options.setdefault("image", task.image)
-        backend = make_backend(task.backend, source, **options)
         trajectory = None
         if self.trajectory_dir is not None:
             self.trajectory_dir.mkdir(parents=True, exist_ok=True)
             trajectory = self.trajectory_dir / f"{task.name}-episode{self.episodes + 1}.jsonl"
-        return await Session.open(
+        return await open_session(
             source,
-            backend=backend,
+            backend=task.backend,
+            backend_options=options,
             trajectory_path=trajectory,
             agent={"mode": "gym", "task": task.to_dict()},
             test_command=task.test_command,

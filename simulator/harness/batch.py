@@ -10,17 +10,18 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from simulator.backend_factory import make_backend
 from simulator.batch import Task, TaskFailure
 from simulator.dataset.schema import Problem
+from simulator.events import Event
 from simulator.harness.env import PythonEnv
 from simulator.harness.target import TargetError, find_targets
 from simulator.harness.validate import Thresholds
 from simulator.harness.workflow import HarnessOptions, make_problems, summarize
-from simulator.session import Session
+from simulator.session import open_session
 from simulator.workflow import WorkflowFailure
 
 
@@ -89,8 +90,9 @@ async def run_repo(
     selectors: list[str] | None = None,
     filters: list[str] | None = None,
     backend: str = "local",
+    backend_options: Mapping[str, Any] | None = None,
     trajectory: str | None = None,
-    session_hook: Any = None,
+    on_event: Callable[[Event], None] | None = None,
 ) -> dict[str, Any]:
     """Problems for one repository, appended to `out` as they are made; returns the summary."""
     t0 = time.monotonic()
@@ -100,14 +102,13 @@ async def run_repo(
         raise TaskFailure(str(exc), category="targets") from None
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("")
-    session = Session(
-        make_backend(backend, repo),
-        source=repo,
+    session = await open_session(
+        repo,
+        backend=backend,
+        backend_options=backend_options,
         trajectory_path=Path(trajectory) if trajectory else None,
+        subscribers=[on_event] if on_event is not None else [],
     )
-    if session_hook is not None:
-        session_hook(session)
-    await session.start()
     problems: list[Problem] = []
 
     def keep(problem: Problem) -> None:

@@ -89,7 +89,7 @@ async def ensure_coverage(session: Session, env: PythonEnv) -> bool:
         for path in sorted(package.rglob("*")):
             if path.is_file() and "__pycache__" not in path.parts:
                 relative = path.relative_to(package.parent).as_posix()
-                await session.backend.write_file(f"{RUNTIME_SITE}/{relative}", path.read_bytes())
+                await session.write_helper(f"{RUNTIME_SITE}/{relative}", path.read_bytes())
         ready = (await session.exec(probe, actor=Actor.SYSTEM)).exit_code == 0
         session.note(
             "coverage.py was not installed in the environment; RepoSim's copy "

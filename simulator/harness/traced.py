@@ -50,7 +50,7 @@ async def trace(
     """Run the test suite once with the tracer on every target: (traces by target id, the
     suite's exit code)."""
     spec = {
-        "root": session.backend.workspace_path,
+        "root": session.workspace_path,
         "max_calls": max_calls,
         "targets": [{"id": t.id, "path": t.path, "qualname": t.qualname} for t in targets],
     }

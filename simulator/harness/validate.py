@@ -118,7 +118,7 @@ async def mutation_score(
         "mutants": [{"id": m.id, "source": m.source} for m in found],
     }
     # Written through the backend unrecorded: it holds one copy of the file per mutant.
-    await session.backend.write_file(spec_path, json.dumps(spec).encode())
+    await session.write_helper(spec_path, json.dumps(spec).encode())
     budget = thresholds.mutant_timeout * (len(found) + 3) + 60
     result = await session.exec(
         f"{env.prefix(HARNESS_DIR)} {RUNTIME_DIR}/reposim_mutants.py "

@@ -24,9 +24,8 @@ import pyperf
 
 from backends.base import BackendError, ExecResult
 from backends.shell import quote
-from simulator.backend_factory import make_backend
 from simulator.events import Actor
-from simulator.session import Session, SessionError, Subscriber
+from simulator.session import Session, SessionError, Subscriber, open_session
 from simulator.workflow import WorkflowFailure
 
 QUICKCHECK_MARK = "REPOSIM-QUICKCHECK "
@@ -148,20 +147,20 @@ class PerfEnvironment:
         subscriber: Subscriber | None = None,
     ) -> PerfEnvironment:
         local = backend == "local"
-        session = await Session.open(
+        session = await open_session(
             repo,
-            backend=make_backend(backend, repo, **(backend_options or {})),
+            backend=backend,
+            backend_options=backend_options,
             trajectory_path=trajectory_path,
             checkpoint_start=False,
+            subscribers=[subscriber] if subscriber is not None else [],
         )
-        if subscriber is not None:
-            session.subscribe(subscriber)
         interpreter = python or (sys.executable if local else "python3")
         return cls(label, rev, session, tools, interpreter, local=local)
 
     @property
     def root(self) -> str:
-        return self.session.backend.workspace_path
+        return self.session.workspace_path
 
     async def run(self, command: str, *, timeout: float | None = None) -> ExecResult:
         return await self.session.exec(command, actor=Actor.SYSTEM, timeout=timeout)

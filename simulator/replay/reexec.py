@@ -18,7 +18,6 @@ from typing import Any, TypeVar
 
 from backends.base import BackendError
 from backends.shell import quote
-from simulator.backend_factory import make_backend
 from simulator.events import (
     Actor,
     CheckpointPayload,
@@ -38,7 +37,7 @@ from simulator.events import (
 from simulator.git import git_output
 from simulator.paths import trajectories_dir
 from simulator.replay.normalise import Normaliser
-from simulator.session import Session, SessionError
+from simulator.session import Session, SessionError, open_session
 from simulator.trajectory import (
     EventSource,
     TrajectoryError,
@@ -272,7 +271,7 @@ def plan_start(
     return StartPlan(source, commit, checkout, image, notes)
 
 
-async def open_session(
+async def open_at_start(
     plan: StartPlan,
     *,
     backend_kind: str,
@@ -285,20 +284,20 @@ async def open_session(
     if plan.image:
         options["image"] = plan.image
     try:
-        backend = make_backend(backend_kind, plan.source, **options)
-        session = Session(
-            backend,
-            source=plan.source,
+        session = await open_session(
+            plan.source,
+            backend=backend_kind,
+            backend_options=options,
             trajectory_path=trajectory_path,
             parent=parent,
             agent=agent,
             repo=plan.header_repo(),
+            checkpoint_start=False,
         )
-        await session.start(checkpoint_start=False)
     except BackendError as exc:
         raise StartError(f"The {backend_kind} backend could not start: {exc}") from None
     if plan.checkout and plan.commit:
-        workspace = quote(session.backend.workspace_path)
+        workspace = quote(session.workspace_path)
         result = await session.exec(
             f"(cd {workspace} && git -c advice.detachedHead=false checkout -q --force --detach"
             f" {plan.commit} && git clean -fdq)",
@@ -323,7 +322,7 @@ class Replayer:
         self.session = session
         self.source = source
         self.normalise = normaliser.with_paths(
-            [source.header.backend.workspace, session.backend.workspace_path]
+            [source.header.backend.workspace, session.workspace_path]
         )
         self.command_time = 0.0
         self._pty: Any = None
@@ -381,21 +380,12 @@ class Replayer:
                 step.differences.append(
                     "timed out " + ("then, not now" if r.timed_out else "now, not then")
                 )
-            if result.output_elided:
-                # A large output is a window now (backends/output.py); its whole is compared
-                # by digest, without loading either into memory.
-                if (result_event.payload.get("blobs") or {}).get("output") != result.output_sha256:
-                    step.differences.append(
-                        f"output: {r.output_bytes if r.output_bytes is not None else '?'} bytes "
-                        f"recorded, now {result.output_size} bytes, not the same"
-                    )
-            else:
-                self._compare_text(
-                    step,
-                    "output",
-                    self._whole(result_event, "output"),
-                    result.output.decode("utf-8", "replace"),
-                )
+            self._compare_text(
+                step,
+                "output",
+                self._whole(result_event, "output"),
+                result.output.decode("utf-8", "replace"),
+            )
         elif isinstance(data, TestRunPayload):
             recorded_run = self._result_of(index, event, TestResultPayload)
             run = await s.run_tests(
@@ -623,7 +613,7 @@ async def _reexecute(
     report.notes.extend(plan.notes)
     if on_notes is not None:
         on_notes(plan.notes)
-    session = await open_session(
+    session = await open_at_start(
         plan,
         backend_kind=backend_kind,
         trajectory_path=trajectory_path or _new_path(path, "replay"),

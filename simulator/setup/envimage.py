@@ -124,10 +124,11 @@ def dockerfile_text(result: SetupResult, base: str, commit: str) -> str:
 async def save_environment(
     session: Session, result: SetupResult, *, name: str | None = None
 ) -> SavedEnvironment:
-    container = getattr(session.backend, "container_id", None)
+    description = session.description
+    container = description.container if description.kind == "docker" else None
     if not container:
         raise BackendError("Only a container session can be saved as an environment image.")
-    base = str(session.backend.describe().as_dict().get("image") or "")
+    base = description.image or ""
     commit = _commit_of(session)
     envname = env_name(session, name)
     tag = f"{REPOSITORY}/{envname}:{commit}"

@@ -328,9 +328,9 @@ async def reassess(
 
 async def _make_venv(env: _Env, options: SetupOptions) -> None:
     home = (await env.sh('printf %s "$HOME"')).output.decode().strip() or "/tmp"
-    backend = env.session.backend
-    in_container = backend.describe().kind == "docker"
-    base = f"{home}/.reposim" if in_container else backend.private_dir
+    session = env.session
+    in_container = session.description.kind == "docker"
+    base = f"{home}/.reposim" if in_container else session.private_dir
     env.venv = f"{base}/venv"
     if options.use_uv:
         env.uv = await _find_uv(env, home, in_container)
@@ -379,9 +379,9 @@ async def _copy_host_uv(env: _Env, home: str) -> str | None:
     machine = await env.sh("uname -sm")
     if machine.output.decode().split() != [platform.system(), platform.machine()]:
         return None
-    staging = ".reposim-uv"
+    staging = ".reposim/uv"
     data = await asyncio.to_thread(binary.read_bytes)
-    await env.session.backend.write_file(staging, data)
+    await env.session.write_helper(staging, data)
     target = f"{home}/.local/bin/uv"
     moved = await env.sh(
         f"mkdir -p {home}/.local/bin && mv {staging} {target} && chmod +x {target} && "

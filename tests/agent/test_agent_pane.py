@@ -12,6 +12,7 @@ from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.widgets import Input
 
+from reposim.ui import wire_agent
 from simulator.agent import AgentConfig, Mode, ModelTurn, ScriptedClient, ToolCall
 from simulator.events import Actor, Event, Kind
 from simulator.session import Session
@@ -29,7 +30,9 @@ class PaneApp(App[None]):
         self.config = config
 
     def compose(self) -> ComposeResult:
-        yield AgentPane(self.session, self.config)
+        # Wired the way `reposim open` wires it: the composition root builds the agent.
+        agent, connect = wire_agent(self.session, self.config)
+        yield AgentPane(self.session, self.config, agent=agent, connect=connect)
 
     def on_mount(self) -> None:
         pane = self.query_one(AgentPane)

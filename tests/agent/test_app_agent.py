@@ -13,8 +13,8 @@ from simulator.events import Actor, Kind
 from simulator.session import Session
 from simulator.trajectory import read_trajectory
 from tests.agent.conftest import BUG, FIX
+from tests.ui.helpers import wired_app
 from widgets.agent_pane import AgentPane, ApprovalPrompt
-from widgets.app import RepoSimApp
 from widgets.editor_pane import EditorPane
 
 
@@ -42,7 +42,7 @@ async def test_confirm_mode_in_the_app_and_the_editor_follows(session: Session) 
         ]
     )
     config = AgentConfig(client=client, mode=Mode.CONFIRM, task="Make the tests pass.")
-    app = RepoSimApp(session, agent_config=config)
+    app = wired_app(session, config)
     async with app.run_test(size=(160, 50)) as pilot:
         pane = app.query_one(AgentPane)
         prompt = app.query_one(ApprovalPrompt)

@@ -29,7 +29,7 @@ async def session(make_repo: object, tmp_path: Path, outside: Path) -> AsyncIter
     )
     backend = LocalBackend(repo, scratch_root=tmp_path / "scratch")
     s = await Session.open(repo, backend=backend, trajectory_path=tmp_path / "t.jsonl")
-    workspace = Path(s.backend.workspace_path)
+    workspace = Path(s.workspace_path)
     (workspace / "out_link").symlink_to(outside)
     (workspace / "src_link").symlink_to("src")
     yield s
@@ -45,7 +45,7 @@ async def test_search_finds_inside_and_never_outside(session: Session) -> None:
     assert [(m.path, m.line, m.text) for m in one] == [("src/a.py", 1, "needle = 1")]
     through_inside_link = {m.path for m in await session.search("needle", "src_link")}
     assert through_inside_link == {"src/a.py", "src/deep/b.py"}
-    absolute = {m.path for m in await session.search("needle", session.backend.workspace_path)}
+    absolute = {m.path for m in await session.search("needle", session.workspace_path)}
     assert absolute == {"src/a.py", "src/deep/b.py", "top.txt"}
 
 
@@ -63,7 +63,7 @@ async def test_search_does_not_follow_a_symlink_met_on_the_way(
 
 
 async def test_a_dangling_symlink_can_be_deleted(session: Session, outside: Path) -> None:
-    workspace = Path(session.backend.workspace_path)
+    workspace = Path(session.workspace_path)
     (workspace / "dangling").symlink_to("nowhere")
     (workspace / "to_outside_file").symlink_to(outside / "passwd")
     await session.delete("dangling")
@@ -97,7 +97,7 @@ async def test_impossible_names_get_one_sentence(session: Session, path: str, sa
 
 
 async def test_the_backend_itself_refuses_impossible_names(session: Session) -> None:
-    backend = session.backend
+    backend = session._backend  # the backend this test built, reached on purpose
     with pytest.raises(BackendError, match="NUL byte"):
         await backend.read_file("a\0b")
     with pytest.raises(BackendError, match="longer than 255 bytes"):

@@ -66,7 +66,7 @@ async def session(
 def swapping(session: Session) -> Iterator[int]:
     """Swap d (a directory) and l (a symlink to the outside) until the test ends; yields a
     descriptor of the real directory, wherever it is at the moment."""
-    workspace = Path(session.backend.workspace_path)
+    workspace = Path(session.workspace_path)
     real = os.open(workspace / "d", os.O_RDONLY | os.O_DIRECTORY)
     proc = subprocess.Popen(
         [sys.executable, "-c", _SWAPPER, str(workspace / "d"), str(workspace / "l")],
@@ -86,7 +86,7 @@ async def test_reads_never_reach_outside(session: Session, swapping: int) -> Non
     seen = {"inside": 0, "escaped": 0, "refused": 0}
     for _ in range(ROUNDS):
         try:
-            data = await session.backend.read_file("d/f")
+            data = await session._backend.read_file("d/f")
         except BackendError:
             seen["refused"] += 1
             continue
@@ -102,7 +102,7 @@ async def test_writes_and_edits_never_reach_outside(
     written = 0
     for _ in range(ROUNDS):
         try:
-            await session.backend.write_file("d/f", b"inside")
+            await session._backend.write_file("d/f", b"inside")
             written += 1
             await session.edit("d/f", "inside", "inside", actor=Actor.AGENT)
         except (BackendError, SessionError):
@@ -119,7 +119,7 @@ async def test_deletes_never_reach_outside(session: Session, swapping: int, outs
         fd = os.open("g", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=swapping)
         os.close(fd)
         try:
-            await session.backend.delete("d/g")
+            await session._backend.delete("d/g")
             deleted += 1
         except BackendError:
             continue
@@ -130,12 +130,12 @@ async def test_deletes_never_reach_outside(session: Session, swapping: int, outs
 async def test_a_hard_link_to_an_outside_file_is_neither_read_nor_written(
     session: Session, outside: Path
 ) -> None:
-    workspace = Path(session.backend.workspace_path)
+    workspace = Path(session.workspace_path)
     os.link(outside / "f", workspace / "hard")
     with pytest.raises(BackendError, match="hard link"):
-        await session.backend.read_file("hard")
+        await session._backend.read_file("hard")
     with pytest.raises(BackendError, match="hard link"):
-        await session.backend.write_file("hard", b"overwritten")
+        await session._backend.write_file("hard", b"overwritten")
     with pytest.raises(BackendError, match="hard link"):
         await session.edit("hard", "SECRET", "gone")
     assert (outside / "f").read_text() == "SECRET"

@@ -34,8 +34,9 @@ async def test_a_session_keeps_its_trajectory_and_copy_in_the_xdg_folders(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     async with await Session.open(sample_repo) as session:
         assert session.trajectory_path.parent == tmp_path / "data/reposim/trajectories"
-        copies = list((tmp_path / "cache/reposim/workspaces").iterdir())
-        assert [c.name.startswith("sample-") for c in copies] == [True]
+        workspace = Path(session.workspace_path)
+        assert workspace.parent == tmp_path / "cache/reposim/workspaces"
+        assert workspace.name.startswith("sample-")
     assert session.trajectory_path.is_file()
 
 

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from reposim.ui import wire_agent
+from simulator.agent import AgentConfig
 from simulator.backend_factory import make_backend
 from simulator.session import Session
 from widgets.app import RepoSimApp
@@ -32,7 +34,7 @@ def recorded(path: Path) -> list[dict[str, Any]]:
 
 
 def workspace(session: Session) -> Path:
-    return Path(session.backend.workspace_path)
+    return Path(session.workspace_path)
 
 
 class StartingApp(RepoSimApp):
@@ -45,3 +47,9 @@ class StartingApp(RepoSimApp):
 
 def unstarted_session(repo: Path, trajectory: Path) -> Session:
     return Session(make_backend("local", repo), source=repo, trajectory_path=trajectory)
+
+
+def wired_app(session: Session, config: AgentConfig) -> RepoSimApp:
+    """RepoSimApp with its agent built the way `reposim open` / `reposim demo` build it."""
+    agent, connect = wire_agent(session, config)
+    return RepoSimApp(session, agent_config=config, agent=agent, connect_agent=connect)

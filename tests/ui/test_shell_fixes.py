@@ -9,7 +9,7 @@ import json
 from simulator.agent import AgentConfig, Mode, ModelTurn, ScriptedClient, ToolCall
 from simulator.events import Actor
 from simulator.session import Session
-from tests.ui.helpers import wait_for
+from tests.ui.helpers import wait_for, wired_app
 from widgets.agent_pane import AgentPane
 from widgets.app import RepoSimApp
 from widgets.status_bar import StatusBar
@@ -28,7 +28,7 @@ def run_tests_then_finish() -> AgentConfig:
 async def test_a_run_that_starts_by_itself_shows_the_agent_pane_at_80x24(
     session: Session,
 ) -> None:
-    app = RepoSimApp(session, agent_config=run_tests_then_finish())
+    app = wired_app(session, run_tests_then_finish())
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         agent = app.query_one(AgentPane)
@@ -58,7 +58,7 @@ async def test_without_a_task_the_agent_pane_starts_hidden_when_narrow(
 
 
 async def test_a_run_at_160x48_keeps_tree_editor_and_agent(session: Session) -> None:
-    app = RepoSimApp(session, agent_config=run_tests_then_finish())
+    app = wired_app(session, run_tests_then_finish())
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause()
         assert app.query_one(AgentPane).display

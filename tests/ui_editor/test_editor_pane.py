@@ -15,7 +15,7 @@ from .conftest import PaneApp, wait_for
 
 
 def workspace(session: Session) -> Path:
-    return Path(session.backend.workspace_path)
+    return Path(session.workspace_path)
 
 
 def highlights_of(editor: CodeEditor, row: int) -> set[str]:

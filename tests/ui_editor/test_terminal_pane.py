@@ -44,7 +44,7 @@ async def test_typed_command_runs_and_its_output_shows(session: Session, tmp_pat
         await pilot.press(*"echo $((6 * 7))", "enter")
         await wait_for(pilot, lambda: "42" in pane.screen_text())
         await pilot.press(*"pwd", "enter")
-        await wait_for(pilot, lambda: screen_has(pane, session.backend.workspace_path))
+        await wait_for(pilot, lambda: screen_has(pane, session.workspace_path))
     records = [json.loads(line) for line in (tmp_path / "run.jsonl").read_text().splitlines()]
     typed = "".join(r["payload"]["data"] for r in records if r.get("kind") == "terminal.input")
     shown = "".join(r["payload"]["data"] for r in records if r.get("kind") == "terminal.output")
@@ -109,7 +109,7 @@ async def test_five_megabytes_of_output_every_byte_accounted_for(
     lines = [f"\x1b[3{i % 8}m{i:07d}\x1b[0m {'payload ' * (i % 9)}|\n" for i in range(100_000)]
     data = "".join(lines).encode()
     assert len(data) >= 5_000_000
-    (Path(session.backend.workspace_path) / "big.txt").write_bytes(data)
+    (Path(session.workspace_path) / "big.txt").write_bytes(data)
     app = PaneApp(session, scrollback=200_000)
     async with app.run_test(size=(120, 40)) as pilot:
         pane = await ready(pilot)
