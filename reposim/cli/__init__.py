@@ -29,7 +29,7 @@ COMMAND_MODULES = [
 
 # Where each top-level command lives, so that running one imports only its module (`reposim open`
 # loads neither the analysis, agent nor replay code). A command missing here still works (the
-# group then imports every module); tests/ui/test_cli_lazy.py checks this against the modules.
+# group then imports every module); tests/cli/test_lazy.py checks this against the modules.
 COMMAND_HOMES = {
     "exec": "reposim.cli.exec_cmd",
     "test": "reposim.cli.exec_cmd",

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
+
+from simulator.session import Session
+from tests.analysis.nav_project import NAV_REPO
 
 C_PROJECT = {
     "include/vec.h": (
@@ -62,3 +65,16 @@ C_PROJECT = {
 @pytest.fixture
 def c_repo(make_repo: Callable[..., Path]) -> Path:
     return make_repo(C_PROJECT, name="vec")
+
+
+@pytest.fixture
+def nav_repo(make_repo: Callable[..., Path]) -> Path:
+    return make_repo(NAV_REPO, name="navrepo")
+
+
+@pytest.fixture
+async def session(nav_repo: Path, tmp_path: Path) -> AsyncIterator[Session]:
+    """A real session over nav_repo (the code index tests)."""
+    opened = await Session.open(nav_repo, trajectory_path=tmp_path / "run.jsonl")
+    yield opened
+    await opened.close()

@@ -11,29 +11,8 @@ import pytest
 from textual.pilot import Pilot
 
 from simulator.session import Session
+from tests.analysis.nav_project import NAV_REPO
 from tests.conftest import RepoFactory
-
-# a.py calls helper() from b.py through `from pkg.b import helper`; main.c calls util.h's square.
-NAV_REPO = {
-    "pkg/__init__.py": "",
-    "pkg/b.py": (
-        '"""Helpers."""\n\n\n'
-        "def helper(x):\n"
-        "    return x * 2\n\n\n"
-        "class Box:\n"
-        "    def size(self):\n"
-        "        return helper(3)\n"
-    ),
-    "pkg/a.py": (
-        "from pkg.b import helper\n\n\n"
-        "def run(value):\n"
-        "    total = helper(value)\n"
-        "    return total + 1\n"
-    ),
-    "src/util.h": "#ifndef UTIL_H\n#define UTIL_H\nint square(int x);\n#endif\n",
-    "src/util.c": '#include "util.h"\n\nint square(int x) {\n    return x * x;\n}\n',
-    "src/main.c": ('#include "util.h"\n\nint main(void) {\n    return square(4);\n}\n'),
-}
 
 
 @pytest.fixture
