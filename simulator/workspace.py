@@ -10,11 +10,11 @@ import posixpath
 from collections.abc import AsyncGenerator, Callable
 from typing import TYPE_CHECKING
 
-import pathspec
-
 from backends.base import BackendError, DirEntry
 
 if TYPE_CHECKING:
+    import pathspec
+
     from simulator.session import Session
 
 # Never shown or walked, whatever the .gitignore files say.
@@ -64,6 +64,10 @@ class IgnoreRules:
 
     def add(self, directory: str, text: str) -> None:
         """Take the .gitignore text found in `directory` ("." for the workspace root)."""
+        # Imported on first use: every command imports this module (the session's search
+        # skips SKIP_DIRS), few of them match .gitignore files; pathspec costs ~20 ms to load.
+        import pathspec
+
         self._specs[directory] = pathspec.GitIgnoreSpec.from_lines(text.splitlines())
 
     def ignored(self, path: str, is_dir: bool) -> bool:
