@@ -33,10 +33,10 @@ from simulator.agent.tools import OBSERVATION_LIMIT, TOOL_NAMES, ToolBox, ToolFo
 from simulator.events import Actor
 from simulator.gym.task import GymTask, RewardMode, TaskError
 from simulator.session import Session, open_session
+from simulator.workspace import skipped_dir
 
 TREE_LIMIT = 200  # paths in the tree summary a reset returns
 TEXT_LIMIT = OBSERVATION_LIMIT + 4_096
-_SKIP = {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", "node_modules", ".tox"}
 
 
 class AnyText(spaces.Space[str]):
@@ -235,7 +235,7 @@ class RepoSimEnv(gymnasium.Env[dict[str, str], dict[str, Any]]):
         while queue and len(lines) < TREE_LIMIT:
             folder = queue.pop(0)
             for entry in sorted(await session.list_dir(folder), key=lambda e: e.name):
-                if entry.name in _SKIP:
+                if entry.kind == "dir" and skipped_dir(entry.name):
                     continue
                 path = entry.name if folder == "." else f"{folder}/{entry.name}"
                 lines.append(path + ("/" if entry.kind == "dir" else ""))
