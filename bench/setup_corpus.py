@@ -25,7 +25,7 @@ from _report import percentile, table
 from _setup_tasks import naive_task
 from corpus.build_setup_corpus import DEFAULT_DEST, pins, repo_dir
 
-from simulator.batch import ResultStore, Task, TaskRecord, run_batch
+from simulator.batch import ResultStore, Task, TaskRecord, TaskStatus, run_batch
 from simulator.setup.batch import setup_task
 from simulator.setup.runner import DEFAULT_IMAGE, SetupRequest
 
@@ -60,6 +60,11 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=1200.0)
     parser.add_argument("--fresh", action="store_true")
+    parser.add_argument(
+        "--retry-reposim-failed",
+        action="store_true",
+        help="Run `reposim setup` again on the repositories it failed (the naive runs stay).",
+    )
     parser.add_argument("--markdown", action="store_true", help="The table as Markdown.")
     parser.add_argument(
         "--report",
@@ -95,9 +100,15 @@ def main() -> int:
         records = list(store.latest().values())
         skipped, wall = 0, _span(records)
     else:
+        retry: frozenset[TaskStatus] = frozenset()
+        if args.retry_reposim_failed:
+            # Only `reposim setup` runs again (after a fix); the naive reference stays as it ran.
+            tasks = [t for t in tasks if t.key.startswith("reposim:")]
+            retry = frozenset({TaskStatus.FAILED})
         summary = run_batch(
             tasks,
             dispatch,
+            retry=retry,
             store=store,
             jobs=args.jobs,
             timeout=args.timeout,
