@@ -88,17 +88,11 @@ def ray_startup(jobs: int) -> tuple[float, float]:
     """Seconds to import Ray and start a local instance; to run one trivial task on it."""
     os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
     t0 = time.perf_counter()
-    import logging
-
     import ray
 
-    ray.init(
-        num_cpus=jobs,
-        resources={"reposim_slot": jobs},
-        include_dashboard=False,
-        log_to_driver=False,
-        logging_level=logging.ERROR,
-    )
+    from simulator.batch.ray_executor import init_ray
+
+    init_ray(ray, jobs, None)  # as run_batch starts it (one retry if the raylet is slow)
     started = time.perf_counter() - t0
 
     @ray.remote
@@ -134,6 +128,7 @@ def main() -> None:
                 f"{(local - pool) / n * 1000:+.0f} ms/task",
             ),
         ]
+        print(table(f"{n} tasks, {jobs} at a time, local", rows), flush=True)
         if not args.no_ray:
             started, first = ray_startup(jobs)
             on_ray = batch(tasks_for(repos, root, n, "ray"), jobs, root / "ray.jsonl", "ray")
