@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import statistics
 import sys
@@ -323,6 +322,7 @@ def _load(path: str) -> list[Any]:
     help="Write the per-problem results (samples, pass@k) as JSON here.",
 )
 @backend_options
+@batch_options(".reposim-codegen-results.jsonl")
 def codegen_command(
     problems: str,
     selectors: tuple[str, ...],
@@ -340,17 +340,17 @@ def codegen_command(
     trajectory: str | None,
     as_json: bool,
     backend_options: dict[str, Any],
+    batch: BatchSettings,
 ) -> None:
     """Mask each problem's target, sample implementations from --model, splice each in and
     score it with the problem's harness: pass@k (unbiased estimator), before and after
-    --debug-rounds. PROBLEMS is a file written by reposim harness (or dataset export)."""
+    --debug-rounds. PROBLEMS is a file written by reposim harness (or dataset export).
+
+    Each problem is one task of the batch layer, in its own session: --results keeps what is
+    scored (a rerun skips it), --jobs runs several problems at once, --timeout bounds each."""
     import fnmatch
 
-    from simulator.codegen.run import codegen
-    from simulator.harness.env import DEFAULT_PYTHON, PythonEnv
-    from simulator.workflow import WorkflowFailure
-
-    client = _client(model, api_base)
+    _client(model, api_base)  # a missing model or key is one sentence before any task starts
     chosen = [
         p
         for p in _load(problems)
@@ -370,50 +370,56 @@ def codegen_command(
     ks_list = sorted(set(ks or (1, samples)))
     if max(ks_list) > samples:
         raise CliError(f"-k {max(ks_list)} is more than the {samples} samples (-n).")
-    env = PythonEnv(python or DEFAULT_PYTHON)
-    results: list[dict[str, Any]] = []
+    from simulator.codegen.batch import codegen_task, run_codegen_task
 
-    async def run_one(problem: Any) -> dict[str, Any]:
-        repo = existing_dir(repo_override or problem.repo["source"])
-        session = await open_session(
-            repo,
-            backend=backend_kind,
-            backend_options=backend_options,
-            trajectory_path=Path(trajectory).resolve() if trajectory else None,
-            subscribers=[json_printer() if as_json else _progress("codegen")],
-        )
-        try:
-            result = await codegen(
-                session,
-                problem,
-                client,
-                n=samples,
-                ks=ks_list,
-                debug_rounds=debug_rounds,
-                env=env,
-            )
-        except WorkflowFailure as exc:
-            raise CliError(str(exc)) from None
-        finally:
-            await session.close()
-        return result.as_dict()
-
-    for problem in chosen:
-        outcome: dict[str, Any] = run_async(functools.partial(run_one, problem))
-        results.append(outcome)
+    options = {
+        "model": model,
+        "api_base": api_base,
+        "n": samples,
+        "ks": ks_list,
+        "debug_rounds": debug_rounds,
+        "python": python,
+        "repo": str(existing_dir(repo_override)) if repo_override else None,
+        "backend": backend_kind,
+        "backend_options": dict(backend_options),
+        "in_place": in_place,
+        "trajectory_dir": str(Path(trajectory).resolve()) if trajectory else None,
+    }
+    summary = run_batch_cli(
+        [codegen_task(problem, options) for problem in chosen],
+        run_codegen_task,
+        batch,
+        label="codegen",
+    )
+    results = [
+        {"problem": record.key, **record.result}
+        for record in summary.records
+        if str(record.status) == "ok"
+    ]
+    for outcome in results:
         line = ", ".join(f"{k} {v:.2f}" for k, v in outcome["pass_at"].items())
         debugged = ", ".join(f"{k} {v:.2f}" for k, v in outcome["pass_at_debug"].items())
         click.echo(
-            f"{problem.target['id']}: {outcome['correct_first']}/{samples} correct; {line}"
+            f"{outcome['problem']}: {outcome['correct_first']}/{samples} correct; {line}"
             + (f"; after debug rounds {debugged}" if debug_rounds else ""),
             err=as_json,
         )
-    for key in ("pass_at", "pass_at_debug") if debug_rounds else ("pass_at",):
-        means = {k: statistics.fmean(r[key][k] for r in results) for k in results[0][key]}
-        label = "mean over problems" + (" (after debug rounds)" if key == "pass_at_debug" else "")
-        click.echo(f"{label}: " + ", ".join(f"{k} {v:.3f}" for k, v in means.items()), err=as_json)
+    if results:
+        for key in ("pass_at", "pass_at_debug") if debug_rounds else ("pass_at",):
+            means = {k: statistics.fmean(r[key][k] for r in results) for k in results[0][key]}
+            label = "mean over problems" + (
+                " (after debug rounds)" if key == "pass_at_debug" else ""
+            )
+            click.echo(
+                f"{label}: " + ", ".join(f"{k} {v:.3f}" for k, v in means.items()), err=as_json
+            )
+    if as_json:
+        for outcome in results:
+            click.echo(json.dumps(outcome))
     if output:
         Path(output).write_text(json.dumps(results, indent=1) + "\n")
+    if len(results) < len(summary.records) or len(summary.records) < len(chosen):
+        sys.exit(1)
 
 
 @click.command("debug")

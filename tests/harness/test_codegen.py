@@ -143,3 +143,44 @@ async def test_debug_fixes_failing_tests_and_reports_the_diff(
     assert result.summary == "mean divides by len(values) now."
     # the agent was told what failed
     assert "test_mean" in server.requests[0]["messages"][1]["content"]
+
+
+async def test_the_codegen_command_runs_problems_as_a_resumable_batch(
+    session: Session, calc_repo: Path, tmp_path: Path
+) -> None:
+    import asyncio
+    import json
+    import subprocess
+    import sys
+
+    from simulator.dataset.schema import CurationState
+
+    [target] = find_targets(calc_repo, selectors=["clamp"])
+    problem = new_problem(session, target)
+    problem.harness = Harness("model", assemble(target, "shapes.calc", EQUIVALENCE_TESTS))
+    problem.curation.state = CurationState.ACCEPTED
+    problems = tmp_path / "problems.jsonl"
+    problems.write_text(json.dumps(problem.as_dict()) + "\n")
+    results = tmp_path / "results.jsonl"
+    server = FakeLLM([Reply(RIGHT), Reply(WRONG)]).start()
+    command = [
+        sys.executable, "-m", "reposim", "codegen", str(problems), "--model", "openai/fake-model",
+        "--api-base", server.api_base, "-n", "2", "--results", str(results),
+    ]  # fmt: skip
+    env = {**__import__("os").environ, "OPENAI_API_KEY": "sk-test"}
+    try:
+        first = await asyncio.to_thread(
+            subprocess.run, command, capture_output=True, text=True, env=env, timeout=600
+        )
+        assert first.returncode == 0, first.stderr
+        assert "1/2 correct; pass@1 0.50, pass@2 1.00" in first.stdout
+        [record] = [json.loads(line) for line in results.read_text().splitlines()]
+        assert record["key"] == problem.id and record["status"] == "ok"
+        assert Path(record["trajectory"]).exists()  # the problem's own recorded session
+        again = await asyncio.to_thread(
+            subprocess.run, command, capture_output=True, text=True, env=env, timeout=600
+        )
+        assert "1 were already done" in again.stderr
+        assert len(server.requests) == 2, "a scored problem is not sampled again"
+    finally:
+        server.close()
