@@ -30,7 +30,11 @@ from enum import StrEnum
 from multiprocessing.process import BaseProcess
 from typing import Any
 
+from simulator.batch.cleanup import collect_leftovers
 from simulator.batch.store import ResultStore, TaskRecord, TaskStatus
+
+# A worker that ended this way could not close its sessions: what they left is collected.
+KILLED = frozenset({TaskStatus.TIMEOUT, TaskStatus.CRASHED})
 
 
 @dataclass(frozen=True)
@@ -251,6 +255,7 @@ def _run_local(
     queue: list[tuple[Task, int]] = [(task, 1) for task in pending]
     queue.reverse()  # pop() takes them in the order given
     running: dict[int, _Worker] = {}
+    killed = False
     try:
         while queue or running:
             while queue and len(running) < jobs:
@@ -263,13 +268,17 @@ def _run_local(
                 if record is None:
                     continue
                 del running[worker.sentinel]
+                killed = killed or record.status in KILLED
                 if retryable(record) and worker.attempt <= retries:
                     queue.append((worker.task, worker.attempt + 1))
                     continue
                 finish(record, len(running))
     finally:
+        killed = killed or bool(running)  # Ctrl-C: the running workers are killed just below
         for worker in running.values():
             worker.kill()
+        if killed:
+            collect_leftovers()
 
 
 def run_isolated(fn: TaskFunction, task: Task, attempt: int, timeout: float | None) -> TaskRecord:
@@ -285,6 +294,8 @@ def run_isolated(fn: TaskFunction, task: Task, attempt: int, timeout: float | No
             for ready in _wait([worker]):
                 record = ready.poll()
                 if record is not None:
+                    if record.status in KILLED:
+                        collect_leftovers()
                     return record
     finally:
         worker.kill()

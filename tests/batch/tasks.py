@@ -72,3 +72,20 @@ def docker_cat(task: Task) -> dict[str, Any]:
         }
 
     return asyncio.run(main())
+
+
+def local_session_then_hang(task: Task) -> dict[str, Any]:
+    """Open a local session, say where its scratch workspace is, then hang until killed."""
+    import asyncio
+
+    from simulator.session import Session
+
+    async def main() -> dict[str, Any]:
+        session = await Session.open(
+            Path(task.payload["repo"]), trajectory_path=Path(task.payload["trajectory"])
+        )
+        Path(task.payload["marker"]).write_text(session.backend.workspace_path)
+        await asyncio.sleep(3600)
+        return {}
+
+    return asyncio.run(main())

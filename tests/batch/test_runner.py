@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from simulator.batch import BatchProgress, ResultStore, Task, TaskStatus, run_batch
-from tests.batch.tasks import behave
+from tests.batch.tasks import behave, local_session_then_hang
+from tests.conftest import RepoFactory
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -96,7 +97,8 @@ def test_a_killed_driver_loses_nothing_and_a_rerun_finishes_the_rest(tmp_path: P
 import sys
 sys.path.insert(0, {str(ROOT)!r})
 from simulator.batch import ResultStore, Task, run_batch
-from tests.batch.tasks import behave
+from tests.batch.tasks import behave, local_session_then_hang
+from tests.conftest import RepoFactory
 tasks = [Task(f"t{{i}}", {{"action": "sleep", "seconds": 0.4, "marker": {str(marker)!r}}})
          for i in range(12)]
 if __name__ == "__main__":
@@ -143,3 +145,27 @@ def test_a_cut_last_line_is_skipped_and_the_next_record_starts_on_its_own_line(
 def test_duplicate_keys_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="appears more than once"):
         run_batch([Task("a"), Task("a")], behave, store=ResultStore(tmp_path / "r.jsonl"))
+
+
+def test_a_timed_out_task_leaves_no_scratch_workspace(
+    tmp_path: Path, make_repo: RepoFactory
+) -> None:
+    repo = make_repo({"a.txt": "a\n"}, name="hangs")
+    marker = tmp_path / "workspace.txt"
+    task = Task(
+        "hang",
+        {"repo": str(repo), "trajectory": str(tmp_path / "t.jsonl"), "marker": str(marker)},
+    )
+    deadline_seconds = 20
+    summary = run_batch(
+        [task],
+        local_session_then_hang,
+        store=ResultStore(tmp_path / "r.jsonl"),
+        timeout=deadline_seconds,
+    )
+    assert summary.records[0].status is TaskStatus.TIMEOUT
+    workspace = Path(marker.read_text())
+    assert workspace.name.startswith("hangs-")
+    assert not workspace.exists(), "the killed task's scratch copy was collected"
+    # The trajectory it wrote up to the kill is kept: nothing recorded is lost.
+    assert (tmp_path / "t.jsonl").exists()
