@@ -157,3 +157,24 @@ def test_reposim_exec_output_cap_stops_the_command_and_says_so(
         check=False,
     )
     assert bad.returncode == 2 and "--output-cap lots is not a size" in bad.stderr
+
+
+def test_a_large_output_replays_as_the_same(sample_repo: Path, tmp_path: Path) -> None:
+    """Verification compares a windowed output by its digest: the same command matches, a
+    different one of the same size does not."""
+    out = tmp_path / "big.jsonl"
+
+    def reposim(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "reposim", *args],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+
+    recorded = reposim("exec", "--trajectory", str(out), str(sample_repo), "--", "seq 1 300000")
+    assert recorded.returncode == 0, recorded.stderr
+    same = reposim("replay", str(out), "--verify", "--trajectory", str(tmp_path / "v.jsonl"))
+    assert same.returncode == 0, same.stdout + same.stderr
+    assert "0 differ" in same.stdout
