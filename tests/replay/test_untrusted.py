@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,19 +23,9 @@ from simulator.trajectory import (
     read_trajectory,
 )
 from tests.replay.replay_helpers import SMALL_PROJECT, record_session
+from tests.replay.test_replay_cli import reposim
 
 DEEP = 200_000
-
-
-def reposim(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "reposim", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env=dict(os.environ),
-    )
 
 
 def one_sentence(result: subprocess.CompletedProcess[str]) -> str:
