@@ -169,12 +169,12 @@ class PersistentShell:
         # a job killed late (by `kill` on a loaded machine, or when it crashes) would report
         # into whichever command runs then. Disowned jobs run on and are killed on interrupt,
         # timeout or close like any others, but a later command reaches them by pid ($!),
-        # not by %N.
+        # not by %N. Names are short: bash reads a pipe one byte per read(2), so every byte
+        # here is on each command's round trip.
         script = (
-            f"__reposim_cmd={quote(command)}\n"
-            f'{{ {exports}eval "$__reposim_cmd"\n}} </dev/null 2>&1\n'
-            f"__reposim_rc=$?; disown -a\n"
-            f'printf \'\\036RSM-{nonce}:%d:%s\\036\\n\' "$__reposim_rc" "$PWD"\n'
+            f"__rsc={quote(command)}\n"
+            f'{{ {exports}eval "$__rsc"\n}} </dev/null 2>&1\n'
+            f"printf '\\036RSM-{nonce}:%d:%s\\036\\n' $? \"$PWD\";disown -a\n"
         )
         started = time.monotonic()
         wall_started = time.time()
