@@ -10,6 +10,7 @@ from typing import IO, Any
 
 import click
 
+from reposim.cli.batch import BatchSettings, batch_options, run_batch_cli
 from reposim.cli.common import CliError, existing_dir
 from simulator.analysis.export import ContextMode, Extraction, ExtractOptions, file_record
 from simulator.analysis.filters import DEFAULT_PRESET, FILTERS, PRESETS, FilterSpec
@@ -52,6 +53,7 @@ def _dump(obj: Any) -> str:
 
 @click.command("extract")
 @click.argument("path")
+@batch_options(".reposim-extract-results.jsonl")
 @click.option(
     "--lang",
     "lang",
@@ -86,20 +88,14 @@ def _dump(obj: Any) -> str:
 @click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False, writable=True),
-    help="Write here instead of stdout.",
+    type=click.Path(),
+    help="Write here instead of stdout (a folder when PATH lists repositories).",
 )
 @click.option(
     "--json",
     "as_json",
     is_flag=True,
     help="Stream JSON lines (header, files, functions, summary) instead of one document.",
-)
-@click.option(
-    "--jobs",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Worker processes for parsing (default: up to 2; small repos use 1).",
 )
 def extract_command(
     path: str,
@@ -110,7 +106,7 @@ def extract_command(
     budget: int,
     output: str | None,
     as_json: bool,
-    jobs: int | None,
+    batch: BatchSettings,
 ) -> None:
     """Extract functions, the call graph and each function's context from the repository at PATH.
 
@@ -118,29 +114,50 @@ def extract_command(
     parse, and the output names it. A progress bar goes to stderr.
 
         reposim extract ./repo --filter r2e --budget 2000 -o functions.json
+
+    PATH may also be a file listing repositories (one path a line, # for comments): each is
+    extracted as JSON lines to OUTPUT_DIR/<name>.jsonl (-o names the folder) through the batch
+    layer, so a rerun skips what is done (--results) and --jobs runs several at once. For one
+    repository, --jobs is the number of parsing processes (default: up to 2).
     """
     if list_filters:
         click.echo(_filters_help())
         return
-    root = existing_dir(path)
     langs = _languages(lang)
     try:
         spec = FilterSpec.parse(filters) if filters else FilterSpec.default()
     except ValueError as exc:
         raise CliError(str(exc)) from None
+    if Path(path).is_file():
+        _run_list(Path(path), langs, filters, context, budget, output, batch)
+        return
+    root = existing_dir(path)
     started = time.perf_counter()
     paths = discover(root, langs)
     if not paths:
         raise CliError(f"no {' or '.join(str(x) for x in langs)} files under {path}.")
 
     out: IO[str] = sys.stdout
+    if output is not None and Path(output).is_dir():
+        raise CliError(f"{output} is a folder; -o names the file to write.")
     if output is not None:
         try:
             out = Path(output).open("w", encoding="utf-8")  # noqa: SIM115 - closed below
         except OSError as exc:
             raise CliError(f"cannot write {output}: {exc.strerror}.") from None
     try:
-        _run(root, paths, langs, spec, ContextMode(context), budget, out, as_json, jobs, started)
+        _run(
+            root,
+            paths,
+            langs,
+            spec,
+            ContextMode(context),
+            budget,
+            out,
+            as_json,
+            batch.jobs,
+            started,
+        )
     finally:
         if out is not sys.stdout:
             out.close()
@@ -212,6 +229,44 @@ def _run(
             f"{len(broken)} file(s) had syntax errors (the rest of each was extracted): {shown}.",
             err=True,
         )
+
+
+def _run_list(
+    listing: Path,
+    langs: list[Lang],
+    filters: tuple[str, ...],
+    context: str,
+    budget: int,
+    output: str | None,
+    batch: BatchSettings,
+) -> None:
+    from simulator.analysis.batch import extract_repository, extraction_task
+
+    if output is None:
+        raise CliError("with a list of repositories, -o names the folder for their outputs.")
+    out_dir = Path(output)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise CliError(f"{output} is a file; with a list of repositories -o names a folder.")
+    try:
+        lines = listing.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CliError(f"cannot read {listing}: {exc}.") from None
+    repos = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+    if not repos:
+        raise CliError(f"{listing} lists no repositories.")
+    options = {
+        "langs": [str(x) for x in langs],
+        "filters": list(filters),
+        "context": context,
+        "budget": budget,
+    }
+    tasks = [
+        extraction_task((listing.parent / repo).expanduser().resolve(), out_dir, options)
+        for repo in repos
+    ]
+    summary = run_batch_cli(tasks, extract_repository, batch, label="extract")
+    if any(record.status != "ok" for record in summary.records):
+        sys.exit(1)
 
 
 def register(group: click.Group) -> None:
