@@ -113,14 +113,14 @@ class Payload(Record):
         return schema
 
 
-@dataclass(frozen=True)
+@dataclass
 class ExecPayload(Payload):
     KINDS = (Kind.EXEC,)
     command: str
     timeout: float | None = None
 
 
-@dataclass(frozen=True)
+@dataclass
 class ExecResultPayload(Payload):
     KINDS = (Kind.EXEC_RESULT,)
     exit_code: int | None
@@ -143,7 +143,7 @@ class ExecResultPayload(Payload):
     """The observation message as another tool wrote it (imports)."""
 
 
-@dataclass(frozen=True)
+@dataclass
 class DataPayload(Payload):
     """Text that went through a terminal: typed, printed, or a command's live output."""
 
@@ -151,14 +151,14 @@ class DataPayload(Payload):
     data: str
 
 
-@dataclass(frozen=True)
+@dataclass
 class InterruptPayload(Payload):
     KINDS = (Kind.INTERRUPT,)
     during: str | None = optional()
     reason: str | None = optional()
 
 
-@dataclass(frozen=True)
+@dataclass
 class FileReadPayload(Payload):
     KINDS = (Kind.FILE_READ,)
     path: str
@@ -166,7 +166,7 @@ class FileReadPayload(Payload):
     size: int
 
 
-@dataclass(frozen=True)
+@dataclass
 class FileChangePayload(Payload):
     """file.write, file.create, file.edit and file.delete (the change fields; an edit adds what
     it replaced, a delete what it deleted)."""
@@ -183,14 +183,14 @@ class FileChangePayload(Payload):
     kind: Literal["file", "dir", "symlink", "other"] | None = optional()
 
 
-@dataclass(frozen=True)
+@dataclass
 class FileRenamePayload(Payload):
     KINDS = (Kind.FILE_RENAME,)
     path: str
     to: str
 
 
-@dataclass(frozen=True)
+@dataclass
 class SearchPayload(Payload):
     KINDS = (Kind.SEARCH,)
     pattern: str
@@ -200,14 +200,14 @@ class SearchPayload(Payload):
     ignore_case: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass
 class SearchResultPayload(Payload):
     KINDS = (Kind.SEARCH_RESULT,)
     count: int
     matches: list[tuple[str, int, str]] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@dataclass
 class TestRunPayload(Payload):
     __test__ = False
     KINDS = (Kind.TEST_RUN,)
@@ -215,7 +215,7 @@ class TestRunPayload(Payload):
     selector: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass
 class TestResultPayload(Payload):
     __test__ = False
     KINDS = (Kind.TEST_RESULT,)
@@ -253,7 +253,7 @@ class TestResultPayload(Payload):
         )
 
 
-@dataclass(frozen=True)
+@dataclass
 class LlmCallPayload(Payload):
     KINDS = (Kind.LLM_CALL,)
     model: str | None
@@ -263,7 +263,7 @@ class LlmCallPayload(Payload):
     step: int | None = optional()
 
 
-@dataclass(frozen=True)
+@dataclass
 class ToolCallPayload(Payload):
     KINDS = (Kind.TOOL_CALL,)
     id: str | None
@@ -271,7 +271,7 @@ class ToolCallPayload(Payload):
     arguments: str
 
 
-@dataclass(frozen=True)
+@dataclass
 class UsagePayload(Record):
     STRICT = True
     prompt_tokens: int | None = None
@@ -279,7 +279,7 @@ class UsagePayload(Record):
     total_tokens: int | None = None
 
 
-@dataclass(frozen=True)
+@dataclass
 class LlmResponsePayload(Payload):
     KINDS = (Kind.LLM_RESPONSE,)
     content: str | None
@@ -296,7 +296,7 @@ class LlmResponsePayload(Payload):
     """The answer as another tool wrote it."""
 
 
-@dataclass(frozen=True)
+@dataclass
 class ToolResultPayload(Payload):
     KINDS = (Kind.TOOL_RESULT,)
     id: str | None
@@ -310,7 +310,7 @@ class ToolResultPayload(Payload):
     skipped: bool = optional(False)
 
 
-@dataclass(frozen=True)
+@dataclass
 class AgentFinishPayload(Payload):
     KINDS = (Kind.AGENT_FINISH,)
     summary: str
@@ -325,7 +325,7 @@ class AgentFinishPayload(Payload):
     """Another tool's run info (imports)."""
 
 
-@dataclass(frozen=True)
+@dataclass
 class PolicyDecisionPayload(Payload):
     KINDS = (Kind.POLICY_DECISION,)
     action: str
@@ -369,7 +369,7 @@ class RunStatus(StrEnum):
     ERROR = "error"  # an unexpected exception
 
 
-@dataclass(frozen=True)
+@dataclass
 class WorkflowStart(Payload):
     """A workflow run begins (see simulator/workflow.py)."""
 
@@ -379,7 +379,7 @@ class WorkflowStart(Payload):
     params: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass
 class WorkflowStep(Payload):
     """A stage of a run starts (status running) or ends (with its status and duration)."""
 
@@ -392,7 +392,7 @@ class WorkflowStep(Payload):
     detail: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass
 class WorkflowResult(Payload):
     """What a run found or made (its verdict, its figures)."""
 
@@ -402,7 +402,7 @@ class WorkflowResult(Payload):
     result: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass
 class WorkflowEnd(Payload):
     """A run ends: how, after how long, and the error if it failed."""
 
@@ -414,21 +414,21 @@ class WorkflowEnd(Payload):
     error: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass
 class CheckpointPayload(Payload):
     KINDS = (Kind.CHECKPOINT, Kind.RESTORE)
     name: str
     tree: str
 
 
-@dataclass(frozen=True)
+@dataclass
 class NotePayload(Payload):
     KINDS = (Kind.NOTE,)
     text: str
     mark: str | None = optional()
 
 
-@dataclass(frozen=True)
+@dataclass
 class ErrorPayload(Payload):
     KINDS = (Kind.ERROR,)
     message: str
@@ -436,7 +436,7 @@ class ErrorPayload(Payload):
     retry_in: float | None = optional()
 
 
-@dataclass(frozen=True)
+@dataclass
 class SessionEndPayload(Payload):
     KINDS = (Kind.SESSION_END,)
     reason: str
@@ -601,7 +601,7 @@ def _exact_text(payload: dict[str, Any]) -> dict[str, Any]:
     return payload
 
 
-@dataclass(frozen=True)
+@dataclass
 class EventRecord(Record):
     """The fields every event line has (the payload is typed by kind, see PAYLOAD_TYPES)."""
 

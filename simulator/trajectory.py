@@ -83,7 +83,7 @@ def host_id() -> str:
 # -- the header --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass
 class RepoInfo(Record):
     """Where a session's workspace came from."""
 
@@ -94,7 +94,7 @@ class RepoInfo(Record):
     dirty: bool | None = optional()
 
 
-@dataclass(frozen=True)
+@dataclass
 class BackendInfo(Record):
     """Where the commands ran (`Backend.describe()`); backends add their own fields."""
 
@@ -108,7 +108,7 @@ class BackendInfo(Record):
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass
 class AgentInfo(Record):
     REST = "extra"
     model: str | None = None
@@ -116,7 +116,7 @@ class AgentInfo(Record):
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass
 class ParentInfo(Record):
     """The trajectory this one forks, resumes or re-executes."""
 
@@ -126,7 +126,7 @@ class ParentInfo(Record):
     replay: str | None = optional()
 
 
-@dataclass(frozen=True)
+@dataclass
 class ImportInfo(Record):
     """For a file converted from another tool: which, and what of it has no event."""
 
@@ -136,7 +136,7 @@ class ImportInfo(Record):
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass
 class TrajectoryHeader(Record):
     """Line 1 of a trajectory. Build one with `TrajectoryHeader.new`."""
 
