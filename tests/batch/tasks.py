@@ -84,7 +84,7 @@ def local_session_then_hang(task: Task) -> dict[str, Any]:
         session = await Session.open(
             Path(task.payload["repo"]), trajectory_path=Path(task.payload["trajectory"])
         )
-        Path(task.payload["marker"]).write_text(session.backend.workspace_path)
+        Path(task.payload["marker"]).write_text(session.workspace_path)
         await asyncio.sleep(3600)
         return {}
 
