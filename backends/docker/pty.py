@@ -83,12 +83,17 @@ class DockerPty(Pty):
             await blocking(self._api.exec_resize, self._stream.exec_id, height=rows, width=cols)
 
     async def stop_foreground(self) -> None:
-        """Kill what the terminal's shell is running, and leave the shell."""
+        """Stop what the terminal is running, as Ctrl+C would (a loop in the shell itself ends
+        too), then kill what ignored it; the shell stays. Says why in the terminal's output."""
+        # Queued before the Ctrl+C, so it follows the shell's reaction to it (the `^C` and a new
+        # prompt wake a waiting reader). It is output, never typed into the shell.
+        self._pending += b"\r\nreposim: the session wrote more than its disk limit.\r\n"
+        await self.write(b"\x03")
+        await asyncio.sleep(0.2)
         reaper = self._reaper()
         if reaper is not None:
             with contextlib.suppress(BackendError, TimeoutError):
                 await reaper.kill(signal.SIGKILL, self._pid)
-        await self.write(b"\r\nreposim: the session wrote more than its disk limit.\r\n")
 
     async def close(self) -> None:
         if self._closed and self._stream.writer.is_closing():

@@ -96,6 +96,29 @@ async def test_writing_past_the_disk_limit_is_refused_or_stopped(
     assert 0 <= await backend.disk_usage() < 50 * 2**20
 
 
+async def test_the_terminal_is_held_to_the_disk_limit_too(
+    make_backend: BackendFactory, sample_repo: Path
+) -> None:
+    backend = await make_backend(sample_repo, disk="100m")
+    pty = await backend.open_pty()
+    try:
+        await pty.write(
+            b"for i in $(seq 1 100); do head -c 10M /dev/zero > /tmp/t$i; sleep 0.05; done\n"
+        )
+        seen = b""
+        while b"more than its disk limit" not in seen:
+            chunk = await asyncio.wait_for(pty.read(), 60)
+            assert chunk, seen
+            seen += chunk
+        await pty.write(b"echo still-$((40 + 2))\n")
+        while b"still-42" not in seen:
+            seen += await asyncio.wait_for(pty.read(), 30)
+    finally:
+        await pty.close()
+    written = await backend.exec("du -sm /tmp | cut -f1")
+    assert int(written.output) < 600, written.output
+
+
 async def test_the_default_cpu_limit_leaves_the_host_a_core(
     backend: DockerBackend, docker_client: Any
 ) -> None:
