@@ -29,6 +29,11 @@ class BranchCoverage:
     lines_total: int  # statements in the function
     lines_covered: int
     missing: list[Arc] = field(default_factory=list)  # branch arcs never taken
+    # per line, for a coverage gutter: the function's statements, those that never ran, and
+    # the branch lines that ran but did not take every exit
+    statements: list[int] = field(default_factory=list)
+    missed_lines: list[int] = field(default_factory=list)
+    partial_lines: list[int] = field(default_factory=list)
 
     @property
     def rate(self) -> float:
@@ -52,7 +57,19 @@ class BranchCoverage:
             int(data["lines_total"]),
             int(data["lines_covered"]),
             [(int(a), int(b)) for a, b in data.get("missing") or []],
+            [int(n) for n in data.get("statements") or []],
+            [int(n) for n in data.get("missed_lines") or []],
+            [int(n) for n in data.get("partial_lines") or []],
         )
+
+    def line_marks(self) -> dict[int, str]:
+        """Line number -> "covered" | "partial" | "missed" for every statement measured."""
+        missed = set(self.missed_lines)
+        partial = set(self.partial_lines)
+        return {
+            line: "missed" if line in missed else "partial" if line in partial else "covered"
+            for line in self.statements
+        }
 
 
 def function_branches(
@@ -72,12 +89,17 @@ def function_branches(
     # the def line runs when the module (or class) is executed, not when the function is called
     statements = {line for line in parser.statements if line in inside and line != first_line}
     ran_lines = {a for a, _ in ran if a > 0} | {b for _, b in ran if b > 0}
+    missed_lines = statements - ran_lines
+    partial_lines = {a for a, _ in branch_arcs - taken if a in ran_lines}
     return BranchCoverage(
         total=len(branch_arcs),
         covered=len(taken),
         lines_total=len(statements),
         lines_covered=len(statements & ran_lines),
         missing=sorted(branch_arcs - taken),
+        statements=sorted(statements),
+        missed_lines=sorted(missed_lines),
+        partial_lines=sorted(partial_lines),
     )
 
 

@@ -330,3 +330,15 @@ def edit(problem: Problem, text: str, *, by: str, reason: str = "") -> None:
 
 def note(problem: Problem, text: str) -> None:
     problem.curation.notes.append(text)
+
+
+def record_decision(
+    session: Session, problem: Problem, action: str, *, by: str, reason: str = ""
+) -> None:
+    """Record a person's curation decision (accept, reject, edit, note) in the trajectory: who,
+    what and why, as a one-step `curation` workflow run whose result is the problem's state."""
+    with WorkflowRun(
+        session, "curation", {"action": action, "problem": problem.id}, actor=Actor.HUMAN
+    ) as run:
+        run.step(action, problem=problem.id, by=by, reason=reason)
+        run.result(problem=problem.id, state=str(problem.curation.state), by=by, reason=reason)
