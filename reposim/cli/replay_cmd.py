@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from reposim.cli.batch import BatchSettings, batch_options, run_batch_cli
 from reposim.cli.common import CliError, existing_dir, existing_file, run_async
 from reposim.ui import run_ui
 from simulator.interop import EXPORT_FORMATS, export_text
@@ -104,8 +105,13 @@ def _print_report(report: ReplayReport, as_json: bool) -> None:
     metavar="CMD",
     help="With --fork-at: run CMD in the forked session (repeatable).",
 )
-@click.option("--trajectory", type=click.Path(dir_okay=False), help="Where to write the new one.")
+@click.option(
+    "--trajectory",
+    type=click.Path(),
+    help="Where to write the new one (a folder when FILE is a folder).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON lines instead of text.")
+@batch_options(".reposim-verify-results.jsonl")
 def replay(
     file: str,
     verify: bool,
@@ -120,6 +126,7 @@ def replay(
     then_exec: tuple[str, ...],
     trajectory: str | None,
     as_json: bool,
+    batch: BatchSettings,
 ) -> None:
     """Watch, re-execute or fork a trajectory (RepoSim's, SWE-agent's or mini-swe-agent's).
 
@@ -127,7 +134,16 @@ def replay(
     recorded start and reports, step by step, whether each observation still matches (exit code 0:
     all match, 1: differences, 2: the start cannot be rebuilt). --fork-at N rebuilds the
     workspace after step N and continues in a new trajectory.
+
+    With --verify, FILE may be a folder: every trajectory in it (and below) is re-executed as one
+    task of the batch layer (--jobs, --timeout, and --results, which a rerun resumes from);
+    --trajectory then names the folder for the re-executions' own trajectories.
     """
+    if verify and Path(file).is_dir():
+        _verify_folder(
+            Path(file), backend_kind, repo, image, current, ignore, keep, strict, trajectory, batch
+        )
+        return
     path = existing_file(file)
     repo_path = existing_dir(repo) if repo else None
     out = Path(trajectory) if trajectory else None
@@ -275,6 +291,43 @@ def _dump(path: Path) -> None:
             click.echo(f"reposim: {path}: {source.problem}", err=True)
     finally:
         source.close()
+
+
+def _verify_folder(
+    folder: Path,
+    backend_kind: str | None,
+    repo: str | None,
+    image: str | None,
+    current: bool,
+    ignore: tuple[str, ...],
+    keep: tuple[str, ...],
+    strict: bool,
+    trajectory: str | None,
+    batch: BatchSettings,
+) -> None:
+    from simulator.replay.batch import trajectories_in, verify_task, verify_trajectory
+
+    _normaliser(ignore, keep, strict)  # a bad --ignore pattern is one sentence before any task
+    files = trajectories_in(folder)
+    if not files:
+        raise CliError(f"{folder} holds no .jsonl trajectory.")
+    options = {
+        "backend": backend_kind,
+        "image": image,
+        "repo": str(existing_dir(repo)) if repo else None,
+        "current": current,
+        "strict": strict,
+        "ignore": list(ignore),
+        "keep": list(keep),
+        "out_dir": str(Path(trajectory).resolve()) if trajectory else None,
+    }
+    summary = run_batch_cli(
+        [verify_task(path, options) for path in files], verify_trajectory, batch, label="verify"
+    )
+    for record in summary.records:
+        if str(record.status) != "ok":
+            click.echo(f"{record.key}: {record.status} ({record.category}): {record.evidence}")
+    sys.exit(0 if all(str(r.status) == "ok" for r in summary.records) else 1)
 
 
 def _backend_for(path: Path, requested: str | None) -> str:
