@@ -35,6 +35,7 @@ from backends.base import (
     Pty,
 )
 from backends.confined import ConfinedRoot
+from backends.session_env import session_environment
 from backends.shell import COMMAND_ID_VAR, PersistentShell, ShellBackend, ShellChannel
 
 _READ_CHUNK = 65536
@@ -344,7 +345,7 @@ class LocalBackend(ShellBackend):
         self._shell: PersistentShell | None = None
         self._ptys: list[LocalPty] = []
         self.mark = secrets.token_hex(8)
-        self._env = {k: v for k, v in os.environ.items() if not k.startswith("REPOSIM_")}
+        self._env = session_environment(self.source)  # the user's environment, not RepoSim's
         self._env[SESSION_MARK_VAR] = self.mark
 
     @property

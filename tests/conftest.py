@@ -19,6 +19,43 @@ GIT_ENV = {
 RepoFactory = Callable[..., Path]
 
 
+USER_PYTEST_VENV = Path.home() / ".cache" / "reposim-tests" / "user-pytest-venv"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def user_has_pytest_on_path() -> Iterator[None]:
+    """Local sessions run in the user's environment, never RepoSim's own venv (see
+    backends/session_env.py), so `python -m pytest` in a session finds whatever the user has.
+    The stand-in for "the user has pytest on PATH": a small venv with pytest, made once (uv,
+    from its cache) and shared by runs and xdist workers, its bin/ first on this process's PATH."""
+    import fcntl
+    import os
+    import shutil
+
+    venv = USER_PYTEST_VENV
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    with open(venv.parent / "user-pytest-venv.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        ready = venv / "ready"
+        if not ready.exists():
+            shutil.rmtree(venv, ignore_errors=True)
+            uv = shutil.which("uv") or "uv"
+            clean = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+            subprocess.run([uv, "venv", "-q", str(venv)], check=True, env=clean)
+            subprocess.run(
+                [uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"), "pytest"],
+                check=True,
+                env=clean,
+            )
+            ready.touch()
+    old = os.environ.get("PATH", "")
+    os.environ["PATH"] = f"{venv / 'bin'}{os.pathsep}{old}"
+    try:
+        yield
+    finally:
+        os.environ["PATH"] = old
+
+
 @pytest.fixture(autouse=True)
 def trajectories_follow_the_schema(
     request: pytest.FixtureRequest, tmp_path: Path
