@@ -31,7 +31,7 @@ from themes import DEFAULT_THEME
 from widgets.agent_pane import AgentConnect, AgentPane, ApprovalPrompt
 from widgets.changes_view import ChangesView
 from widgets.coalesce import Coalesced
-from widgets.editor_pane import EditorPane
+from widgets.editor_pane import ChoiceScreen, EditorPane
 from widgets.file_tree import FILE_KINDS, FileTree
 from widgets.keymap import (
     APP_BINDINGS,
@@ -501,6 +501,36 @@ class RepoSimApp(App[None]):
             save_theme(name)
         except OSError as exc:
             self.notify(f"The theme could not be saved: {exc}", severity="warning")
+
+    async def action_quit(self) -> None:
+        """Quit; unsaved edits are asked about first (the scratch workspace goes with the app,
+        so an edit not saved now is lost for good)."""
+        editor = self.query_one(EditorPane)
+        dirty = editor.dirty_paths()
+        if isinstance(self.screen, ChoiceScreen):
+            return  # already asking
+        if not dirty:
+            self.exit()
+            return
+        names = dirty[0] if len(dirty) == 1 else f"{len(dirty)} files ({', '.join(dirty[:3])}…)"
+        if len(dirty) in (2, 3):
+            names = f"{len(dirty)} files ({', '.join(dirty)})"
+
+        async def answered(choice: str | None) -> None:
+            if choice == "discard":
+                self.exit()
+            elif choice == "save":
+                if await editor.save_all():
+                    self.exit()
+
+        self.push_screen(
+            ChoiceScreen(
+                f"{names} {'has' if len(dirty) == 1 else 'have'} unsaved edits. Quit anyway?",
+                [("cancel", "Cancel"), ("discard", "Discard"), ("save", "Save")],
+                default="cancel",
+            ),
+            answered,
+        )
 
     async def _on_exit_app(self) -> None:
         # Textual's first step of any shutdown: no debounced refresh fires while panes unmount.

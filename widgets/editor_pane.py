@@ -265,11 +265,24 @@ class EditorPane(Widget):
             self.go_to_line(line)
         buffer.editor.focus()
 
+    def dirty_paths(self) -> list[str]:
+        """The open files with unsaved edits, in tab order."""
+        return [path for path, buffer in self._buffers.items() if buffer.dirty]
+
+    async def save_all(self) -> bool:
+        """Save every file with unsaved edits; False when one of them could not be saved."""
+        for path in self.dirty_paths():
+            await self._save(self._buffers[path])
+        return not self.dirty_paths()
+
     async def save_current(self) -> None:
         buffer = self._current()
         if buffer is None:
             self.notify("There is no open file to save.", severity="warning")
             return
+        await self._save(buffer)
+
+    async def _save(self, buffer: Buffer) -> None:
         text = buffer.editor.text
         try:
             await self.session.write(buffer.path, text)

@@ -328,3 +328,42 @@ def test_open_reports_an_unknown_theme_in_one_sentence(sample_repo: Path) -> Non
     assert proc.returncode == 2
     assert proc.stderr.strip().startswith("reposim: error: There is no theme named 'neon'")
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+async def test_ctrl_q_with_unsaved_edits_asks_and_cancel_keeps_them(session: Session) -> None:
+    from widgets.editor_pane import ChoiceScreen
+
+    app = RepoSimApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        editor = app.query_one(EditorPane)
+        await editor.open_file("calc/ops.py")
+        await pilot.press("z", "z")
+        await wait_for(pilot, lambda: editor.is_dirty("calc/ops.py"), "the dirty tab")
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChoiceScreen), "the quit prompt")
+        assert "calc/ops.py" in str(app.screen.query_one("#question").render())
+        await pilot.press("escape")  # Cancel: back in the editor, the edit still there
+        await wait_for(pilot, lambda: not isinstance(app.screen, ChoiceScreen), "the prompt gone")
+        assert app.is_running and editor.is_dirty("calc/ops.py")
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChoiceScreen), "the prompt again")
+        await pilot.click("#save")
+        await wait_for(pilot, lambda: not app.is_running, "the app to exit after saving")
+    on_disk = workspace(session) / "calc" / "ops.py"
+    assert on_disk.read_text().startswith("zzdef add")
+
+
+async def test_ctrl_q_discard_quits_without_writing(session: Session) -> None:
+    from widgets.editor_pane import ChoiceScreen
+
+    app = RepoSimApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        editor = app.query_one(EditorPane)
+        await editor.open_file("calc/ops.py")
+        await pilot.press("z")
+        await wait_for(pilot, lambda: editor.is_dirty("calc/ops.py"), "the dirty tab")
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChoiceScreen), "the quit prompt")
+        await pilot.click("#discard")
+        await wait_for(pilot, lambda: not app.is_running, "the app to exit")
+    assert (workspace(session) / "calc" / "ops.py").read_text().startswith("def add")
