@@ -32,10 +32,10 @@ def _own_venvs(environ: Mapping[str, str]) -> set[str]:
     """The bin/ folders of the virtualenv RepoSim itself runs in (if any)."""
     found: set[str] = set()
     if sys.prefix != sys.base_prefix:
-        found.add(os.path.realpath(os.path.join(sys.prefix, "bin")))
+        found.add(str((Path(sys.prefix) / "bin").resolve()))
     active = environ.get("VIRTUAL_ENV")
     if active:
-        found.add(os.path.realpath(os.path.join(active, "bin")))
+        found.add(str((Path(active) / "bin").resolve()))
     return found
 
 
@@ -52,7 +52,7 @@ def session_environment(
         if not k.startswith(drop_prefix) and k != "VIRTUAL_ENV" and k not in UV_RUN_VARS
     }
     path = [
-        p for p in env.get("PATH", "").split(os.pathsep) if p and os.path.realpath(p) not in own
+        p for p in env.get("PATH", "").split(os.pathsep) if p and str(Path(p).resolve()) not in own
     ]
     venv = repository_venv(source)
     if venv is not None:

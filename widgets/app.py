@@ -517,11 +517,9 @@ class RepoSimApp(App[None]):
             names = f"{len(dirty)} files ({', '.join(dirty)})"
 
         async def answered(choice: str | None) -> None:
-            if choice == "discard":
+            saved = choice == "save" and await editor.save_all()
+            if choice == "discard" or saved:
                 self.exit()
-            elif choice == "save":
-                if await editor.save_all():
-                    self.exit()
 
         self.push_screen(
             ChoiceScreen(
