@@ -1,0 +1,1 @@
+"""The harness curation screen: targets, their harnesses, coverage in the gutter, decisions."""

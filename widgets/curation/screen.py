@@ -1,0 +1,390 @@
+"""The curation screen: go through generated harnesses, fix the weak ones, accept the good ones.
+
+It talks to the harness workflow's engine functions only (simulator.harness.workflow); every
+run and every decision is recorded in the session's trajectory, and the export carries each
+problem's curation state and reasons.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.coordinate import Coordinate
+from textual.screen import ModalScreen, Screen
+from textual.widgets import DataTable, Footer, Input, Label, Static, TextArea
+
+from simulator.dataset.schema import Problem
+from simulator.dataset.writers import write_jsonl
+from simulator.harness.branches import BranchCoverage
+from simulator.harness.target import Target
+from simulator.harness.workflow import (
+    HarnessOptions,
+    accept,
+    edit,
+    make_problems,
+    note,
+    record_decision,
+    reject,
+    remutate,
+    revalidate,
+)
+from simulator.session import Session
+from simulator.workflow import WorkflowFailure
+from widgets.curation.gutter import CoverageView
+from widgets.curation.model import COLUMNS, FilterError, Row, select
+
+SORTS = ("file", "function", "state", "coverage", "mutation")
+
+
+class AskText(ModalScreen[str | None]):
+    """One line of text (a rejection's reason, a note); Escape cancels."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, prompt: str) -> None:
+        super().__init__()
+        self.prompt = prompt
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="ask"):
+            yield Label(self.prompt)
+            yield Input(id="ask-input")
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        if event.value.strip():
+            self.dismiss(event.value.strip())
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class CurationScreen(Screen[None]):
+    """A table of targets; the selected one's source with coverage in the gutter and its
+    harness, editable; run, regenerate, mutants, accept, reject, note, export."""
+
+    CSS_PATH = str(Path(__file__).with_name("curation.tcss"))
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "focus_filter", "Filter", id="curation.filter"),
+        Binding("space", "toggle_mark", "Mark", id="curation.mark"),
+        Binding("g", "generate", "Generate", id="curation.generate"),
+        Binding("G", "generate_all", "Generate all", id="curation.generate_all"),
+        Binding("r", "run", "Run", id="curation.run"),
+        Binding("m", "mutants", "Mutants", id="curation.mutants"),
+        Binding("a", "accept", "Accept", id="curation.accept"),
+        Binding("x", "reject", "Reject", id="curation.reject"),
+        Binding("n", "note", "Note", id="curation.note"),
+        Binding("s", "sort", "Sort", id="curation.sort"),
+        Binding("ctrl+e", "export", "Export", id="curation.export"),
+        Binding("ctrl+s", "save_harness", "Save harness", id="curation.save", show=False),
+        Binding("escape", "focus_table", "Table", id="curation.table", show=False),
+    ]
+
+    def __init__(
+        self,
+        session: Session,
+        problems: list[Problem],
+        *,
+        export_path: Path,
+        options: HarnessOptions | None = None,
+        by: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.session = session
+        self.problems = problems
+        self.rows = [Row.of(p) for p in problems]
+        self.export_path = export_path
+        self.options = options or HarnessOptions()
+        self.by = by or getpass.getuser()
+        self.query_text = ""
+        self.sort = "file"
+        self.shown: list[int] = []
+        self.marked: set[int] = set()
+        self.current: int | None = None
+        self.busy = 0
+        self._lock = asyncio.Lock()
+        self._sources: dict[str, str] = {}
+
+    # -- layout -------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="curation-title")
+        yield Input(placeholder="filter: valid  cov<80  mut<60  flaky  name", id="curation-filter")
+        table: DataTable[str] = DataTable(
+            id="curation-table", cursor_type="row", zebra_stripes=True
+        )
+        yield table
+        with Horizontal(id="curation-detail"):
+            yield CoverageView(id="curation-source")
+            yield TextArea("", language="python", id="curation-harness", show_line_numbers=True)
+        yield Static("", id="curation-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#curation-table", DataTable)
+        for name in COLUMNS:
+            table.add_column(name, key=name)
+        self._fill()
+        table.focus()
+
+    # -- the table ----------------------------------------------------------------------------
+
+    def _fill(self) -> None:
+        table: DataTable[str] = self.query_one("#curation-table", DataTable)
+        try:
+            self.shown = select(self.rows, self.query_text, self.sort)
+        except FilterError as exc:
+            self._status(str(exc))
+            return
+        table.clear()
+        table.add_rows(
+            [self._cells(i) for i in self.shown],
+        )
+        self._title()
+        if self.shown:
+            self._show(self.shown[0])
+
+    def _cells(self, index: int) -> tuple[str, ...]:
+        cells = self.rows[index].cells()
+        return (("● " if index in self.marked else "  ") + cells[0], *cells[1:])
+
+    def _refresh_row(self, index: int) -> None:
+        self.rows[index] = Row.of(self.problems[index])
+        if index not in self.shown:
+            return
+        table: DataTable[str] = self.query_one("#curation-table", DataTable)
+        position = self.shown.index(index)
+        row_key = table.coordinate_to_cell_key(Coordinate(position, 0)).row_key
+        for name, value in zip(COLUMNS, self._cells(index), strict=True):
+            table.update_cell(row_key, name, value)
+        self._title()
+
+    def _title(self) -> None:
+        counts: dict[str, int] = {}
+        for row in self.rows:
+            counts[row.state] = counts.get(row.state, 0) + 1
+        parts = " · ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+        shown = f"{len(self.shown)} of {len(self.rows)} shown" if self.query_text else ""
+        self.query_one("#curation-title", Static).update(
+            f" Curation  {self.session.source.name}  {parts}  {shown}  sort: {self.sort}"
+        )
+
+    @on(Input.Changed, "#curation-filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.query_text = event.value
+        self._fill()
+
+    @on(Input.Submitted, "#curation-filter")
+    def _filter_done(self) -> None:
+        self.query_one("#curation-table", DataTable).focus()
+
+    @on(DataTable.RowHighlighted, "#curation-table")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if 0 <= event.cursor_row < len(self.shown):
+            self._show(self.shown[event.cursor_row])
+
+    def _cursor_index(self) -> int | None:
+        table: DataTable[str] = self.query_one("#curation-table", DataTable)
+        if not self.shown:
+            return None
+        return self.shown[min(table.cursor_row, len(self.shown) - 1)]
+
+    def _selection(self) -> list[int]:
+        if self.marked:
+            return sorted(self.marked)
+        index = self._cursor_index()
+        return [] if index is None else [index]
+
+    # -- the detail: source with coverage, harness -------------------------------------------
+
+    def _source(self, path: str) -> str:
+        if path not in self._sources:
+            try:
+                self._sources[path] = (self.session.source / path).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                self._sources[path] = ""
+        return self._sources[path]
+
+    def _show(self, index: int) -> None:
+        self.current = index
+        problem = self.problems[index]
+        target = problem.target
+        view = self.query_one("#curation-source", CoverageView)
+        span = (int(target.get("start_line") or 0), int(target.get("end_line") or -1))
+        view.show(self._source(str(target.get("path") or "")), self.marks(problem), span)
+        view.scroll_to(y=max(0, span[0] - 3), animate=False)
+        harness = self.query_one("#curation-harness", TextArea)
+        harness.load_text(problem.harness.text if problem.harness else "")
+        self._status(self._describe(problem))
+
+    @staticmethod
+    def marks(problem: Problem) -> dict[int, str]:
+        v = problem.validation
+        if v is None or v.coverage is None:
+            return {}
+        return BranchCoverage.from_dict(v.coverage).line_marks()
+
+    @staticmethod
+    def _describe(problem: Problem) -> str:
+        c = problem.curation
+        parts = [f"{problem.target.get('id')}: {c.state}"]
+        if c.reasons:
+            parts.append(f"— {c.reasons[-1]}")
+        v = problem.validation
+        if v and v.mutation and v.mutation.get("survivors"):
+            parts.append(f"· {len(v.mutation['survivors'])} surviving mutant(s) (m shows them)")
+        return " ".join(parts)
+
+    def _status(self, text: str) -> None:
+        busy = f"[working: {self.busy}] " if self.busy else ""
+        self.query_one("#curation-status", Static).update(busy + text)
+
+    # -- actions ------------------------------------------------------------------------------
+
+    def action_focus_filter(self) -> None:
+        self.query_one("#curation-filter", Input).focus()
+
+    def action_focus_table(self) -> None:
+        self.query_one("#curation-table", DataTable).focus()
+
+    def action_toggle_mark(self) -> None:
+        index = self._cursor_index()
+        if index is None:
+            return
+        self.marked.symmetric_difference_update({index})
+        self._refresh_row(index)
+
+    def action_sort(self) -> None:
+        self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
+        self._fill()
+
+    def _decide(self, index: int, action: str, reason: str = "") -> None:
+        record_decision(self.session, self.problems[index], action, by=self.by, reason=reason)
+        self._refresh_row(index)
+
+    def action_accept(self) -> None:
+        chosen = self._selection()
+        for index in chosen:
+            accept(self.problems[index], by=self.by)
+            self._decide(index, "accept")
+        self._status(f"accepted {len(chosen)}")
+
+    def action_reject(self) -> None:
+        chosen = self._selection()
+        if not chosen:
+            return
+
+        def done(reason: str | None) -> None:
+            if not reason:
+                return
+            for index in chosen:
+                reject(self.problems[index], by=self.by, reason=reason)
+                self._decide(index, "reject", reason)
+            self._status(f"rejected {len(chosen)}: {reason}")
+
+        self.app.push_screen(AskText(f"Why reject {len(chosen)} harness(es)?"), done)
+
+    def action_note(self) -> None:
+        chosen = self._selection()
+
+        def done(text: str | None) -> None:
+            if not text:
+                return
+            for index in chosen:
+                note(self.problems[index], text)
+                self._decide(index, "note", text)
+
+        self.app.push_screen(AskText("Note:"), done)
+
+    def action_save_harness(self) -> bool:
+        """Keep the edited harness text in the problem (validated again on the next run)."""
+        index = self.current
+        if index is None:
+            return False
+        problem = self.problems[index]
+        text = self.query_one("#curation-harness", TextArea).text
+        if problem.harness is not None and text == problem.harness.text:
+            return True
+        try:
+            edit(problem, text, by=self.by, reason="edited in the curation screen")
+        except ValueError as exc:
+            self._status(str(exc))
+            return False
+        self._decide(index, "edit", "edited in the curation screen")
+        return True
+
+    def action_export(self) -> None:
+        count = write_jsonl(self.problems, self.export_path)
+        self._status(f"exported {count} problems to {self.export_path}")
+        self.notify(f"Exported {count} problems to {self.export_path}")
+
+    def action_run(self) -> None:
+        if self.current is not None and not self.action_save_harness():
+            return
+        chosen = [i for i in self._selection() if self.problems[i].harness is not None]
+        self._start("run", chosen, self._run_one)
+
+    def action_generate(self) -> None:
+        self._start("generate", self._selection(), self._generate_one)
+
+    def action_generate_all(self) -> None:
+        """Generate a harness for every shown target that has none yet."""
+        chosen = [i for i in self.shown if self.problems[i].harness is None]
+        self._start("generate", chosen, self._generate_one)
+
+    def action_mutants(self) -> None:
+        chosen = [i for i in self._selection() if self.problems[i].validation is not None]
+        self._start("mutants", chosen, self._mutants_one)
+
+    async def _run_one(self, index: int) -> None:
+        await revalidate(self.session, self.problems[index], self.options)
+
+    async def _generate_one(self, index: int) -> None:
+        problem = self.problems[index]
+        target = Target.from_dict(problem.target)
+        [fresh] = await make_problems(self.session, [target], self.options)
+        fresh.curation.notes = [*problem.curation.notes, *fresh.curation.notes]
+        fresh.curation.history = [*problem.curation.history, *fresh.curation.history]
+        self.problems[index] = fresh
+
+    async def _mutants_one(self, index: int) -> None:
+        figures = await remutate(self.session, self.problems[index], self.options)
+        survivors = figures.get("survivors") or []
+        lines = [f"line {s.get('line')}: {s.get('description')}" for s in survivors]
+        if lines and index == self.current:
+            self.notify("\n".join(lines[:12]), title=f"{len(lines)} surviving mutant(s)")
+
+    def _start(self, what: str, chosen: list[int], one: Callable[[int], Awaitable[None]]) -> None:
+        if not chosen:
+            self._status(f"nothing to {what} in the selection")
+            return
+        self.busy += len(chosen)
+        self._work(what, chosen, one)
+
+    @work(group="curation", exclusive=False)
+    async def _work(
+        self, what: str, chosen: list[int], one: Callable[[int], Awaitable[None]]
+    ) -> None:
+        async with self._lock:
+            for number, index in enumerate(chosen, start=1):
+                name = self.rows[index].function
+                self._status(f"{what} {number}/{len(chosen)}: {name}…")
+                try:
+                    await one(index)
+                except WorkflowFailure as exc:
+                    self.notify(str(exc), severity="error")
+                finally:
+                    self.busy -= 1
+                self._refresh_row(index)
+                if index == self.current:
+                    self._show(index)
+            self._status(f"{what}: {len(chosen)} done")
