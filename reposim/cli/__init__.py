@@ -24,6 +24,7 @@ COMMAND_MODULES = [
     "reposim.cli.perf_cmd",
     "reposim.cli.harness_cmd",
     "reposim.cli.setup_cmd",
+    "reposim.cli.curate_cmd",
 ]
 
 
@@ -50,6 +51,7 @@ COMMAND_HOMES = {
     "dataset": "reposim.cli.harness_cmd",
     "setup": "reposim.cli.setup_cmd",
     "env": "reposim.cli.setup_cmd",
+    "curate": "reposim.cli.curate_cmd",
 }
 
 

@@ -334,12 +334,11 @@ class CurationScreen(Screen[None]):
         self._start("run", chosen, self._run_one)
 
     def action_generate(self) -> None:
-        self._start("generate", self._selection(), self._generate_one)
+        self._start_generate(self._selection())
 
     def action_generate_all(self) -> None:
         """Generate a harness for every shown target that has none yet."""
-        chosen = [i for i in self.shown if self.problems[i].harness is None]
-        self._start("generate", chosen, self._generate_one)
+        self._start_generate([i for i in self.shown if self.problems[i].harness is None])
 
     def action_mutants(self) -> None:
         chosen = [i for i in self._selection() if self.problems[i].validation is not None]
@@ -348,13 +347,43 @@ class CurationScreen(Screen[None]):
     async def _run_one(self, index: int) -> None:
         await revalidate(self.session, self.problems[index], self.options)
 
-    async def _generate_one(self, index: int) -> None:
-        problem = self.problems[index]
-        target = Target.from_dict(problem.target)
-        [fresh] = await make_problems(self.session, [target], self.options)
-        fresh.curation.notes = [*problem.curation.notes, *fresh.curation.notes]
-        fresh.curation.history = [*problem.curation.history, *fresh.curation.history]
-        self.problems[index] = fresh
+    def _start_generate(self, chosen: list[int]) -> None:
+        """One harness run for all of `chosen` (the repository's tests are traced once), each
+        row updated as its target is done."""
+        if not chosen:
+            self._status("nothing to generate in the selection")
+            return
+        self.busy += len(chosen)
+        self._generate(chosen)
+
+    @work(group="curation", exclusive=False)
+    async def _generate(self, chosen: list[int]) -> None:
+        pending = list(chosen)
+
+        def done(fresh: Problem) -> None:
+            index = pending.pop(0)
+            old = self.problems[index]
+            fresh.curation.notes = [*old.curation.notes, *fresh.curation.notes]
+            fresh.curation.history = [*old.curation.history, *fresh.curation.history]
+            self.problems[index] = fresh
+            self.busy -= 1
+            self._refresh_row(index)
+            if index == self.current:
+                self._show(index)
+            if pending:
+                name = self.rows[pending[0]].function
+                self._status(f"generate {len(chosen) - len(pending) + 1}/{len(chosen)}: {name}…")
+
+        async with self._lock:
+            targets = [Target.from_dict(self.problems[i].target) for i in chosen]
+            self._status(f"generate: tracing the repository's tests for {len(chosen)} target(s)…")
+            try:
+                await make_problems(self.session, targets, self.options, on_problem=done)
+            except WorkflowFailure as exc:
+                self.notify(str(exc), severity="error")
+            finally:
+                self.busy -= len(pending)
+            self._status(f"generate: {len(chosen) - len(pending)} done")
 
     async def _mutants_one(self, index: int) -> None:
         figures = await remutate(self.session, self.problems[index], self.options)

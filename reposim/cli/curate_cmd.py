@@ -1,0 +1,122 @@
+"""`reposim curate PATH|DATASET`: the harness curation screen (Textual loads in `run` only)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from reposim.cli.common import CliError, backend_options, run_async
+from simulator.session import Session, open_session
+from themes import theme_names
+
+
+@click.command("curate")
+@click.argument("source", type=click.Path(exists=False))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Where Ctrl+E exports the problems (default: DATASET itself, or "
+    "./<repository>-problems.jsonl for a repository).",
+)
+@click.option(
+    "--repo",
+    "repo_path",
+    type=click.Path(file_okay=False),
+    help="The repository a DATASET was made from (default: the source its problems name).",
+)
+@click.option("--by", help="Your name in the curation history (default: your login name).")
+@click.option("--target", "selectors", multiple=True, help="Only these targets (id or glob).")
+@click.option("--theme", help="Colour theme (default: reposim-dark).")
+@backend_options
+def curate_command(
+    source: str,
+    output: str | None,
+    repo_path: str | None,
+    by: str | None,
+    selectors: tuple[str, ...],
+    theme: str | None,
+    backend_kind: str,
+    in_place: bool,
+    trajectory: str | None,
+    as_json: bool,
+    backend_options: dict[str, Any],
+) -> None:
+    """Curate test harnesses: SOURCE is a repository (its functions become targets without a
+    harness) or a problems file made by `reposim harness` (JSON lines).
+
+    In the screen: G generates traced harnesses for the shown targets, / filters (e.g.
+    `valid cov<80`), r runs the selected harness again (after an edit), m runs its mutants,
+    a accepts, x rejects with a reason, n adds a note, Ctrl+E exports. Every decision is
+    recorded in the session's trajectory and exported as the problem's curation state.
+    """
+    if as_json:
+        raise CliError("reposim curate is interactive; --json is for exec, test and replay.")
+    if theme is not None and theme not in theme_names():
+        raise CliError(
+            f"There is no theme named {theme!r}; choose one of {', '.join(theme_names())}."
+        )
+    from simulator.dataset.readers import DatasetError, read_problems
+    from simulator.dataset.schema import Problem
+
+    path = Path(source).expanduser()
+    problems: list[Problem] | None = None
+    if path.is_dir():
+        root = path.resolve()
+        export = Path(output or f"{root.name}-problems.jsonl").resolve()
+    elif path.is_file():
+        try:
+            problems = read_problems(path)
+        except DatasetError as exc:
+            raise CliError(str(exc)) from None
+        if not problems:
+            raise CliError(f"{path} holds no problems to curate.")
+        named = repo_path or problems[0].repo.get("source")
+        if not named or not Path(named).is_dir():
+            raise CliError(
+                f"The repository of {path} ({named or 'not named'}) is not here; give it with "
+                "--repo PATH."
+            )
+        root = Path(named).resolve()
+        export = Path(output).resolve() if output else path.resolve()
+    else:
+        raise CliError(f"{source} is neither a repository directory nor a problems file.")
+
+    async def run() -> Path:
+        session: Session = await open_session(
+            root,
+            backend=backend_kind,
+            backend_options=backend_options,
+            in_place=in_place,
+            trajectory_path=Path(trajectory).resolve() if trajectory else None,
+        )
+        reason = "closed"
+        try:
+            from simulator.harness.target import TargetError
+            from widgets.curation.app import CurationApp, target_problems
+
+            try:
+                chosen = problems or target_problems(session, list(selectors) or None)
+            except TargetError as exc:
+                raise CliError(str(exc)) from None
+            if not chosen:
+                raise CliError(f"{root} has no functions to make harnesses for.")
+            app = CurationApp(session, chosen, export_path=export, by=by, theme_name=theme)
+            await app.run_async()
+            if app.return_code:
+                reason = "error: the UI stopped on an unexpected exception"
+        except BaseException:
+            reason = "interrupted"
+            raise
+        finally:
+            await session.close(reason)
+        return session.trajectory_path
+
+    trajectory_path = run_async(run)
+    click.echo(f"reposim: trajectory {trajectory_path}", err=True)
+
+
+def register(group: click.Group) -> None:
+    group.add_command(curate_command)
