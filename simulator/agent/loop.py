@@ -94,7 +94,7 @@ class RunUsage:
 
 @dataclass
 class RunResult:
-    reason: str  # finished | budget:<name> | stopped | model_error | format_errors
+    reason: str  # finished | budget:<name> | stopped | model_error | format_errors | off_script
     summary: str
     usage: RunUsage
 
@@ -259,10 +259,18 @@ class Agent:
                     }
                 )
             else:
-                finished, format_errors = await self._run_tools(turn)
+                finished, format_errors, rejected = await self._run_tools(turn)
                 errors_in_a_row = errors_in_a_row + 1 if format_errors else 0
                 if finished is not None:
                     return self._result("finished", finished)
+                if rejected and getattr(self.client, "follows_script", False):
+                    # A script (the demo, a replay) cannot take a change of course into account:
+                    # carrying on would act, and report, as if the rejected action had happened.
+                    return self._result(
+                        "off_script",
+                        f"The person rejected {rejected}; this is a scripted run "
+                        f"({self.client.model}), which cannot adapt, so it stops here.",
+                    )
             if errors_in_a_row >= MAX_FORMAT_ERRORS_IN_A_ROW:
                 return self._result(
                     "format_errors",
@@ -357,11 +365,13 @@ class Agent:
             cause=call.seq,
         )
 
-    async def _run_tools(self, turn: ModelTurn) -> tuple[str | None, int]:
+    async def _run_tools(self, turn: ModelTurn) -> tuple[str | None, int, str]:
         """Run each tool call of a turn; every call gets an answer (the API requires it).
-        Returns the finish summary if finish was called, and the number of format errors."""
+        Returns the finish summary if finish was called, the number of format errors and what
+        the person rejected ("" when nothing)."""
         finished: str | None = None
         format_errors = 0
+        rejected = ""
         response_seq = self._response_seq
         for call in turn.tool_calls:
             event = self.session.emit(
@@ -396,10 +406,12 @@ class Agent:
                     )
                     if observation.finished:
                         finished = observation.output
+                    if observation.rejected and not rejected:
+                        rejected = f"the agent's {call.name} call"
             result = ToolResultPayload(id=call.id, name=call.name, output=output, **flags)
             self.session.emit(Actor.AGENT, Kind.TOOL_RESULT, result, cause=event.seq)
             self.messages.append({"role": "tool", "tool_call_id": call.id, "content": output})
-        return finished, format_errors
+        return finished, format_errors, rejected
 
     # -- confirm mode ------------------------------------------------------------------------
 

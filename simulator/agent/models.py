@@ -325,9 +325,14 @@ class ScriptedClient:
         *,
         model: str = "scripted",
         delay: float = 0.0,
+        follows_script: bool = False,
     ) -> None:
+        """`follows_script`: the turns are a fixed course (the demo, a replay) that cannot take
+        what happens into account, so the loop stops the run when the person rejects an action;
+        False for a script standing in for a model that would react."""
         self.model = model
         self.delay = delay
+        self.follows_script = follows_script
         self._turns = list(turns)
         self._next = 0
         self.calls: list[list[Message]] = []
@@ -373,7 +378,9 @@ class ReplayClient(ScriptedClient):
         if not turns:
             raise ModelConfigError(f"{path} records no model turns to replay.")
         model = header.agent.model if header.agent is not None else None
-        super().__init__(turns, model=f"replay:{model or Path(path).name}", delay=delay)
+        super().__init__(
+            turns, model=f"replay:{model or Path(path).name}", delay=delay, follows_script=True
+        )
         self.header = header
 
 

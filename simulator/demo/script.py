@@ -74,9 +74,9 @@ async def record(out: Path) -> Path:
         async with await Session.open(
             workspace, trajectory_path=out, agent=agent_info, test_command=test_command()
         ) as session:
-            result = await Agent(session, ScriptedClient(DEMO_TURNS, model="scripted-demo")).run(
-                DEMO_TASK
-            )
+            result = await Agent(
+                session, ScriptedClient(DEMO_TURNS, model="scripted-demo", follows_script=True)
+            ).run(DEMO_TASK)
         if result.reason != "finished":
             raise SystemExit(f"the demonstration did not finish: {result.summary}")
     return out

@@ -172,3 +172,31 @@ async def test_no_model_configured_is_one_notification(
         await wait_until(pilot, lambda: not pane.running and bool(app._notifications))
         messages = [n.message for n in app._notifications]
         assert any("No model is configured" in m and "REPOSIM_MODEL" in m for m in messages)
+
+
+async def test_rejecting_an_edit_stops_a_scripted_run_instead_of_claiming_success(
+    session: Session,
+) -> None:
+    client = ScriptedClient(
+        [
+            turn("edit", command="str_replace", path="stats/core.py", old_str=BUG, new_str=FIX),
+            turn("run_tests"),
+            turn("finish", summary="All tests pass."),
+        ],
+        follows_script=True,
+    )
+    config = AgentConfig(client=client, mode=Mode.CONFIRM, task="Make the tests pass.")
+    app = PaneApp(session, config)
+    async with app.run_test(size=(120, 50)) as pilot:
+        prompt = app.query_one(ApprovalPrompt)
+        await wait_until(pilot, lambda: bool(prompt.display))
+        await pilot.press("r", *"not like that", "enter")
+        pane = app.query_one(AgentPane)
+        await wait_until(pilot, lambda: not pane.running)
+        texts = "\n".join(card_texts(app))
+        assert "All tests pass." not in texts
+        assert "off_script" in texts and "cannot adapt" in texts
+    finish = [e for e in events(session) if e.kind == Kind.AGENT_FINISH]
+    assert [e.payload["reason"] for e in finish] == ["off_script"]
+    assert client.remaining == 2  # nothing after the rejection was played
+    assert BUG in (await session.read_bytes("stats/core.py")).decode()
