@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import DataTable, Input, TextArea
+from textual.widgets import Input, TextArea
 
 from simulator.dataset.readers import read_problems
 from simulator.harness.validate import Thresholds
@@ -14,6 +14,7 @@ from tests.ui.helpers import recorded, wait_for
 from widgets.curation.app import CurationApp, target_problems
 from widgets.curation.gutter import CoverageView
 from widgets.curation.screen import AskText, CurationScreen
+from widgets.curation.table import TargetTable
 
 EXTRA_SIGN_CASES = """
     dict(args=(-4,), returns=-1),
@@ -83,12 +84,12 @@ async def test_curate_a_repository_end_to_end(session: Session, tmp_path: Path) 
         # accept two, reject one with a reason
         screen.query_one("#curation-filter", Input).value = ""
         await pilot.pause()
-        table = screen.query_one(DataTable)
+        table = screen.query_one(TargetTable)
         table.focus()
         for name in ("sign", "clamp"):
-            table.move_cursor(row=screen.shown.index(by_name[name]))
+            table.move_cursor(screen.shown.index(by_name[name]))
             await pilot.press("a")
-        table.move_cursor(row=screen.shown.index(by_name["scale"]))
+        table.move_cursor(screen.shown.index(by_name["scale"]))
         await pilot.press("x")
         await wait_for(pilot, lambda: isinstance(app.screen, AskText), "the reason prompt")
         await pilot.press(*"only two calls recorded")

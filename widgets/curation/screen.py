@@ -17,9 +17,8 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.coordinate import Coordinate
 from textual.screen import ModalScreen, Screen
-from textual.widgets import DataTable, Footer, Input, Label, Static, TextArea
+from textual.widgets import Footer, Input, Label, Static, TextArea
 
 from simulator.dataset.schema import Problem
 from simulator.dataset.writers import write_jsonl
@@ -39,7 +38,8 @@ from simulator.harness.workflow import (
 from simulator.session import Session
 from simulator.workflow import WorkflowFailure
 from widgets.curation.gutter import CoverageView
-from widgets.curation.model import COLUMNS, FilterError, Row, select
+from widgets.curation.model import FilterError, Row, select
+from widgets.curation.table import TargetTable
 
 SORTS = ("file", "function", "state", "coverage", "mutation")
 
@@ -119,10 +119,7 @@ class CurationScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static("", id="curation-title")
         yield Input(placeholder="filter: valid  cov<80  mut<60  flaky  name", id="curation-filter")
-        table: DataTable[str] = DataTable(
-            id="curation-table", cursor_type="row", zebra_stripes=True
-        )
-        yield table
+        yield TargetTable(id="curation-table")
         with Horizontal(id="curation-detail"):
             yield CoverageView(id="curation-source")
             yield TextArea("", language="python", id="curation-harness", show_line_numbers=True)
@@ -130,42 +127,25 @@ class CurationScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one("#curation-table", DataTable)
-        for name in COLUMNS:
-            table.add_column(name, key=name)
         self._fill()
-        table.focus()
+        self.query_one(TargetTable).focus()
 
     # -- the table ----------------------------------------------------------------------------
 
     def _fill(self) -> None:
-        table: DataTable[str] = self.query_one("#curation-table", DataTable)
         try:
             self.shown = select(self.rows, self.query_text, self.sort)
         except FilterError as exc:
             self._status(str(exc))
             return
-        table.clear()
-        table.add_rows(
-            [self._cells(i) for i in self.shown],
-        )
+        table = self.query_one(TargetTable)
+        table.marked = self.marked
+        table.set_rows(self.rows, self.shown)
         self._title()
-        if self.shown:
-            self._show(self.shown[0])
-
-    def _cells(self, index: int) -> tuple[str, ...]:
-        cells = self.rows[index].cells()
-        return (("● " if index in self.marked else "  ") + cells[0], *cells[1:])
 
     def _refresh_row(self, index: int) -> None:
         self.rows[index] = Row.of(self.problems[index])
-        if index not in self.shown:
-            return
-        table: DataTable[str] = self.query_one("#curation-table", DataTable)
-        position = self.shown.index(index)
-        row_key = table.coordinate_to_cell_key(Coordinate(position, 0)).row_key
-        for name, value in zip(COLUMNS, self._cells(index), strict=True):
-            table.update_cell(row_key, name, value)
+        self.query_one(TargetTable).refresh_row(index)
         self._title()
 
     def _title(self) -> None:
@@ -185,18 +165,15 @@ class CurationScreen(Screen[None]):
 
     @on(Input.Submitted, "#curation-filter")
     def _filter_done(self) -> None:
-        self.query_one("#curation-table", DataTable).focus()
+        self.query_one(TargetTable).focus()
 
-    @on(DataTable.RowHighlighted, "#curation-table")
-    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if 0 <= event.cursor_row < len(self.shown):
-            self._show(self.shown[event.cursor_row])
+    @on(TargetTable.Highlighted)
+    def _highlighted(self, event: TargetTable.Highlighted) -> None:
+        if event.index != self.current:
+            self._show(event.index)
 
     def _cursor_index(self) -> int | None:
-        table: DataTable[str] = self.query_one("#curation-table", DataTable)
-        if not self.shown:
-            return None
-        return self.shown[min(table.cursor_row, len(self.shown) - 1)]
+        return self.query_one(TargetTable).current
 
     def _selection(self) -> list[int]:
         if self.marked:
@@ -254,7 +231,7 @@ class CurationScreen(Screen[None]):
         self.query_one("#curation-filter", Input).focus()
 
     def action_focus_table(self) -> None:
-        self.query_one("#curation-table", DataTable).focus()
+        self.query_one(TargetTable).focus()
 
     def action_toggle_mark(self) -> None:
         index = self._cursor_index()
