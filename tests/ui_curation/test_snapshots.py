@@ -1,0 +1,80 @@
+"""The look of the curation screen, fixed at 80x24 and 160x48 in both themes.
+
+The problems are the fixture repository's targets with fixed validation figures (a generator's
+timings and a model's text would not be deterministic); the low-coverage target is selected, so
+the gutter shows covered, partial and missed lines. Update after an intended change with
+`pytest tests/ui_curation --snapshot-update` and look at the report before committing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from simulator.dataset.schema import CurationState, Harness, Validation
+from tests.ui.helpers import unstarted_session, wait_for
+from tests.ui_curation.conftest import MATH
+from widgets.curation.app import CurationApp, target_problems
+from widgets.curation.screen import CurationScreen
+from widgets.curation.table import TargetTable
+
+HARNESS = "from tools.math import sign\n\nCASES = [\n    dict(args=(7,), returns=1),\n]\n"
+
+
+def _line(text: str) -> int:
+    return MATH.splitlines().index(text) + 1
+
+
+@pytest.mark.parametrize("theme", ["reposim-dark", "reposim-light"])
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+def test_curation_screen_with_a_low_coverage_target(
+    snap_compare: Any, tools_repo: Path, tmp_path: Path, size: tuple[int, int], theme: str
+) -> None:
+    session = unstarted_session(tools_repo, tmp_path / "trajectory.jsonl")
+    problems = target_problems(session)
+    figures = {"clamp": (1.0, 0.9, "accepted"), "scale": (1.0, 0.5, "rejected")}
+    figures["sign"] = (0.25, 0.33, "generated")
+    for problem in problems:
+        coverage, mutation, state = figures[problem.target["qualname"]]
+        start, end = problem.target["def_line"], problem.target["end_line"]
+        statements = list(range(start + 2, end + 1))
+        missed = [_line("        return -unit")] if problem.target["qualname"] == "sign" else []
+        partial = [_line("    if number < 0:")] if missed else []
+        problem.harness = Harness("traced", HARNESS, cases=1)
+        problem.validation = Validation(
+            runs=1,
+            tests=1,
+            passed=True,
+            coverage={
+                "total": 4,
+                "covered": round(coverage * 4),
+                "lines_total": len(statements),
+                "lines_covered": len(statements) - len(missed),
+                "missing": [],
+                "rate": coverage,
+                "statements": statements,
+                "missed_lines": missed,
+                "partial_lines": partial,
+            },
+            mutation={"total": 3, "killed": 1, "score": mutation, "survivors": []},
+            verdict="valid" if coverage >= 0.8 else "invalid",
+            seconds=1.5,
+        )
+        problem.curation.mark(CurationState(state), by="ada", reason="")
+    app = CurationApp(
+        session, problems, export_path=tmp_path / "out.jsonl", by="ada", theme_name=theme
+    )
+
+    async def run_before(pilot: Any) -> None:
+        await wait_for(pilot, lambda: isinstance(app.screen, CurationScreen), "the screen")
+        screen = app.screen
+        assert isinstance(screen, CurationScreen)
+        table = screen.query_one(TargetTable)
+        sign = next(i for i, p in enumerate(problems) if p.target["qualname"] == "sign")
+        table.move_cursor(screen.shown.index(sign))
+        await wait_for(pilot, lambda: screen.current == sign, "the selection")
+        await pilot.pause(0.3)
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
