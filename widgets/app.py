@@ -466,6 +466,11 @@ class RepoSimApp(App[None]):
             self._focus_editor()
         elif pane == "panel":
             panel = self.query_one("#panel", TabbedContent)
+            order = ["panel-terminal", "panel-tests", "panel-changes"]
+            focused = self.focused
+            if panel.display and focused is not None and panel in focused.ancestors:
+                # Pressed again inside the panel: its next tab (Terminal, Tests, Changes).
+                panel.active = order[(order.index(panel.active) + 1) % len(order)]
             panel.display = True
             target = {
                 "panel-terminal": "#terminal",

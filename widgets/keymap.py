@@ -12,7 +12,33 @@ actions also carry a second key that every terminal sends.
 
 from __future__ import annotations
 
+from enum import StrEnum
+from typing import cast
+
+from textual import _ansi_sequences
 from textual.binding import Binding
+
+
+class _AltDigit(StrEnum):
+    """Alt+digit as key names, for Textual's sequence table."""
+
+    ALT_1 = "alt+1"
+    ALT_2 = "alt+2"
+    ALT_3 = "alt+3"
+    ALT_4 = "alt+4"
+
+
+def route_alt_digits() -> None:
+    """tmux, xterm and most Linux terminals send Alt+1 as ESC 1. Textual's sequence table reads
+    ESC+digit as macOS Option characters (ESC 1 -> "¡"), so Alt+1..Alt+4 typed `¡™£¢` into the
+    editor instead of switching panes. Read ESC 1..ESC 4 as alt+1..alt+4 (no character), which
+    is what the pane bindings are; a typed "£" (its own UTF-8 character, not ESC 3) is unchanged."""
+    table = cast("dict[str, object]", _ansi_sequences.ANSI_SEQUENCES_KEYS)
+    for key in _AltDigit:
+        table[f"\x1b{key.value[-1]}"] = (key,)
+
+
+route_alt_digits()
 
 APP_BINDINGS: list[Binding] = [
     Binding("ctrl+p", "quick_open", "Files", id="app.quick_open", tooltip="Quick-open a file"),
@@ -83,6 +109,7 @@ APP_BINDINGS: list[Binding] = [
         "focus_pane('panel')",
         "Focus panel",
         id="app.focus_panel",
+        tooltip="Focus the bottom panel; again: its next tab (Terminal, Tests, Changes)",
         show=False,
         priority=True,
     ),

@@ -367,3 +367,32 @@ async def test_ctrl_q_discard_quits_without_writing(session: Session) -> None:
         await pilot.click("#discard")
         await wait_for(pilot, lambda: not app.is_running, "the app to exit")
     assert (workspace(session) / "calc" / "ops.py").read_text().startswith("def add")
+
+
+def test_esc_digit_from_tmux_is_alt_digit_not_a_character() -> None:
+    """tmux and xterm send Alt+1 as ESC 1; it must reach the bindings as alt+1, not type "¡"."""
+    from textual._xterm_parser import XTermParser
+
+    import widgets.app  # noqa: F401  (installs the routing)
+
+    for digit in "1234":
+        keys = [(e.key, e.character) for e in XTermParser().feed(f"\x1b{digit}")]  # type: ignore[attr-defined]
+        assert keys == [(f"alt+{digit}", None)]
+    assert [e.key for e in XTermParser().feed("£")] == ["pound_sign"]  # type: ignore[attr-defined]
+
+
+async def test_alt_3_again_walks_the_panel_to_the_tests_and_changes_lists(
+    session: Session,
+) -> None:
+    app = RepoSimApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        panel = app.query_one("#panel", TabbedContent)
+        await pilot.press("alt+3")
+        await wait_for(pilot, lambda: app.focused is app.query_one(TerminalPane), "terminal")
+        await pilot.press("alt+3")
+        await wait_for(pilot, lambda: panel.active == "panel-tests", "the Tests tab")
+        await wait_for(pilot, lambda: app.focused is app.query_one("#tests-list"), "tests list")
+        await pilot.press("alt+3")
+        await wait_for(pilot, lambda: app.focused is app.query_one("#changes-files"), "changes")
+        await pilot.press("alt+2", "alt+1")
+        await wait_for(pilot, lambda: app.focused is app.query_one(FileTree), "the tree")
