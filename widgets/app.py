@@ -356,6 +356,8 @@ class RepoSimApp(App[None]):
         self.run_worker(editor.open_file(path, line), group="open-file")
 
     def palette_actions(self) -> list[PaletteAction]:
+        from widgets.curation.entries import workflow_actions
+
         actions = [
             PaletteAction("Open file…", "Quick-open a file by name", self.action_quick_open),
             PaletteAction("Run tests", "Run the test suite (F5)", self.action_run_tests),
@@ -374,6 +376,7 @@ class RepoSimApp(App[None]):
             PaletteAction("Keys and help", "F1", self.action_help),
             PaletteAction("Quit", "Close the session and exit", self.action_quit),
             *self.query_one(EditorPane).palette_actions(),
+            *workflow_actions(self),
         ]
         for name in self.themes.names:
             actions.append(

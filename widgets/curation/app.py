@@ -47,6 +47,7 @@ class CurationApp(App[None]):
         if self._theme_name in self.themes.app_themes:
             self.theme = self._theme_name
         problems, export_path, options, by = self.screen_args
-        self.push_screen(
-            CurationScreen(self.session, problems, export_path=export_path, options=options, by=by)
+        screen = CurationScreen(
+            self.session, problems, export_path=export_path, options=options, by=by
         )
+        self.push_screen(screen, lambda _: self.exit())  # closing the screen ends the app

@@ -87,6 +87,7 @@ class CurationScreen(Screen[None]):
         Binding("ctrl+e", "export", "Export", id="curation.export"),
         Binding("ctrl+s", "save_harness", "Save harness", id="curation.save", show=False),
         Binding("escape", "focus_table", "Table", id="curation.table", show=False),
+        Binding("ctrl+w", "close", "Close", id="curation.close"),
     ]
 
     def __init__(
@@ -197,8 +198,14 @@ class CurationScreen(Screen[None]):
         target = problem.target
         view = self.query_one("#curation-source", CoverageView)
         span = (int(target.get("start_line") or 0), int(target.get("end_line") or -1))
-        view.show(self._source(str(target.get("path") or "")), self.marks(problem), span)
-        view.scroll_to(y=max(0, span[0] - 3), animate=False)
+        marks = self.marks(problem)
+        view.show(self._source(str(target.get("path") or "")), marks, span)
+        # the first line the harness misses (or partly covers) is what a person looks for;
+        # a long docstring would push it below the fold if the view started at the def
+        weak = [n for n, mark in marks.items() if mark != "covered"]
+        focus = min(weak) if weak else min(marks, default=span[0])
+        top = span[0] if focus - span[0] < view.size.height - 2 else focus - 3
+        view.scroll_to(y=max(0, top - 1), animate=False)
         harness = self.query_one("#curation-harness", TextArea)
         harness.load_text(problem.harness.text if problem.harness else "")
         self._status(self._describe(problem))
@@ -226,6 +233,9 @@ class CurationScreen(Screen[None]):
         self.query_one("#curation-status", Static).update(busy + text)
 
     # -- actions ------------------------------------------------------------------------------
+
+    def action_close(self) -> None:
+        self.dismiss(None)
 
     def action_focus_filter(self) -> None:
         self.query_one("#curation-filter", Input).focus()

@@ -1,0 +1,43 @@
+"""Curation from `reposim open`: the palette entry for the function under the cursor."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from simulator.session import Session
+from tests.ui.helpers import wait_for
+from tests.ui_curation.conftest import MATH
+from widgets.app import RepoSimApp
+from widgets.curation.screen import CurationScreen
+from widgets.editor_pane import EditorPane
+
+ENTRY = "Generate a harness for the function under the cursor"
+
+
+async def test_the_palette_entry_generates_a_harness_for_the_function_under_the_cursor(
+    session: Session, tmp_path: Path
+) -> None:
+    app = RepoSimApp(session)
+    async with app.run_test(size=(160, 48)) as pilot:
+        app.open_path("tools/math.py")
+        pane = app.query_one(EditorPane)
+        await wait_for(pilot, lambda: pane.current_editor is not None, "the editor")
+        editor = pane.current_editor
+        assert editor is not None
+        editor.move_cursor((MATH.splitlines().index("    if number < 0:"), 4))
+        [entry] = [a for a in app.palette_actions() if a.title == ENTRY]
+        entry.run()
+        await wait_for(pilot, lambda: isinstance(app.screen, CurationScreen), "the screen")
+        screen = app.screen
+        assert isinstance(screen, CurationScreen)
+        assert [p.target["qualname"] for p in screen.problems] == ["sign"]
+        await wait_for(
+            pilot,
+            lambda: screen.busy == 0 and screen.problems[0].validation is not None,
+            "the harness and its validation",
+        )
+        row = screen.rows[0]
+        assert row.state == "generated" and row.coverage is not None and row.coverage < 0.8
+        assert "missed" in screen.query_one("#curation-source").marks.values()  # type: ignore[attr-defined]
+        await pilot.press("ctrl+w")
+        await wait_for(pilot, lambda: not isinstance(app.screen, CurationScreen), "closing")

@@ -1,0 +1,74 @@
+"""Curation from `reposim open`: palette entries that open the curation screen on the session.
+
+The app lists `workflow_actions(app)` in its palette; each entry finds its targets in a thread
+(the code index parses the repository) and pushes a CurationScreen over the workspace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from widgets.palette import PaletteAction
+
+if TYPE_CHECKING:  # the harness engine loads when an entry is chosen, not with the app
+    from simulator.dataset.schema import Problem
+    from widgets.app import RepoSimApp
+
+
+def workflow_actions(app: RepoSimApp) -> list[PaletteAction]:
+    return [
+        PaletteAction(
+            "Curate harnesses",
+            "Generate, check, accept or reject test harnesses for the repository's functions",
+            lambda: app.run_worker(_open(app, None), group="curation"),
+        ),
+        PaletteAction(
+            "Generate a harness for the function under the cursor",
+            "A traced harness for it, validated (coverage, mutation score), in the curation screen",
+            lambda: app.run_worker(_open(app, _cursor(app)), group="curation"),
+        ),
+    ]
+
+
+def _cursor(app: RepoSimApp) -> tuple[str, int] | None:
+    from widgets.editor_pane import EditorPane
+
+    pane = app.query_one(EditorPane)
+    editor = pane.current_editor
+    if pane.current_path is None or editor is None:
+        return None
+    return pane.current_path, editor.cursor_location[0] + 1
+
+
+def _under(problems: list[Problem], path: str, line: int) -> list[Problem]:
+    inside = [
+        p
+        for p in problems
+        if p.target.get("path") == path
+        and int(p.target.get("start_line") or 0) <= line <= int(p.target.get("end_line") or 0)
+    ]
+    return inside[-1:]  # the innermost (targets are listed in file order)
+
+
+async def _open(app: RepoSimApp, cursor: tuple[str, int] | None) -> None:
+    from widgets.curation.app import target_problems
+    from widgets.curation.screen import CurationScreen
+
+    session = app.session
+    problems = await asyncio.to_thread(target_problems, session)
+    if cursor is not None:
+        problems = _under(problems, *cursor)
+        if not problems:
+            app.notify(
+                f"No target function at {cursor[0]}:{cursor[1]} (a documented module-level "
+                "function or method with arguments and a return).",
+                severity="warning",
+            )
+            return
+    export = Path.cwd() / f"{session.source.name}-problems.jsonl"
+    screen = CurationScreen(session, problems, export_path=export)
+    await app.push_screen(screen)
+    if cursor is not None:
+        screen.action_generate()
