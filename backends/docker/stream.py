@@ -138,9 +138,12 @@ class Demuxer:
 
 
 async def read_marker(
-    recv: Callable[[], Awaitable[bytes]], pattern: re.Pattern[bytes], limit: float = 30.0
+    recv: Callable[[], Awaitable[bytes]], pattern: re.Pattern[bytes], limit: float = 60.0
 ) -> tuple[bytes, bytes]:
-    """Read until `pattern` shows up: its first group, and what followed the match."""
+    """Read until `pattern` shows up: its first group, and what followed the match.
+
+    60 s: a process that takes longer is stuck; at a load of 20 on 2 cores a healthy start was
+    seen to take over 30 s."""
     buf = b""
 
     async def loop() -> tuple[bytes, bytes]:
