@@ -70,6 +70,8 @@ def describe_event(event: Event) -> str:
         verdict = "approved" if p.get("allowed") else "rejected"
         reason = f": {p['reason']}" if p.get("reason") else ""
         return f"{verdict} {p.get('action')} {_short(str(p.get('target', '')), 40)}{reason}"
+    if kind.startswith("workflow."):
+        return describe_workflow(kind, p)
     if kind == Kind.LLM_CALL:
         return f"model call {p.get('model', '')}"
     if kind == Kind.LLM_RESPONSE:
@@ -140,3 +142,42 @@ def summarize(trajectory: Trajectory) -> str:
         lines.append("")
         lines.append(f"warning: reading stopped early: {trajectory.problem}")
     return "\n".join(lines)
+
+
+def workflow_value(value: Any) -> str:
+    """A workflow figure in a few characters: rates as percents, quartiles as median (q1-q3)."""
+    if isinstance(value, float):
+        return f"{value:.0%}" if 0.0 <= value <= 1.0 else f"{value:.2f}"
+    if isinstance(value, dict) and "median" in value:
+
+        def pct(v: Any) -> str:
+            return workflow_value(float(v))
+
+        return (
+            f"median {pct(value['median'])} ({pct(value.get('q1', 0))}-"
+            f"{pct(value.get('q3', 0))}, n={value.get('n')})"
+        )
+    if isinstance(value, list):
+        return _short(", ".join(str(v) for v in value), 60) if value else "none"
+    return _short(str(value), 60)
+
+
+def _fields(data: dict[str, Any], limit: int = 4) -> str:
+    shown = [f"{k}={workflow_value(v)}" for k, v in data.items() if v not in (None, "", [], {})]
+    return " ".join(shown[:limit]) + (" …" if len(shown) > limit else "")
+
+
+def describe_workflow(kind: str, p: dict[str, Any]) -> str:
+    """One line for a workflow.start/step/result/end event (see simulator.workflow)."""
+    name = str(p.get("workflow", "workflow"))
+    if kind == Kind.WORKFLOW_START:
+        return f"{name} started {_fields(dict(p.get('params') or {}))}".rstrip()
+    if kind == Kind.WORKFLOW_STEP:
+        seconds = p.get("seconds")
+        took = f" {float(seconds):.1f}s" if seconds is not None else ""
+        detail = _fields(dict(p.get("detail") or {}))
+        return f"{name} · {p.get('step')} {p.get('status')}{took} {detail}".rstrip()
+    if kind == Kind.WORKFLOW_RESULT:
+        return f"{name} result: {_fields(dict(p.get('result') or {}), 6)}"
+    error = f": {p['error']}" if p.get("error") else ""
+    return f"{name} {p.get('status')} in {float(p.get('seconds') or 0):.1f}s{error}"

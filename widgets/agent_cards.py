@@ -11,6 +11,7 @@ from rich.text import Text
 
 from simulator.describe import describe_event
 from simulator.events import Event, Kind
+from widgets.workflow_cards import render_workflow, workflow_style
 
 OUTPUT_LINES = 8  # lines of a tool's output shown on its card; the trajectory keeps it all
 DIFF_LINES = 40
@@ -60,6 +61,8 @@ def card_style(event: Event) -> str:
         return "-finish"
     if event.kind == Kind.LLM_RESPONSE:
         return "-thought"
+    if event.kind.startswith("workflow."):
+        return workflow_style(event)
     return ""
 
 
@@ -122,6 +125,8 @@ def render_card(event: Event) -> RenderableType:
         title.append(describe_event(event), style="dim")
         output = str(p.get("output") or "")
         return Group(title, Text(_head(output, 4), style="dim")) if output.strip() else title
+    if kind.startswith("workflow."):
+        return Group(title, render_workflow(event))
     if kind == Kind.NOTE and p.get("mark") == "agent.task":
         title.append("task: ", style="bold")
         title.append(str(p.get("text") or ""))

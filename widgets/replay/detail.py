@@ -12,6 +12,7 @@ from rich.text import Text
 from simulator.describe import describe_event
 from simulator.events import Event, Kind
 from simulator.trajectory import EventSource, TrajectoryError
+from widgets.workflow_cards import render_workflow
 
 _RESULT_OF = {
     Kind.EXEC: Kind.EXEC_RESULT,
@@ -114,6 +115,8 @@ def _payload_parts(event: Event) -> list[RenderableType]:
             Syntax(_clip(str(p["diff"])), "diff", word_wrap=True),
         ]
         return parts
+    if event.kind.startswith("workflow."):
+        return [_section("Workflow"), render_workflow(event)]
     if event.kind in (Kind.TERMINAL_INPUT, Kind.TERMINAL_OUTPUT):
         return [_section("Terminal"), Text(_clip(str(p.get("data", ""))))]
     if p:

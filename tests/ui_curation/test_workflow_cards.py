@@ -1,0 +1,54 @@
+"""A recorded harness and curation run reads as steps and figures in the event pane's cards and
+in the replay viewer's detail, never as raw JSON."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+
+from simulator.events import Kind
+from simulator.harness.target import find_targets
+from simulator.harness.validate import Thresholds
+from simulator.harness.workflow import HarnessOptions, accept, make_problems, record_decision
+from simulator.session import Session
+from simulator.trajectory import open_trajectory
+from widgets.agent_cards import card_style, render_card
+from widgets.replay.detail import render_step
+
+
+def text(renderable: object) -> str:
+    console = Console(width=100, record=True, color_system=None)
+    console.print(renderable)
+    return console.export_text()
+
+
+async def test_a_recorded_harness_run_reads_as_workflow_steps(
+    session: Session, tools_repo: Path
+) -> None:
+    options = HarnessOptions(thresholds=Thresholds(repeats=1, max_mutants=3))
+    targets = find_targets(tools_repo, selectors=["sign"])
+    [problem] = await make_problems(session, targets, options)
+    accept(problem, by="ada", note="fine by hand")
+    record_decision(session, problem, "accept", by="ada", reason="fine by hand")
+    await session.close()
+
+    with open_trajectory(session.trajectory_path) as source:
+        indices = [
+            i for i in range(len(source)) if source.event(i).kind.startswith("workflow.")
+        ]
+        events = [source.event(i) for i in indices]
+        kinds = [e.kind for e in events]
+        assert kinds[0] == Kind.WORKFLOW_START and Kind.WORKFLOW_RESULT in kinds
+        result = next(e for e in events if e.kind == Kind.WORKFLOW_RESULT)
+        card = text(render_card(result))
+        assert "harness result" in card
+        assert "coverage" in card and "median 25%" in card  # sign's one recorded call
+        assert card_style(result) == "-finish"
+        decision = [e for e in events if e.payload.get("workflow") == "curation"]
+        assert "accept ok" in text(render_card(decision[1]))
+        assert "reason  fine by hand" in " ".join(text(render_card(decision[2])).split("  "))
+        for index in indices:
+            detail = text(render_step(source, index))
+            assert "Workflow" in detail and "Payload" not in detail
+            assert '"workflow":' not in detail
