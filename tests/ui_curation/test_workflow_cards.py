@@ -34,9 +34,7 @@ async def test_a_recorded_harness_run_reads_as_workflow_steps(
     await session.close()
 
     with open_trajectory(session.trajectory_path) as source:
-        indices = [
-            i for i in range(len(source)) if source.event(i).kind.startswith("workflow.")
-        ]
+        indices = [i for i in range(len(source)) if source.event(i).kind.startswith("workflow.")]
         events = [source.event(i) for i in indices]
         kinds = [e.kind for e in events]
         assert kinds[0] == Kind.WORKFLOW_START and Kind.WORKFLOW_RESULT in kinds
