@@ -93,6 +93,33 @@ def _failure_location(text: str, test_file: str | None) -> tuple[str | None, int
     return None, None
 
 
+MESSAGE_LIMIT = 2000
+
+
+def _failure_text(message: str, detail: str) -> str:
+    """A failure's message and then its traceback: pytest's message alone can be as bare as
+    "collection failure", while the reason (`E   ModuleNotFoundError: ...`) is in the traceback.
+    The end of a long traceback is kept (that is where the reason is)."""
+    message, detail = message.strip(), detail.strip()
+    text = f"{message}\n\n{detail}" if detail and detail != message else message
+    if len(text) <= MESSAGE_LIMIT:
+        return text
+    head = message.splitlines()[0][:200] if message else ""
+    return f"{head}\n…\n{text[-(MESSAGE_LIMIT - len(head) - 3) :]}"
+
+
+def failure_reason(message: str) -> str:
+    """The line that says why a test failed: the traceback's last `E ` line, else the first."""
+    reasons = [line[1:].strip() for line in message.splitlines() if line.startswith("E ")]
+    reasons = [r for r in reasons if r]
+    errors = [r for r in reasons if "Error" in r or "Exception" in r]
+    if errors:
+        return errors[-1]  # the exception that ended it, e.g. ModuleNotFoundError: ...
+    if reasons:
+        return reasons[0]  # an assertion: its first line, e.g. assert 3 == 4
+    return message.splitlines()[0] if message else ""
+
+
 def parse_junit(xml_text: str) -> list[TestOutcome]:
     """Per-test outcomes from a pytest JUnit XML report (xunit1 or xunit2)."""
     try:
@@ -125,7 +152,9 @@ def parse_junit(xml_text: str) -> list[TestOutcome]:
                 id=_node_id(case),
                 outcome=outcome,
                 duration=float(case.get("time", 0) or 0),
-                message=message.strip()[:2000],
+                message=_failure_text(message, detail)
+                if outcome in ("failed", "error")
+                else (message.strip()[:2000]),
                 file=file,
                 line=line,
             )

@@ -5,13 +5,14 @@ from __future__ import annotations
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
+from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from simulator.session import Session
-from simulator.testrun import TestOutcome, TestRunResult
+from simulator.testrun import TestOutcome, TestRunResult, failure_reason
 
 ICONS = {
     "passed": ("✓", "green"),
@@ -31,6 +32,11 @@ class TestsPanel(Widget):
     TestsPanel { height: 1fr; }
     TestsPanel #tests-summary { height: 1; padding: 0 1; color: $text-muted; }
     TestsPanel #tests-list { height: 1fr; border: none; }
+    TestsPanel #tests-detail {
+        height: 1fr; max-height: 60%; display: none; padding: 0 1;
+        border-top: solid $panel-lighten-2;
+    }
+    TestsPanel #tests-detail.-shown { display: block; }
     """
 
     class OpenLocation(Message):
@@ -56,6 +62,8 @@ class TestsPanel(Widget):
     def compose(self) -> ComposeResult:
         yield Static("Press F5 to run the tests.", id="tests-summary")
         yield OptionList(id="tests-list")
+        with VerticalScroll(id="tests-detail"):
+            yield Static(id="tests-detail-text", markup=False)
 
     def run_tests(self) -> None:
         """Run the tests in a worker; a run already going is not interrupted or doubled."""
@@ -83,6 +91,7 @@ class TestsPanel(Widget):
         summary = self.query_one("#tests-summary", Static)
         options = self.query_one("#tests-list", OptionList)
         options.clear_options()
+        self.query_one("#tests-detail").remove_class("-shown")
         verdict = "passed" if result.passed else "failed"
         summary.update(f"Tests {verdict}: {result.summary()} in {result.duration:.1f}s")
         if not result.structured:
@@ -98,16 +107,30 @@ class TestsPanel(Widget):
     @staticmethod
     def _option(test: TestOutcome) -> Option:
         icon, colour = ICONS.get(test.outcome, ("?", "white"))
-        row = Text()
+        row = Text(no_wrap=True, overflow="ellipsis")
         row.append(f"{icon} ", f"bold {colour}")
         row.append(test.id)
         if test.outcome in ("failed", "error"):
+            # One line per test, always in the same order: id, why, where.
+            reason = failure_reason(test.message)
+            if reason:
+                row.append(f"  {reason}", colour)
             if test.file:
                 row.append(f"  {test.file}:{test.line or 1}", "dim")
-            first = test.message.splitlines()[0] if test.message else ""
-            if first:
-                row.append(f"  {first}", colour)
         return Option(row)
+
+    @on(OptionList.OptionHighlighted, "#tests-list")
+    def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        """The highlighted failure's whole message and traceback, under the list."""
+        index = event.option_index
+        detail = self.query_one("#tests-detail")
+        test = self._tests[index] if 0 <= index < len(self._tests) else None
+        if test is None or test.outcome not in ("failed", "error") or not test.message:
+            detail.remove_class("-shown")
+            return
+        self.query_one("#tests-detail-text", Static).update(Text(test.message))
+        detail.add_class("-shown")
+        detail.scroll_home(animate=False)
 
     @on(OptionList.OptionSelected, "#tests-list")
     def _open(self, event: OptionList.OptionSelected) -> None:

@@ -396,3 +396,31 @@ async def test_alt_3_again_walks_the_panel_to_the_tests_and_changes_lists(
         await wait_for(pilot, lambda: app.focused is app.query_one("#changes-files"), "changes")
         await pilot.press("alt+2", "alt+1")
         await wait_for(pilot, lambda: app.focused is app.query_one(FileTree), "the tree")
+
+
+async def test_a_collection_error_shows_why_in_the_tests_panel(
+    make_repo: RepoFactory, tmp_path: Path
+) -> None:
+    repo = make_repo(
+        {
+            "tests/test_uses_absl.py": "import absl_missing_dep\n\n\ndef test_x():\n    pass\n",
+            "tests/test_ok.py": "def test_ok():\n    assert True\n",
+        },
+        name="needs-dep",
+    )
+    session = await Session.open(repo, trajectory_path=tmp_path / "t.jsonl")
+    try:
+        app = RepoSimApp(session)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.press("f5")
+            tests = app.query_one(TestsPanel)
+            await wait_for(pilot, lambda: tests.result is not None, "the test run")
+            rows = app.query_one("#tests-list", OptionList)
+            first = str(rows.get_option_at_index(0).prompt)
+            assert "No module named 'absl_missing_dep'" in first
+            detail = app.query_one("#tests-detail")
+            await wait_for(pilot, lambda: detail.has_class("-shown"), "the failure's detail")
+            text = str(app.query_one("#tests-detail-text").render())
+            assert "import absl_missing_dep" in text and "ModuleNotFoundError" in text
+    finally:
+        await session.close()
