@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.console import Console
+
 from simulator.session import Session
 from tests.ui.helpers import wait_for
 from tests.ui_curation.conftest import MATH
+from widgets.agent_cards import render_card
+from widgets.agent_pane import EventCard
 from widgets.app import RepoSimApp
 from widgets.curation.screen import CurationScreen
 from widgets.editor_pane import EditorPane
@@ -41,3 +45,23 @@ async def test_the_palette_entry_generates_a_harness_for_the_function_under_the_
         assert "missed" in screen.query_one("#curation-source").marks.values()  # type: ignore[attr-defined]
         await pilot.press("ctrl+w")
         await wait_for(pilot, lambda: not isinstance(app.screen, CurationScreen), "closing")
+
+
+async def test_set_up_this_repository_shows_progress_and_a_verdict_card(session: Session) -> None:
+    app = RepoSimApp(session)
+    async with app.run_test(size=(160, 48)) as pilot:
+        [entry] = [a for a in app.palette_actions() if a.title == "Set up this repository"]
+        entry.run()
+
+        def cards() -> list[str]:
+            return [str(card.event.kind) for card in app.query(EventCard)]
+
+        await wait_for(pilot, lambda: "workflow.end" in cards(), "the setup run to end")
+        kinds = cards()
+        assert "workflow.start" in kinds and "workflow.step" in kinds
+        assert "workflow.result" in kinds
+        [result] = [c for c in app.query(EventCard) if c.event.kind == "workflow.result"]
+        console = Console(width=100, record=True, color_system=None)
+        console.print(render_card(result.event))
+        card = console.export_text()
+        assert "setup result" in card and "verdict.tier" in card, card

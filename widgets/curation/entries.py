@@ -29,7 +29,26 @@ def workflow_actions(app: RepoSimApp) -> list[PaletteAction]:
             "A traced harness for it, validated (coverage, mutation score), in the curation screen",
             lambda: app.run_worker(_open(app, _cursor(app)), group="curation"),
         ),
+        PaletteAction(
+            "Set up this repository",
+            "Install it and find its test command (the setup ladder); progress and the verdict "
+            "as cards in the agent pane",
+            lambda: app.run_worker(_setup(app), group="workflow", exclusive=True),
+        ),
     ]
+
+
+async def _setup(app: RepoSimApp) -> None:
+    from simulator.setup.ladder import run_setup
+    from simulator.workflow import WorkflowFailure
+
+    app.notify("Setting up the repository: progress in the agent pane.")
+    try:
+        result = await run_setup(app.session)
+    except WorkflowFailure as exc:
+        app.notify(str(exc), severity="error")
+        return
+    app.notify(f"Setup: {result.verdict.tier}.")
 
 
 def _cursor(app: RepoSimApp) -> tuple[str, int] | None:
