@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import Input, TextArea
+from textual.widgets import Input, Static, TextArea
 
 from simulator.dataset.readers import read_problems
 from simulator.harness.validate import Thresholds
@@ -96,6 +96,13 @@ async def test_curate_a_repository_end_to_end(session: Session, tmp_path: Path) 
         await pilot.press("enter")
         await wait_for(pilot, lambda: screen.rows[by_name["scale"]].state == "rejected", "reject")
         assert [screen.rows[by_name[n]].state for n in ("clamp", "sign")] == ["accepted"] * 2
+
+        # the mutants of one harness, run again in place; the status line keeps the survivors
+        table.move_cursor(screen.shown.index(by_name["clamp"]))
+        await pilot.press("m")
+        status = screen.query_one("#curation-status", Static)
+        await wait_for(pilot, lambda: "mutants: 1 done" in str(status.render()), "mutants")
+        assert screen.busy == 0
 
         await pilot.press("ctrl+e")
         await wait_for(pilot, export.exists, "the export")

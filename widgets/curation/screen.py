@@ -114,6 +114,7 @@ class CurationScreen(Screen[None]):
         self.busy = 0
         self._lock = asyncio.Lock()
         self._sources: dict[str, str] = {}
+        self.survivors: list[str] = []  # the selected target's surviving mutants, last run
 
     # -- layout -------------------------------------------------------------------------------
 
@@ -376,6 +377,8 @@ class CurationScreen(Screen[None]):
         figures = await remutate(self.session, self.problems[index], self.options)
         survivors = figures.get("survivors") or []
         lines = [f"line {s.get('line')}: {s.get('description')}" for s in survivors]
+        if index == self.current:
+            self.survivors = lines
         if lines and index == self.current:
             self.notify("\n".join(lines[:12]), title=f"{len(lines)} surviving mutant(s)")
 
@@ -403,4 +406,8 @@ class CurationScreen(Screen[None]):
                 self._refresh_row(index)
                 if index == self.current:
                     self._show(index)
-            self._status(f"{what}: {len(chosen)} done")
+            done = f"{what}: {len(chosen)} done"
+            if what == "mutants" and self.survivors:
+                done += f" · surviving: {'; '.join(self.survivors[:3])}"
+                done += " …" if len(self.survivors) > 3 else ""
+            self._status(done)
