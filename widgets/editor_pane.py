@@ -580,7 +580,11 @@ class EditorPane(Widget):
                 found = -1
             if found != -1:
                 editor.selection = Selection((index, found), (index, found + len(needle)))
-                editor.scroll_cursor_visible(center=True)
+                # Centre the match's line, but scroll sideways only as far as the match needs:
+                # centring on both axes shifted the text left although the match was in view.
+                editor.scroll_cursor_visible(center=False, animate=False)
+                height = editor.scrollable_content_region.height
+                editor.scroll_to(y=max(0, index - height // 2), animate=False)
                 return True
         return False
 

@@ -269,3 +269,27 @@ async def test_a_20k_line_file_opens_and_edits(session: Session) -> None:
         assert highlights_of(editor, row - 1) and highlights_of(editor, row + 1)
         await wait_for(pilot, lambda: not editor.document.needs_parse)  # type: ignore[attr-defined]
         assert "comment" in highlights_of(editor, row)
+
+
+async def test_find_next_does_not_scroll_sideways_when_the_match_is_in_view(
+    session: Session,
+) -> None:
+    lines = [f"value_{i} = compute(alpha, beta, gamma, delta)  # line {i}" for i in range(300)]
+    lines[200] = "value_200 = compute(alpha, beta, gamma, delta)  # the NEEDLE is here"
+    lines[3] = "WIDE = " + "x" * 300  # the file is wider than the editor: it can scroll sideways
+    await session.write("long.py", "\n".join(lines) + "\n")
+    app = PaneApp(session, terminal=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        pane = app.query_one(EditorPane)
+        await pane.open_file("long.py")
+        await pilot.pause()
+        editor = pane.current_editor
+        assert editor is not None
+        await pilot.press("ctrl+f", *"NEEDLE", "enter")
+        await wait_for(pilot, lambda: editor.selection.end[0] == 200)
+        await pilot.pause()
+        assert editor.scroll_x == 0  # every column of the match is in view
+        assert editor.scroll_y > 150  # the match's line was scrolled to
+        top = int(editor.scroll_y)
+        height = editor.scrollable_content_region.height
+        assert top <= 200 < top + height
