@@ -32,11 +32,18 @@ from themes import theme_names
     "--theme",
     help="Colour theme (default: [ui] theme in ~/.config/reposim/config.toml, else reposim-dark).",
 )
+@click.option(
+    "--test-command",
+    help="The command F5 runs for this repository, remembered for next time (an empty one "
+    "forgets it). Default: the remembered one, else detected (ctest, meson test, make test, "
+    "unittest), else pytest.",
+)
 @backend_options
 def open_command(
     path: str | None,
     resume_file: str | None,
     theme: str | None,
+    test_command: str | None,
     backend_kind: str,
     in_place: bool,
     trajectory: str | None,
@@ -83,12 +90,15 @@ def open_command(
                 repo=root,
             )
         assert root is not None
+        from simulator.test_command import choose
+
         return await open_session(
             root,
             backend=backend_kind,
             backend_options=backend_options,
             in_place=in_place,
             trajectory_path=trajectory_path,
+            test_command=choose(root, test_command),
         )
 
     async def run() -> Path:

@@ -1,0 +1,75 @@
+"""Which command F5 runs for a repository: the one the person set (remembered per repository in
+~/.config/reposim/test-commands.json), else one detected from the repository (the setup
+workflow's detection: ctest, meson test, make test/check, unittest), else pytest."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from simulator.paths import config_dir
+
+STORE = "test-commands.json"
+_MAKE_TARGET = re.compile(r"^(test|check|tests)\s*:", re.MULTILINE)
+
+
+def _store() -> Path:
+    return config_dir() / STORE
+
+
+def _read() -> dict[str, str]:
+    try:
+        data = json.loads(_store().read_text())
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def remembered(root: Path) -> str | None:
+    return _read().get(str(root.resolve()))
+
+
+def remember(root: Path, command: str) -> None:
+    """Keep `command` as this repository's test command (an empty one forgets it)."""
+    data = _read()
+    key = str(root.resolve())
+    if command.strip():
+        data[key] = command
+    else:
+        data.pop(key, None)
+    path = _store()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    tmp.replace(path)
+
+
+def detect(root: Path) -> str | None:
+    """A test command for the repository, or None for the default (pytest)."""
+    from simulator.setup.detect import detect as detect_project
+    from simulator.setup.ladder import C_COMMANDS
+
+    project = detect_project(root)
+    if project.language == "c" and project.c_build in C_COMMANDS:
+        build, test = C_COMMANDS[project.c_build]
+        if project.c_build == "make":
+            makefile = next(
+                (root / n for n in ("GNUmakefile", "makefile", "Makefile") if (root / n).is_file()),
+                None,
+            )
+            text = makefile.read_text(errors="replace") if makefile else ""
+            found = _MAKE_TARGET.search(text)
+            return f"make {found.group(1)}" if found else "make"
+        return f"({build}) && {test}"
+    if project.language == "python" and project.runner == "unittest":
+        return "python -m unittest discover -v"
+    return None
+
+
+def choose(root: Path, given: str | None) -> str | None:
+    """`given` (then remembered), else the remembered one, else the detected one."""
+    if given is not None:
+        remember(root, given)
+        return given.strip() or detect(root)
+    return remembered(root) or detect(root)

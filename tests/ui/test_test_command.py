@@ -1,0 +1,60 @@
+"""F5's test command: set per repository (remembered), else detected, else pytest."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from simulator import test_command
+from simulator.session import Session
+from tests.ui.helpers import wait_for
+from widgets.app import RepoSimApp
+from widgets.tests_panel import TestsPanel
+
+RepoFactory = Callable[..., Path]
+
+C_REPO = {
+    "add.c": "int add(int a, int b) { return a + b; }\n",
+    "test_add.c": (
+        "#include <stdio.h>\nint add(int, int);\n"
+        'int main(void) { if (add(2, 2) != 4) return 1; puts("1 test passed"); return 0; }\n'
+    ),
+    "Makefile": "test:\n\tcc -o test_add test_add.c add.c && ./test_add\n",
+}
+
+
+def test_a_c_repository_gets_its_make_target_and_cmake_gets_ctest(
+    make_repo: RepoFactory,
+) -> None:
+    assert test_command.detect(make_repo(C_REPO, name="c")) == "make test"
+    cmake = make_repo({"CMakeLists.txt": "project(x C)\n", "x.c": "int x;\n"}, name="cm")
+    assert "ctest --test-dir build" in (test_command.detect(cmake) or "")
+    python = make_repo({"pkg/__init__.py": "", "tests/test_x.py": "def test_x(): pass\n"})
+    assert test_command.detect(python) is None  # pytest, the default
+
+
+def test_a_given_command_is_remembered_per_repository(make_repo: RepoFactory) -> None:
+    one, two = make_repo(C_REPO, name="one"), make_repo(C_REPO, name="two")
+    assert test_command.choose(one, "make check") == "make check"
+    assert test_command.choose(one, None) == "make check"  # next time, without the option
+    assert test_command.choose(two, None) == "make test"  # another repository: detected
+    assert test_command.choose(one, "") == "make test"  # an empty one forgets it
+    assert test_command.remembered(one) is None
+
+
+async def test_f5_on_a_c_repository_runs_its_tests(make_repo: RepoFactory, tmp_path: Path) -> None:
+    repo = make_repo(C_REPO, name="clib")
+    session = await Session.open(
+        repo, trajectory_path=tmp_path / "t.jsonl", test_command=test_command.choose(repo, None)
+    )
+    try:
+        app = RepoSimApp(session)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.press("f5")
+            tests = app.query_one(TestsPanel)
+            await wait_for(pilot, lambda: tests.result is not None, "the test run")
+            assert tests.result is not None
+            assert tests.result.passed and tests.result.command == "make test"
+            assert "1 test passed" in tests.result.output
+    finally:
+        await session.close()
