@@ -37,7 +37,7 @@ def _progress(event: Event) -> None:
     detail = step.get("detail") or {}
     where = f" {detail['round']}/{detail['of']}" if "round" in detail else ""
     took = f" {step['seconds']:.1f}s" if step.get("seconds") is not None else ""
-    click.echo(f"perf: {step['step']}{where} {step['status']}{took}", err=True)
+    click.echo(f"{step['workflow']}: {step['step']}{where} {step['status']}{took}", err=True)
 
 
 measure_options = [
@@ -104,6 +104,12 @@ def perf_group() -> None:
     help="Where the two environments run (docker: one container per side, pinned to the CPU).",
 )
 @click.option("--image", help="Container image for --backend docker.")
+@click.option(
+    "--setup",
+    "setup",
+    is_flag=True,
+    help="Run the setup workflow at each revision and time in the environment it makes.",
+)
 @click.option("--out", "out", metavar="DIR", help="Where results, pyperf JSON and trajectories go.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @with_measure_options
@@ -119,6 +125,7 @@ def compare_command(
     fix_rounds: int,
     backend: str,
     image: str | None,
+    setup: bool,
     out: str | None,
     as_json: bool,
     quick: bool,
@@ -155,6 +162,7 @@ def compare_command(
         backend=backend,
         backend_options={"image": image} if image else {},
         python=python,
+        setup=setup,
     )
     try:
         result = run_async(lambda: compare(request, on_event=_progress))

@@ -92,6 +92,7 @@ def request_of(payload: dict[str, Any]) -> CompareRequest:
         out_dir=Path(payload["out_dir"]),
         settings=replace(settings),
         python=payload.get("python") or None,
+        setup=str(payload.get("setup", "")).lower() in ("1", "true", "yes"),
     )
 
 

@@ -91,6 +91,7 @@ class CompareRequest:
     backend: str = "local"
     backend_options: dict[str, Any] = field(default_factory=dict)  # e.g. the docker image
     python: str | None = None  # the interpreter that runs the harness (default: this one)
+    setup: bool = False  # run the setup workflow at each revision and time in its environment
 
     def target(self) -> str:
         return self.api or self.command or (self.harness.stem if self.harness else "?")
@@ -328,6 +329,11 @@ async def _compare(
         with runs[env.label].stage("checkout", rev=env.rev) as detail:
             detail["commit"] = await env.checkout()
             await env.install()
+        if request.setup:
+            with runs[env.label].stage("setup") as detail:
+                detail.update(await _setup(env, keep_python=request.python is not None))
+        with runs[env.label].stage("environment") as detail:
+            detail["python"] = env.python
             detail["cpus"] = cpus_seen[env.label] = await env.visible_cpus()
 
     harness_path: Path | None = None
@@ -456,6 +462,16 @@ async def _compare(
         },
         settings=settings.to_dict(),
     )
+
+
+async def _setup(env: PerfEnvironment, *, keep_python: bool) -> dict[str, Any]:
+    """The setup workflow's ladder at this revision; its interpreter then runs the harness."""
+    from simulator.setup import run_setup
+
+    result = await run_setup(env.session, params={"for": WORKFLOW, "rev": env.rev})
+    if result.python and not keep_python:
+        env.python = result.python
+    return {"tier": str(result.verdict.tier), "python": result.python}
 
 
 async def _harness(
