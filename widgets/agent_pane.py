@@ -82,8 +82,11 @@ class ApprovalPrompt(Vertical, can_focus=True):
 
     DEFAULT_CSS = """
     ApprovalPrompt {
-        height: auto; max-height: 20; border: heavy $warning; padding: 0 1; display: none;
+        height: auto; border: heavy $warning; padding: 0 1; display: none;
     }
+    ApprovalPrompt #approval-scroll { height: auto; max-height: 30vh; }
+    ApprovalPrompt #approval-keys { height: 1; }
+    ApprovalPrompt #approval-reason { height: 3; }
     ApprovalPrompt:focus { border: heavy $accent; }
     ApprovalPrompt #approval-reason { display: none; }
     ApprovalPrompt.-reasoning #approval-reason { display: block; }
@@ -96,7 +99,9 @@ class ApprovalPrompt(Vertical, can_focus=True):
             self.reason = reason
 
     def compose(self) -> ComposeResult:
-        yield Static(id="approval-what")
+        # The edit scrolls within a third of the screen; the keys and the reason stay visible.
+        with VerticalScroll(id="approval-scroll"):
+            yield Static(id="approval-what")
         yield Static(Text("a approve · r reject with a reason", style="bold"), id="approval-keys")
         yield Input(placeholder="Why not? (Enter sends it to the agent)", id="approval-reason")
 
@@ -113,6 +118,7 @@ class ApprovalPrompt(Vertical, can_focus=True):
             what.update(title)
         self.remove_class("-reasoning")
         self.query_one("#approval-reason", Input).value = ""
+        self.query_one("#approval-scroll", VerticalScroll).scroll_home(animate=False)
         self.display = True
         self.focus()
 

@@ -200,3 +200,28 @@ async def test_rejecting_an_edit_stops_a_scripted_run_instead_of_claiming_succes
     assert [e.payload["reason"] for e in finish] == ["off_script"]
     assert client.remaining == 2  # nothing after the rejection was played
     assert BUG in (await session.read_bytes("stats/core.py")).decode()
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_the_reject_reason_and_the_keys_stay_visible_under_a_long_edit(
+    session: Session, size: tuple[int, int]
+) -> None:
+    new = "\n".join(f"    x{i} = {i}" for i in range(40))
+    client = ScriptedClient(
+        [turn("edit", command="str_replace", path="stats/core.py", old_str=BUG, new_str=new)]
+    )
+    config = AgentConfig(client=client, mode=Mode.CONFIRM, task="Make the tests pass.")
+    app = PaneApp(session, config)
+    async with app.run_test(size=size) as pilot:
+        prompt = app.query_one(ApprovalPrompt)
+        await wait_until(pilot, lambda: bool(prompt.display))
+        await pilot.press("r")
+        reason = prompt.query_one("#approval-reason", Input)
+        await pilot.press(*"no")
+        await pilot.pause()
+        screen = app.screen.region
+        for widget in (prompt.query_one("#approval-keys"), reason):
+            region = widget.region
+            assert region.height >= (3 if widget is reason else 1)
+            assert screen.contains_region(region), (widget.id, region, screen)
+        assert reason.value == "no" and reason.has_focus
