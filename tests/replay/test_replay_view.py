@@ -247,3 +247,18 @@ async def test_a_jump_shows_the_step_in_the_same_frame_and_revisits_reuse_it(
         lines = [strip.text for strip in screen._compositor.render_strips()]
         assert any("write src/m199.py" in line for line in lines)
         assert any(f"Step {edit + 1} " in line for line in lines)
+
+
+async def test_escape_leaves_the_search_box_without_closing_the_viewer(tmp_path: Path) -> None:
+    path = make_trajectory(tmp_path / "t.jsonl", 30)
+    app = ReplayApp(path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        screen = screen_of(app)
+        await pilot.press("slash", *"step2", "escape")
+        await settle(pilot)
+        assert app.is_running and app.screen is screen
+        assert app.focused is screen.query_one(Timeline)
+        await pilot.press("escape")  # from the timeline, Esc closes as before
+        await pilot.pause()
+    assert not app.is_running

@@ -85,7 +85,8 @@ class ReplayScreen(Screen[None]):
         Binding("f", "show_files", "Files", id="replay.files"),
         Binding("d", "show_step", "Step", show=False, id="replay.step"),
         Binding("F", "fork", "Fork here", id="replay.fork"),
-        Binding("q,escape", "close", "Close", id="replay.close"),
+        Binding("q", "close", "Close", id="replay.close"),
+        Binding("escape", "escape", "Close", show=False, id="replay.escape"),
     ]
 
     class Loaded(Message):
@@ -515,6 +516,13 @@ class ReplayScreen(Screen[None]):
         except TrajectoryError:
             return
         self.post_message(self.ForkRequested(self.path, step))
+
+    def action_escape(self) -> None:
+        """Esc leaves the search box (back to the timeline); elsewhere it closes the viewer."""
+        if self.focused is self.query_one("#replay-search", Input):
+            self.query_one(Timeline).focus()
+            return
+        self.action_close()
 
     def action_close(self) -> None:
         self._stop()
