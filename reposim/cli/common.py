@@ -72,6 +72,9 @@ def run_async(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
         task = asyncio.current_task()
         loop = asyncio.get_running_loop()
         if task is not None:
+            # Not every loop can take signal handlers: none on some platforms
+            # (NotImplementedError), none off the main thread (ValueError, RuntimeError) when
+            # a command runs inside a worker; there Ctrl-C still arrives as KeyboardInterrupt.
             for sig in _STOP_SIGNALS:
                 with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                     loop.add_signal_handler(sig, task.cancel)
