@@ -339,6 +339,10 @@ class RepoSimApp(App[None]):
         self._style_editors()
         self.query_one(FileTree).reveal(message.path)
 
+    @on(EditorPane.CursorMoved)
+    def _cursor_moved(self, message: EditorPane.CursorMoved) -> None:
+        self.query_one(StatusBar).cursor = message.position
+
     @on(TabbedContent.TabActivated, "#panel")
     def _panel_tab(self, event: TabbedContent.TabActivated) -> None:
         if event.pane.id == "panel-changes":

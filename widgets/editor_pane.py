@@ -166,6 +166,14 @@ class EditorPane(Widget):
     class _WorkspaceMayHaveChanged(Message):
         pass
 
+    class CursorMoved(Message):
+        """The current tab's cursor moved (or the tab changed): "Ln 3, Col 7", or "" when no
+        file is open. The app shows it in the status bar."""
+
+        def __init__(self, position: str) -> None:
+            super().__init__()
+            self.position = position
+
     class FileSaved(Message):
         def __init__(self, path: str) -> None:
             super().__init__()
@@ -622,6 +630,16 @@ class EditorPane(Widget):
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
         event.stop()
+        self._announce_cursor()
+
+    @on(TextArea.SelectionChanged)
+    def _selection_changed(self, event: TextArea.SelectionChanged) -> None:
+        if event.text_area is self._current_editor_or_none():
+            self._announce_cursor()
+
+    def _announce_cursor(self) -> None:
+        editor = self._current_editor_or_none()
+        self.post_message(self.CursorMoved(cursor_position(editor) if editor else ""))
 
     # -- internals -----------------------------------------------------------------------------
 
@@ -676,9 +694,24 @@ class EditorPane(Widget):
             editor.focus()
 
     def _sync_empty(self) -> None:
+        if not self._buffers:
+            self.post_message(self.CursorMoved(""))
         empty = not self._buffers
         self.query_one("#editor-empty").display = empty
         self.query_one(TabbedContent).display = not empty
+
+
+def cursor_position(editor: TextArea) -> str:
+    """VS Code's "Ln 12, Col 5" (1-based; a tab counts to the next tab stop), plus
+    "(N selected)" when text is selected."""
+    row, column = editor.cursor_location
+    line = editor.document[row] if row < editor.document.line_count else ""
+    col = len(line[:column].expandtabs(editor.indent_width)) + 1
+    position = f"Ln {row + 1}, Col {col}"
+    selected = len(editor.selected_text)
+    if selected:
+        position += f" ({selected} selected)"
+    return position
 
 
 def _name_column(text: str, name: str) -> int:

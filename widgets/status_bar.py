@@ -1,4 +1,5 @@
-"""The status bar: backend, workspace, git branch, number of changed files, what is running."""
+"""The status bar: backend, workspace, git branch, number of changed files, what is running, and
+where the editor's cursor is (line and column, 1-based as in VS Code)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ class StatusBar(Widget):
 
     changed: reactive[int | None] = reactive(None)
     activity: reactive[str] = reactive("")
+    cursor: reactive[str] = reactive("")
+    """"Ln 12, Col 5" (and "(3 selected)") for the focused editor tab; empty without one."""
 
     def __init__(self, session: Session, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -44,7 +47,8 @@ class StatusBar(Widget):
             left.append(f"  ● {self.changed} changed {noun}")
         if self.activity:
             left.append(f"  {self.activity}", "italic")
-        right = Text("F1 help  F2 commands ")
+        right = Text(f"{self.cursor}  " if self.cursor else "")
+        right.append("F1 help  F2 commands ")
         room = self.size.width - right.cell_len - 1
         if left.cell_len > room:
             left.truncate(max(room, 0), overflow="ellipsis")
