@@ -13,6 +13,12 @@ which writes `workflow.start`, `workflow.step` (one when a stage starts, one whe
 second with its status and duration), `workflow.result` and `workflow.end`. A UI pane, a
 `--json` printer or a batch worker follow a run by subscribing to the session and reading these
 payloads, never by parsing text.
+
+Confirm mode reaches workflows through an approval gate: inside `with approval_gate(gate):`
+every run a workflow opens (in any session, so perf's two sides too) asks `gate` before each
+action that changes something, as the agent's confirm mode does; a rejection stops the
+workflow with `ActionRejected`, recorded as the run's failure with the person's reason.
+Headless and batch runs set no gate and nothing waits.
 """
 
 from __future__ import annotations
@@ -20,15 +26,20 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
+from simulator.describe import describe_event
 from simulator.events import (
+    MUTATING_KINDS,
     Actor,
     Event,
     Kind,
+    PolicyDecisionPayload,
     RunStatus,
     StepStatus,
     WorkflowEnd,
@@ -36,9 +47,48 @@ from simulator.events import (
     WorkflowStart,
     WorkflowStep,
 )
+from simulator.session import Decision
 
 if TYPE_CHECKING:
-    from simulator.session import Session
+    from simulator.session import ActionPolicy, Session
+
+
+@dataclass(frozen=True)
+class ActionRequest:
+    """An action a workflow is about to take, waiting for the person in confirm mode."""
+
+    workflow: str
+    run: str  # the run's id
+    actor: Actor
+    kind: Kind
+    payload: dict[str, Any]
+    description: str  # one line, as the trajectory viewer would show the action
+
+    @property
+    def diff(self) -> str | None:
+        diff = self.payload.get("diff")
+        return str(diff) if diff else None
+
+
+ApprovalGate = Callable[[ActionRequest], Awaitable[Decision]]
+"""Asked before each action of a workflow run; allowed or not, with the person's reason."""
+
+_gate: ContextVar[ApprovalGate | None] = ContextVar("reposim_workflow_gate", default=None)
+
+
+@contextmanager
+def approval_gate(gate: ApprovalGate | None) -> Iterator[None]:
+    """Workflows run inside this block ask `gate` before each action (None: nothing asks).
+
+    A context variable rather than a parameter: it reaches every run the call opens (nested
+    workflows, perf's second session) without threading it through each workflow's signature,
+    and actions from outside the block (the person typing meanwhile) never meet it.
+    """
+    token = _gate.set(gate)
+    try:
+        yield
+    finally:
+        _gate.reset(token)
 
 
 class WorkflowRun:
@@ -64,6 +114,7 @@ class WorkflowRun:
         self.outcome: dict[str, Any] | None = None
         self._t0 = time.monotonic()
         self._start_seq: int | None = None
+        self._gated: _GatedPolicy | None = None
 
     def __enter__(self) -> Self:
         self._t0 = time.monotonic()
@@ -73,6 +124,9 @@ class WorkflowRun:
             WorkflowStart(self.workflow, self.id, self.params),
         )
         self._start_seq = event.seq
+        if _gate.get() is not None and not isinstance(self.session.policy, _GatedPolicy):
+            self._gated = _GatedPolicy(self, self.session.policy)
+            self.session.policy = self._gated
         return self
 
     def __exit__(
@@ -81,6 +135,10 @@ class WorkflowRun:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        if self._gated is not None:
+            if self.session.policy is self._gated:
+                self.session.policy = self._gated.previous
+            self._gated = None
         if exc_type is None:
             status, error = RunStatus.OK, None
         elif issubclass(exc_type, KeyboardInterrupt | asyncio.CancelledError):
@@ -154,7 +212,63 @@ class WorkflowFailure(Exception):
     """A workflow stopped on an error it understands; the message is one clear sentence."""
 
 
+class ActionRejected(WorkflowFailure):
+    """The person rejected an action of the workflow (confirm mode): the workflow stops.
+
+    Not a SessionError on purpose: code that carries on after a refused action (the agent's
+    tools tell the model and go on) must not swallow it; the whole workflow ends here."""
+
+    def __init__(self, request: ActionRequest, reason: str) -> None:
+        self.request = request
+        self.reason = reason
+        super().__init__(
+            f"The person rejected {request.description!r} of the {request.workflow} workflow: "
+            f"{reason or 'no reason given'}."
+        )
+
+
+class _GatedPolicy:
+    """The session's action policy while a gated run is open: actions taken inside the
+    `approval_gate` block ask the gate; anything else goes to the policy that was there."""
+
+    def __init__(self, run: WorkflowRun, previous: ActionPolicy | None) -> None:
+        self.run = run
+        self.previous = previous
+
+    async def __call__(self, actor: Actor, kind: str, payload: dict[str, Any]) -> Decision:
+        gate = _gate.get()
+        if gate is None or kind not in MUTATING_KINDS:
+            if self.previous is not None:
+                return await self.previous(actor, kind, payload)
+            return Decision(True, by="policy")
+        preview = Event(seq=0, t=0.0, actor=actor, kind=Kind(kind), payload=payload)
+        request = ActionRequest(
+            self.run.workflow, self.run.id, actor, Kind(kind), payload, describe_event(preview)
+        )
+        decision = await gate(request)
+        if decision.allowed:
+            return decision  # the session records it as a policy decision
+        # Recorded as the session records any refusal; then the workflow stops as a whole.
+        self.run.session.emit(
+            Actor.HUMAN if decision.by != "policy" else Actor.SYSTEM,
+            Kind.POLICY_DECISION,
+            PolicyDecisionPayload(
+                action=str(kind),
+                target=str(payload.get("path") or payload.get("command") or ""),
+                allowed=False,
+                reason=decision.reason,
+                by=decision.by,
+                for_=str(actor),
+            ),
+            cause=self.run._start_seq,
+        )
+        raise ActionRejected(request, decision.reason)
+
+
 __all__ = [
+    "ActionRejected",
+    "ActionRequest",
+    "ApprovalGate",
     "RunStatus",
     "StepStatus",
     "WorkflowEnd",
@@ -163,4 +277,5 @@ __all__ = [
     "WorkflowRun",
     "WorkflowStart",
     "WorkflowStep",
+    "approval_gate",
 ]

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
 
-from simulator.events import Kind
-from simulator.session import Session
+from simulator.agent.models import ModelTurn, ScriptedClient, ToolCall
+from simulator.codegen.debug import debug
+from simulator.events import Actor, Kind
+from simulator.session import Decision, Session
 from simulator.trajectory import read_trajectory
 from simulator.workflow import (
+    ActionRejected,
+    ActionRequest,
     RunStatus,
     StepStatus,
     WorkflowEnd,
@@ -18,6 +23,7 @@ from simulator.workflow import (
     WorkflowRun,
     WorkflowStart,
     WorkflowStep,
+    approval_gate,
 )
 
 
@@ -81,3 +87,108 @@ async def test_how_a_run_ends_is_recorded_and_the_error_still_raised(
     assert end.status is status
     if status is RunStatus.FAILED:
         assert end.error == "no test command found"
+
+
+# -- confirm mode: the approval gate ------------------------------------------------------------
+
+
+async def test_a_gate_is_asked_before_each_action_and_a_rejection_stops_the_run(
+    sample_repo: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "t.jsonl"
+    asked: list[ActionRequest] = []
+
+    async def gate(request: ActionRequest) -> Decision:
+        asked.append(request)
+        if request.kind == Kind.FILE_WRITE and request.payload["path"] == "calc/ops.py":
+            return Decision(False, "do not touch the library", by="human")
+        return Decision(True, by="human")
+
+    async with await Session.open(sample_repo, trajectory_path=path) as session:
+        original = await session.read("calc/ops.py")
+        with (
+            approval_gate(gate),
+            pytest.raises(ActionRejected) as raised,
+            WorkflowRun(session, "codegen") as run,
+        ):
+            await session.exec("echo first", actor=Actor.SYSTEM)
+            await session.write("notes.txt", "kept\n", actor=Actor.SYSTEM)
+            await session.write("calc/ops.py", "broken = True\n", actor=Actor.AGENT)
+            await session.exec("echo never", actor=Actor.SYSTEM)
+        # outside the block nothing asks, and the policy the session had is back
+        await session.write("after.txt", "free\n")
+        assert session.policy is None
+        assert await session.read("calc/ops.py") == original
+        assert await session.read("notes.txt") == "kept\n"
+    assert [(r.kind, r.workflow, r.run) for r in asked] == [
+        (Kind.EXEC, "codegen", run.id),
+        (Kind.FILE_WRITE, "codegen", run.id),
+        (Kind.FILE_WRITE, "codegen", run.id),
+    ]
+    assert asked[2].diff and "+broken = True" in asked[2].diff
+    assert raised.value.reason == "do not touch the library"
+    events = read_trajectory(path).events
+    decisions = [e.payload for e in events if e.kind == Kind.POLICY_DECISION]
+    assert [(d["action"], d["allowed"], d["by"]) for d in decisions] == [
+        ("exec", True, "human"),
+        ("file.write", True, "human"),
+        ("file.write", False, "human"),
+    ]
+    assert decisions[-1]["target"] == "calc/ops.py"
+    assert decisions[-1]["reason"] == "do not touch the library"
+    commands = [e.payload["command"] for e in events if e.kind == Kind.EXEC]
+    assert "echo never" not in commands
+    end = WorkflowEnd.from_dict(next(e for e in events if e.kind == Kind.WORKFLOW_END).payload)
+    assert end.status is RunStatus.FAILED
+    assert end.error is not None and "do not touch the library" in end.error
+
+
+async def test_the_gate_reaches_an_agent_inside_a_workflow_and_its_rejection_is_not_swallowed(
+    sample_repo: Path, tmp_path: Path
+) -> None:
+    """The debug workflow's agent would tell the model about a refused action and carry on;
+    a rejection in a gated workflow ends the workflow instead."""
+    edit = ModelTurn(
+        "Fix the divisor.",
+        (
+            ToolCall(
+                "c1",
+                "edit",
+                json.dumps(
+                    {
+                        "command": "str_replace",
+                        "path": "calc/ops.py",
+                        "old_str": "(len(values) - 1)",
+                        "new_str": "len(values)",
+                    }
+                ),
+            ),
+        ),
+    )
+    client = ScriptedClient([edit, ModelTurn("done", (ToolCall("c2", "finish", "{}"),))])
+    kinds: list[Kind] = []
+
+    async def gate(request: ActionRequest) -> Decision:
+        kinds.append(request.kind)
+        if request.actor is Actor.AGENT:
+            return Decision(False, "wrong fix", by="human")
+        return Decision(True, by="human")
+
+    path = tmp_path / "t.jsonl"
+    async with await Session.open(sample_repo, trajectory_path=path) as session:
+        with approval_gate(gate), pytest.raises(ActionRejected, match="wrong fix"):
+            await debug(session, client, "tests/test_ops.py::test_mean")
+        assert "(len(values) - 1)" in await session.read("calc/ops.py")
+    assert kinds == [Kind.TEST_RUN, Kind.FILE_EDIT]  # the tests ran (approved), the edit did not
+    assert client.remaining == 1  # the agent was not asked again after the rejection
+    events = read_trajectory(path).events
+    end = WorkflowEnd.from_dict(next(e for e in events if e.kind == Kind.WORKFLOW_END).payload)
+    assert end.workflow == "debug" and end.status is RunStatus.FAILED
+    assert end.error is not None and "wrong fix" in end.error
+
+
+async def test_without_a_gate_nothing_waits(sample_repo: Path, tmp_path: Path) -> None:
+    async with await Session.open(sample_repo, trajectory_path=tmp_path / "t.jsonl") as session:
+        with approval_gate(None), WorkflowRun(session, "codegen"):
+            assert session.policy is None
+            await session.write("notes.txt", "x\n", actor=Actor.SYSTEM)
