@@ -20,6 +20,14 @@ def _diffstat(diff: str) -> str:
     return f"+{added} -{removed}"
 
 
+def duration_text(value: Any) -> str:
+    """A duration, or nothing when it is unknown: imports without timings record 0.0, which a
+    command that really ran (timed to the microsecond) never takes."""
+    if not isinstance(value, int | float) or not value:
+        return ""
+    return f"{float(value):.2f}s"
+
+
 def describe_event(event: Event) -> str:
     p: dict[str, Any] = event.payload
     kind = event.kind
@@ -33,13 +41,19 @@ def describe_event(event: Event) -> str:
         ]
         if p.get("output_capped"):
             flags.append("output cut at the cap")
-        state = f"exit {p.get('exit_code')}" + (f" ({', '.join(flags)})" if flags else "")
+        # Other tools' trajectories may not know the exit code or the time (imports): only
+        # what is known is shown.
+        code = p.get("exit_code")
+        state = f"exit {code}" if code is not None else ""
+        if flags:
+            state = f"{state} ({', '.join(flags)})".lstrip()
         # output_lines counts the whole output; older recordings only have the (possibly
         # shortened) text.
         lines = p.get("output_lines")
         if not isinstance(lines, int):
             lines = str(p.get("output", "")).count("\n")
-        return f"{state}, {lines} lines of output, {float(p.get('duration', 0)):.2f}s"
+        known = (state, f"{lines} lines of output", duration_text(p.get("duration")))
+        return ", ".join(part for part in known if part)
     if kind in (Kind.FILE_WRITE, Kind.FILE_EDIT, Kind.FILE_CREATE, Kind.FILE_DELETE):
         verb = kind.split(".")[1]
         return f"{verb} {p.get('path')} ({_diffstat(str(p.get('diff', '')))})"
@@ -55,7 +69,8 @@ def describe_event(event: Event) -> str:
         if counts:
             parts = [f"{n} {k}" for k, n in counts.items() if n]
             return "tests: " + (", ".join(parts) or "no tests ran")
-        return f"tests exit {p.get('exit_code')}"
+        code = p.get("exit_code")
+        return f"tests exit {code}" if code is not None else "tests ran"
     if kind == Kind.SEARCH:
         return f"search {p.get('pattern')!r} in {p.get('path')}"
     if kind == Kind.SEARCH_RESULT:
@@ -73,7 +88,8 @@ def describe_event(event: Event) -> str:
     if kind.startswith("workflow."):
         return describe_workflow(kind, p)
     if kind == Kind.LLM_CALL:
-        return f"model call {p.get('model', '')}"
+        model = p.get("model")
+        return f"model call {model}" if model else "model call"
     if kind == Kind.LLM_RESPONSE:
         usage = p.get("usage") or {}
         tokens = usage.get("total_tokens")
@@ -101,14 +117,20 @@ def summarize(trajectory: Trajectory) -> str:
     lines = [
         f"trajectory {trajectory.path}",
         f"  session  {h.session}  created {h.created}  reposim {h.reposim}",
-        f"  repo     {repo.source}"
-        + (f" @ {(repo.commit or '')[:12]}{' (dirty)' if repo.dirty else ''}" if repo.git else ""),
-        f"  backend  {backend.kind}" + (f"  image {backend.image}" if backend.image else ""),
+        f"  repo     {repo.source or '(not recorded)'}"
+        + (
+            f" @ {(repo.commit or '')[:12]}{' (dirty)' if repo.dirty else ''}"
+            if repo.git and repo.commit
+            else ""
+        ),
+        f"  backend  {backend.kind or '(not recorded)'}"
+        + (f"  image {backend.image}" if backend.image else ""),
     ]
     if h.imported is not None:
         lines.append(f"  imported from {h.imported.format}: {h.imported.file}")
     if h.agent is not None:
-        lines.append(f"  agent    {h.agent.model} ({h.agent.mode})")
+        model = h.agent.model or "model not recorded"
+        lines.append(f"  agent    {model}" + (f" ({h.agent.mode})" if h.agent.mode else ""))
     events = trajectory.events
     actors = Counter(str(e.actor) for e in events)
     kinds = Counter(e.kind for e in events)

@@ -9,6 +9,7 @@ from rich.console import Group, RenderableType
 from rich.syntax import Syntax
 from rich.text import Text
 
+from simulator import describe
 from simulator.describe import describe_event
 from simulator.events import Event, Kind
 from simulator.trajectory import EventSource, TrajectoryError
@@ -88,10 +89,11 @@ def _payload_parts(event: Event) -> list[RenderableType]:
         parts += [_section("Action"), Syntax(command, "bash", word_wrap=True)]
         return parts
     if event.kind in (Kind.EXEC_RESULT, Kind.TEST_RESULT):
+        known = [f"exit {p['exit_code']}" if p.get("exit_code") is not None else ""]
+        known.append(describe.duration_text(p.get("duration")))
+        shown = ", ".join(part for part in known if part)
         parts += [
-            _section(
-                f"Observation (exit {p.get('exit_code')}, {float(p.get('duration') or 0):.2f}s)"
-            ),
+            _section("Observation" + (f" ({shown})" if shown else "")),
             Text(_clip(str(p.get("output", "")))),
         ]
         failing = [

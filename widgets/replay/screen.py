@@ -26,6 +26,7 @@ from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from simulator.events import Kind
+from simulator.interop.edits import is_edit_command
 from simulator.replay.workspace import start_files, start_text, workspace_at
 from simulator.trajectory import EventSource, TrajectoryError, TrajectoryIndex, open_trajectory
 from widgets.replay.detail import render_file, render_step
@@ -58,6 +59,16 @@ def _warm_up_highlighting() -> None:
 
     for name in ("bash", "diff", "json", "python"):
         get_lexer_by_name(name)
+
+
+def _edits_by_command(source: EventSource, index: int) -> bool:
+    """A command that edits a file the way other tools' agents do (SWE-agent's `edit 287:295`,
+    mini-swe-agent's `sed -i`, ...): imported as a command, an edit to navigate by."""
+    try:
+        command = source.event(index).payload.get("command")
+    except TrajectoryError:
+        return False
+    return isinstance(command, str) and is_edit_command(command)
 
 
 def _kind_matches(kind: str, prefixes: tuple[str, ...]) -> bool:
@@ -432,7 +443,9 @@ class ReplayScreen(Screen[None]):
                 if worker.is_cancelled:
                     return
                 _, kind = source.meta(index)
-                if what == "edit" and kind in EDIT_KINDS:
+                if what == "edit" and (
+                    kind in EDIT_KINDS or (kind == Kind.EXEC and _edits_by_command(source, index))
+                ):
                     found = index
                     break
                 if what == "failure" and kind in (Kind.EXEC_RESULT, Kind.TEST_RESULT, Kind.ERROR):

@@ -1,0 +1,120 @@
+"""Other tools' trajectories in the replay view: what is not known is left out, and their own ways
+of editing files are edits to navigate by (Pilot, as a user at the keyboard)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from simulator.describe import describe_event, summarize
+from simulator.events import Kind
+from simulator.trajectory import read_trajectory
+from tests.replay.replay_helpers import SAMPLES
+from tests.replay.test_replay_view import screen_of, settle, text_of
+from widgets.replay import ReplayApp, Timeline
+
+
+def swe_agent_windowed_edits(path: Path) -> Path:
+    """A SWE-agent run of the windowed-editor era: `edit N:M` with the lines and `end_of_edit`,
+    no exit codes, no model name."""
+    steps = [
+        ("open src/marshmallow/fields.py 1474", "[File: src/marshmallow/fields.py (1997 lines)]"),
+        ("edit 287:295\n        return int(round(x))\nend_of_edit", "File updated."),
+        ("python reproduce.py", "345"),
+        ("edit 1475:1475\n        # round\nend_of_edit", "File updated."),
+        ("submit", "diff --git a/x b/x"),
+    ]
+    data: dict[str, Any] = {
+        "trajectory": [
+            {"action": a, "observation": o, "response": a, "thought": "", "execution_time": 0.25}
+            for a, o in steps
+        ],
+        "history": [{"role": "system", "content": "You are"}]
+        + [{"role": "assistant", "content": a, "action": a} for a, _ in steps],
+        "info": {"exit_status": "submitted"},
+    }
+    path.write_text(json.dumps(data))
+    return path
+
+
+def mini_swe_agent_sed(path: Path) -> Path:
+    """A mini-swe-agent run (its current form) that edits with `sed -i` and a here-document."""
+    actions = [
+        "grep -n 'total_seconds' src/fields.py",
+        "sed -i 's/int(value/int(round(value/' src/fields.py",
+        "python -m pytest -q",
+        "cat <<'EOF' > reproduce.py\nprint(1)\nEOF",
+        "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT",
+    ]
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": "task"},
+    ]
+    for action in actions:
+        messages.append({"role": "assistant", "content": f"THOUGHT: go\n\n```bash\n{action}\n```"})
+        observation = "<returncode>0</returncode>\n<output>\n</output>"
+        messages.append({"role": "user", "content": observation})
+    data = {
+        "info": {"exit_status": "Submitted", "submission": ""},
+        "messages": messages,
+        "trajectory_format": "mini-swe-agent-1.1",
+    }
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.name)
+async def test_imported_steps_show_what_is_known_and_never_none(sample: Path) -> None:
+    trajectory = read_trajectory(sample)
+    lines = [describe_event(event) for event in trajectory.events]
+    assert not [line for line in lines if "None" in line]
+    model = trajectory.header.agent.model if trajectory.header.agent else None
+    calls = [describe_event(e) for e in trajectory.events if e.kind == Kind.LLM_CALL]
+    assert calls and set(calls) == {f"model call {model}" if model else "model call"}
+    assert "None" not in summarize(trajectory).split("\n\n")[0]
+    app = ReplayApp(sample)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        timeline = screen_of(app).query_one(Timeline)
+        for _ in range(timeline.row_count):
+            shown = text_of(app, "#replay-detail").splitlines()
+            # The step's title, its one-line description and the observation's heading.
+            headings = shown[:2] + [line for line in shown if line.startswith("Observation")]
+            assert not [line for line in headings if "None" in line], headings
+            await pilot.press("j")
+        await settle(pilot)
+        assert timeline.current_index == timeline.row_count - 1
+
+
+@pytest.mark.parametrize(
+    ("make", "expected"),
+    [
+        (swe_agent_windowed_edits, ["edit 287:295", "edit 1475:1475"]),
+        (mini_swe_agent_sed, ["sed -i", "cat <<'EOF' > reproduce.py"]),
+    ],
+    ids=["swe-agent-edit", "mini-swe-agent-sed"],
+)
+async def test_next_edit_finds_other_tools_edit_commands(
+    tmp_path: Path, make: Any, expected: list[str]
+) -> None:
+    path = make(tmp_path / "run.traj")
+    app = ReplayApp(path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        screen = screen_of(app)
+        timeline = screen.query_one(Timeline)
+        assert screen.source is not None
+        found = []
+        for _ in expected:
+            await pilot.press("e")
+            await settle(pilot)
+            event = screen.source.event(timeline.current_index or 0)
+            assert event.kind == Kind.EXEC
+            found.append(str(event.payload["command"]))
+        assert [c.startswith(e) for c, e in zip(found, expected, strict=True)] == [True, True]
+        await pilot.press("e")  # no further edit: the cursor stays, a notice says so
+        await settle(pilot)
+        assert screen.source.event(timeline.current_index or 0).payload["command"] == found[-1]
