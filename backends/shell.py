@@ -33,13 +33,33 @@ from backends.base import Backend, BackendError, ExecResult, OutputCallback
 from backends.output import OutputCapture
 
 COMMAND_ID_VAR = "REPOSIM_COMMAND_ID"
-_BOOTSTRAP = (
-    "exec 2>/dev/null\n"
-    "set -m\n"
-    "trap : INT\n"
-    "export PS1='' PS2='' PAGER=cat GIT_PAGER=cat TERM=dumb\n"
-    "unset HISTFILE PROMPT_COMMAND\n"
-)
+DEFAULT_TERM = "xterm-256color"
+"""TERM for a session's commands: what a user's terminal has. Tests that look at TERM (colour
+libraries, curses) behave as in the user's shell; output stays free of colour anyway, since a
+command's stdout is a pipe and nothing forces colour, and pagers are `cat`, so nothing waits
+for a key."""
+_TERM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
+
+
+def check_term(term: str) -> str:
+    """`term` if it is a terminal name like xterm-256color; BackendError otherwise."""
+    if not isinstance(term, str) or not _TERM_NAME.fullmatch(term):
+        raise BackendError(
+            f"The terminal type {term!r} is not a name like xterm-256color, vt100 or dumb."
+        )
+    return term
+
+
+def _bootstrap(term: str) -> str:
+    return (
+        "exec 2>/dev/null\n"
+        "set -m\n"
+        "trap : INT\n"
+        f"export PS1='' PS2='' PAGER=cat GIT_PAGER=cat MANPAGER=cat TERM={check_term(term)}\n"
+        "unset HISTFILE PROMPT_COMMAND\n"
+    )
+
+
 # After SIGKILLing a command's process groups, how long to wait for the shell to print its
 # frame before deciding the shell itself is stuck (a builtin loop) and replacing it.
 _KILL_GRACE = 1.0
@@ -85,7 +105,14 @@ def quote(text: str) -> str:
 class PersistentShell:
     """Runs commands one at a time in a long-lived bash reached through a `ShellChannel`."""
 
-    def __init__(self, open_channel: Callable[[], Awaitable[ShellChannel]], workdir: str) -> None:
+    def __init__(
+        self,
+        open_channel: Callable[[], Awaitable[ShellChannel]],
+        workdir: str,
+        *,
+        term: str = DEFAULT_TERM,
+    ) -> None:
+        self._bootstrap = _bootstrap(term)
         self._open_channel = open_channel
         self._workdir = workdir
         self._cwd = workdir
@@ -115,7 +142,7 @@ class PersistentShell:
         self._channel = await self._open_channel()
         self._buffer.clear()
         self._eof = False
-        await self._channel.send((_BOOTSTRAP + f"cd {quote(cwd)} 2>/dev/null\n").encode())
+        await self._channel.send((self._bootstrap + f"cd {quote(cwd)} 2>/dev/null\n").encode())
 
     async def close(self) -> None:
         if self._channel is not None:

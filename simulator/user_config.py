@@ -1,10 +1,13 @@
 """The user's configuration file, `~/.config/reposim/config.toml`, read once and checked.
 
-Today it holds the docker backend's defaults:
+It holds the docker backend's defaults and the session's:
 
     [docker]
     image = "reposim/base:bookworm-2"
     memory = "4g"      # also: cpus, pids, disk
+
+    [session]
+    term = "xterm-256color"   # TERM for commands (the default); "dumb" for plain tools
 
 The backend never reads it: `docker_options` turns it (and $REPOSIM_DOCKER_IMAGE, and what the
 caller asks for) into the typed `DockerOptions` the backend is given. A file a user broke (not
@@ -21,6 +24,7 @@ from typing import Any
 
 from backends.base import BackendError
 from backends.docker.options import DockerOptions
+from backends.shell import DEFAULT_TERM, check_term
 from simulator.paths import config_file
 
 # Keys of [docker] and the types they take.
@@ -83,6 +87,28 @@ def docker_defaults(path: Path | None = None) -> dict[str, Any]:
             )
         values[key] = value
     return values
+
+
+def session_term(given: str | None = None, path: Path | None = None) -> str:
+    """TERM for a session's commands: `given` (the --term flag), else `[session] term`, else
+    xterm-256color (what a user's terminal has)."""
+    if given is not None:
+        return check_term(given)
+    path = path or config_file()
+    table = load_config(path).get("session", {})
+    if not isinstance(table, dict):
+        raise ConfigError(
+            f'In {path}, `session` must be a table ([session] with keys like term = "..."), '
+            f"not a {type(table).__name__}."
+        )
+    unknown = sorted(set(table) - {"term"})
+    if unknown:
+        raise ConfigError(f"In {path}, [session] has no setting {unknown[0]!r} (known: term).")
+    term = table.get("term", DEFAULT_TERM)
+    try:
+        return check_term(term)
+    except BackendError as exc:
+        raise ConfigError(f"In {path}, session.term: {exc}") from None
 
 
 def docker_options(overrides: Mapping[str, Any] | None = None) -> DockerOptions:

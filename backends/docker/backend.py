@@ -125,7 +125,7 @@ class DockerBackend(ShellBackend):
             await self._create()
             container = self._require_container()
             archive = await blocking(ctr.workspace_archive, self.source, self.options)
-            shell = PersistentShell(self._open_shell_channel, WORKSPACE)
+            shell = PersistentShell(self._open_shell_channel, WORKSPACE, term=self.options.term)
             # The workspace copy, the user fix-up, the reaper and the shell are independent: the
             # shell only needs the files before its first command, which start() awaits.
             with archive:
@@ -433,7 +433,9 @@ class DockerBackend(ShellBackend):
                         WORKSPACE,
                     )
                 else:
-                    shell = PersistentShell(self._open_shell_channel, WORKSPACE)
+                    shell = PersistentShell(
+                        self._open_shell_channel, WORKSPACE, term=self.options.term
+                    )
                     await shell.start()
                     self._files = ShellFiles(shell, WORKSPACE)
             return self._files

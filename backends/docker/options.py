@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Any
 
 from backends.base import BackendError
+from backends.shell import DEFAULT_TERM, check_term
 
 DEFAULT_IMAGE = "python:3.11-slim"
 DEFAULT_UID = 1000
@@ -101,8 +102,11 @@ class DockerOptions:
     ports: Mapping[int, int | None] = field(default_factory=lambda: MappingProxyType({}))
     """Container port -> host port (None: any free one), published on 127.0.0.1 only."""
     session_id: str | None = None
+    term: str = DEFAULT_TERM
+    """TERM for commands (the terminal pane's is always xterm-256color)."""
 
     def __post_init__(self) -> None:
+        check_term(self.term)
         if not isinstance(self.image, str) or not self.image:
             raise BackendError("The docker image must be a non-empty name like debian:bookworm.")
         size_in_bytes(self.memory, "memory")

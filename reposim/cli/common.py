@@ -182,6 +182,7 @@ def backend_options(func: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(command)
     def with_docker_options(*args: Any, **kwargs: Any) -> Any:
         flags = {name: kwargs.pop(name) for name in _DOCKER_FLAGS}
+        term = kwargs.pop("term")
         ready_image = _ready_environment(flags["env"])
         if ready_image is not None:
             if flags["image"]:
@@ -195,9 +196,11 @@ def backend_options(func: Callable[..., Any]) -> Callable[..., Any]:
             "memory": flags["memory"],
             "cpus": flags["cpus"],
             "pids": flags["pids"],
+            "disk": flags["disk"],
             "ca_bundle": flags["ca_bundle"],
             "ports": _parse_ports(flags["publish"]) or None,
             "env": _parse_env(flags["env"]) or None,
+            "term": term,
         }
         kwargs["backend_options"] = {k: v for k, v in options.items() if v is not None}
         return command(*args, **kwargs)
@@ -244,6 +247,15 @@ def backend_options(func: Callable[..., Any]) -> Callable[..., Any]:
             "`reposim env list`) on the docker backend.",
         ),
     ]
+    docker_options.append(
+        click.option(
+            "--term",
+            metavar="NAME",
+            help="TERM for the session's commands (default: term in [session] of "
+            "~/.config/reposim/config.toml, else xterm-256color; the terminal pane always "
+            "has xterm-256color).",
+        )
+    )
     wrapped: Callable[..., Any] = with_docker_options
     for option in reversed(docker_options):
         wrapped = option(wrapped)

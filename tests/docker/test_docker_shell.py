@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 from backends.docker import DockerBackend
+from tests.docker.conftest import BackendFactory
 
 
 async def test_cwd_and_environment_survive_between_commands(backend: DockerBackend) -> None:
@@ -127,3 +129,13 @@ async def test_pty_runs_an_interactive_shell_and_resizes(backend: DockerBackend)
     finally:
         await pty.close()
     assert (await backend.exec("echo shell unaffected")).exit_code == 0
+
+
+async def test_commands_see_a_real_terminal_type_and_plain_pagers(
+    make_backend: BackendFactory, sample_repo: Path
+) -> None:
+    backend = await make_backend(sample_repo)
+    probe = 'printf "%s|%s|%s|" "$TERM" "$PAGER" "$GIT_PAGER"; [ -t 1 ] && echo tty || echo pipe'
+    assert (await backend.exec(probe)).output == b"xterm-256color|cat|cat|pipe\n"
+    other = await make_backend(sample_repo, term="vt100")
+    assert (await other.exec('echo "$TERM"')).output == b"vt100\n"
