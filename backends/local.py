@@ -35,8 +35,21 @@ from backends.base import (
     Pty,
 )
 from backends.confined import ConfinedRoot
-from backends.session_env import session_environment
-from backends.shell import COMMAND_ID_VAR, PersistentShell, ShellBackend, ShellChannel
+from backends.session_env import (
+    PreparedVenv,
+    repository_venv,
+    session_environment,
+    session_venv,
+    with_import_roots,
+)
+from backends.shell import (
+    COMMAND_ID_VAR,
+    DEFAULT_TERM,
+    PersistentShell,
+    ShellBackend,
+    ShellChannel,
+    check_term,
+)
 
 _READ_CHUNK = 65536
 SESSION_MARK_VAR = "REPOSIM_SESSION_MARK"
@@ -332,9 +345,14 @@ class LocalBackend(ShellBackend):
         scratch_root: Path,
         in_place: bool = False,
         keep_workspace: bool = False,
+        term: str = DEFAULT_TERM,
+        prepared_venv: PreparedVenv | None = None,
     ) -> None:
         """`scratch_root`: the folder the scratch copy of `source` goes in (the engine's
-        choice, simulator.paths.workspaces_dir(); unused with `in_place`)."""
+        choice, simulator.paths.workspaces_dir(); unused with `in_place`). `term`: TERM for
+        commands (the terminal pane's is always xterm-256color, what its emulator speaks).
+        `prepared_venv`: the venv setup made for the repository, used when it has none."""
+        self.term = check_term(term)
         self.source = Path(source).resolve()
         self.in_place = in_place
         self.keep_workspace = keep_workspace
@@ -345,7 +363,10 @@ class LocalBackend(ShellBackend):
         self._shell: PersistentShell | None = None
         self._ptys: list[LocalPty] = []
         self.mark = secrets.token_hex(8)
-        self._env = session_environment(self.source)  # the user's environment, not RepoSim's
+        self.prepared_venv = prepared_venv
+        # The user's environment, not RepoSim's.
+        self._env = session_environment(self.source, prepared=prepared_venv)
+        self.venv = session_venv(self.source, prepared_venv)
         self._env[SESSION_MARK_VAR] = self.mark
 
     @property
@@ -374,11 +395,14 @@ class LocalBackend(ShellBackend):
                 raise
             self._workspace = dest
         workspace = self._workspace
+        if self.venv is not None and self.venv != repository_venv(self.source):
+            assert self.prepared_venv is not None
+            with_import_roots(self._env, workspace, self.prepared_venv.import_roots)
         self._files = ConfinedRoot(str(workspace))
         self._private = Path(tempfile.mkdtemp(prefix=PRIVATE_PREFIX))
         _write_owner(self._private / OWNER_FILE, self.mark)
         self._shell = PersistentShell(
-            lambda: _LocalShellChannel.spawn(workspace, self._env), str(workspace)
+            lambda: _LocalShellChannel.spawn(workspace, self._env), str(workspace), term=self.term
         )
         await self._shell.start()
 
@@ -460,9 +484,19 @@ class LocalBackend(ShellBackend):
             raise BackendError("The local backend has not been started.")
         return str(self._private)
 
+    def _venv_info(self) -> dict[str, str]:
+        """The venv commands run in and where it comes from, or why setup's was not used."""
+        info: dict[str, str] = {}
+        if self.venv is not None:
+            own = self.venv == repository_venv(self.source)
+            info = {"venv": str(self.venv), "venv_from": "repository" if own else "setup"}
+        elif self.prepared_venv is not None and self.prepared_venv.stale:
+            info = {"venv_stale": self.prepared_venv.stale}
+        return info
+
     def describe(self) -> BackendDescription:
         return BackendDescription(
             kind=self.kind,
             workspace=str(self._workspace or ""),
-            extra={"source": str(self.source), "in_place": self.in_place},
+            extra={"source": str(self.source), "in_place": self.in_place, **self._venv_info()},
         )

@@ -20,11 +20,25 @@ BACKEND_KINDS = ("local", "docker")
 
 def make_backend(kind: str, source: Path, *, in_place: bool = False, **options: Any) -> Backend:
     """A backend of `kind` on `source`, not started (open_session starts it). `options` are
-    the docker backend's (image, memory, cpus, pids, network, ...)."""
+    the docker backend's (image, memory, cpus, pids, network, ...) and `term` (TERM for
+    commands, both backends; default from the user's config)."""
+    from simulator.user_config import session_term
+
+    term = session_term(options.pop("term", None))
     if kind == "local":
         from backends.local import LocalBackend
+        from simulator.setup.venvcache import lookup
 
-        return LocalBackend(source, in_place=in_place, scratch_root=workspaces_dir())
+        # The venv a `reposim setup` of this repository left (used when it has none of its
+        # own; a stale one is described, not used, and the session says so).
+        cached = lookup(source)
+        return LocalBackend(
+            source,
+            in_place=in_place,
+            scratch_root=workspaces_dir(),
+            term=term,
+            prepared_venv=cached.prepared() if cached is not None else None,
+        )
     if kind == "docker":
         if in_place:
             raise BackendError("--in-place works with the local backend only.")
@@ -32,5 +46,5 @@ def make_backend(kind: str, source: Path, *, in_place: bool = False, **options: 
         from backends.docker import DockerBackend
         from simulator.user_config import docker_options
 
-        return DockerBackend(source, docker_options(options))
+        return DockerBackend(source, docker_options({**options, "term": term}))
     raise BackendError(f"Unknown backend {kind!r}; choose one of {', '.join(BACKEND_KINDS)}.")

@@ -2,7 +2,7 @@
 directory from its $XDG_* variable when set, else the usual place under the home directory).
 
     config      $XDG_CONFIG_HOME/reposim   config.toml (ui, docker), keymap.toml
-    data        $XDG_DATA_HOME/reposim     trajectories/
+    data        $XDG_DATA_HOME/reposim     trajectories/, venvs/ (what `reposim setup` made)
     cache       $XDG_CACHE_HOME/reposim    workspaces/ (the local backend's scratch copies)
 
 Read at each call, not at import, so that a test or a user changing the variable is honoured.
@@ -45,3 +45,8 @@ def trajectories_dir() -> Path:
 def workspaces_dir() -> Path:
     """Where the local backend puts its scratch copies of repositories."""
     return cache_dir() / "workspaces"
+
+
+def venvs_dir() -> Path:
+    """Where `reposim setup` leaves each repository's ready venv for later local sessions."""
+    return data_dir() / "venvs"

@@ -229,6 +229,9 @@ class Session:
             self._t0 = time.monotonic()
             if checkpoint_start:
                 await self.checkpoint("start", actor=Actor.SYSTEM)
+            stale = self.description.extra.get("venv_stale")
+            if stale:  # the venv setup left no longer fits: say why it is not used
+                self.note(str(stale), actor=Actor.SYSTEM)
         except BaseException:
             await self._backend.stop()
             raise

@@ -1,6 +1,7 @@
 """Which command F5 runs for a repository: the one the person set (remembered per repository in
-~/.config/reposim/test-commands.json), else one detected from the repository (the setup
-workflow's detection: ctest, meson test, make test/check, unittest), else pytest."""
+~/.config/reposim/test-commands.json), else the one a `reposim setup` on this machine found
+(with the venv it left), else one detected from the repository (the setup workflow's detection:
+ctest, meson test, make test/check, unittest), else pytest."""
 
 from __future__ import annotations
 
@@ -72,4 +73,12 @@ def choose(root: Path, given: str | None) -> str | None:
     if given is not None:
         remember(root, given)
         return given.strip() or detect(root)
-    return remembered(root) or detect(root)
+    return remembered(root) or from_setup(root) or detect(root)
+
+
+def from_setup(root: Path) -> str | None:
+    """The test command of the venv `reposim setup` left for the repository, while it fits."""
+    from simulator.setup.venvcache import lookup
+
+    cached = lookup(root)
+    return cached.test_command if cached is not None and cached.stale is None else None

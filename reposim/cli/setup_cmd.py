@@ -164,6 +164,11 @@ def _run_one(entry: Any, request: Any, as_json: bool) -> int:
             click.echo(f"model round {round_.get('round')}: {round_.get('command') or round_}")
         if outcome.image:
             click.echo(f"environment: {outcome.image} (Dockerfile: {outcome.dockerfile})")
+        if outcome.venv:
+            click.echo(
+                f"venv: {outcome.venv} (later local sessions of {root} use it until its "
+                "project or requirement files change)"
+            )
         click.echo(f"trajectory: {outcome.trajectory}", err=True)
     return 0 if verdict.ready else 1
 

@@ -51,6 +51,7 @@ class SetupOptions:
     min_tests: int = 10
     use_uv: bool = True
     install_imports: bool = True  # the import-scan rung (off to measure the ladder without it)
+    venv_dir: str | None = None  # where to make the venv (default: the session's private dir)
 
 
 @dataclass
@@ -331,7 +332,7 @@ async def _make_venv(env: _Env, options: SetupOptions) -> None:
     session = env.session
     in_container = session.description.kind == "docker"
     base = f"{home}/.reposim" if in_container else session.private_dir
-    env.venv = f"{base}/venv"
+    env.venv = options.venv_dir or f"{base}/venv"
     if options.use_uv:
         env.uv = await _find_uv(env, home, in_container)
     made = False
@@ -455,26 +456,37 @@ async def _missing_imports(env: _Env, names: list[str]) -> list[str]:
     return [line.strip() for line in result.output.decode().splitlines() if line.strip()]
 
 
+def import_roots(project: Project) -> tuple[str, ...]:
+    """The folder (relative to the root) that holds the project's own packages: "src" for a
+    src layout, "." for a flat one, none when it has no package."""
+    root = Path(project.root)
+    for base in ("src", "."):
+        if _packages_in(root / base):
+            return (base,)
+    return ()
+
+
+def _packages_in(base: Path) -> list[str]:
+    if not base.is_dir():
+        return []
+    return [
+        entry.name
+        for entry in sorted(base.iterdir())
+        if entry.is_dir()
+        and (entry / "__init__.py").is_file()
+        and re.match(r"^[A-Za-z_]\w*$", entry.name)
+        and not re.match(r"^(tests?|testing|docs?|examples?|benchmarks?|scripts?)$", entry.name)
+    ]
+
+
 def _top_packages(project: Project, imports: ImportScan) -> list[str]:
     """The project's own importable top-level packages (tests and tooling left out)."""
     root = Path(project.root)
-    found: list[str] = []
     for base in (root / "src", root):
-        if not base.is_dir():
-            continue
-        for entry in sorted(base.iterdir()):
-            if (
-                entry.is_dir()
-                and (entry / "__init__.py").is_file()
-                and re.match(r"^[A-Za-z_]\w*$", entry.name)
-                and not re.match(
-                    r"^(tests?|testing|docs?|examples?|benchmarks?|scripts?)$", entry.name
-                )
-            ):
-                found.append(entry.name)
+        found = _packages_in(base)
         if found:
-            break
-    return found[:8]
+            return found[:8]
+    return []
 
 
 async def _oracle(

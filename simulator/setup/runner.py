@@ -14,7 +14,8 @@ from typing import Any
 
 from simulator.backend_factory import make_backend
 from simulator.session import Session, Subscriber
-from simulator.setup.ladder import SetupOptions, SetupResult, run_setup
+from simulator.setup import venvcache
+from simulator.setup.ladder import SetupOptions, SetupResult, import_roots, run_setup
 
 # Compilers, make and cmake on top of the Python base: what C projects and sdists that build
 # extensions need.
@@ -34,6 +35,7 @@ class SetupRequest:
     save_env: bool = False  # commit a ready container to reposim/env/<name>:<commit>
     env_name: str | None = None
     use_uv: bool = True
+    keep_venv: bool = True  # local backend: leave a ready venv for later sessions (venvcache)
 
     @classmethod
     def from_payload(cls, payload: dict[str, Any]) -> SetupRequest:
@@ -51,6 +53,7 @@ class SetupOutcome:
     image: str | None = None  # the ready environment's image, when one was saved
     dockerfile: Path | None = None
     model_rounds: list[dict[str, Any]] = field(default_factory=list)
+    venv: Path | None = None  # the ready venv kept for later local sessions (venvcache)
 
     def summary(self) -> dict[str, Any]:
         data = self.result.to_dict()
@@ -58,6 +61,7 @@ class SetupOutcome:
         data["image"] = self.image
         data["dockerfile"] = str(self.dockerfile) if self.dockerfile else None
         data["model_rounds"] = self.model_rounds
+        data["kept_venv"] = str(self.venv) if self.venv else None
         return data
 
 
@@ -75,6 +79,12 @@ async def setup_repository(
         directory = Path(request.trajectory_dir)
         directory.mkdir(parents=True, exist_ok=True)
         trajectory = directory / f"setup-{path.name}-{os.getpid()}.jsonl"
+    # On this machine the venv goes where later sessions of the repository find it, not in
+    # the session's private folder (which goes with the session); kept only if it gets ready.
+    venv_dir = (
+        venvcache.new_venv_dir(path) if request.backend == "local" and request.keep_venv else None
+    )
+    kept: Path | None = None
     session = await Session.open(path, backend=backend, trajectory_path=trajectory)
     if subscriber is not None:
         session.subscribe(subscriber)
@@ -85,6 +95,7 @@ async def setup_repository(
                 repair_rounds=request.repair_rounds,
                 min_tests=request.min_tests,
                 use_uv=request.use_uv,
+                venv_dir=str(venv_dir) if venv_dir is not None else None,
             ),
             params={"repo": str(path), "backend": request.backend, "image": options.get("image")},
         )
@@ -112,6 +123,16 @@ async def setup_repository(
             # Disk use stays bounded: past the budget the oldest env images go (never the
             # newest of a name).
             await asyncio.to_thread(prune_environments, budget=environment_budget())
+        if venv_dir is not None and result.verdict.ready and result.venv == str(venv_dir):
+            venvcache.record(
+                path,
+                venv_dir,
+                test_command=result.verdict.test_command,
+                import_roots=import_roots(result.project),
+            )
+            kept = outcome.venv = venv_dir
         return outcome
     finally:
         await session.close()
+        if venv_dir is not None and kept is None:
+            await asyncio.to_thread(venvcache.discard, venv_dir)
