@@ -3,6 +3,7 @@ once the project's inputs change, that venv is not used and the session says why
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -76,9 +77,12 @@ async def test_setup_leaves_a_venv_the_next_session_uses(
     tmp_path: Path, homes: dict[str, str]
 ) -> None:
     repo = fixture_repo(tmp_path / "fixture")
-    setup = subprocess.run(
-        [sys.executable, "-m", "reposim", "setup", str(repo), "--backend", "local"]
-        + ["--min-tests", "1", "--trajectory-dir", str(tmp_path / "traj")],
+    setup = await asyncio.to_thread(
+        subprocess.run,
+        [
+            *(sys.executable, "-m", "reposim", "setup", str(repo), "--backend", "local"),
+            *("--min-tests", "1", "--trajectory-dir", str(tmp_path / "traj")),
+        ],
         capture_output=True,
         text=True,
         cwd=ROOT,
