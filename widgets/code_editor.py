@@ -17,13 +17,14 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import PurePosixPath
-from typing import Any, overload
+from typing import Any, ClassVar, overload
 
 from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_for_filename
 from pygments.token import Token, _TokenType
 from pygments.util import ClassNotFound
 from textual._tree_sitter import get_language
+from textual.binding import Binding, BindingType
 from textual.document._document import Document, DocumentBase, EditResult, Location
 from textual.document._document_navigator import DocumentNavigator
 from textual.document._syntax_aware_document import SyntaxAwareDocument
@@ -32,6 +33,7 @@ from textual.expand_tabs import get_tab_widths
 from textual.geometry import Size
 from textual.timer import Timer
 from textual.widgets import TextArea
+from textual.widgets.text_area import Selection
 from tree_sitter import Language, Parser, Query, QueryCursor, Tree
 
 # (start byte, end byte or None for "to the end of the line", highlight name), as TextArea wants.
@@ -46,6 +48,64 @@ PARSE_DELAY = 0.25
 MAX_PARSE_DELAY = 1.0
 
 TREE_SITTER_SUFFIXES = {".py": "python", ".pyi": "python", ".pyw": "python", ".c": "c", ".h": "c"}
+
+# Line-comment markers by file suffix (or whole name), for Ctrl+/.
+_HASH = (".py", ".pyi", ".pyw", ".sh", ".bash", ".zsh", ".toml", ".yaml", ".yml", ".cfg", ".r")
+_SLASHES = (".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".js", ".jsx", ".ts", ".tsx")
+_SLASHES_MORE = (".rs", ".go", ".java", ".kt", ".swift", ".cs", ".scala", ".dart", ".zig")
+COMMENT_PREFIXES: dict[str, str] = {
+    **dict.fromkeys(_HASH, "#"),
+    **dict.fromkeys(_SLASHES + _SLASHES_MORE, "//"),
+    **dict.fromkeys((".sql", ".lua", ".hs"), "--"),
+    **dict.fromkeys((".ini", ".asm", ".el", ".lisp", ".clj"), ";"),
+    **dict.fromkeys((".tex", ".erl"), "%"),
+    **dict.fromkeys(("makefile", "gnumakefile", "dockerfile", "cmakelists.txt", ".cmake"), "#"),
+    **dict.fromkeys((".mk", ".gitignore", ".dockerignore", ".env", ".pl", ".rb"), "#"),
+}
+
+
+def comment_prefix(path: str) -> str | None:
+    """The line-comment marker of a file's language ('#', '//', …), or None."""
+    name = PurePosixPath(path).name.lower()
+    return COMMENT_PREFIXES.get(name) or COMMENT_PREFIXES.get(PurePosixPath(name).suffix)
+
+
+def toggle_line_comments(lines: list[str], prefix: str) -> tuple[list[str], list[int], list[int]]:
+    """VS Code's Ctrl+/ on whole lines: comment them all at their common indent, or, when every
+    non-blank line is already commented, uncomment them. Returns the new lines and, per line,
+    the column where text was inserted or removed and how many characters (negative: removed)."""
+    all_blank = not any(line.strip() for line in lines)
+    code = lines if all_blank else [line for line in lines if line.strip()]
+    if not all_blank and all(line.lstrip().startswith(prefix) for line in code):
+        out, at, delta = [], [], []
+        for line in lines:
+            column = line.find(prefix) if line.strip() else -1
+            if column < 0:
+                out.append(line)
+                at.append(0)
+                delta.append(0)
+                continue
+            end = column + len(prefix)
+            if line[end : end + 1] == " ":
+                end += 1
+            out.append(line[:column] + line[end:])
+            at.append(column)
+            delta.append(column - end)
+        return out, at, delta
+    indent = min(len(line) - len(line.lstrip()) for line in code)
+    marker = prefix + " "
+    out, at, delta = [], [], []
+    for line in lines:
+        if line.strip() or all_blank:
+            out.append(line[:indent].ljust(indent) + marker + line[indent:])
+            at.append(indent)
+            delta.append(len(marker))
+        else:
+            out.append(line)
+            at.append(0)
+            delta.append(0)
+    return out, at, delta
+
 
 # tree-sitter-c's capture names, renamed to the names TextArea themes give styles to.
 _C_CAPTURE_RENAMES = {
@@ -358,7 +418,40 @@ class LazyWrappedDocument(WrappedDocument):
 class CodeEditor(TextArea):
     """A code editor whose highlighting costs what is on screen, not what is in the file."""
 
+    # VS Code's keys where TextArea has Emacs' (Ctrl+A was "line start"; Home still is).
+    # Terminals send Ctrl+/ as Ctrl+_ (0x1f); the kitty keyboard protocol sends it as Ctrl+/.
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+a", "select_all", "Select all", id="editor.select_all", show=False),
+        Binding(
+            "ctrl+home", "document_edge(False)", "Start of file", id="editor.file_start", show=False
+        ),
+        Binding("ctrl+end", "document_edge(True)", "End of file", id="editor.file_end", show=False),
+        Binding(
+            "ctrl+shift+home",
+            "document_edge(False, True)",
+            "Select to start of file",
+            id="editor.select_to_file_start",
+            show=False,
+        ),
+        Binding(
+            "ctrl+shift+end",
+            "document_edge(True, True)",
+            "Select to end of file",
+            id="editor.select_to_file_end",
+            show=False,
+        ),
+        Binding(
+            "ctrl+slash,ctrl+underscore",
+            "toggle_comment",
+            "Toggle comment",
+            id="editor.toggle_comment",
+            tooltip="Comment or uncomment the selected lines (# in Python, // in C)",
+            show=False,
+        ),
+    ]
+
     def __init__(self, text: str = "", *, path: str | None = None, **kwargs: Any) -> None:
+        self.path = path
         self._pygments: Lexer | None = None
         self._doc_width: int | None = None
         self._last_gutter = -1
@@ -380,6 +473,7 @@ class CodeEditor(TextArea):
 
     def set_path_language(self, path: str) -> None:
         """Pick the highlighter from a file name: tree-sitter, Pygments, or none."""
+        self.path = path
         name = language_for(path)
         self._pygments = pygments_lexer_for(path) if name is None else None
         self.set_reactive(TextArea.language, name)
@@ -426,6 +520,43 @@ class CodeEditor(TextArea):
         self._build_highlight_map()
         self.move_cursor((0, 0))
         self._rewrap_and_refresh_virtual_size()
+
+    # -- VS Code's editing keys ----------------------------------------------------------------
+
+    def action_document_edge(self, end: bool, select: bool = False) -> None:
+        """Ctrl+Home / Ctrl+End (with Shift: select to there)."""
+        document = self.document
+        last = document.line_count - 1
+        self.move_cursor((last, len(document[last])) if end else (0, 0), select=select)
+
+    def action_toggle_comment(self) -> None:
+        if self.read_only:
+            return
+        prefix = comment_prefix(self.path) if self.path else None
+        if prefix is None:
+            self.notify("This file's language has no line comment that RepoSim knows.")
+            return
+        start, end = self.selection
+        (top, _), (bottom, bottom_col) = sorted((start, end))
+        if bottom > top and bottom_col == 0:
+            bottom -= 1  # a selection that ends at a line's start does not take that line
+        document = self.document
+        lines = [document[row] for row in range(top, bottom + 1)]
+        new, at, delta = toggle_line_comments(lines, prefix)
+        if new == lines:
+            return
+        self.replace("\n".join(new), (top, 0), (bottom, len(lines[-1])))
+
+        def moved(location: tuple[int, int]) -> tuple[int, int]:
+            row, column = location
+            index = row - top
+            if not 0 <= index < len(new):
+                return location
+            if column >= at[index]:
+                column = max(at[index], column + delta[index])
+            return row, min(column, len(new[index]))
+
+        self.selection = Selection(moved(start), moved(end))
 
     # -- highlighting --------------------------------------------------------------------------
 

@@ -116,6 +116,25 @@ class EditorPane(Widget):
         Binding("ctrl+g", "goto_line", "Go to line", id="editor.goto_line", priority=True),
         Binding("ctrl+w", "close_tab", "Close tab", id="editor.close_tab", priority=True),
         Binding("escape", "hide_bars", "Hide find", show=False, id="editor.hide_bars"),
+        # Ctrl+Tab reaches an app only through the kitty keyboard protocol (kitty, foot, WezTerm,
+        # Ghostty); xterm, tmux and most others send it as a plain Tab. Ctrl+PgDn / Ctrl+PgUp
+        # are what every terminal sends (VS Code binds both pairs).
+        Binding(
+            "ctrl+pagedown,ctrl+tab",
+            "switch_tab(1)",
+            "Next tab",
+            id="editor.next_tab",
+            tooltip="The next editor tab (Ctrl+Tab only where the terminal sends it)",
+            show=False,
+        ),
+        Binding(
+            "ctrl+pageup,ctrl+shift+tab",
+            "switch_tab(-1)",
+            "Previous tab",
+            id="editor.previous_tab",
+            tooltip="The previous editor tab",
+            show=False,
+        ),
         Binding(
             "f12",
             "goto_definition",
@@ -386,6 +405,17 @@ class EditorPane(Widget):
         bar.value = ""
         bar.add_class("-shown")
         bar.focus()
+
+    def action_switch_tab(self, step: int) -> None:
+        """Ctrl+PgDn / Ctrl+PgUp: the next or previous tab, wrapping around, with the keyboard
+        in its editor."""
+        buffer = self._current()
+        if buffer is None:
+            return
+        order = list(self._by_pane.values())  # tabs are added at the end, in opening order
+        target = order[(order.index(buffer) + step) % len(order)]
+        self.query_one(TabbedContent).active = target.pane_id
+        target.editor.focus()
 
     def action_hide_bars(self) -> None:
         for bar in self.query(".editor-bar"):
