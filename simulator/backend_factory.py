@@ -27,7 +27,7 @@ def make_backend(kind: str, source: Path, *, in_place: bool = False, **options: 
     term = session_term(options.pop("term", None))
     if kind == "local":
         from backends.local import LocalBackend
-        from simulator.setup.venvcache import lookup
+        from simulator.venvcache import lookup
 
         # The venv a `reposim setup` of this repository left (used when it has none of its
         # own; a stale one is described, not used, and the session says so).

@@ -78,7 +78,7 @@ def choose(root: Path, given: str | None) -> str | None:
 
 def from_setup(root: Path) -> str | None:
     """The test command of the venv `reposim setup` left for the repository, while it fits."""
-    from simulator.setup.venvcache import lookup
+    from simulator.venvcache import lookup
 
     cached = lookup(root)
     return cached.test_command if cached is not None and cached.stale is None else None

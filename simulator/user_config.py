@@ -20,12 +20,14 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from backends.base import BackendError
-from backends.docker.options import DockerOptions
 from backends.shell import DEFAULT_TERM, check_term
 from simulator.paths import config_file
+
+if TYPE_CHECKING:  # the docker backend is imported only by sessions that use it
+    from backends.docker.options import DockerOptions
 
 # Keys of [docker] and the types they take.
 _DOCKER_KEYS: dict[str, tuple[type, ...]] = {
@@ -113,6 +115,8 @@ def session_term(given: str | None = None, path: Path | None = None) -> str:
 
 def docker_options(overrides: Mapping[str, Any] | None = None) -> DockerOptions:
     """What the caller asked for, else $REPOSIM_DOCKER_IMAGE (image), else the config file."""
+    from backends.docker.options import DockerOptions
+
     given = {k: v for k, v in (overrides or {}).items() if v is not None}
     values: dict[str, Any] = {}
     if set(_DOCKER_KEYS) - set(given):

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from simulator import venvcache
 from simulator.backend_factory import make_backend
 from simulator.session import Session, Subscriber
-from simulator.setup import venvcache
 from simulator.setup.ladder import SetupOptions, SetupResult, import_roots, run_setup
 
 # Compilers, make and cmake on top of the Python base: what C projects and sdists that build

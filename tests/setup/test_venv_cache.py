@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from backends.session_env import session_venv
+from simulator import venvcache
 from simulator.events import Kind
 from simulator.session import open_session
-from simulator.setup import venvcache
 from simulator.test_command import choose
 from tests.setup.repos import write_repo
 
