@@ -10,10 +10,10 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable
 
-from tree_sitter import Node, QueryCursor
+from tree_sitter import Node
 
 from simulator.analysis.c_macros import MacroTable, collect, rewrite
-from simulator.analysis.languages import parser, query
+from simulator.analysis.languages import captures, parser
 from simulator.analysis.model import (
     CallSite,
     FileRecord,
@@ -166,7 +166,7 @@ def extract_c(path: str, source: bytes, macros: MacroTable | None = None) -> Fil
         lines=source.count(b"\n") + (0 if source.endswith(b"\n") or not source else 1),
         parse_source=parse_text if parse_text != source else None,
     )
-    caps = QueryCursor(query(Lang.C, QUERY)).captures(root)
+    caps = captures(Lang.C, QUERY, root)
     source_lines = source.split(b"\n")
     defs = sorted(caps.get("fn", []), key=lambda n: n.start_byte)
     spans = [(n.start_byte, n.end_byte) for n in defs]

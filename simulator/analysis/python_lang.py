@@ -10,9 +10,9 @@ import inspect
 import itertools
 import re
 
-from tree_sitter import Node, QueryCursor
+from tree_sitter import Node
 
-from simulator.analysis.languages import parser, query
+from simulator.analysis.languages import captures, parser
 from simulator.analysis.model import (
     CallSite,
     ClassRecord,
@@ -148,7 +148,7 @@ def extract_python(
         is_package=is_package,
         lines=source.count(b"\n") + (0 if source.endswith(b"\n") or not source else 1),
     )
-    caps = QueryCursor(query(Lang.PYTHON, QUERY)).captures(root)
+    caps = captures(Lang.PYTHON, QUERY, root)
     source_lines = source.split(b"\n")
 
     defs: list[Node] = sorted(caps.get("fn", []) + caps.get("cls", []), key=lambda n: n.start_byte)

@@ -7,7 +7,8 @@ not recorded: indexing is the tool looking, not the person or the agent reading,
 flood the trajectory with one `file.read` per file.
 
 `CodeIndex` is not thread-safe; `WorkspaceIndex` runs every build, refresh and query one at a
-time (an asyncio lock) in a worker thread, so callers on the event loop never block on parsing.
+time (an asyncio lock) off the event loop (worker processes or a worker thread), so callers
+on the event loop never block on parsing.
 """
 
 from __future__ import annotations
@@ -20,15 +21,14 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from simulator.analysis.index import CallRef, CodeIndex
+from simulator.analysis.index_build import extract_records
 from simulator.analysis.languages import lang_of
-from simulator.analysis.model import FileRecord, FunctionRecord, Lang
-from simulator.analysis.project import extract_source, header_macros, module_names
+from simulator.analysis.model import FunctionRecord, Lang
 from simulator.session import BackendError, Session, SessionError
 from simulator.workspace import WorkspaceWalk, skipped_dir
 
 MAX_FILE_BYTES = 1_000_000
 READ_CONCURRENCY = 4
-CHUNK_BYTES = 64_000
 
 T = TypeVar("T")
 
@@ -79,29 +79,10 @@ async def build_index(
     return await extract_texts(texts)
 
 
-async def extract_texts(texts: dict[str, bytes]) -> CodeIndex:
-    """`CodeIndex.from_texts` in worker-thread chunks of about `CHUNK_BYTES`, handing the event
-    loop back between chunks: the parser holds the GIL for a whole file, so one long call over
-    every file would starve the loop (the UI) in turns of many files."""
-    names = module_names(list(texts))
-    records: dict[str, FileRecord] = {}
-    chunk: list[str] = []
-    size = 0
-
-    macros = header_macros(texts)
-
-    def extract(batch: list[str]) -> list[FileRecord]:
-        return [extract_source(p, texts[p], *names.get(p, ("", False)), macros) for p in batch]
-
-    for path in texts:
-        chunk.append(path)
-        size += len(texts[path])
-        if size >= CHUNK_BYTES:
-            records.update((r.path, r) for r in await asyncio.to_thread(extract, chunk))
-            chunk, size = [], 0
-    if chunk:
-        records.update((r.path, r) for r in await asyncio.to_thread(extract, chunk))
-    return CodeIndex(records)
+async def extract_texts(texts: dict[str, bytes], *, parallel: bool | None = None) -> CodeIndex:
+    """The index of `texts`, extracted off the event loop (in worker processes for a big
+    workspace; see `index_build`): the same index as `CodeIndex.from_texts(texts)`."""
+    return CodeIndex(await extract_records(texts, parallel=parallel))
 
 
 def indexable(path: str) -> bool:
