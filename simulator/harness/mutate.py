@@ -9,8 +9,10 @@ it kills; a harness that lets most of them through would also pass a wrong imple
 from __future__ import annotations
 
 import ast
+import bisect
 import io
 import tokenize
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -49,8 +51,10 @@ class Mutant:
     line: int
     description: str
     source: str  # the whole file, mutated
+    diff: str = ""  # the change as a unified diff of a few lines (what a survivor record keeps)
 
     def summary(self) -> dict[str, Any]:
+        """What a record keeps of a mutant: everything but the mutated file."""
         data = asdict(self)
         del data["source"]
         return data
@@ -70,9 +74,12 @@ class MutationError(Exception):
     """The target could not be found or parsed; the message is one clear sentence."""
 
 
-def mutants(source: str, def_line: int, name: str, *, limit: int | None = 40) -> list[Mutant]:
+def mutants(
+    source: str, def_line: int, name: str, *, limit: int | None = 40, path: str = ""
+) -> list[Mutant]:
     """Mutants of the function `name` defined on `def_line` of `source` (at most `limit`,
-    spread evenly over the function when there are more)."""
+    spread evenly over the function when there are more); `path` names the file in each
+    mutant's diff."""
     try:
         tree = ast.parse(source)
     except SyntaxError as exc:
@@ -98,13 +105,54 @@ def mutants(source: str, def_line: int, name: str, *, limit: int | None = 40) ->
     if limit is not None and len(edits) > limit:
         step = len(edits) / limit
         edits = [edits[int(i * step)] for i in range(limit)]
+    lines = [line.decode("utf-8") for line in data.splitlines(keepends=True)]  # as `starts`
     out = []
     for number, edit in enumerate(edits):
         mutated = data[: edit.start] + edit.text.encode("utf-8") + data[edit.end :]
+        diff = _diff(lines, starts, edit, path or "target.py")
         out.append(
-            Mutant(f"m{number}", edit.operator, edit.line, edit.description, mutated.decode())
+            Mutant(f"m{number}", edit.operator, edit.line, edit.description, mutated.decode(), diff)
         )
     return out
+
+
+def _line_of(starts: list[int], offset: int) -> int:
+    """The 1-based line holding byte `offset` (`starts` are the lines' byte offsets)."""
+    return bisect.bisect_right(starts, offset)
+
+
+def _range(start: int, size: int) -> str:
+    """A hunk's range as diff writes it: `5` for one line, `5,3`, `4,0` when empty."""
+    if size == 1:
+        return str(start)
+    return f"{start if size else start - 1},{size}"
+
+
+def _diff(lines: Sequence[str], starts: list[int], edit: _Edit, path: str, context: int = 1) -> str:
+    """A unified diff of one edit: the lines it touches, as they were and as the mutant has
+    them, with `context` lines either side. Built from the edit's span, not by diffing the
+    whole file for each of up to 40 mutants."""
+    first = _line_of(starts, edit.start)
+    last = _line_of(starts, max(edit.start, edit.end - 1))
+    before = "".join(lines[first - 1 : last])
+    head = before.encode("utf-8")[: edit.start - starts[first - 1]]
+    tail = before.encode("utf-8")[edit.end - starts[first - 1] :]
+    after = (head + edit.text.encode("utf-8") + tail).decode("utf-8")
+    old = before.splitlines()
+    new = after.splitlines()
+    above = [line.rstrip("\r\n") for line in lines[max(0, first - 1 - context) : first - 1]]
+    below = [line.rstrip("\r\n") for line in lines[last : last + context]]
+    start = first - len(above)
+    body = (
+        [f" {line}" for line in above]
+        + [f"-{line}" for line in old]
+        + [f"+{line}" for line in new]
+        + [f" {line}" for line in below]
+    )
+    size_old = len(above) + len(old) + len(below)
+    size_new = len(above) + len(new) + len(below)
+    hunk = f"@@ -{_range(start, size_old)} +{_range(start, size_new)} @@"
+    return "\n".join([f"--- a/{path}", f"+++ b/{path}", hunk, *body]) + "\n"
 
 
 class _Collector:

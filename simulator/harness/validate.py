@@ -99,10 +99,13 @@ async def mutation_score(
     harness_path: str,
     thresholds: Thresholds,
 ) -> dict[str, Any]:
-    """{"total", "killed", "score", "survivors": [...], "baseline": ...} for the harness."""
+    """{"total", "killed", "score", "survivors": [...], "timeouts"} for the harness; each
+    survivor keeps its id, operator, line, description and diff (a few lines), not the file."""
     source = (await session.read_bytes(target.path)).decode("utf-8")
     try:
-        found = mutants(source, target.def_line, target.name, limit=thresholds.max_mutants)
+        found = mutants(
+            source, target.def_line, target.name, limit=thresholds.max_mutants, path=target.path
+        )
     except MutationError as exc:
         return {"total": 0, "killed": 0, "score": None, "survivors": [], "error": str(exc)}
     if not found:
