@@ -18,8 +18,10 @@ and its tests call only `candidate` (and `reference`, for a model's equivalence 
 reference, a mutant, or a generated implementation spliced in its place), or whatever
 `REPOSIM_CANDIDATE=module:qualname` names. Traced harnesses list the recorded calls in `CASES`,
 one pytest parameter each (ids `c0`, `c1`, ...): arguments as Python literals where `repr`
-allows, else `P("<base64 pickle>")`; the expected return value or `raises=(type, message)`;
-`after=` the arguments' state when the reference changed them in place.
+allows, else `P("<base64 pickle>")` with its readable form in a comment above the case (what
+`repr` showed when it was recorded: for reading, the pickle is what runs); the expected return
+value or `raises=(type, message)`; `after=` the arguments' state when the reference changed them
+in place.
 """
 
 from __future__ import annotations
@@ -76,7 +78,8 @@ def header(target: Target, module: str, generator: str, paths: list[str] | None 
 
 @dataclass(frozen=True)
 class TracedCall:
-    """One recorded call: values as {"r": literal source} or {"p": base64 pickle}."""
+    """One recorded call: values as {"r": literal source} or {"p": base64 pickle, and "s": its
+    readable form when repr gave one}."""
 
     args: list[dict[str, str]]
     kwargs: dict[str, dict[str, str]]
@@ -104,6 +107,18 @@ def _value(encoded: dict[str, str]) -> str:
     return f"P({encoded['p']!r})"
 
 
+def _readable(call: TracedCall) -> list[str]:
+    """Comment lines naming the pickled values of a call as a person can read them."""
+    named: list[tuple[str, dict[str, str]]] = [(f"args[{i}]", v) for i, v in enumerate(call.args)]
+    named += [(f"kwargs[{k!r}]", v) for k, v in call.kwargs.items()]
+    if call.raises is None and call.returns is not None:
+        named.append(("returns", call.returns))
+    named += [(f"after[{i}]", v) for i, v in enumerate(call.after or [])]
+    return [
+        f"    # {name}: {value['s']}" for name, value in named if "p" in value and value.get("s")
+    ]
+
+
 def _tuple(values: list[dict[str, str]]) -> str:
     items = [_value(v) for v in values]
     return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
@@ -118,6 +133,7 @@ def render_traced(
     for call in calls:
         if call.test:
             lines.append(f"    # recorded in {call.test}")
+        lines.extend(_readable(call))
         lines.append("    dict(")
         lines.append(f"        args={_tuple(call.args)},")
         if call.kwargs:

@@ -10,7 +10,8 @@ configured by environment variables:
 For every call of a target it keeps the arguments as they were on entry, then the return value
 or the raised exception, and the arguments' state afterwards when the call changed them. Each
 value is kept as a Python literal when `repr` gives one back (readable in the harness), else as
-a pickle; a call with a value that is neither is dropped. Calls are deduplicated per target and
+a pickle with a short readable form beside it (`shown`: for a person to read, never to run);
+a call with a value that is neither is dropped. Calls are deduplicated per target and
 at most `max_calls` distinct ones are kept. Standard library only: this runs in the project's
 Python, locally or in a container.
 """
@@ -23,6 +24,8 @@ import inspect
 import json
 import os
 import pickle
+import re
+import reprlib
 import sys
 import threading
 from pathlib import Path
@@ -36,6 +39,35 @@ _GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYN
 
 class Unencodable(Exception):
     """A value that is neither a literal nor picklable, or too big to keep."""
+
+
+_SHOWN = reprlib.Repr()
+_SHOWN.maxlevel, _SHOWN.maxlist, _SHOWN.maxdict, _SHOWN.maxset = 3, 8, 6, 8
+_SHOWN.maxstring, _SHOWN.maxother, _SHOWN.maxtuple, _SHOWN.maxdeque = 60, 80, 8, 8
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+SHOWN_LIMIT = 160
+
+
+def shown(value: Any) -> str:
+    """A one-line readable form of a pickled value: `module.name` for functions and classes,
+    else its repr (shortened when long) without memory addresses; "" when repr fails."""
+    name = getattr(value, "__qualname__", None)
+    module = getattr(value, "__module__", None)
+    if isinstance(name, str) and isinstance(module, str) and callable(value):
+        return f"{module}.{name}"
+    try:
+        text = repr(value)
+        if len(text) > SHOWN_LIMIT:
+            text = _SHOWN.repr(value)  # elided inside (`[0, 1, 2, ...]`), not only cut
+    except Exception:
+        return ""
+    text = " ".join(_ADDRESS.sub("", text).split())
+    return text if len(text) <= SHOWN_LIMIT else text[: SHOWN_LIMIT - 1] + "…"
+
+
+def _exact(values: list[dict[str, str]]) -> list[dict[str, str]]:
+    """The encodings without their readable forms (what equality of values means)."""
+    return [{k: v for k, v in value.items() if k != "s"} for value in values]
 
 
 def _literal_ok(value: Any, depth: int = 0) -> bool:
@@ -58,7 +90,8 @@ def _literal_ok(value: Any, depth: int = 0) -> bool:
 
 
 def encode(value: Any, max_bytes: int) -> dict[str, str]:
-    """{"r": literal source} or {"p": base64 pickle}; raises Unencodable."""
+    """{"r": literal source} or {"p": base64 pickle, "s": readable form}; raises
+    Unencodable."""
     if _literal_ok(value) and type(value) not in (set, frozenset):
         text = repr(value)
         try:
@@ -75,7 +108,11 @@ def encode(value: Any, max_bytes: int) -> dict[str, str]:
         raise Unencodable(type(exc).__name__) from None
     if len(data) > max_bytes:
         raise Unencodable("too big")
-    return {"p": base64.b64encode(data).decode("ascii")}
+    encoded = {"p": base64.b64encode(data).decode("ascii")}
+    readable = shown(value)
+    if readable:
+        encoded["s"] = readable
+    return encoded
 
 
 class Recorder:
@@ -173,9 +210,10 @@ class Recorder:
             with self._lock:
                 self.dropped[target] += 1
             return
-        if after != args:
+        if _exact(after) != _exact(args):
             call["after"] = after
-        key = json.dumps([args, kwargs], sort_keys=True)
+        exact_kwargs = {k: _exact([v])[0] for k, v in kwargs.items()}
+        key = json.dumps([_exact(args), exact_kwargs], sort_keys=True)
         with self._lock:
             if key in self.seen[target] or len(self.calls[target]) >= self.max_calls:
                 return
