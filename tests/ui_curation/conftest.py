@@ -8,8 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from simulator.dataset.schema import CurationState, Harness, Problem, Validation
+from simulator.harness.mutate import mutants
 from simulator.session import Session
 from tests.conftest import RepoFactory
+from widgets.curation.app import target_problems
 
 MATH = '''\
 """Small functions with known branches."""
@@ -85,3 +88,53 @@ async def session(tools_repo: Path, tmp_path: Path) -> AsyncIterator[Session]:
     opened = await Session.open(tools_repo, trajectory_path=tmp_path / "curation.jsonl")
     yield opened
     await opened.close()
+
+
+HARNESS = "from tools.math import sign\n\nCASES = [\n    dict(args=(7,), returns=1),\n]\n"
+
+
+def math_line(text: str) -> int:
+    return MATH.splitlines().index(text) + 1
+
+
+def figured_problems(session: Session) -> list[Problem]:
+    """The fixture's targets with fixed figures (no generator run): clamp accepted (100%),
+    scale rejected (100%), sign generated with 25% coverage and two surviving mutants (their
+    diffs made by the real mutator)."""
+    problems = target_problems(session)
+    figures = {"clamp": (1.0, 0.9, "accepted"), "scale": (1.0, 0.5, "rejected")}
+    figures["sign"] = (0.25, 0.33, "generated")
+    for problem in problems:
+        name = problem.target["qualname"]
+        coverage, mutation, state = figures[name]
+        start, end = problem.target["def_line"], problem.target["end_line"]
+        statements = list(range(start + 2, end + 1))
+        missed = [math_line("        return -unit")] if name == "sign" else []
+        partial = [math_line("    if number < 0:")] if missed else []
+        survivors = []
+        if name == "sign":
+            found = mutants(MATH, start, "sign", path="tools/math.py")
+            line = math_line("    if number < 0:")
+            survivors = [m.summary() for m in found if m.line == line and m.operator != "constant"]
+        problem.harness = Harness("traced", HARNESS, cases=1)
+        problem.validation = Validation(
+            runs=1,
+            tests=1,
+            passed=True,
+            coverage={
+                "total": 4,
+                "covered": round(coverage * 4),
+                "lines_total": len(statements),
+                "lines_covered": len(statements) - len(missed),
+                "missing": [],
+                "rate": coverage,
+                "statements": statements,
+                "missed_lines": missed,
+                "partial_lines": partial,
+            },
+            mutation={"total": 3, "killed": 1, "score": mutation, "survivors": survivors},
+            verdict="valid" if coverage >= 0.8 else "invalid",
+            seconds=1.5,
+        )
+        problem.curation.mark(CurationState(state), by="ada", reason="")
+    return problems

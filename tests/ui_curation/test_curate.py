@@ -12,8 +12,9 @@ from simulator.harness.workflow import HarnessOptions
 from simulator.session import Session
 from tests.ui.helpers import recorded, wait_for
 from widgets.curation.app import CurationApp, target_problems
+from widgets.curation.dialogs import AskExportPath, AskText, SurvivorsScreen
 from widgets.curation.gutter import CoverageView
-from widgets.curation.screen import AskText, CurationScreen
+from widgets.curation.screen import CurationScreen
 from widgets.curation.table import TargetTable
 
 EXTRA_SIGN_CASES = """
@@ -103,8 +104,18 @@ async def test_curate_a_repository_end_to_end(session: Session, tmp_path: Path) 
         status = screen.query_one("#curation-status", Static)
         await wait_for(pilot, lambda: "mutants: 1 done" in str(status.render()), "mutants")
         assert screen.busy == 0
+        # of its first six mutants, the `low > high` boundary swap survives (no test has
+        # low == high)
+        assert "1 surviving (d shows the diffs)" in str(status.render())
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, SurvivorsScreen), "the diffs")
+        diffs = "\n".join(str(w.render()) for w in app.screen.query(".survivor-diff"))
+        assert "-    if low > high:\n+    if low >= high:" in diffs
+        await pilot.press("escape")
 
         await pilot.press("ctrl+e")
+        await wait_for(pilot, lambda: isinstance(app.screen, AskExportPath), "the path prompt")
+        await pilot.press("enter")
         await wait_for(pilot, export.exists, "the export")
 
     exported = {p.target["qualname"]: p for p in read_problems(export)}

@@ -13,18 +13,11 @@ from typing import Any
 
 import pytest
 
-from simulator.dataset.schema import CurationState, Harness, Validation
 from tests.ui.helpers import unstarted_session, wait_for
-from tests.ui_curation.conftest import MATH
-from widgets.curation.app import CurationApp, target_problems
+from tests.ui_curation.conftest import figured_problems
+from widgets.curation.app import CurationApp
 from widgets.curation.screen import CurationScreen
 from widgets.curation.table import TargetTable
-
-HARNESS = "from tools.math import sign\n\nCASES = [\n    dict(args=(7,), returns=1),\n]\n"
-
-
-def _line(text: str) -> int:
-    return MATH.splitlines().index(text) + 1
 
 
 @pytest.mark.parametrize("theme", ["reposim-dark", "reposim-light"])
@@ -33,36 +26,7 @@ def test_curation_screen_with_a_low_coverage_target(
     snap_compare: Any, tools_repo: Path, tmp_path: Path, size: tuple[int, int], theme: str
 ) -> None:
     session = unstarted_session(tools_repo, tmp_path / "trajectory.jsonl")
-    problems = target_problems(session)
-    figures = {"clamp": (1.0, 0.9, "accepted"), "scale": (1.0, 0.5, "rejected")}
-    figures["sign"] = (0.25, 0.33, "generated")
-    for problem in problems:
-        coverage, mutation, state = figures[problem.target["qualname"]]
-        start, end = problem.target["def_line"], problem.target["end_line"]
-        statements = list(range(start + 2, end + 1))
-        missed = [_line("        return -unit")] if problem.target["qualname"] == "sign" else []
-        partial = [_line("    if number < 0:")] if missed else []
-        problem.harness = Harness("traced", HARNESS, cases=1)
-        problem.validation = Validation(
-            runs=1,
-            tests=1,
-            passed=True,
-            coverage={
-                "total": 4,
-                "covered": round(coverage * 4),
-                "lines_total": len(statements),
-                "lines_covered": len(statements) - len(missed),
-                "missing": [],
-                "rate": coverage,
-                "statements": statements,
-                "missed_lines": missed,
-                "partial_lines": partial,
-            },
-            mutation={"total": 3, "killed": 1, "score": mutation, "survivors": []},
-            verdict="valid" if coverage >= 0.8 else "invalid",
-            seconds=1.5,
-        )
-        problem.curation.mark(CurationState(state), by="ada", reason="")
+    problems = figured_problems(session)
     app = CurationApp(
         session, problems, export_path=tmp_path / "out.jsonl", by="ada", theme_name=theme
     )

@@ -36,6 +36,7 @@ class Row:
     mutation: float | None  # 0..1
     flaky: bool
     last_run: float | None  # seconds the last validation took
+    line: int = 0  # where the target starts in its file (the file sort's second key)
 
     @classmethod
     def of(cls, problem: Problem) -> Row:
@@ -51,6 +52,7 @@ class Row:
             mutation,
             bool(v and v.flaky),
             v.seconds if v and v.runs else None,
+            int(target.get("start_line") or target.get("def_line") or 0),
         )
 
     def cells(self) -> tuple[str, ...]:
@@ -72,7 +74,7 @@ def _percent(value: float | None) -> str:
 COLUMNS = ("function", "file", "state", "coverage", "mutation", "flaky", "last run")
 SORT_KEYS: dict[str, Callable[[Row], object]] = {
     "function": lambda r: r.function,
-    "file": lambda r: (r.file, r.function),
+    "file": lambda r: (r.file, r.line, r.function),
     "state": lambda r: r.state,
     "coverage": lambda r: -1.0 if r.coverage is None else r.coverage,
     "mutation": lambda r: -1.0 if r.mutation is None else r.mutation,

@@ -11,14 +11,14 @@ import asyncio
 import getpass
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen, Screen
-from textual.widgets import Footer, Input, Label, Static, TextArea
+from textual.binding import BindingType
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static, TextArea
 
 from simulator.dataset.schema import Problem
 from simulator.dataset.writers import write_jsonl
@@ -37,34 +37,38 @@ from simulator.harness.workflow import (
 )
 from simulator.session import Session
 from simulator.workflow import WorkflowFailure
+from widgets.curation.dialogs import AskExportPath, AskText, SurvivorsScreen
 from widgets.curation.gutter import CoverageView
+from widgets.curation.keys import CURATION_BINDINGS
 from widgets.curation.model import FilterError, Row, select
 from widgets.curation.table import TargetTable
 
+if TYPE_CHECKING:
+    from simulator.agent.models import ModelClient
+
 SORTS = ("file", "function", "state", "coverage", "mutation")
+__all__ = ["AskText", "CurationScreen", "ModelHost"]
 
 
-class AskText(ModalScreen[str | None]):
-    """One line of text (a rejection's reason, a note); Escape cancels."""
+class ModelHost(Protocol):
+    """An app that can hand out the model its agent uses (RepoSimApp, CurationApp)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+    async def model_client(self) -> ModelClient:
+        """The configured model; ModelConfigError (one sentence) when there is none."""
+        ...
 
-    def __init__(self, prompt: str) -> None:
-        super().__init__()
-        self.prompt = prompt
 
-    def compose(self) -> ComposeResult:
-        with Vertical(id="ask"):
-            yield Label(self.prompt)
-            yield Input(id="ask-input")
-
-    @on(Input.Submitted)
-    def _submitted(self, event: Input.Submitted) -> None:
-        if event.value.strip():
-            self.dismiss(event.value.strip())
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+def export_order(problems: list[Problem]) -> list[Problem]:
+    """Problems by file, then line: the same file for the same problems, whatever the order
+    they were generated or sorted in."""
+    return sorted(
+        problems,
+        key=lambda p: (
+            str(p.target.get("path") or ""),
+            int(p.target.get("start_line") or p.target.get("def_line") or 0),
+            p.id,
+        ),
+    )
 
 
 class CurationScreen(Screen[None]):
@@ -73,22 +77,7 @@ class CurationScreen(Screen[None]):
 
     CSS_PATH = str(Path(__file__).with_name("curation.tcss"))
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("slash", "focus_filter", "Filter", id="curation.filter"),
-        Binding("space", "toggle_mark", "Mark", id="curation.mark"),
-        Binding("g", "generate", "Generate", id="curation.generate"),
-        Binding("G", "generate_all", "Generate all", id="curation.generate_all"),
-        Binding("r", "run", "Run", id="curation.run"),
-        Binding("m", "mutants", "Mutants", id="curation.mutants"),
-        Binding("a", "accept", "Accept", id="curation.accept"),
-        Binding("x", "reject", "Reject", id="curation.reject"),
-        Binding("n", "note", "Note", id="curation.note"),
-        Binding("s", "sort", "Sort", id="curation.sort"),
-        Binding("ctrl+e", "export", "Export", id="curation.export"),
-        Binding("ctrl+s", "save_harness", "Save harness", id="curation.save", show=False),
-        Binding("escape", "focus_table", "Table", id="curation.table", show=False),
-        Binding("ctrl+w", "close", "Close", id="curation.close"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = list(CURATION_BINDINGS)
 
     def __init__(
         self,
@@ -135,6 +124,8 @@ class CurationScreen(Screen[None]):
     # -- the table ----------------------------------------------------------------------------
 
     def _fill(self) -> None:
+        """Select and sort the rows again; the cursor stays on its target while that is
+        shown, else on the row that took its place."""
         try:
             self.shown = select(self.rows, self.query_text, self.sort)
         except FilterError as exc:
@@ -142,8 +133,26 @@ class CurationScreen(Screen[None]):
             return
         table = self.query_one(TargetTable)
         table.marked = self.marked
-        table.set_rows(self.rows, self.shown)
+        table.set_rows(self.rows, self.shown, keep=table.current)
         self._title()
+
+    def _refilter(self, acted_on: list[int]) -> None:
+        """After an action: the filter holds again (a target that no longer matches leaves
+        the table) and the marks it acted on are cleared."""
+        if self.marked:
+            self.marked.clear()
+        before = set(self.shown)
+        self._fill()
+        now = set(self.shown)
+        gone = [i for i in acted_on if i in before and i not in now]
+        if gone and self.query_text.strip():
+            names = ", ".join(self.rows[i].function for i in gone[:3])
+            more = f" and {len(gone) - 3} more" if len(gone) > 3 else ""
+            self.notify(
+                f"{names}{more} no longer match{'es' if len(gone) == 1 else ''} "
+                f"{self.query_text.strip()!r}: left the table.",
+                timeout=4,
+            )
 
     def _refresh_row(self, index: int) -> None:
         self.rows[index] = Row.of(self.problems[index])
@@ -226,7 +235,7 @@ class CurationScreen(Screen[None]):
             parts.append(f"— {c.reasons[-1]}")
         v = problem.validation
         if v and v.mutation and v.mutation.get("survivors"):
-            parts.append(f"· {len(v.mutation['survivors'])} surviving mutant(s) (m shows them)")
+            parts.append(f"· {len(v.mutation['survivors'])} surviving mutant(s) (d shows them)")
         return " ".join(parts)
 
     def _status(self, text: str) -> None:
@@ -264,6 +273,7 @@ class CurationScreen(Screen[None]):
         for index in chosen:
             accept(self.problems[index], by=self.by)
             self._decide(index, "accept")
+        self._refilter(chosen)
         self._status(f"accepted {len(chosen)}")
 
     def action_reject(self) -> None:
@@ -277,6 +287,7 @@ class CurationScreen(Screen[None]):
             for index in chosen:
                 reject(self.problems[index], by=self.by, reason=reason)
                 self._decide(index, "reject", reason)
+            self._refilter(chosen)
             self._status(f"rejected {len(chosen)}: {reason}")
 
         self.app.push_screen(AskText(f"Why reject {len(chosen)} harness(es)?"), done)
@@ -290,10 +301,17 @@ class CurationScreen(Screen[None]):
             for index in chosen:
                 note(self.problems[index], text)
                 self._decide(index, "note", text)
+            self._refilter(chosen)
+            self._status(f"noted on {len(chosen)}: {text}")
 
-        self.app.push_screen(AskText("Note:"), done)
+        if chosen:
+            self.app.push_screen(AskText(f"Note on {len(chosen)} target(s):"), done)
 
-    def action_save_harness(self) -> bool:
+    def action_save_harness(self) -> None:
+        if self._save_harness():
+            self._refilter([] if self.current is None else [self.current])
+
+    def _save_harness(self) -> bool:
         """Keep the edited harness text in the problem (validated again on the next run)."""
         index = self.current
         if index is None:
@@ -311,12 +329,46 @@ class CurationScreen(Screen[None]):
         return True
 
     def action_export(self) -> None:
-        count = write_jsonl(self.problems, self.export_path)
-        self._status(f"exported {count} problems to {self.export_path}")
-        self.notify(f"Exported {count} problems to {self.export_path}")
+        """Ask where (the last place is the default), then write the problems by file and
+        line; an existing file is replaced only once the person said so."""
+
+        def chosen(path: Path | None) -> None:
+            if path is None:
+                self._status("export cancelled")
+                return
+            try:
+                count = write_jsonl(export_order(self.problems), path)
+            except OSError as exc:
+                self.notify(f"The export failed: {exc}", severity="error")
+                return
+            self.export_path = path
+            self._status(f"exported {count} problems to {path}")
+            self.notify(f"Exported {count} problems to {path}")
+
+        self.app.push_screen(AskExportPath(self.export_path, len(self.problems)), chosen)
+
+    def action_survivors(self) -> None:
+        """The selected target's surviving mutants, each as the diff the harness let through."""
+        index = self.current
+        if index is None:
+            return
+        problem = self.problems[index]
+        v = problem.validation
+        survivors = list((v.mutation or {}).get("survivors") or []) if v else []
+        name = self.rows[index].function
+        if not survivors:
+            ran = bool(v and v.mutation and v.mutation.get("total"))
+            self._status(f"{name}: " + ("no mutant survived" if ran else "no mutants ran (m)"))
+            return
+        figures = v.mutation if v and v.mutation else {}
+        title = (
+            f"{name}: {len(survivors)} of {figures.get('total')} mutants survive the harness "
+            "(each is a change its tests do not notice)"
+        )
+        self.app.push_screen(SurvivorsScreen(title, survivors))
 
     def action_run(self) -> None:
-        if self.current is not None and not self.action_save_harness():
+        if self.current is not None and not self._save_harness():
             return
         chosen = [i for i in self._selection() if self.problems[i].harness is not None]
         self._start("run", chosen, self._run_one)
@@ -342,7 +394,13 @@ class CurationScreen(Screen[None]):
             self._status("nothing to generate in the selection")
             return
         self.busy += len(chosen)
+        self._clear_marks()
         self._generate(chosen)
+
+    def _clear_marks(self) -> None:
+        if self.marked:
+            self.marked.clear()
+            self.query_one(TargetTable).refresh()
 
     @work(group="curation", exclusive=False)
     async def _generate(self, chosen: list[int]) -> None:
@@ -371,22 +429,21 @@ class CurationScreen(Screen[None]):
                 self.notify(str(exc), severity="error")
             finally:
                 self.busy -= len(pending)
+            self._refilter(chosen)
             self._status(f"generate: {len(chosen) - len(pending)} done")
 
     async def _mutants_one(self, index: int) -> None:
         figures = await remutate(self.session, self.problems[index], self.options)
         survivors = figures.get("survivors") or []
-        lines = [f"line {s.get('line')}: {s.get('description')}" for s in survivors]
         if index == self.current:
-            self.survivors = lines
-        if lines and index == self.current:
-            self.notify("\n".join(lines[:12]), title=f"{len(lines)} surviving mutant(s)")
+            self.survivors = [str(s.get("description")) for s in survivors]
 
     def _start(self, what: str, chosen: list[int], one: Callable[[int], Awaitable[None]]) -> None:
         if not chosen:
             self._status(f"nothing to {what} in the selection")
             return
         self.busy += len(chosen)
+        self._clear_marks()
         self._work(what, chosen, one)
 
     @work(group="curation", exclusive=False)
@@ -394,6 +451,8 @@ class CurationScreen(Screen[None]):
         self, what: str, chosen: list[int], one: Callable[[int], Awaitable[None]]
     ) -> None:
         async with self._lock:
+            if what == "mutants":
+                self.survivors = []
             for number, index in enumerate(chosen, start=1):
                 name = self.rows[index].function
                 self._status(f"{what} {number}/{len(chosen)}: {name}…")
@@ -406,8 +465,9 @@ class CurationScreen(Screen[None]):
                 self._refresh_row(index)
                 if index == self.current:
                     self._show(index)
+            self._refilter(chosen)
             done = f"{what}: {len(chosen)} done"
             if what == "mutants" and self.survivors:
-                done += f" · surviving: {'; '.join(self.survivors[:3])}"
-                done += " …" if len(self.survivors) > 3 else ""
+                done += f" · {len(self.survivors)} surviving (d shows the diffs): "
+                done += "; ".join(self.survivors[:3]) + (" …" if len(self.survivors) > 3 else "")
             self._status(done)

@@ -7,6 +7,7 @@ opening and filtering cost what the selection costs plus one screen of rows.
 
 from __future__ import annotations
 
+import contextlib
 from typing import ClassVar
 
 from rich.segment import Segment
@@ -64,16 +65,31 @@ class TargetTable(ScrollView, can_focus=True):
 
     # -- content --------------------------------------------------------------------------
 
-    def set_rows(self, rows: list[Row], shown: list[int]) -> None:
+    def set_rows(self, rows: list[Row], shown: list[int], *, keep: int | None = None) -> None:
+        """Show `rows[i]` for i in `shown`; the cursor goes to the row of `keep` (a row index)
+        when it is shown, else it stays at its position (the next row takes its place)."""
         self.rows = rows
         self.shown = shown
         if not self.widths:
             self._measure()
-        self.cursor = min(self.cursor, max(0, len(shown) - 1))
+        position = self.cursor
+        if keep is not None:
+            with contextlib.suppress(ValueError):  # not shown: the next row takes its place
+                position = shown.index(keep)
+        self.cursor = min(position, max(0, len(shown) - 1))
         self.virtual_size = Size(sum(self.widths.values()) + len(self.widths), len(shown) + 1)
+        self._scroll_to_cursor()
         self.refresh()
         if shown:
             self.post_message(self.Highlighted(shown[self.cursor]))
+
+    def _scroll_to_cursor(self) -> None:
+        height = max(1, self.size.height - 1)
+        top = round(self.scroll_offset.y)
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False)
+        elif self.cursor >= top + height:
+            self.scroll_to(y=self.cursor - height + 1, animate=False)
 
     def _measure(self) -> None:
         longest_fn = max((len(r.function) for r in self.rows), default=8)
@@ -95,12 +111,7 @@ class TargetTable(ScrollView, can_focus=True):
         position = max(0, min(position, len(self.shown) - 1))
         changed = position != self.cursor
         self.cursor = position
-        height = max(1, self.size.height - 1)
-        top = round(self.scroll_offset.y)
-        if position < top:
-            self.scroll_to(y=position, animate=False)
-        elif position >= top + height:
-            self.scroll_to(y=position - height + 1, animate=False)
+        self._scroll_to_cursor()
         self.refresh()
         if changed:
             self.post_message(self.Highlighted(self.shown[position]))

@@ -1,0 +1,165 @@
+"""The curation screen's dialogs: a line of text, an export path, the surviving mutants."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label, Static
+
+
+class AskText(ModalScreen[str | None]):
+    """One line of text (a rejection's reason, a note); Escape cancels."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, prompt: str) -> None:
+        super().__init__()
+        self.prompt = prompt
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="ask"):
+            yield Label(self.prompt)
+            yield Input(id="ask-input")
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        if event.value.strip():
+            self.dismiss(event.value.strip())
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class AskExportPath(ModalScreen[Path | None]):
+    """Where to export: the default is filled in, Enter accepts, Escape cancels. An existing
+    file is replaced only after a second Enter on the same name; a missing folder is said."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, default: Path, count: int) -> None:
+        super().__init__()
+        self.default = default
+        self.count = count
+        self._confirmed: Path | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="ask"):
+            yield Label(f"Export {self.count} problems (JSON lines) to:")
+            yield Input(str(self.default), id="ask-input")
+            yield Static("Enter exports · Esc cancels", id="ask-hint")
+
+    def _hint(self, text: str, *, warn: bool = False) -> None:
+        hint = self.query_one("#ask-hint", Static)
+        hint.update(text)
+        hint.set_class(warn, "-warning")
+
+    @on(Input.Changed)
+    def _changed(self) -> None:
+        if self._confirmed is not None:
+            self._confirmed = None
+            self._hint("Enter exports · Esc cancels")
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        text = event.value.strip()
+        if not text:
+            self._hint("Give a file name, or Esc to cancel.", warn=True)
+            return
+        path = Path(text).expanduser()
+        path = path if path.is_absolute() else (Path.cwd() / path)
+        if path.is_dir():
+            self._hint(f"{path} is a folder; give a file name.", warn=True)
+            return
+        if not path.parent.is_dir():
+            self._hint(f"There is no folder {path.parent}.", warn=True)
+            return
+        if path.exists() and self._confirmed != path:
+            self._confirmed = path
+            self._hint(
+                f"{path.name} exists: Enter again replaces it, or change the name.", warn=True
+            )
+            return
+        self.dismiss(path)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+def diff_content(diff: str) -> Content:
+    """A unified diff with removed lines in the error colour and added ones in success's."""
+    parts: list[Any] = []
+    for line in diff.splitlines():
+        if line.startswith(("---", "+++")):
+            parts.append((line + "\n", "$text-muted"))
+        elif line.startswith("@@"):
+            parts.append((line + "\n", "$text-accent"))
+        elif line.startswith("-"):
+            parts.append((line + "\n", "$text-error"))
+        elif line.startswith("+"):
+            parts.append((line + "\n", "$text-success"))
+        else:
+            parts.append(line + "\n")
+    return Content.assemble(*parts)
+
+
+class SurvivorsScreen(ModalScreen[None]):
+    """The surviving mutants of one harness, each as its diff: what the harness lets through.
+    Up/Down/PgUp/PgDn scroll, n/p jump between mutants, Escape (or q) closes."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q", "close", "Close", id="curation.survivors.close"),
+        Binding("n", "jump(1)", "Next mutant", id="curation.survivors.next"),
+        Binding("p", "jump(-1)", "Previous mutant", id="curation.survivors.previous"),
+    ]
+
+    def __init__(self, title: str, survivors: list[dict[str, Any]]) -> None:
+        super().__init__()
+        self.title_text = title
+        self.survivors = survivors
+        self.at = 0
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="survivors"):
+            yield Static(self.title_text, id="survivors-title")
+            with VerticalScroll(id="survivors-list"):
+                for number, survivor in enumerate(self.survivors, start=1):
+                    yield Static(
+                        f"{number}/{len(self.survivors)}  {survivor.get('description')}  "
+                        f"({survivor.get('operator', 'mutant')} {survivor.get('id', '')})",
+                        classes="survivor-head",
+                        markup=False,
+                    )
+                    diff = str(survivor.get("diff") or "")
+                    yield Static(
+                        diff_content(diff)
+                        if diff
+                        else Content(
+                            "no diff was recorded for it: press m to run the mutants again"
+                        ),
+                        classes="survivor-diff",
+                    )
+            yield Static(
+                "↑↓ PgUp PgDn scroll · n/p next/previous mutant · Esc closes", id="survivors-hint"
+            )
+
+    def on_mount(self) -> None:
+        self.query_one("#survivors-list").focus()
+
+    def action_jump(self, delta: int) -> None:
+        heads = list(self.query(".survivor-head"))
+        if not heads:
+            return
+        self.at = max(0, min(self.at + delta, len(heads) - 1))
+        self.query_one("#survivors-list", VerticalScroll).scroll_to_widget(
+            heads[self.at], top=True, animate=False
+        )
+
+    def action_close(self) -> None:
+        self.dismiss(None)
