@@ -31,7 +31,6 @@ from themes import DEFAULT_THEME
 from widgets.agent_pane import AgentConnect, AgentPane, ApprovalPrompt
 from widgets.changes_view import ChangesView
 from widgets.coalesce import Coalesced
-from widgets.code_editor import CodeEditor
 from widgets.editor_pane import ChoiceScreen, EditorPane
 from widgets.file_tree import FILE_KINDS, FileTree
 from widgets.keymap import (
@@ -582,7 +581,7 @@ class RepoSimApp(App[None]):
 
     def _pane_bindings(self) -> list[tuple[str, list[Binding]]]:
         panes: list[tuple[str, list[BindingType]]] = [
-            ("Editor", [*EditorPane.BINDINGS, *CodeEditor.BINDINGS]),
+            ("Editor", list(EditorPane.help_bindings())),
             ("Terminal", list(TerminalPane.BINDINGS)),
             ("Agent", list(AgentPane.BINDINGS)),
             ("Search", list(SEARCH_BINDINGS)),

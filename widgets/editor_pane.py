@@ -83,6 +83,27 @@ class ChoiceScreen(ModalScreen[str]):
         self.dismiss(self.default)
 
 
+class ReplaceInput(Input):
+    """The replace box: Enter replaces the match, Alt+Enter (Ctrl+Alt+Enter in VS Code; the
+    terminal sends ESC Enter) replaces them all."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "alt+enter,ctrl+alt+enter",
+            "replace_all",
+            "Replace all",
+            id="editor.replace_all",
+            tooltip="In the replace box: replace every match (one recorded edit)",
+        )
+    ]
+
+    class ReplaceAll(Message):
+        pass
+
+    def action_replace_all(self) -> None:
+        self.post_message(self.ReplaceAll())
+
+
 # Actions after which any file may differ; the terminal's commands are announced by the app
 # through on_workspace_changed, since the PTY does not say when a command ends.
 INDEX_STALE_KINDS = frozenset({Kind.EXEC_RESULT, Kind.TEST_RESULT, Kind.RESTORE})
@@ -103,6 +124,12 @@ class EditorPane(Widget):
     }
     EditorPane .editor-bar { dock: bottom; height: 3; display: none; }
     EditorPane .editor-bar.-shown { display: block; }
+    EditorPane #find-panel { height: auto; }
+    EditorPane #find-row { height: 3; }
+    EditorPane #find-bar { width: 1fr; }
+    EditorPane #find-count { width: 16; height: 3; content-align: left middle; padding: 0 1; }
+    EditorPane #replace-bar { display: none; }
+    EditorPane #find-panel.-replace #replace-bar { display: block; }
     EditorPane #index-state {
         dock: bottom; height: 1; width: 100%; content-align: right middle;
         color: $text-muted; display: none;
@@ -114,6 +141,15 @@ class EditorPane(Widget):
         Binding("ctrl+s", "save", "Save", id="editor.save", priority=True),
         Binding("ctrl+f", "find", "Find", id="editor.find", priority=True),
         Binding("ctrl+g", "goto_line", "Go to line", id="editor.goto_line", priority=True),
+        # Ctrl+H is Backspace (0x08) on the wire in xterm and tmux; Ctrl+R is what they send.
+        Binding(
+            "ctrl+h,ctrl+r",
+            "replace",
+            "Replace",
+            id="editor.replace",
+            tooltip="Find and replace (Enter: this match; Alt+Enter: all, recorded as one edit)",
+            priority=True,
+        ),
         Binding("ctrl+w", "close_tab", "Close tab", id="editor.close_tab", priority=True),
         Binding("escape", "hide_bars", "Hide find", show=False, id="editor.hide_bars"),
         # Ctrl+Tab reaches an app only through the kitty keyboard protocol (kitty, foot, WezTerm,
@@ -215,13 +251,19 @@ class EditorPane(Widget):
         self.code_index = WorkspaceIndex(session)
         self._unsubscribe: Callable[[], None] | None = None
         self._resync_timer: Timer | None = None
+        self._find_origin_x: float | None = None
 
     def compose(self) -> ComposeResult:
         yield Static("Open a file from the tree or with Ctrl+P.", id="editor-empty")
         yield TabbedContent(id="editor-tabs")
-        yield Input(
-            placeholder="Find (Enter: next match, Esc: close)", id="find-bar", classes="editor-bar"
-        )
+        with Vertical(id="find-panel", classes="editor-bar"):
+            with Horizontal(id="find-row"):
+                yield Input(placeholder="Find (Enter: next match, Esc: close)", id="find-bar")
+                yield Static("", id="find-count")
+            yield ReplaceInput(
+                placeholder="Replace with (Enter: this match, Alt+Enter: all, Esc: close)",
+                id="replace-bar",
+            )
         yield Input(placeholder="Go to line", id="goto-bar", type="integer", classes="editor-bar")
         yield Static("indexing code…", id="index-state")
 
@@ -387,21 +429,36 @@ class EditorPane(Widget):
         await self.save_current()
 
     def action_find(self) -> None:
+        self._show_find(replace=False)
+
+    def action_replace(self) -> None:
+        self._show_find(replace=True)
+
+    def _show_find(self, *, replace: bool) -> None:
         if self._current() is None:
             return
+        panel = self.query_one("#find-panel")
         bar = self.query_one("#find-bar", Input)
         self.query_one("#goto-bar", Input).remove_class("-shown")
-        bar.add_class("-shown")
         editor = self._current_editor_or_none()
-        if editor is not None and editor.selected_text and "\n" not in editor.selected_text:
-            bar.value = editor.selected_text
-        bar.focus()
+        if editor is not None:
+            if not panel.has_class("-shown"):
+                self._find_origin_x = editor.scroll_x
+            if editor.selected_text and "\n" not in editor.selected_text:
+                bar.value = editor.selected_text
+        panel.add_class("-shown")
+        panel.set_class(replace, "-replace")
+        self._update_count()
+        if replace and bar.value:
+            self.query_one("#replace-bar", Input).focus()
+        else:
+            bar.focus()
 
     def action_goto_line(self) -> None:
         if self._current() is None:
             return
         bar = self.query_one("#goto-bar", Input)
-        self.query_one("#find-bar", Input).remove_class("-shown")
+        self.query_one("#find-panel").remove_class("-shown")
         bar.value = ""
         bar.add_class("-shown")
         bar.focus()
@@ -418,11 +475,28 @@ class EditorPane(Widget):
         target.editor.focus()
 
     def action_hide_bars(self) -> None:
+        finding = self.query_one("#find-panel").has_class("-shown")
         for bar in self.query(".editor-bar"):
             bar.remove_class("-shown")
         editor = self._current_editor_or_none()
         if editor is not None:
+            if finding:
+                self._restore_view(editor)
             editor.focus()
+
+    def _restore_view(self, editor: CodeEditor) -> None:
+        """Closing find puts the view back where it was sideways, when the match (now the
+        selection) is visible from there; the match's line stays in view."""
+        origin = self._find_origin_x
+        self._find_origin_x = None
+        if origin is None or editor.scroll_x == origin:
+            return
+        row, column = editor.cursor_location
+        line = editor.document[row] if row < editor.document.line_count else ""
+        cell = len(line[:column].expandtabs(editor.indent_width))
+        width = editor.scrollable_content_region.width - editor.gutter_width
+        if origin <= cell < origin + width:
+            editor.scroll_to(x=origin, animate=False)
 
     async def action_close_tab(self) -> None:
         buffer = self._current()
@@ -451,9 +525,26 @@ class EditorPane(Widget):
 
     # -- code navigation -----------------------------------------------------------------------
 
+    @classmethod
+    def help_bindings(cls) -> list[Binding]:
+        """Every key of the editor (the pane's, the text area's, the replace box's), for F1."""
+        declared = [*cls.BINDINGS, *CodeEditor.BINDINGS, *ReplaceInput.BINDINGS]
+        return [binding for binding in declared if isinstance(binding, Binding)]
+
     def palette_actions(self) -> list[PaletteAction]:
-        """The code-navigation commands, for the app's command palette."""
+        """The editor's commands and code navigation, for the app's command palette."""
         return [
+            PaletteAction("Find", "Ctrl+F: find in the open file", self.action_find),
+            PaletteAction(
+                "Replace", "Ctrl+H / Ctrl+R: find and replace in the open file", self.action_replace
+            ),
+            PaletteAction("Go to line", "Ctrl+G", self.action_goto_line),
+            PaletteAction("Close tab", "Ctrl+W", self.action_close_tab),
+            PaletteAction("Next tab", "Ctrl+PgDn / Ctrl+Tab", lambda: self.action_switch_tab(1)),
+            PaletteAction(
+                "Previous tab", "Ctrl+PgUp / Ctrl+Shift+Tab", lambda: self.action_switch_tab(-1)
+            ),
+            PaletteAction("Toggle line comment", "Ctrl+/", self._toggle_comment),
             PaletteAction("Go to definition", "F12", self.action_goto_definition),
             PaletteAction("Show callers and callees", "Shift+F12", self.action_call_hierarchy),
             PaletteAction(
@@ -461,6 +552,12 @@ class EditorPane(Widget):
             ),
             PaletteAction("Rebuild code index", "Index the workspace again", self.rebuild_index),
         ]
+
+    def _toggle_comment(self) -> None:
+        editor = self._current_editor_or_none()
+        if editor is not None:
+            editor.action_toggle_comment()
+            editor.focus()
 
     def rebuild_index(self) -> None:
         self.run_worker(self._build_index(), group="code-index", exclusive=True)
@@ -626,6 +723,87 @@ class EditorPane(Widget):
                 return True
         return False
 
+    def match_count(self, needle: str) -> tuple[int, int]:
+        """(which match the selection is, 1-based or 0 when it is on none; how many there are)
+        for `needle` in the current tab, counted as find-next walks them."""
+        editor = self._current_editor_or_none()
+        if editor is None or not needle:
+            return 0, 0
+        text = editor.text
+        total = text.count(needle)
+        if not total or editor.selected_text != needle:
+            return 0, total
+        start = min(editor.selection.start, editor.selection.end)
+        document = editor.document
+        row, column = start
+        before = sum(map(len, document.lines[:row])) + row * len(document.newline) + column
+        return text.count(needle, 0, before) + 1, total
+
+    def _update_count(self) -> None:
+        needle = self.query_one("#find-bar", Input).value
+        current, total = self.match_count(needle)
+        if not needle:
+            label = ""
+        elif not total:
+            label = "No results"
+        elif current:
+            label = f"{current} of {total}"
+        else:
+            label = f"{total} found"
+        self.query_one("#find-count", Static).update(label)
+
+    def replace_current(self, needle: str, replacement: str) -> bool:
+        """Replace the selected match (typing it, as it were; saved with the file) and select
+        the next one; when the selection is no match, find the next first. False if none."""
+        editor = self._current_editor_or_none()
+        if editor is None or not needle:
+            return False
+        if editor.selected_text == needle:
+            start, end = sorted(editor.selection)
+            editor.replace(replacement, start, end)
+        found = self.find_next(needle)
+        self._update_count()
+        return found
+
+    async def replace_all(self, needle: str, replacement: str) -> int:
+        """Replace every match in the current tab as one undo step. A file without unsaved
+        edits is then written through `session.edit(..., replace_all=True)`: one recorded
+        edit; in one with unsaved edits the replacement waits, like them, for Ctrl+S."""
+        buffer = self._current()
+        if buffer is None or not needle:
+            return 0
+        editor = buffer.editor
+        text = editor.text
+        count = text.count(needle)
+        if not count:
+            self.notify(f"{needle!r} was not found.", severity="warning")
+            return 0
+        was_saved = text == buffer.saved_text
+        first, last = text.find(needle), text.rfind(needle) + len(needle)
+        start, end = _location_of(text, first), _location_of(text, last)
+        editor.replace(text[first:last].replace(needle, replacement), start, end)
+        after = text.replace(needle, replacement)
+        self._update_count()
+        noun = "occurrence" if count == 1 else "occurrences"
+        if not was_saved:
+            self.notify(f"Replaced {count} {noun}; Ctrl+S saves them with your other edits.")
+            return count
+        try:
+            await self.session.edit(buffer.path, needle, replacement, replace_all=True)
+        except (SessionError, BackendError) as error:
+            self.notify(
+                _sentence(error, f"{buffer.path} could not be saved"),
+                title="Replaced in the editor only",
+                severity="error",
+            )
+            return count
+        buffer.saved_text = after
+        self._mark_dirty(buffer, editor.text != after)
+        self._refresh_index(buffer.path)
+        self.post_message(self.FileSaved(buffer.path))
+        self.notify(f"Replaced {count} {noun} in {buffer.path} (saved).")
+        return count
+
     # -- events --------------------------------------------------------------------------------
 
     @on(TextArea.Changed)
@@ -638,14 +816,31 @@ class EditorPane(Widget):
     def _find_submitted(self, event: Input.Submitted) -> None:
         if not self.find_next(event.value):
             self.notify(f"{event.value!r} was not found.", severity="warning")
+        self._update_count()
 
     @on(Input.Changed, "#find-bar")
     def _find_changed(self, event: Input.Changed) -> None:
         editor = self._current_editor_or_none()
         if editor is not None and event.value:
-            top = editor.selection.start
+            top = min(editor.selection.start, editor.selection.end)
             editor.selection = Selection(top, top)
             self.find_next(event.value)
+        self._update_count()
+
+    @on(Input.Submitted, "#replace-bar")
+    def _replace_submitted(self, event: Input.Submitted) -> None:
+        needle = self.query_one("#find-bar", Input).value
+        if not needle:
+            self.query_one("#find-bar", Input).focus()
+        elif not self.replace_current(needle, event.value):
+            self.notify(f"{needle!r} was not found.", severity="warning")
+
+    @on(ReplaceInput.ReplaceAll)
+    async def _replace_all_requested(self, message: ReplaceInput.ReplaceAll) -> None:
+        message.stop()
+        needle = self.query_one("#find-bar", Input).value
+        if needle:
+            await self.replace_all(needle, self.query_one("#replace-bar", Input).value)
 
     @on(Input.Submitted, "#goto-bar")
     def _goto_submitted(self, event: Input.Submitted) -> None:
@@ -729,6 +924,11 @@ class EditorPane(Widget):
         empty = not self._buffers
         self.query_one("#editor-empty").display = empty
         self.query_one(TabbedContent).display = not empty
+
+
+def _location_of(text: str, index: int) -> tuple[int, int]:
+    """The (row, column) of a character index into a document's text (any newline)."""
+    return text.count("\n", 0, index), index - (text.rfind("\n", 0, index) + 1)
 
 
 def cursor_position(editor: TextArea) -> str:

@@ -40,6 +40,20 @@ def route_alt_digits() -> None:
 
 route_alt_digits()
 
+
+class _EscKey(StrEnum):
+    ALT_ENTER = "alt+enter"
+
+
+def route_alt_enter() -> None:
+    """xterm and tmux send Alt+Enter as ESC CR, which Textual reads as a plain Enter; read it as
+    alt+enter (the editor's replace box: Enter replaces one match, Alt+Enter all of them)."""
+    table = cast("dict[str, object]", _ansi_sequences.ANSI_SEQUENCES_KEYS)
+    table["\x1b\r"] = (_EscKey.ALT_ENTER,)
+
+
+route_alt_enter()
+
 APP_BINDINGS: list[Binding] = [
     Binding("ctrl+p", "quick_open", "Files", id="app.quick_open", tooltip="Quick-open a file"),
     Binding(

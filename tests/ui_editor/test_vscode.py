@@ -8,9 +8,11 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from textual.widgets import Input, Static
 from textual.widgets.text_area import Selection
 
 from simulator.session import Session
+from tests.ui.helpers import recorded
 from widgets.app import RepoSimApp
 from widgets.editor_pane import EditorPane
 from widgets.status_bar import StatusBar
@@ -152,6 +154,116 @@ async def test_new_editor_keys_are_in_f1_with_binding_ids(app: RepoSimApp) -> No
         "editor.file_start",
         "editor.file_end",
         "editor.toggle_comment",
+        "editor.replace",
+        "editor.replace_all",
     ):
         assert binding_id in rows, binding_id
     assert "Ctrl+Pagedown" in rows["editor.next_tab"][1]
+
+
+def find_count(app: RepoSimApp) -> str:
+    return str(app.query_one("#find-count", Static).render())
+
+
+async def test_find_shows_which_match_of_how_many(app: RepoSimApp, session: Session) -> None:
+    await session.write("words.txt", "alpha beta alpha\ngamma alpha\n\nalpha end\n")
+    async with app.run_test(size=SIZE) as pilot:
+        pane = app.query_one(EditorPane)
+        await pane.open_file("words.txt")
+        await pilot.press("ctrl+f", *"alpha")
+        await wait_for(pilot, lambda: find_count(app) == "1 of 4")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: find_count(app) == "2 of 4")
+        await pilot.press("enter", "enter")
+        await wait_for(pilot, lambda: find_count(app) == "4 of 4")
+        await pilot.press("enter")  # wraps to the first
+        await wait_for(pilot, lambda: find_count(app) == "1 of 4")
+        await pilot.press("x")
+        await wait_for(pilot, lambda: find_count(app) == "No results")
+
+
+async def test_replace_one_then_all_is_one_recorded_edit(app: RepoSimApp, session: Session) -> None:
+    await session.write("words.txt", "alpha beta alpha\ngamma alpha\n\nalpha end\n")
+    on_disk = Path(session.workspace_path) / "words.txt"
+    async with app.run_test(size=SIZE) as pilot:
+        pane = app.query_one(EditorPane)
+        await pane.open_file("words.txt")
+        editor = pane.current_editor
+        assert editor is not None
+        await pilot.press("ctrl+r")  # Ctrl+H where the terminal tells it from Backspace
+        assert app.query_one("#find-bar", Input).has_focus
+        await pilot.press(*"alpha", "tab", *"omega")
+        replace_bar = app.query_one("#replace-bar", Input)
+        assert replace_bar.has_focus and replace_bar.value == "omega"
+        await pilot.press("alt+enter")
+        await wait_for(pilot, lambda: on_disk.read_text().count("omega") == 4)
+        assert editor.text == on_disk.read_text() == "omega beta omega\ngamma omega\n\nomega end\n"
+        await wait_for(pilot, lambda: find_count(app) == "No results")
+        assert not pane.is_dirty("words.txt")
+        edits = [e for e in recorded(session.trajectory_path) if e["kind"] == "file.edit"]
+        assert len(edits) == 1
+        payload = edits[0]["payload"]
+        assert (payload["path"], payload["old"], payload["new"]) == ("words.txt", "alpha", "omega")
+        assert payload["replacements"] == 4
+        # One undo step brings every match back (in the buffer; the file keeps the edit).
+        await pilot.press("escape")
+        assert editor.has_focus
+        await pilot.press("ctrl+z")
+        assert editor.text == "alpha beta alpha\ngamma alpha\n\nalpha end\n"
+        await wait_for(pilot, lambda: pane.is_dirty("words.txt"))
+        # Enter in the replace box replaces the selected match only and moves to the next.
+        await pilot.press("ctrl+r")
+        assert replace_bar.has_focus  # the find box still holds "alpha"
+        await wait_for(pilot, lambda: find_count(app) == "1 of 4")
+        await pilot.press("enter")
+        assert editor.text.startswith("omega beta alpha\n")
+        await wait_for(pilot, lambda: find_count(app) == "1 of 3")
+        assert editor.selection.start == (0, 11)
+    assert len([e for e in recorded(session.trajectory_path) if e["kind"] == "file.edit"]) == 1
+
+
+async def test_esc_after_find_puts_the_view_back_sideways(
+    app: RepoSimApp, session: Session
+) -> None:
+    lines = [f"row {i}" for i in range(60)]
+    lines[10] = " " * 200 + "target far right"
+    lines[40] = "a target near the left edge"
+    await session.write("wide.txt", "\n".join(lines) + "\n")
+    async with app.run_test(size=SIZE) as pilot:
+        pane = app.query_one(EditorPane)
+        await pane.open_file("wide.txt")
+        editor = pane.current_editor
+        assert editor is not None
+        await pilot.press("ctrl+f", *"target")
+        await wait_for(pilot, lambda: editor.selection.start == (10, 200))
+        await pilot.pause()
+        assert editor.scroll_x > 100  # the first match needed the view to move sideways
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: editor.selection.start == (40, 2))
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert editor.has_focus
+        assert editor.scroll_x == 0  # the match is visible from where the view was
+        assert editor.selected_text == "target"
+
+
+async def test_palette_has_the_editor_commands(app: RepoSimApp) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        pane = app.query_one(EditorPane)
+        await pane.open_file("pkg/core.py")
+        titles = [action.title for action in app.palette_actions()]
+        for title in ("Find", "Replace", "Go to line", "Close tab", "Toggle line comment"):
+            assert title in titles, title
+        await pilot.press("f2", *"go to line")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.query_one("#goto-bar", Input).has_focus)
+        await pilot.press("7", "enter")
+        editor = pane.current_editor
+        assert editor is not None
+        await wait_for(pilot, lambda: editor.cursor_location == (6, 0))
+        await pilot.press("f2", *"close tab")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: pane.current_path is None)
