@@ -7,6 +7,7 @@ session's events and forwards them to the panes as Textual messages.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -22,7 +23,7 @@ from textual.theme import Theme
 from textual.timer import Timer
 from textual.widgets import Static, TabbedContent, TabPane, TextArea
 
-from simulator.agent import Agent, AgentConfig
+from simulator.agent import Agent, AgentConfig, ModelClient
 from simulator.events import Event, Kind, TestResultPayload
 from simulator.paths import config_dir
 from simulator.session import Session
@@ -391,6 +392,18 @@ class RepoSimApp(App[None]):
                 )
             )
         return actions
+
+    async def model_client(self) -> ModelClient:
+        """The model the agent uses, for workflows that need one (the curation screen's model
+        regeneration): the agent's, else the configured one, else $REPOSIM_MODEL as the agent
+        pane connects it. ModelConfigError, one sentence, when none is set."""
+        if self._agent is not None:
+            return self._agent.client
+        if self.agent_config is not None and self.agent_config.client is not None:
+            return self.agent_config.client
+        from simulator.agent import litellm_client
+
+        return await asyncio.to_thread(litellm_client, None)
 
     # -- actions -----------------------------------------------------------------------------
 

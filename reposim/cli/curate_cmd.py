@@ -30,6 +30,12 @@ from themes import theme_names
 @click.option("--by", help="Your name in the curation history (default: your login name).")
 @click.option("--target", "selectors", multiple=True, help="Only these targets (id or glob).")
 @click.option("--theme", help="Colour theme (default: reposim-dark).")
+@click.option(
+    "--model",
+    help="The model M regenerates harnesses with, as provider/name for litellm (default: "
+    "$REPOSIM_MODEL, as for the agent).",
+)
+@click.option("--api-base", help="An OpenAI-compatible endpoint to send --model's calls to.")
 @backend_options
 def curate_command(
     source: str,
@@ -38,6 +44,8 @@ def curate_command(
     by: str | None,
     selectors: tuple[str, ...],
     theme: str | None,
+    model: str | None,
+    api_base: str | None,
     backend_kind: str,
     in_place: bool,
     trajectory: str | None,
@@ -49,8 +57,10 @@ def curate_command(
 
     In the screen: G generates traced harnesses for the shown targets, / filters (e.g.
     `valid cov<80`), r runs the selected harness again (after an edit), m runs its mutants,
-    a accepts, x rejects with a reason, n adds a note, Ctrl+E exports. Every decision is
-    recorded in the session's trajectory and exported as the problem's curation state.
+    d shows its surviving mutants as diffs, M regenerates with the model (--model), a accepts,
+    x rejects with a reason, n adds a note, Ctrl+E exports (it asks where), F1 lists every key.
+    Every decision is recorded in the session's trajectory and exported as the problem's
+    curation state.
     """
     if as_json:
         raise CliError("reposim curate is interactive; --json is for exec, test and replay.")
@@ -58,6 +68,16 @@ def curate_command(
         raise CliError(
             f"There is no theme named {theme!r}; choose one of {', '.join(theme_names())}."
         )
+    if api_base and not model:
+        raise CliError("--api-base needs --model provider/name.")
+    client = None
+    if model:
+        from simulator.agent import ModelConfigError, litellm_client
+
+        try:  # an unknown model or a missing key is one sentence now, not on the first M
+            client = litellm_client(model, api_base=api_base)
+        except ModelConfigError as exc:
+            raise CliError(str(exc)) from None
     from simulator.dataset.readers import DatasetError, read_problems
     from simulator.dataset.schema import Problem
 
@@ -103,7 +123,9 @@ def curate_command(
                 raise CliError(str(exc)) from None
             if not chosen:
                 raise CliError(f"{root} has no functions to make harnesses for.")
-            app = CurationApp(session, chosen, export_path=export, by=by, theme_name=theme)
+            app = CurationApp(
+                session, chosen, export_path=export, by=by, theme_name=theme, client=client
+            )
             await app.run_async()
             if app.return_code:
                 reason = "error: the UI stopped on an unexpected exception"

@@ -28,3 +28,11 @@ def test_a_missing_source_or_a_file_without_problems_is_one_sentence(tmp_path: P
     assert "Traceback" not in broken.stderr
     helped = curate("--help")
     assert helped.returncode == 0 and "accepts" in helped.stdout
+
+
+def test_a_model_that_cannot_be_used_is_one_sentence(tmp_path: Path) -> None:
+    only_base = curate(str(tmp_path), "--api-base", "http://127.0.0.1:9/v1")
+    assert only_base.returncode == 2 and "--api-base needs --model" in only_base.stderr
+    unknown = curate(str(tmp_path), "--model", "no-such-provider/x")
+    assert unknown.returncode == 2 and "Traceback" not in unknown.stderr
+    assert unknown.stderr.strip().count("\n") == 0, unknown.stderr

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.app import App
 
@@ -13,6 +15,9 @@ from simulator.session import Session
 from themes import DEFAULT_THEME
 from widgets.curation.screen import CurationScreen
 from widgets.theming import ThemeSet
+
+if TYPE_CHECKING:
+    from simulator.agent.models import ModelClient
 
 
 def target_problems(session: Session, selectors: list[str] | None = None) -> list[Problem]:
@@ -34,12 +39,29 @@ class CurationApp(App[None]):
         options: HarnessOptions | None = None,
         by: str | None = None,
         theme_name: str | None = None,
+        model: str | None = None,
+        api_base: str | None = None,
+        client: ModelClient | None = None,
     ) -> None:
+        """`model`/`api_base` (or a ready `client`) name the model M regenerates harnesses
+        with; without them, $REPOSIM_MODEL when M is first pressed, as the agent does."""
         super().__init__()
         self.session = session
+        self._model = (model, api_base)
+        self._client = client
         self.screen_args = (problems, export_path, options, by)
         self.themes = ThemeSet()
         self._theme_name = theme_name or DEFAULT_THEME
+
+    async def model_client(self) -> ModelClient:
+        """The model for the harness model generator (ModelConfigError when none is set)."""
+        if self._client is None:
+            from simulator.agent import litellm_client
+
+            model, api_base = self._model
+            # litellm loads in a thread: it takes seconds, the screen stays live meanwhile
+            self._client = await asyncio.to_thread(litellm_client, model, api_base=api_base)
+        return self._client
 
     def on_mount(self) -> None:
         for theme in self.themes.app_themes.values():

@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import getpass
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol, cast
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -31,6 +32,7 @@ from simulator.harness.workflow import (
     make_problems,
     note,
     record_decision,
+    regenerate,
     reject,
     remutate,
     revalidate,
@@ -379,6 +381,45 @@ class CurationScreen(Screen[None]):
     def action_generate_all(self) -> None:
         """Generate a harness for every shown target that has none yet."""
         self._start_generate([i for i in self.shown if self.problems[i].harness is None])
+
+    def action_generate_model(self) -> None:
+        """Regenerate the selection's harnesses with the model the agent uses (the harness
+        workflow's model generator: k generate-execute rounds); says so when none is set."""
+        chosen = self._selection()
+        if not chosen:
+            self._status("nothing to regenerate in the selection")
+            return
+        self._regenerate_with_model(chosen)
+
+    async def _model(self) -> ModelClient | None:
+        """The model: the one in the options, else the app's (as its agent is configured)."""
+        from simulator.agent.models import ModelConfigError
+
+        if self.options.client is not None:
+            return self.options.client
+        host = cast(ModelHost, self.app)
+        why = "this app has no model to lend"
+        if hasattr(host, "model_client"):
+            try:
+                return await host.model_client()
+            except ModelConfigError as exc:
+                why = str(exc)
+        self.notify(f"Regenerating with a model needs one. {why}", severity="warning", timeout=10)
+        self._status("no model is configured: M needs one (see the notice)")
+        return None
+
+    @work(group="curation-model", exclusive=True)
+    async def _regenerate_with_model(self, chosen: list[int]) -> None:
+        self._status(f"model: connecting for {len(chosen)} target(s)…")
+        client = await self._model()
+        if client is None:
+            return
+        options = replace(self.options, generator="model", client=client)
+
+        async def one(index: int) -> None:
+            self.problems[index] = await regenerate(self.session, self.problems[index], options)
+
+        self._start(f"model ({client.model})", chosen, one)
 
     def action_mutants(self) -> None:
         chosen = [i for i in self._selection() if self.problems[i].validation is not None]
