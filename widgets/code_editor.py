@@ -30,7 +30,8 @@ from textual.document._document_navigator import DocumentNavigator
 from textual.document._syntax_aware_document import SyntaxAwareDocument
 from textual.document._wrapped_document import WrappedDocument
 from textual.expand_tabs import get_tab_widths
-from textual.geometry import Size
+from textual.geometry import Region, Size
+from textual.strip import Strip
 from textual.timer import Timer
 from textual.widgets import TextArea
 from textual.widgets.text_area import Selection
@@ -457,6 +458,7 @@ class CodeEditor(TextArea):
         self._last_gutter = -1
         self._parse_timer: Timer | None = None
         self._parse_requested: float | None = None
+        self._painted = False
         language: str | None = kwargs.pop("language", None)
         kwargs.setdefault("soft_wrap", False)  # code does not wrap, as in VS Code
         if path is not None:
@@ -563,11 +565,20 @@ class CodeEditor(TextArea):
     def _highlighting_active(self) -> bool:
         return self._highlight_query is not None or self._pygments is not None
 
-    def on_mount(self) -> None:
-        self.call_after_refresh(self._reparse)
+    def render_lines(self, crop: Region) -> list[Strip]:
+        lines = super().render_lines(crop)
+        if not self._painted:
+            # Parse once the text is on screen: it is readable before the colours come (a
+            # 20k-line file takes 0.2 s to parse), and a tab opened behind another parses
+            # when it is first shown.
+            self._painted = True
+            self.call_after_refresh(self._reparse)
+        return lines
 
     def _reparse(self) -> None:
         """Bring the syntax tree up to date with the text, then redraw with fresh colours."""
+        if not self._painted:
+            return
         self._parse_timer = None
         self._parse_requested = None
         document = self.document
