@@ -159,8 +159,24 @@ def _kind(mode: int) -> str:
 
 
 class _LocalShellChannel(ShellChannel):
-    def __init__(self, proc: asyncio.subprocess.Process, mark: str) -> None:
+    """bash on pipes. The process is a plain `subprocess.Popen` that this channel alone reaps
+    (`close`): with asyncio's subprocess transport, asyncio's child watcher (a thread blocked in
+    waitpid) and the transport's close (`Popen.poll`) both reap, and whichever runs second logs
+    "Unknown child process pid ..." and reports 255; on a loaded machine the watcher thread is
+    often the late one."""
+
+    def __init__(
+        self,
+        proc: subprocess.Popen[bytes],
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        read_transport: asyncio.BaseTransport,
+        mark: str,
+    ) -> None:
         self._proc = proc
+        self._reader = reader
+        self._writer = writer
+        self._read_transport = read_transport
         self._mark = mark
         self._sent_at = time.time()
 
@@ -168,37 +184,44 @@ class _LocalShellChannel(ShellChannel):
     async def spawn(cls, cwd: Path, env: dict[str, str]) -> _LocalShellChannel:
         mark = secrets.token_hex(8)
         env = {**env, SHELL_MARK_VAR: mark}
-        proc = await asyncio.create_subprocess_exec(
-            "bash",
-            "--noprofile",
-            "--norc",
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
+        proc = subprocess.Popen(  # noqa: ASYNC220 - reaped by close(), not by asyncio
+            ["bash", "--noprofile", "--norc"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
             cwd=cwd,
             env=env,
             start_new_session=True,
-            limit=_SHELL_PIPE,
         )
-        if proc.stdout is not None:
-            transport = proc.stdout._transport  # type: ignore[attr-defined]
-            pipe = transport.get_extra_info("pipe")
-            with contextlib.suppress(OSError, AttributeError):
-                fcntl.fcntl(pipe.fileno(), _F_SETPIPE_SZ, _SHELL_PIPE)
-        return cls(proc, mark)
+        assert proc.stdin is not None and proc.stdout is not None
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(proc.stdout.fileno(), _F_SETPIPE_SZ, _SHELL_PIPE)
+        loop = asyncio.get_running_loop()
+        try:
+            reader = asyncio.StreamReader(limit=_SHELL_PIPE, loop=loop)
+            read_transport, _ = await loop.connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(reader, loop=loop), proc.stdout
+            )
+            write_transport, write_protocol = await loop.connect_write_pipe(
+                asyncio.streams.FlowControlMixin, proc.stdin
+            )
+        except BaseException:
+            proc.kill()
+            await asyncio.to_thread(proc.wait)
+            raise
+        writer = asyncio.StreamWriter(write_transport, write_protocol, None, loop)
+        return cls(proc, reader, writer, read_transport, mark)
 
     async def send(self, data: bytes) -> None:
-        assert self._proc.stdin is not None
         self._sent_at = time.time()  # a command's script is sent once, as it starts
         try:
-            self._proc.stdin.write(data)
-            await self._proc.stdin.drain()
-        except (BrokenPipeError, ConnectionResetError):
+            self._writer.write(data)
+            await self._writer.drain()
+        except (BrokenPipeError, ConnectionResetError, RuntimeError):
             pass  # the shell died; the reader sees EOF and the shell is restarted
 
     async def recv(self) -> bytes:
-        assert self._proc.stdout is not None
-        return await self._proc.stdout.read(_SHELL_PIPE)
+        return await self._reader.read(_SHELL_PIPE)
 
     async def signal_children(self, sig: int) -> None:
         pids = proctree.descendants(self._proc.pid)
@@ -227,13 +250,12 @@ class _LocalShellChannel(ShellChannel):
         # A detached child (setsid, a daemon) is no longer in the tree but may hold the
         # shell's output pipe, so the session's mark finds those too.
         await asyncio.to_thread(proctree.kill_session, self._proc.pid, SESSION_MARK_VAR, self._mark)
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(self._proc.wait(), 5)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            await asyncio.to_thread(self._proc.wait, 5)  # the one reaper of the shell
         # Close the pipes now: left to the garbage collector they are closed after the event
         # loop, which prints "Event loop is closed" tracebacks on the way out.
-        transport = getattr(self._proc, "_transport", None)
-        if transport is not None:
-            transport.close()
+        self._writer.close()
+        self._read_transport.close()
 
 
 class LocalPty(Pty):

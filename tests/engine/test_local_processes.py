@@ -192,3 +192,38 @@ def test_gc_cleans_what_a_killed_local_run_left_and_keeps_live_ones(
         live.wait(30)
     assert [p for p in workspaces.iterdir()] == []
     assert list((tmp_path / "tmp").glob("reposim-private-*")) == []
+
+
+async def test_closing_a_shell_on_a_loaded_machine_reaps_it_once_and_quietly(
+    sample_repo: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """asyncio's child watcher is a thread blocked in waitpid; on a loaded machine it can be
+    scheduled seconds late. A shell spawned through asyncio was then reaped by the transport's
+    close (Popen.poll) first, and the watcher logged "Unknown child process pid ..." (batch
+    workers at load 19). The delay is simulated by holding that thread back."""
+    import asyncio.unix_events
+
+    watcher = asyncio.unix_events.ThreadedChildWatcher
+    late = watcher._do_waitpid
+
+    def scheduled_late(self: object, *args: object) -> None:
+        time.sleep(6)
+        late(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(watcher, "_do_waitpid", scheduled_late)
+    caplog.set_level("WARNING", logger="asyncio")
+    backend = LocalBackend(sample_repo, scratch_root=tmp_path / "scratch")
+    await backend.start()
+    shell = backend._shell
+    assert shell is not None and shell._channel is not None
+    pid = shell._channel._proc.pid  # type: ignore[attr-defined]
+    assert (await backend.exec("echo hi")).output == b"hi\n"
+    started = time.monotonic()
+    await backend.stop()
+    assert time.monotonic() - started < 3
+    await asyncio.sleep(0.2)
+    assert not psutil.pid_exists(pid)  # reaped: no zombie left behind
+    assert not [r for r in caplog.records if "child process" in r.getMessage()]
