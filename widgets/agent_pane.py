@@ -71,6 +71,31 @@ class EventCard(Static):
         return console.export_text()
 
 
+class CardList(VerticalScroll):
+    """The cards, following the newest while the person is at the bottom.
+
+    Once the cards overflow the list it is anchored: Textual then keeps it at the newest card
+    through every layout, however many cards arrive between two frames, until the person scrolls
+    up (they are reading); back at the bottom, it follows again. Checking "at the end?" before
+    each mount and scrolling after the next refresh lost cards that arrived between a layout and
+    that deferred scroll. Anchored from the start, a short list would sit at the pane's bottom.
+    """
+
+    def watch_virtual_size(self) -> None:
+        self.call_after_refresh(self._anchor_when_full)  # sizes settle with the layout
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._anchor_when_full)
+
+    def _anchor_when_full(self) -> None:
+        full = self.max_scroll_y > 0
+        if full and not self.is_anchored:
+            self.anchor()
+        elif not full and self.is_anchored:  # e.g. the pane grew: the cards start at the top
+            self.anchor(False)
+            self.scroll_target_y = self.scroll_y = 0
+
+
 class ApprovalPrompt(Vertical, can_focus=True):
     """What the agent wants to do, waiting for a = approve or r = reject with a reason."""
 
@@ -219,7 +244,7 @@ class AgentPane(Widget):
             ),
             id="agent-keys",
         )
-        yield VerticalScroll(id="agent-cards")
+        yield CardList(id="agent-cards")
         yield ApprovalPrompt(id="agent-approval")
         yield Input(placeholder=self._placeholder(), id="agent-task")
 
@@ -254,21 +279,17 @@ class AgentPane(Widget):
         ):
             return  # opening a file in the editor is not news
         try:
-            cards = self.query_one("#agent-cards", VerticalScroll)
+            cards = self.query_one("#agent-cards", CardList)
         except NoMatches:  # not composed yet, or already torn down
             return
         content = render_card(event)
         if isinstance(content, Text) and not content.plain:
             return  # a step another card already shows
-        card = EventCard(event, content)
-        at_end = cards.is_vertical_scroll_end or cards.max_scroll_y == 0
-        cards.mount(card)
+        cards.mount(EventCard(event, content))
         overflow = len(cards.children) - MAX_CARDS
         if overflow > 0:
             for old in list(cards.children)[:overflow]:
                 old.remove()
-        if at_end:
-            cards.scroll_end(animate=False)
 
     def _follow(self, event: Event) -> None:
         """Ask for the file the agent is working on to be shown, at its change."""
