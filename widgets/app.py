@@ -13,11 +13,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
 
-from textual import on
+from textual import events, on
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.command import CommandPalette
 from textual.containers import Horizontal, Vertical
+from textual.geometry import Size
 from textual.message import Message
 from textual.theme import Theme
 from textual.timer import Timer
@@ -144,7 +145,7 @@ class RepoSimApp(App[None]):
 
     def on_mount(self) -> None:
         self._panes_live = True
-        self._auto_layout(self.size.width)
+        self._auto_layout(self.size)
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         if self._requested_theme != self.theme:
             self.notify(
@@ -170,24 +171,26 @@ class RepoSimApp(App[None]):
         elif event.kind not in STREAM_KINDS:
             self.post_message(self.SessionEvent(event))
 
-    def on_resize(self) -> None:
-        self._auto_layout(self.size.width)
+    def on_resize(self, event: events.Resize) -> None:
+        # The event's size: this handler runs before App._on_resize stores the new one.
+        self._auto_layout(event.size)
 
-    def _auto_layout(self, width: int) -> None:
-        """Sizes that follow the terminal until the user resizes or toggles a pane."""
+    def _auto_layout(self, size: Size) -> None:
+        """The layout rules for this terminal size, the same at start and on every resize.
+        A pane the user toggled keeps their choice; a pane they resized keeps its size."""
+        width = size.width
         narrow = width < NARROW
         agent = self.query_one(AgentPane)
         if not self._agent_toggled:
             agent.display = self._agent_runs or not narrow
-        if self._agent_runs and not self._agent_toggled:
-            # The agent gets about two fifths of a narrow screen, the editor the rest.
-            agent.styles.width = max(30, width * 2 // 5) if narrow else max(40, width // 4)
+        # On a narrow screen the agent gets about two fifths, the editor the rest.
+        agent.styles.width = max(30, width * 2 // 5) if narrow else max(40, width // 4)
         if not self._tree_toggled:
             self.query_one("#sidebar").display = not (narrow and agent.display)
         if not self._resized_tree:
             self.query_one("#sidebar").styles.width = max(20, min(32, width // 5))
         if not self._resized_panel:
-            self.query_one("#panel").styles.height = max(7, min(14, self.size.height // 3))
+            self.query_one("#panel").styles.height = max(7, min(14, size.height // 3))
 
     # -- session events ----------------------------------------------------------------------
 
@@ -439,7 +442,7 @@ class RepoSimApp(App[None]):
         agent = self.query_one(AgentPane)
         self._agent_toggled = True
         agent.display = not agent.display
-        self._auto_layout(self.size.width)  # on a narrow screen the tree gives way to it
+        self._auto_layout(self.size)  # on a narrow screen the tree gives way to it
 
     def action_run_tests(self) -> None:
         self._show_panel("panel-tests")

@@ -1,0 +1,81 @@
+"""The layout follows the terminal when it is resized live, by the same rules as at start, and
+keeps what the person toggled (issue 18, minor item 14)."""
+
+from __future__ import annotations
+
+from textual.pilot import Pilot
+
+from simulator.session import Session
+from tests.ui.helpers import wait_for, wired_app
+from tests.ui.test_app_shell import run_tests_then_finish
+from widgets.agent_pane import AgentPane
+from widgets.app import RepoSimApp
+
+
+def widths(app: RepoSimApp) -> tuple[int, int, int]:
+    """(tree, editor column, agent) widths as laid out; 0 for a hidden pane."""
+    sidebar = app.query_one("#sidebar")
+    agent = app.query_one(AgentPane)
+    return (
+        sidebar.region.width if sidebar.display else 0,
+        app.query_one("#centre").region.width,
+        agent.region.width if agent.display else 0,
+    )
+
+
+async def resize(pilot: Pilot[None], app: RepoSimApp, width: int, height: int) -> None:
+    await pilot.resize_terminal(width, height)
+    await wait_for(pilot, lambda: app.query_one("#main").region.width == width, "the new size")
+    await pilot.pause(0.1)
+
+
+async def test_shrinking_to_80x24_hides_the_agent_and_growing_brings_it_back(
+    session: Session,
+) -> None:
+    app = RepoSimApp(session)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause(0.1)
+        tree, editor, agent = widths(app)
+        assert agent >= 40 and tree > 0 and editor >= 80
+        await resize(pilot, app, 80, 24)
+        tree, editor, agent = widths(app)
+        assert agent == 0, "a narrow screen starts without the agent pane"
+        assert tree > 0 and editor >= 50, widths(app)
+        await resize(pilot, app, 160, 48)
+        assert widths(app) == (32, 88, 40)
+
+
+async def test_a_running_agent_stays_and_the_tree_gives_way_when_shrunk(
+    session: Session,
+) -> None:
+    app = wired_app(session, run_tests_then_finish())
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause(0.1)
+        assert all(widths(app))
+        await resize(pilot, app, 80, 24)
+        tree, editor, agent = widths(app)
+        assert tree == 0 and 30 <= agent <= 32 and editor >= 48, widths(app)
+        await resize(pilot, app, 160, 48)
+        assert widths(app) == (32, 88, 40)
+        pane = app.query_one(AgentPane)
+        await wait_for(pilot, lambda: not pane.running and pane.agent is not None, "the run")
+
+
+async def test_the_persons_toggle_survives_resizes_both_ways(session: Session) -> None:
+    app = RepoSimApp(session)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.1)
+        assert widths(app)[2] == 0
+        await pilot.press("ctrl+j")  # the person wants the agent pane on the narrow screen
+        await pilot.pause(0.1)
+        tree, editor, agent = widths(app)
+        assert agent > 0 and tree == 0
+        await resize(pilot, app, 160, 48)
+        assert widths(app) == (32, 88, 40)
+        await resize(pilot, app, 80, 24)
+        tree, editor, agent = widths(app)
+        assert agent > 0, "the toggle is kept"
+        assert tree == 0 and editor >= 48, widths(app)
+        await pilot.press("ctrl+j")  # and hidden again: it stays hidden when grown
+        await resize(pilot, app, 160, 48)
+        assert widths(app)[2] == 0
