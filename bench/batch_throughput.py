@@ -14,6 +14,7 @@ import argparse
 import concurrent.futures
 import multiprocessing
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -76,11 +77,21 @@ def plain_pool(tasks: list[Task], jobs: int) -> float:
     return elapsed
 
 
+PER_TASK: dict[str, str] = {}
+"""Per executor: the distribution of one task's seconds (start of its process to its record)."""
+
+
 def batch(tasks: list[Task], jobs: int, store: Path, executor: str) -> float:
     t0 = time.perf_counter()
     summary = run_batch(tasks, exec_once, store=ResultStore(store), jobs=jobs, executor=executor)
     elapsed = time.perf_counter() - t0
     assert summary.by_status == {"ok": len(tasks)}, summary.table()
+    seconds = sorted(summary.seconds())
+    quantiles = statistics.quantiles(seconds, n=10)
+    PER_TASK[executor] = (
+        f"per task: min {seconds[0] * 1000:.0f}, median {statistics.median(seconds) * 1000:.0f}, "
+        f"p90 {quantiles[-1] * 1000:.0f}, max {seconds[-1] * 1000:.0f} ms"
+    )
     return elapsed
 
 
@@ -130,6 +141,7 @@ def main() -> None:
                 f"{n / local:.1f} tasks/s ({local:.1f} s); "
                 f"{(local - pool) / n * 1000:+.0f} ms/task",
             ),
+            ("  local processes, one task", "-", PER_TASK["process"]),
         ]
         print(table(f"{n} tasks, {jobs} at a time, local", rows), flush=True)
         if not args.no_ray:
@@ -143,6 +155,7 @@ def main() -> None:
                     " ms/task",
                 )
             )
+            rows.append(("  Ray, one task", "-", PER_TASK["ray"]))
             rows.append(("Ray startup (import + init)", "-", f"{started:.1f} s"))
             rows.append(("Ray first trivial task", "-", f"{first:.2f} s"))
             import ray

@@ -301,11 +301,32 @@ def run_isolated(fn: TaskFunction, task: Task, attempt: int, timeout: float | No
         worker.kill()
 
 
+# Imported once by the forkserver so that no task's process imports them again: this module
+# (each worker runs _child_main), ctypes (_die_with_parent) and what opening a local session
+# imports on first use (most tasks open one).
+_PRELOAD = (
+    __name__,
+    "ctypes",
+    "concurrent.futures.thread",
+    "simulator.session",
+    "simulator.backend_factory",
+    "simulator.user_config",
+    "simulator.venvcache",
+    "backends.local",
+)
+
+
 def _context(fn: TaskFunction) -> Any:
-    """A forkserver that has already imported the task function's module, so each task's
-    process starts in milliseconds instead of importing the engine again."""
+    """A forkserver that has already imported the task function's module (and what every task
+    uses), so each task's process starts in milliseconds instead of importing the engine again.
+
+    The main script is preloaded too ("__main__", as multiprocessing imports it): else every
+    task's process runs it again (multiprocessing's fix-up of the main module), and a task
+    module that only the main script makes importable (by extending sys.path, as the bench
+    scripts do) fails to preload silently, since Python 3.11's forkserver ignores the parent's
+    sys.path; each task then imported the engine anew (~0.4-1 s)."""
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload([fn.__module__])
+    context.set_forkserver_preload(["__main__", *_PRELOAD, fn.__module__])
     return context
 
 
