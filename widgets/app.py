@@ -33,6 +33,7 @@ from themes import DEFAULT_THEME
 from widgets.agent_pane import AgentConnect, AgentPane, ApprovalPrompt
 from widgets.changes_view import ChangesView
 from widgets.coalesce import Coalesced
+from widgets.curation.keys import CURATION_BINDINGS, SURVIVORS_BINDINGS
 from widgets.editor_pane import ChoiceScreen, EditorPane
 from widgets.file_tree import FILE_KINDS, FileTree
 from widgets.keymap import (
@@ -478,7 +479,10 @@ class RepoSimApp(App[None]):
 
         if isinstance(self.screen, HelpScreen):
             return
-        self.push_screen(HelpScreen(self.help_rows(), str(config_dir() / "keymap.toml")))
+        rows = self.help_rows()
+        first = getattr(self.screen, "HELP_FIRST", ())  # a screen's own keys at the top
+        rows.sort(key=lambda row: row[0] not in first)
+        self.push_screen(HelpScreen(rows, str(config_dir() / "keymap.toml")))
 
     def action_focus_pane(self, pane: str) -> None:
         if pane == "tree":
@@ -602,6 +606,8 @@ class RepoSimApp(App[None]):
             ("Agent", list(AgentPane.BINDINGS)),
             ("Search", list(SEARCH_BINDINGS)),
             ("Help", list(HELP_BINDINGS)),
+            ("Curation", list(CURATION_BINDINGS)),
+            ("Survivors", list(SURVIVORS_BINDINGS)),
         ]
         out = []
         for where, declared in panes:

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import App
+from textual.binding import Binding, BindingType
 
 from simulator.dataset.schema import Problem
 from simulator.harness.target import find_targets
 from simulator.harness.workflow import HarnessOptions, new_problem
+from simulator.paths import config_dir
 from simulator.session import Session
 from themes import DEFAULT_THEME
+from widgets.curation.keys import CURATION_BINDINGS, SURVIVORS_BINDINGS
 from widgets.curation.screen import CurationScreen
+from widgets.settings import load_settings
 from widgets.theming import ThemeSet
 
 if TYPE_CHECKING:
@@ -29,6 +33,9 @@ def target_problems(session: Session, selectors: list[str] | None = None) -> lis
 class CurationApp(App[None]):
     # the screen's CSS is loaded when it is pushed; the app carries it for the first frame
     CSS_PATH = str(Path(__file__).with_name("curation.tcss"))
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("f1", "help", "Keys", id="app.help", tooltip="Every key, with its binding id"),
+    ]
 
     def __init__(
         self,
@@ -51,7 +58,9 @@ class CurationApp(App[None]):
         self._client = client
         self.screen_args = (problems, export_path, options, by)
         self.themes = ThemeSet()
-        self._theme_name = theme_name or DEFAULT_THEME
+        self.settings = load_settings()  # keymap.toml remaps curation.* ids as in reposim open
+        self.set_keymap(self.settings.keymap)
+        self._theme_name = theme_name or self.settings.theme or DEFAULT_THEME
 
     async def model_client(self) -> ModelClient:
         """The model for the harness model generator (ModelConfigError when none is set)."""
@@ -62,6 +71,19 @@ class CurationApp(App[None]):
             # litellm loads in a thread: it takes seconds, the screen stays live meanwhile
             self._client = await asyncio.to_thread(litellm_client, model, api_base=api_base)
         return self._client
+
+    def action_help(self) -> None:
+        from widgets.help_screen import HelpScreen, rows_for
+
+        if isinstance(self.screen, HelpScreen):
+            return
+        keymap = self.settings.keymap
+        rows = rows_for("Curation", CURATION_BINDINGS, keymap)
+        rows += rows_for("Survivors", SURVIVORS_BINDINGS, keymap)
+        rows += rows_for("App", [b for b in self.BINDINGS if isinstance(b, Binding)], keymap)
+        rows.append(("App", "Ctrl+P", "Every action by name (the command palette)", ""))
+        rows.append(("App", "Ctrl+Q", "Quit (the session's trajectory is kept)", ""))
+        self.push_screen(HelpScreen(rows, str(config_dir() / "keymap.toml")))
 
     def on_mount(self) -> None:
         for theme in self.themes.app_themes.values():

@@ -13,6 +13,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
+from widgets.curation.keys import SURVIVORS_BINDINGS
+
 
 class AskText(ModalScreen[str | None]):
     """One line of text (a rejection's reason, a note); Escape cancels."""
@@ -113,11 +115,7 @@ class SurvivorsScreen(ModalScreen[None]):
     """The surviving mutants of one harness, each as its diff: what the harness lets through.
     Up/Down/PgUp/PgDn scroll, n/p jump between mutants, Escape (or q) closes."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q", "close", "Close", id="curation.survivors.close"),
-        Binding("n", "jump(1)", "Next mutant", id="curation.survivors.next"),
-        Binding("p", "jump(-1)", "Previous mutant", id="curation.survivors.previous"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = list(SURVIVORS_BINDINGS)
 
     def __init__(self, title: str, survivors: list[dict[str, Any]]) -> None:
         super().__init__()

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, ClassVar, Protocol, cast
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import BindingType
+from textual.command import Provider
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static, TextArea
@@ -39,6 +40,7 @@ from simulator.harness.workflow import (
 )
 from simulator.session import Session
 from simulator.workflow import WorkflowFailure
+from widgets.curation.commands import CurationCommands
 from widgets.curation.dialogs import AskExportPath, AskText, SurvivorsScreen
 from widgets.curation.gutter import CoverageView
 from widgets.curation.keys import CURATION_BINDINGS
@@ -80,6 +82,8 @@ class CurationScreen(Screen[None]):
     CSS_PATH = str(Path(__file__).with_name("curation.tcss"))
 
     BINDINGS: ClassVar[list[BindingType]] = list(CURATION_BINDINGS)
+    COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {CurationCommands}
+    HELP_FIRST: ClassVar[tuple[str, ...]] = ("Curation", "Survivors")  # F1 in reposim open
 
     def __init__(
         self,
