@@ -602,6 +602,7 @@ class RepoSimApp(App[None]):
     def _pane_bindings(self) -> list[tuple[str, list[Binding]]]:
         panes: list[tuple[str, list[BindingType]]] = [
             ("Editor", list(EditorPane.help_bindings())),
+            ("Tree", list(FileTree.BINDINGS)),
             ("Terminal", list(TerminalPane.BINDINGS)),
             ("Agent", list(AgentPane.BINDINGS)),
             ("Search", list(SEARCH_BINDINGS)),

@@ -689,6 +689,40 @@ class EditorPane(Widget):
         # Subscribers may be called off the event loop: only post a message from here.
         if event.kind in INDEX_STALE_KINDS:
             self.post_message(self._WorkspaceMayHaveChanged())
+        elif event.kind == Kind.FILE_RENAME:
+            src, dst = event.payload.get("path"), event.payload.get("to")
+            if src and dst:
+                self.post_message(self._Renamed(str(src), str(dst)))
+
+    class _Renamed(Message):
+        def __init__(self, src: str, dst: str) -> None:
+            super().__init__()
+            self.src = src
+            self.dst = dst
+
+    @on(_Renamed)
+    def _renamed(self, message: _Renamed) -> None:
+        """A file or folder was renamed (from the tree, by the agent): open tabs of it, or
+        under it, follow it to its new path, unsaved edits and all."""
+        message.stop()
+        src, dst = Session.normalize(message.src), Session.normalize(message.dst)
+        tabs = self.query_one(TabbedContent)
+        for path, buffer in list(self._buffers.items()):
+            if path != src and not path.startswith(src + "/"):
+                continue
+            new_path = dst + path[len(src) :]
+            del self._buffers[path]
+            self._buffers[new_path] = buffer
+            buffer.path = new_path
+            editor = buffer.editor
+            if PurePosixPath(path).suffix.lower() != PurePosixPath(new_path).suffix.lower():
+                where = editor.cursor_location
+                editor.set_path_language(new_path)  # a new suffix may mean a new language
+                editor.move_cursor(where)
+            else:
+                editor.path = new_path
+            tabs.get_tab(buffer.pane_id).label = self._label(buffer)
+            self._refresh_index(new_path)
 
     @on(_WorkspaceMayHaveChanged)
     def _workspace_may_have_changed(self, message: _WorkspaceMayHaveChanged) -> None:

@@ -3,25 +3,37 @@
 Directories are listed through `session.list_dir` in workers (the local backend scans in a
 thread), ignore rules are matched in a thread, and a huge folder shows its first entries with a
 "more" row, so that a folder of 50k files never freezes the UI.
+
+New file, new folder, rename and delete go through the session (`create`, `rename`, `delete`), so
+they are recorded in the trajectory and replayed like an agent's. The session has no "make an
+empty folder": a new folder is made with an empty `.gitkeep` in it, which is also what lets git
+(the Changes list, checkpoints, replay) see it at all.
 """
 
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.style import Style
 from rich.text import Text
-from textual import work
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
 from textual.message import Message
-from textual.widgets import Tree
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label, Tree
+from textual.widgets.input import Selection as InputSelection
 from textual.widgets.tree import TreeNode
 
 from simulator.events import Event, Kind
-from simulator.session import Session
+from simulator.session import BackendError, Session, SessionError
 from simulator.workspace import WorkspaceWalk, child_path
 from widgets.coalesce import Coalesced
+from widgets.editor_pane import ChoiceScreen
 
 PAGE = 2000
 """Entries shown per page of a directory; the rest come with the "more" row."""
@@ -47,8 +59,77 @@ class Entry:
         return self.kind == "dir"
 
 
+class PromptScreen(ModalScreen[str | None]):
+    """One line of text: Enter gives it, Esc gives None."""
+
+    DEFAULT_CSS = """
+    PromptScreen { align: center middle; }
+    PromptScreen > Vertical {
+        width: 70; max-width: 100%; height: auto; padding: 1 2;
+        border: thick $primary; background: $surface;
+    }
+    PromptScreen Label { width: 100%; margin-bottom: 1; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel", show=False)]
+
+    def __init__(self, question: str, value: str = "", placeholder: str = "") -> None:
+        super().__init__()
+        self.question = question
+        self.value = value
+        self.placeholder = placeholder
+
+    def compose(self) -> ComposeResult:
+        stem, dot, _suffix = self.value.rpartition(".")
+        with Vertical():
+            yield Label(self.question, id="prompt-question")
+            # Renaming selects the name without its extension, as VS Code does.
+            yield Input(
+                self.value,
+                placeholder=self.placeholder,
+                id="prompt-input",
+                select_on_focus=not (dot and stem),
+            )
+
+    def on_mount(self) -> None:
+        field = self.query_one(Input)
+        field.focus()
+        stem, dot, _suffix = self.value.rpartition(".")
+        if dot and stem:
+            field.selection = InputSelection(0, len(stem))
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip() or None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
 class FileTree(Tree[Entry]):
     """The workspace's files; Enter or a click on a file posts `FileTree.FileChosen`."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("right", "expand_or_enter", "Expand", id="tree.expand", show=False),
+        Binding("left", "collapse_or_parent", "Collapse", id="tree.collapse", show=False),
+        Binding(
+            "n", "new_file", "New file", id="tree.new_file", tooltip="New file here (recorded)"
+        ),
+        Binding(
+            "N,shift+n",
+            "new_folder",
+            "New folder",
+            id="tree.new_folder",
+            tooltip="New folder here (recorded; holds an empty .gitkeep so git sees it)",
+        ),
+        Binding("r", "rename", "Rename", id="tree.rename", tooltip="Rename or move (recorded)"),
+        Binding(
+            "delete",
+            "delete",
+            "Delete",
+            id="tree.delete",
+            tooltip="Delete, after asking (recorded)",
+        ),
+    ]
 
     DEFAULT_CSS = """
     FileTree > .file-tree--modified { color: $warning; }
@@ -203,8 +284,9 @@ class FileTree(Tree[Entry]):
             if kind == Kind.FILE_RENAME:
                 paths.append(str(event.payload.get("to", "")))
             for path in paths:
-                parent = self.nodes_by_path.get(posixpath.dirname(path) or ".")
-                if parent is not None and parent.data is not None and parent.data.loaded:
+                # The nearest folder shown: a new file may have made folders on its way.
+                parent = self._nearest_shown(path)
+                if parent.data is not None and parent.data.loaded:
                     self.load_dir(parent)
             self.schedule_refresh(relist=False)
         elif kind in REFRESH_AFTER:
@@ -273,13 +355,166 @@ class FileTree(Tree[Entry]):
             text.stylize(self.get_component_rich_style("file-tree--more", partial=True))
             return text
         mark = self.status.get(data.path)
+        suffix = f" {mark}" if mark else ""
+        # A name longer than the panel ends in an ellipsis (the change mark stays visible)
+        # instead of being cut mid-letter or scrolling the whole tree sideways.
+        room = self.scrollable_content_region.width - self._indent(node) - len(suffix)
+        if room > 1 and text.cell_len > room:
+            text.truncate(room, overflow="ellipsis")
         if mark:
             mark_style = self.get_component_rich_style(
                 "file-tree--added" if mark == "A" else "file-tree--modified", partial=True
             )
             text.stylize(mark_style)
-            text.append(f" {mark}" if mark != "•" else " •", mark_style)
+            text.append(suffix, mark_style)
         return text
+
+    def _indent(self, node: TreeNode[Entry]) -> int:
+        """Cells of guides left of a node's label (the root is hidden)."""
+        depth = 0
+        parent = node.parent
+        while parent is not None and parent is not self.root:
+            depth += 1
+            parent = parent.parent
+        return depth * self.guide_depth
+
+    # -- keys --------------------------------------------------------------------------------
+
+    def action_expand_or_enter(self) -> None:
+        """Right: expand a folder; on an expanded one, go to its first entry (as VS Code)."""
+        node = self.cursor_node
+        if node is None or node.data is None or not node.data.is_dir:
+            return
+        if not node.is_expanded:
+            node.expand()
+        elif node.children:
+            self.move_cursor(node.children[0])
+
+    def action_collapse_or_parent(self) -> None:
+        """Left: collapse an expanded folder, else go to the folder this entry is in."""
+        node = self.cursor_node
+        if node is None:
+            return
+        if node.data is not None and node.data.is_dir and node.is_expanded:
+            node.collapse()
+        elif node.parent is not None and node.parent is not self.root:
+            self.move_cursor(node.parent)
+
+    def _here(self) -> str:
+        """The folder a new entry goes in: the folder under the cursor, or the file's folder."""
+        node = self.cursor_node
+        data = node.data if node is not None else None
+        if data is None:
+            return "."
+        if data.is_dir:
+            return data.path
+        return posixpath.dirname(data.path) or "."
+
+    def _chosen_entry(self) -> Entry | None:
+        node = self.cursor_node
+        data = node.data if node is not None else None
+        if data is None or data.kind == "more" or data.path == ".":
+            return None
+        return data
+
+    def action_new_file(self) -> None:
+        folder = self._here()
+        where = "the workspace root" if folder == "." else f"{folder}/"
+
+        async def answered(name: str | None) -> None:
+            if name:
+                path = await self._run(
+                    lambda path: self.session.create(path), child_path(folder, name)
+                )
+                if path is not None:
+                    self.reveal(path)
+                    self.post_message(self.FileChosen(path))
+
+        self.app.push_screen(
+            PromptScreen(f"New file in {where}", placeholder="name.py (a/b.py makes folders)"),
+            answered,
+        )
+
+    def action_new_folder(self) -> None:
+        folder = self._here()
+        where = "the workspace root" if folder == "." else f"{folder}/"
+
+        async def answered(name: str | None) -> None:
+            if name:
+                path = child_path(folder, name.rstrip("/"))
+                made = await self._run(
+                    lambda keep: self.session.create(keep), child_path(path, ".gitkeep")
+                )
+                if made is not None:
+                    self.reveal(made)
+
+        self.app.push_screen(
+            PromptScreen(
+                f"New folder in {where} (made with an empty .gitkeep, so git sees it)",
+                placeholder="folder name",
+            ),
+            answered,
+        )
+
+    def action_rename(self) -> None:
+        entry = self._chosen_entry()
+        if entry is None:
+            return
+        src = entry.path
+        folder = posixpath.dirname(src) or "."
+
+        async def answered(name: str | None) -> None:
+            if not name or name == posixpath.basename(src):
+                return
+            dst = await self._run(
+                lambda dst: self.session.rename(src, dst), child_path(folder, name)
+            )
+            if dst is not None:
+                self.reveal(dst)
+
+        self.app.push_screen(
+            PromptScreen(f"Rename {src} to", value=posixpath.basename(src)), answered
+        )
+
+    def action_delete(self) -> None:
+        entry = self._chosen_entry()
+        if entry is None:
+            return
+        path = entry.path
+        what = f"the folder {path} and everything in it" if entry.is_dir else path
+
+        async def answered(choice: str | None) -> None:
+            if choice == "delete":
+                await self._run(lambda path: self.session.delete(path), path)
+
+        self.app.push_screen(
+            ChoiceScreen(
+                f"Delete {what}? (Recorded; Ctrl+Z cannot bring it back.)",
+                [("cancel", "Cancel"), ("delete", "Delete")],
+                default="cancel",
+            ),
+            answered,
+        )
+
+    async def _run(self, operation: Callable[[str], Awaitable[object]], path: str) -> str | None:
+        """Run a file operation on a path; its error becomes one sentence. The path it worked
+        on (normalized), or None. The folder it happened in is listed again before this
+        returns, so that the new entry can be revealed at once."""
+        try:
+            path = Session.normalize(path)
+            await operation(path)
+        except (SessionError, BackendError) as error:
+            self.notify(str(error).strip() or f"{path}: the operation failed.", severity="error")
+            return None
+        await self._load(self._nearest_shown(path))
+        return path
+
+    def _nearest_shown(self, path: str) -> TreeNode[Entry]:
+        """The node of the deepest folder above `path` that the tree shows."""
+        folder = posixpath.dirname(path) or "."
+        while folder not in self.nodes_by_path:
+            folder = posixpath.dirname(folder) or "."
+        return self.nodes_by_path[folder]
 
     @work(group="tree-reveal")
     async def reveal(self, path: str) -> None:

@@ -8,13 +8,15 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input, Static
+from textual.pilot import Pilot
+from textual.widgets import Input, Label, Static
 from textual.widgets.text_area import Selection
 
 from simulator.session import Session
 from tests.ui.helpers import recorded
 from widgets.app import RepoSimApp
-from widgets.editor_pane import EditorPane
+from widgets.editor_pane import ChoiceScreen, EditorPane
+from widgets.file_tree import FileTree, PromptScreen
 from widgets.status_bar import StatusBar
 
 from .conftest import wait_for
@@ -267,3 +269,131 @@ async def test_palette_has_the_editor_commands(app: RepoSimApp) -> None:
         await pilot.pause(0.5)
         await pilot.press("enter")
         await wait_for(pilot, lambda: pane.current_path is None)
+
+
+async def tree_ready(pilot: Pilot[None], tree: FileTree, *paths: str) -> None:
+    await wait_for(pilot, lambda: all(path in tree.nodes_by_path for path in paths))
+
+
+def recorded_kinds(session: Session, *kinds: str) -> list[tuple[str, str, str]]:
+    return [
+        (e["kind"], e["actor"], e["payload"]["path"])
+        for e in recorded(session.trajectory_path)
+        if e["kind"] in kinds
+    ]
+
+
+async def test_tree_new_file_and_folder_are_recorded(app: RepoSimApp, session: Session) -> None:
+    root = Path(session.workspace_path)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = app.query_one(FileTree)
+        await tree_ready(pilot, tree, "pkg", "notes.md")
+        tree.focus()
+        tree.move_cursor(tree.nodes_by_path["pkg"])
+        await pilot.press("n")
+        assert isinstance(app.screen, PromptScreen)
+        await pilot.press(*"util.py", "enter")
+        pane = app.query_one(EditorPane)
+        await wait_for(pilot, lambda: pane.current_path == "pkg/util.py")  # and it is open
+        assert (root / "pkg" / "util.py").read_text() == ""
+        await tree_ready(pilot, tree, "pkg/util.py")
+        # A new folder, in the folder of the file under the cursor; Esc cancels a prompt.
+        tree.focus()
+        tree.move_cursor(tree.nodes_by_path["notes.md"])
+        await pilot.press("N", "escape")
+        assert not isinstance(app.screen, PromptScreen)
+        await pilot.press("N", *"docs", "enter")
+        await wait_for(pilot, lambda: (root / "docs").is_dir())
+        await tree_ready(pilot, tree, "docs", "docs/.gitkeep")
+        # An existing name is one clear sentence, nothing on disk changes.
+        tree.focus()
+        tree.move_cursor(tree.nodes_by_path["notes.md"])
+        await pilot.press("n", *"notes.md", "enter")
+        await wait_for(
+            pilot, lambda: any("already exists" in n.message for n in app._notifications)
+        )
+    assert recorded_kinds(session, "file.create") == [
+        ("file.create", "human", "pkg/util.py"),
+        ("file.create", "human", "docs/.gitkeep"),
+    ]
+
+
+async def test_tree_rename_follows_open_tabs_and_delete_asks(
+    app: RepoSimApp, session: Session
+) -> None:
+    root = Path(session.workspace_path)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = app.query_one(FileTree)
+        pane = app.query_one(EditorPane)
+        await tree_ready(pilot, tree, "notes.md", "pkg")
+        await pane.open_file("notes.md")
+        await pilot.press("x")  # an unsaved edit travels with the tab
+        tree.focus()
+        tree.move_cursor(tree.nodes_by_path["notes.md"])
+        await pilot.press("r")
+        prompt = app.screen.query_one("#prompt-input", Input)
+        assert prompt.value == "notes.md" and prompt.selected_text == "notes"
+        await pilot.press(*"readme", "enter")
+        await wait_for(pilot, lambda: (root / "readme.md").exists())
+        assert not (root / "notes.md").exists()
+        await wait_for(pilot, lambda: pane.open_paths == ["readme.md"])
+        assert pane.is_dirty("readme.md")
+        await tree_ready(pilot, tree, "readme.md")
+        # Delete asks; Cancel (the default, Esc) keeps the file.
+        tree.focus()
+        tree.move_cursor(tree.nodes_by_path["pkg"])
+        await pilot.press("delete")
+        assert isinstance(app.screen, ChoiceScreen)
+        assert "the folder pkg and everything in it" in str(
+            app.screen.query_one("#question", Label).render()
+        )
+        await pilot.press("escape")
+        assert (root / "pkg" / "core.py").exists()
+        await pilot.press("delete")
+        await pilot.click("#delete")
+        await wait_for(pilot, lambda: not (root / "pkg").exists())
+        await wait_for(pilot, lambda: "pkg" not in tree.nodes_by_path)
+    assert recorded_kinds(session, "file.rename", "file.delete") == [
+        ("file.rename", "human", "notes.md"),
+        ("file.delete", "human", "pkg"),
+    ]
+
+
+async def test_tree_right_expands_left_collapses(app: RepoSimApp) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        tree = app.query_one(FileTree)
+        await tree_ready(pilot, tree, "pkg")
+        tree.focus()
+        pkg = tree.nodes_by_path["pkg"]
+        tree.move_cursor(pkg)
+        await pilot.press("right")
+        await tree_ready(pilot, tree, "pkg/core.py")
+        assert pkg.is_expanded
+        await pilot.press("right")  # on an open folder: its first entry
+        assert tree.cursor_node is pkg.children[0]
+        await pilot.press("left")  # on a file: up to its folder
+        assert tree.cursor_node is pkg and pkg.is_expanded
+        await pilot.press("left")
+        assert not pkg.is_expanded and tree.cursor_node is pkg
+
+
+async def test_tree_long_names_end_in_an_ellipsis(app: RepoSimApp, session: Session) -> None:
+    long_name = "a_really_long_module_name_that_cannot_fit_in_the_sidebar_at_all.py"
+    await session.create(f"pkg/{long_name}", "")
+    async with app.run_test(size=(100, 30)) as pilot:
+        tree = app.query_one(FileTree)
+        await tree_ready(pilot, tree, "pkg")
+        tree.nodes_by_path["pkg"].expand()
+        await tree_ready(pilot, tree, f"pkg/{long_name}")
+        await pilot.pause()
+        node = tree.nodes_by_path[f"pkg/{long_name}"]
+        rows = [strip.text for strip in tree.render_lines(tree.region.reset_offset)]
+        row = next(r for r in rows if "a_really" in r)
+        assert row.rstrip().endswith("… A"), row  # cut with an ellipsis; the "added" mark stays
+        assert len(row.rstrip()) <= tree.scrollable_content_region.width
+        assert tree.virtual_size.width <= tree.scrollable_content_region.width  # no sideways
+        # Wider: more of the name, still no scrolling.
+        app.query_one("#sidebar").styles.width = 85
+        await pilot.pause(0.2)
+        rows = [strip.text for strip in tree.render_lines(tree.region.reset_offset)]
+        assert any(long_name in r for r in rows) and node.data is not None
