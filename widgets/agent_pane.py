@@ -26,7 +26,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Input, Static, Tab, Tabs
 
-from simulator.agent import Agent, AgentConfig, Mode, ModelConfigError
+from simulator.agent import Agent, AgentConfig, Mode, ModelClient, ModelConfigError
 from simulator.events import TRANSIENT_KINDS, Actor, Event, Kind
 from simulator.session import Session, SessionError
 from widgets.agent_cards import card_style, diff_renderable, render_card
@@ -131,11 +131,12 @@ class ApprovalPrompt(Vertical, can_focus=True):
         yield Input(placeholder="Why not? (Enter sends it to the agent)", id="approval-reason")
 
     description = ""
+    asker = "The agent"  # who is asking (a workflow's prompt says which workflow)
 
     def ask(self, description: str, diff: str | None) -> None:
         self.description = description
         what = self.query_one("#approval-what", Static)
-        title = Text("The agent wants to: ", style="bold yellow")
+        title = Text(f"{self.asker} wants to: ", style="bold yellow")
         title.append(description)
         if diff:
             what.update(Group(title, diff_renderable(diff, 15)))
@@ -353,6 +354,18 @@ class AgentPane(Widget):
             self.notify(str(exc), severity="error", timeout=10)
             return None
         return self._adopt(agent)
+
+    @property
+    def confirming(self) -> bool:
+        """Whether the person chose confirm mode (for the agent, and for workflows)."""
+        mode = self.agent.mode if self.agent is not None else self.config.mode
+        return mode is Mode.CONFIRM
+
+    async def model_client(self) -> ModelClient | None:
+        """The model the agent uses (connected from the environment if none was configured),
+        for workflows started from the UI; None, after saying why, when there is none."""
+        agent = self.agent or await self._agent_from_environment()
+        return agent.client if agent is not None else None
 
     @on(AgentChanged)
     def _agent_changed(self, message: AgentChanged) -> None:

@@ -7,6 +7,7 @@ as raw JSON.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -15,6 +16,8 @@ from rich.text import Text
 
 from simulator.describe import describe_event, workflow_value
 from simulator.events import Event, Kind
+
+DIFF_LINES = 40  # lines of a debug run's diff shown in its result card
 
 STATUS_STYLE = {
     "running": "bold yellow",
@@ -69,9 +72,136 @@ def render_workflow(event: Event) -> RenderableType:
         return Group(head, _figures(detail)) if detail else head
     if event.kind == Kind.WORKFLOW_RESULT:
         head.append("result", style="bold magenta")
-        return Group(head, _figures(dict(p.get("result") or {})))
+        result = dict(p.get("result") or {})
+        special = RESULTS.get(str(p.get("workflow") or ""))
+        body = special(result) if special is not None else None
+        return Group(head, body if body is not None else _figures(result))
     head.append(status, style=STATUS_STYLE.get(status, ""))
     head.append(f" in {float(p.get('seconds') or 0):.1f}s", style="dim")
     if p.get("error"):
         return Group(head, Text(str(p["error"]), style="red"))
     return head
+
+
+# -- result cards that read better than a list of figures --------------------------------------
+
+
+def _pct(value: Any) -> str:
+    return f"{float(value):.0%}" if isinstance(value, int | float) else "?"
+
+
+def _codegen_result(r: dict[str, Any]) -> RenderableType | None:
+    """pass@k: k, n, how many samples passed, the estimate (before and after debug rounds)."""
+    first = dict(r.get("pass_at") or {})
+    if "n" not in r or not first:
+        return None
+    after = dict(r.get("pass_at_debug") or {})
+    table = Table(box=None, padding=(0, 2), show_edge=False)
+    table.add_column("k", justify="right")
+    table.add_column("pass@k", justify="right", style="bold")
+    debugged = r.get("correct") != r.get("correct_first")
+    if debugged:
+        table.add_column("after debug", justify="right")
+    for key, value in first.items():
+        row = [key.removeprefix("pass@"), _pct(value)]
+        if debugged:
+            row.append(_pct(after.get(key)))
+        table.add_row(*row)
+    passes = Text(f"{r.get('correct_first')} of {r.get('n')} samples pass")
+    if debugged:
+        passes.append(f" ({r.get('correct')} after debug rounds)")
+    return Group(passes, table)
+
+
+def _debug_result(r: dict[str, Any]) -> RenderableType | None:
+    """Fixed / not fixed, the test summaries before and after, and the diff."""
+    status = str(r.get("status") or "")
+    if not status:
+        return None
+    style = {"fixed": "bold green", "not fixed": "bold red"}.get(status, "bold")
+    lines: list[RenderableType] = [Text(status.upper(), style=style)]
+    figures = {k: r.get(k) for k in ("before", "after", "agent", "summary")}
+    lines.append(_figures(figures))
+    diff = str(r.get("diff") or "")
+    if diff:
+        from widgets.agent_cards import diff_renderable  # it imports this module
+
+        lines.append(diff_renderable(diff, DIFF_LINES))
+    elif status != "already passing":
+        lines.append(Text("no change", style="dim"))
+    return Group(*lines)
+
+
+def _seconds(value: Any) -> str:
+    if not isinstance(value, int | float):
+        return "?"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if value >= scale:
+            return f"{value / scale:.3f} {unit}"
+    return f"{value / 1e-9:.1f} ns"
+
+
+def _perf_result(r: dict[str, Any]) -> RenderableType | None:
+    """The performance table: each side's revision and time, then the verdict."""
+    a, b, verdict = r.get("a"), r.get("b"), r.get("verdict")
+    if not isinstance(a, dict) or not isinstance(b, dict) or not isinstance(verdict, dict):
+        return None
+    table = Table(box=None, padding=(0, 2), show_edge=False)
+    for column in ("", "revision", "commit", "mean", "± std", "runs"):
+        table.add_column(column, justify="right" if column in ("mean", "± std", "runs") else "left")
+    for label, side in (("A", a), ("B", b)):
+        table.add_row(
+            label,
+            str(side.get("rev") or r.get(f"rev_{label.lower()}") or ""),
+            str(side.get("commit") or r.get(f"commit_{label.lower()}") or "")[:10],
+            _seconds(side.get("mean")),
+            _seconds(side.get("std")),
+            str(side.get("runs") or ""),
+        )
+    speedup = float(verdict.get("speedup") or 0)
+    interval = (
+        f"{float(verdict.get('confidence') or 0.95):.0%} CI "
+        f"{float(verdict.get('ci_low') or 0):.3f}-{float(verdict.get('ci_high') or 0):.3f}"
+    )
+    if not verdict.get("significant"):
+        sentence = Text(f"not significant: speed-up {speedup:.3f}x ({interval})", style="bold")
+    else:
+        word = "faster" if speedup > 1 else "slower"
+        sentence = Text(
+            f"B is {word}: speed-up {speedup:.3f}x ({interval})",
+            style="bold green" if speedup > 1 else "bold red",
+        )
+    parts: list[RenderableType] = [Text(str(r.get("target") or ""), style="bold"), table, sentence]
+    for reason in r.get("noise") or []:
+        parts.append(Text(f"noisy machine: {reason}", style="yellow"))
+    if r.get("result_file"):
+        parts.append(Text(f"results: {r['result_file']}", style="dim"))
+    return Group(*parts)
+
+
+def _harness_result(r: dict[str, Any]) -> RenderableType | None:
+    """For one target: valid or not, its branch coverage and mutation score."""
+    if r.get("targets") != 1:
+        return None  # many targets: the counts and quartiles read fine as figures
+    coverage, mutation = r.get("coverage"), r.get("mutation")
+    valid = bool(r.get("valid"))
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="dim")
+    table.add_column()
+    table.add_row(
+        "valid",
+        Text("yes", style="bold green") if valid else Text("no", style="bold red"),
+    )
+    table.add_row("harness", "written" if r.get("harnesses") else "none")
+    table.add_row("coverage", _pct(coverage.get("median")) if coverage else "?")
+    table.add_row("mutation score", _pct(mutation.get("median")) if mutation else "?")
+    return table
+
+
+RESULTS: dict[str, Callable[[dict[str, Any]], RenderableType | None]] = {
+    "codegen": _codegen_result,
+    "debug": _debug_result,
+    "perf.compare": _perf_result,
+    "harness": _harness_result,
+}
+"""A workflow's own result card; None from one falls back to the figures."""

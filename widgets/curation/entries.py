@@ -1,7 +1,9 @@
 """Curation from `reposim open`: palette entries that open the curation screen on the session.
 
 The app lists `workflow_actions(app)` in its palette; each entry finds its targets in a thread
-(the code index parses the repository) and pushes a CurationScreen over the workspace.
+(the code index parses the repository) and pushes a CurationScreen over the workspace. The
+other workflows started from the editor (codegen, debug, perf, the model harness generator)
+are widgets/workflow_entries.py's, listed here too.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from widgets.palette import PaletteAction
+from widgets.workflow_entries import start, workflow_entries
 
 if TYPE_CHECKING:  # the harness engine loads when an entry is chosen, not with the app
     from simulator.dataset.schema import Problem
@@ -27,31 +30,28 @@ def workflow_actions(app: RepoSimApp) -> list[PaletteAction]:
         PaletteAction(
             "Generate a harness for the function under the cursor",
             "A traced harness for it, validated (coverage, mutation score), in the curation screen",
-            lambda: app.run_worker(_open(app, _cursor(app)), group="curation"),
+            lambda: app.run_worker(_open(app, cursor_position(app)), group="curation"),
         ),
         PaletteAction(
             "Set up this repository",
             "Install it and find its test command (the setup ladder); progress and the verdict "
             "as cards in the agent pane",
-            lambda: app.run_worker(_setup(app), group="workflow", exclusive=True),
+            lambda: start(app, "setup", lambda: _setup(app)),
         ),
+        *workflow_entries(app),
     ]
 
 
 async def _setup(app: RepoSimApp) -> None:
     from simulator.setup.ladder import run_setup
-    from simulator.workflow import WorkflowFailure
 
     app.notify("Setting up the repository: progress in the agent pane.")
-    try:
-        result = await run_setup(app.session)
-    except WorkflowFailure as exc:
-        app.notify(str(exc), severity="error")
-        return
+    result = await run_setup(app.session)  # failures are said by workflow_entries.start
     app.notify(f"Setup: {result.verdict.tier}.")
 
 
-def _cursor(app: RepoSimApp) -> tuple[str, int] | None:
+def cursor_position(app: RepoSimApp) -> tuple[str, int] | None:
+    """The open file and the cursor's line (1-based), or None when no file is open."""
     from widgets.editor_pane import EditorPane
 
     pane = app.query_one(EditorPane)
@@ -71,21 +71,34 @@ def _under(problems: list[Problem], path: str, line: int) -> list[Problem]:
     return inside[-1:]  # the innermost (targets are listed in file order)
 
 
+async def problem_under(app: RepoSimApp, cursor: tuple[str, int]) -> Problem | None:
+    """The target function at the cursor (a problem without a harness yet), or None after
+    saying why there is none."""
+    from widgets.curation.app import target_problems
+
+    problems = _under(await asyncio.to_thread(target_problems, app.session), *cursor)
+    if not problems:
+        app.notify(
+            f"No target function at {cursor[0]}:{cursor[1]} (a documented module-level "
+            "function or method with arguments and a return).",
+            severity="warning",
+        )
+        return None
+    return problems[0]
+
+
 async def _open(app: RepoSimApp, cursor: tuple[str, int] | None) -> None:
     from widgets.curation.app import target_problems
     from widgets.curation.screen import CurationScreen
 
     session = app.session
-    problems = await asyncio.to_thread(target_problems, session)
     if cursor is not None:
-        problems = _under(problems, *cursor)
-        if not problems:
-            app.notify(
-                f"No target function at {cursor[0]}:{cursor[1]} (a documented module-level "
-                "function or method with arguments and a return).",
-                severity="warning",
-            )
+        problem = await problem_under(app, cursor)
+        if problem is None:
             return
+        problems = [problem]
+    else:
+        problems = await asyncio.to_thread(target_problems, session)
     export = Path.cwd() / f"{session.source.name}-problems.jsonl"
     screen = CurationScreen(session, problems, export_path=export)
     await app.push_screen(screen)

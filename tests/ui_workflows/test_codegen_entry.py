@@ -1,0 +1,97 @@
+"""'Generate this function with a model (codegen)' from the editor, through litellm against the
+local fake server; and the notices when there is no model or no function under the cursor."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from simulator.events import Kind
+from tests.agent.fake_llm import FakeLLM, Reply
+from tests.ui.helpers import wait_for
+from tests.ui_workflows.conftest import (
+    CALC,
+    SessionOn,
+    app_with_model,
+    cards,
+    cursor_in,
+    notices,
+    result_card,
+    run_entry,
+)
+
+ENTRY = "Generate this function with a model (codegen)"
+
+RIGHT = '''```python
+def clamp(value, low, high):
+    """Clamp `value` into [low, high]."""
+    if high < low:
+        raise ValueError("low must not exceed high")
+    return max(low, min(value, high))
+```'''
+
+WRONG = '''```python
+def clamp(value, low, high):
+    """Clamp `value` into [low, high]."""
+    if high < low:
+        raise ValueError("low must not exceed high")
+    return max(low, value)
+```'''
+
+
+async def test_codegen_scores_samples_of_the_function_under_the_cursor(
+    session_on: SessionOn, shapes_repo: Path, fake_llm: FakeLLM
+) -> None:
+    fake_llm.script = [Reply(RIGHT), Reply(WRONG)]
+    session = await session_on(shapes_repo)
+    app = app_with_model(session, fake_llm)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await cursor_in(pilot, app, "shapes/calc.py", "if value < low:")
+        run_entry(app, ENTRY)
+        card = await result_card(pilot, app, "codegen")
+        # a traced harness was made first (no harness in the workspace yet), then 2 samples
+        assert cards(app, Kind.WORKFLOW_END, "harness")
+        assert "1 of 2 samples pass" in card, card
+        lines = [line.split() for line in card.splitlines()]
+        assert ["1", "50%"] in lines and ["2", "100%"] in lines, card
+        steps = [
+            c.event.payload["detail"].get("passed")
+            for c in cards(app, Kind.WORKFLOW_STEP, "codegen")
+            if c.event.payload["status"] == "ok"
+        ]
+        assert steps == [True, False]  # a progress card per sample
+        await wait_for(pilot, lambda: any("samples pass" in n for n in notices(app)), "notice")
+        await pilot.pause(0.3)
+    # both samples went through litellm to the local server; the workspace holds the reference
+    assert len(fake_llm.requests) == 2
+    assert fake_llm.requests[0]["model"] == "fake-model"
+    assert (await session.read_bytes("shapes/calc.py")).decode() == CALC
+
+
+async def test_without_a_model_the_entries_say_how_to_configure_one(
+    session_on: SessionOn, shapes_repo: Path
+) -> None:
+    session = await session_on(shapes_repo)
+    app = app_with_model(session, None)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await cursor_in(pilot, app, "shapes/calc.py", "if value < low:")
+        run_entry(app, ENTRY)
+        await wait_for(pilot, lambda: notices(app), "a notice")
+        await wait_for(pilot, lambda: not app.workers, "the worker to end")
+        assert any("No model is configured" in n and "--model" in n for n in notices(app))
+        assert not cards(app, Kind.WORKFLOW_START)
+
+
+async def test_outside_a_function_the_entry_says_so(
+    session_on: SessionOn, shapes_repo: Path, fake_llm: FakeLLM
+) -> None:
+    session = await session_on(shapes_repo)
+    app = app_with_model(session, fake_llm)
+    async with app.run_test(size=(160, 48)) as pilot:
+        run_entry(app, ENTRY)  # no file open
+        await wait_for(pilot, lambda: notices(app), "a notice")
+        assert "put the cursor inside a function" in notices(app)[-1]
+        await cursor_in(pilot, app, "shapes/calc.py", '"""Small functions')
+        run_entry(app, ENTRY)
+        await wait_for(pilot, lambda: len(notices(app)) == 2, "a second notice")
+        assert "No target function at shapes/calc.py:1" in notices(app)[-1]
+        assert not cards(app, Kind.WORKFLOW_START) and not fake_llm.requests

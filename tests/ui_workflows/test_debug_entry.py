@@ -1,0 +1,99 @@
+"""'Debug the failing tests' from the palette: the agent's model (litellm against the local fake
+server) fixes the failing test; the result card says fixed, with the diff. In confirm mode every
+action waits for a / r, and a rejection stops the workflow with its reason, nothing applied."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from simulator.agent import Mode
+from simulator.events import Actor, Kind
+from simulator.trajectory import read_trajectory
+from tests.agent.fake_llm import FakeLLM, Reply, call
+from tests.ui.helpers import wait_for
+from tests.ui_workflows.conftest import (
+    BUG,
+    FIX,
+    SessionOn,
+    app_with_model,
+    card_text,
+    cards,
+    notices,
+    result_card,
+    run_entry,
+)
+from widgets.workflow_entries import WorkflowApproval
+
+ENTRY = "Debug the failing tests"
+
+SCRIPT = [
+    Reply(
+        "mean divides by len - 1.",
+        [call("edit", command="str_replace", path="stats/core.py", old_str=BUG, new_str=FIX)],
+    ),
+    Reply("", [call("run_tests")]),
+    Reply("", [call("finish", summary="mean divides by len(values) now.")]),
+]
+
+
+async def test_debug_fixes_the_failing_test_and_shows_the_diff(
+    session_on: SessionOn, buggy_repo: Path, fake_llm: FakeLLM
+) -> None:
+    fake_llm.script = list(SCRIPT)
+    session = await session_on(buggy_repo)
+    app = app_with_model(session, fake_llm)
+    async with app.run_test(size=(160, 48)) as pilot:
+        run_entry(app, ENTRY)
+        card = await result_card(pilot, app, "debug")
+        assert "FIXED" in card and "1 passed, 1 failed" in card and "2 passed" in card, card
+        assert f"-    return {BUG}" in card and f"+    return {FIX}" in card, card
+        await wait_for(pilot, lambda: any("Debug: fixed" in n for n in notices(app)), "notice")
+        await pilot.pause(0.5)  # the app's debounced reload after the test run
+    assert FIX in await session.read("stats/core.py")
+    assert len(fake_llm.requests) == 3
+
+
+async def test_confirm_mode_asks_for_each_action_and_a_rejection_stops_the_workflow(
+    session_on: SessionOn, buggy_repo: Path, fake_llm: FakeLLM
+) -> None:
+    fake_llm.script = list(SCRIPT)
+    session = await session_on(buggy_repo)
+    app = app_with_model(session, fake_llm, mode=Mode.CONFIRM)
+    async with app.run_test(size=(160, 48)) as pilot:
+        run_entry(app, ENTRY)
+
+        def asking(prefix: str) -> bool:
+            prompts = app.query(WorkflowApproval)
+            return (
+                bool(prompts)
+                and bool(prompts.first().display)
+                and (prompts.first().description.startswith(prefix))
+            )
+
+        await wait_for(pilot, lambda: asking("run tests"), "the question for the test run")
+        prompt = app.query_one(WorkflowApproval)
+        assert prompt.has_focus
+        what = str(prompt.query_one("#approval-what").render())
+        assert "The debug workflow wants to: run tests" in what
+        await pilot.press("a")
+        await wait_for(pilot, lambda: asking("edit stats/core.py"), "the question for the edit")
+        await pilot.press("r", *"not that way", "enter")
+        await wait_for(
+            pilot, lambda: cards(app, Kind.WORKFLOW_END, "debug"), "the workflow to stop"
+        )
+        [end] = cards(app, Kind.WORKFLOW_END, "debug")
+        text = card_text(end)
+        assert end.event.payload["status"] == "failed" and "not that way" in text, text
+        assert not cards(app, Kind.WORKFLOW_RESULT, "debug")
+        assert not prompt.display
+        await wait_for(pilot, lambda: any("you rejected" in n for n in notices(app)), "notice")
+        assert "not that way" in notices(app)[-1]
+        await pilot.pause(0.5)
+    assert BUG in await session.read("stats/core.py")  # nothing applied
+    assert len(fake_llm.requests) == 1  # the model was not asked to carry on
+    decisions = [
+        (e.payload["action"], e.payload["allowed"], e.payload["reason"])
+        for e in read_trajectory(session.trajectory_path).events
+        if e.kind == Kind.POLICY_DECISION and e.actor is Actor.HUMAN
+    ]
+    assert decisions == [("test.run", True, ""), ("file.edit", False, "not that way")]

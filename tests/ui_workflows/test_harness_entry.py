@@ -1,0 +1,60 @@
+"""'Generate a harness for the function under the cursor with a model': the model generator
+through litellm against the local fake server; the result card says valid, coverage, mutation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from simulator.events import Kind
+from tests.agent.fake_llm import FakeLLM, Reply
+from tests.ui.helpers import wait_for
+from tests.ui_workflows.conftest import (
+    SessionOn,
+    app_with_model,
+    cards,
+    cursor_in,
+    notices,
+    result_card,
+    run_entry,
+)
+
+ENTRY = "Generate a harness for the function under the cursor with a model"
+
+TESTS = """Tests for every branch:
+```python
+@pytest.mark.parametrize(
+    "args", [(5, 0, 10), (-1, 0, 10), (11, 0, 10), (0, 0, 10), (10, 0, 10), (3, 3, 3)]
+)
+def test_same_as_reference(args):
+    assert same(candidate(*args), reference(*args))
+
+
+def test_bad_bounds():
+    with pytest.raises(ValueError):
+        candidate(1, 5, 0)
+```"""
+
+
+async def test_the_model_writes_a_valid_harness_for_the_function_under_the_cursor(
+    session_on: SessionOn, shapes_repo: Path, fake_llm: FakeLLM
+) -> None:
+    fake_llm.script = [Reply(TESTS)]
+    session = await session_on(shapes_repo)
+    app = app_with_model(session, fake_llm)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await cursor_in(pilot, app, "shapes/calc.py", "return value")
+        run_entry(app, ENTRY)
+        card = await result_card(pilot, app, "harness")
+        rows = {line.split()[0]: line.split()[1:] for line in card.splitlines() if line.strip()}
+        assert rows["valid"] == ["yes"], card
+        assert rows["coverage"] == ["100%"], card
+        assert rows["mutation"][-1].endswith("%") and rows["mutation"][-1] != "0%", card
+        [start] = cards(app, Kind.WORKFLOW_START, "harness")
+        assert start.event.payload["params"]["generator"] == "model"
+        assert start.event.payload["params"]["targets"] == ["shapes/calc.py::clamp"]
+        await wait_for(pilot, lambda: any("Harness for clamp" in n for n in notices(app)), "end")
+        assert "valid, coverage 100%" in notices(app)[-1]
+        await pilot.pause(0.3)
+    assert len(fake_llm.requests) == 1
+    harness = (await session.read_bytes(".reposim/harness/test_shapes_calc_clamp.py")).decode()
+    assert "def test_bad_bounds" in harness

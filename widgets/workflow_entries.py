@@ -1,0 +1,427 @@
+"""Workflows started from the editor in `reposim open`: code generation, debugging, performance
+comparison and the model harness generator, on the function under the cursor or the repository.
+
+Each palette entry runs its workflow in the app's session, in a worker (the screen never
+freezes). The workflow's `workflow.*` events reach the agent pane as progress cards and end with
+a result card (widgets/workflow_cards.py); a notice says when there is no model, no function
+under the cursor, or why the workflow failed. The model is the agent pane's (the same --model,
+base URL or $REPOSIM_MODEL). In confirm mode every action a workflow takes waits for a / r in
+a prompt in the agent pane (the engine's `approval_gate`); a rejection stops the workflow.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label
+from textual.worker import WorkerState
+
+from simulator.events import Event, Kind
+from simulator.session import Decision, SessionError
+from simulator.workflow import (
+    ActionRejected,
+    ActionRequest,
+    ApprovalGate,
+    WorkflowFailure,
+    approval_gate,
+)
+from widgets.agent_pane import AgentPane, ApprovalPrompt
+from widgets.palette import PaletteAction
+
+if TYPE_CHECKING:  # the workflows' engines load when an entry is chosen, not with the app
+    from simulator.agent import ModelClient
+    from simulator.dataset.schema import Problem
+    from widgets.app import RepoSimApp
+
+GROUP = "workflow"
+"""The worker group of workflows started from the UI: one at a time."""
+
+
+@dataclass(frozen=True)
+class EntryOptions:
+    """How much work each entry does (tests make it small)."""
+
+    codegen_n: int = 3  # samples
+    codegen_ks: tuple[int, ...] = (1, 3)
+    codegen_debug_rounds: int = 0
+    debug_steps: int = 30  # the debugging agent's step budget
+    harness_rounds: int = 3  # generate-execute rounds of the model harness generator
+    perf_rounds: int = 10  # interleaved pyperf rounds per side (see MeasureSettings)
+    perf_min_time: float = 0.1  # seconds a timed value should last
+
+
+OPTIONS = EntryOptions()
+
+
+def workflow_entries(app: RepoSimApp) -> list[PaletteAction]:
+    return [
+        PaletteAction(
+            "Generate this function with a model (codegen)",
+            "Samples of the function under the cursor from the agent's model, each scored by "
+            "its harness: pass@k",
+            lambda: start(app, "codegen", lambda: _codegen(app, _cursor(app))),
+        ),
+        PaletteAction(
+            "Debug the failing tests",
+            "The agent's model fixes the failing tests; fixed or not, with the diff",
+            lambda: start(app, "debug", lambda: _debug(app)),
+        ),
+        PaletteAction(
+            "Compare performance of this function between two commits",
+            "pyperf times the function under the cursor at two revisions (HEAD~1 and HEAD by "
+            "default); the performance table",
+            lambda: start(app, "perf", lambda: _perf(app, _cursor(app))),
+        ),
+        PaletteAction(
+            "Generate a harness for the function under the cursor with a model",
+            "The agent's model writes tests against the reference, with execution feedback; "
+            "valid, coverage, mutation score",
+            lambda: start(app, "harness", lambda: _model_harness(app, _cursor(app))),
+        ),
+    ]
+
+
+# -- running a workflow from the UI ----------------------------------------------------------
+
+
+def start(app: RepoSimApp, name: str, body: Callable[[], Awaitable[None]]) -> None:
+    """Run `body` in a worker, gated in confirm mode; one workflow at a time."""
+    running = [
+        w
+        for w in app.workers
+        if w.group == GROUP and w.state in (WorkerState.PENDING, WorkerState.RUNNING)
+    ]
+    if running:
+        app.notify(
+            f"The {running[0].name} workflow is still running; wait for it to end.",
+            severity="warning",
+        )
+        return
+    app.run_worker(_guarded(app, name, body), group=GROUP, name=name)
+
+
+async def _guarded(app: RepoSimApp, name: str, body: Callable[[], Awaitable[None]]) -> None:
+    try:
+        with approval_gate(ui_gate(app)):
+            await body()
+    except ActionRejected as exc:
+        app.notify(
+            f"The {exc.request.workflow} workflow stopped: you rejected "
+            f"{exc.request.description} ({exc.reason or 'no reason given'}).",
+            severity="warning",
+            timeout=10,
+        )
+    except (WorkflowFailure, SessionError) as exc:
+        app.notify(f"{name}: {exc}", severity="error", timeout=10)
+
+
+def ui_gate(app: RepoSimApp) -> ApprovalGate | None:
+    """In confirm mode, the approval prompt in the agent pane; otherwise nothing asks.
+
+    The mode when the workflow starts decides; switching to auto meanwhile lets the remaining
+    actions through without asking."""
+    pane = app.query_one(AgentPane)
+    if not pane.confirming:
+        return None
+
+    async def gate(request: ActionRequest) -> Decision:
+        if not pane.confirming:
+            return Decision(True, "confirm mode was switched off", by="human")
+        return await (await _prompt(pane)).decide(request)
+
+    return gate
+
+
+class WorkflowApproval(ApprovalPrompt):
+    """The agent pane's a / r prompt, for an action of a workflow: the answer goes back to the
+    workflow (its engine waits in `approval_gate`), never to the agent."""
+
+    asker = "The workflow"
+
+    def __init__(self) -> None:
+        super().__init__(id="workflow-approval")
+        self._answer: asyncio.Future[Decision] | None = None
+
+    def on_mount(self) -> None:
+        self.query_one(
+            "#approval-reason", Input
+        ).placeholder = "Why not? (Enter stops the workflow with this reason)"
+
+    async def decide(self, request: ActionRequest) -> Decision:
+        self.asker = f"The {request.workflow} workflow"
+        before = self.app.focused
+        pane = self.app.query_one(AgentPane)
+        pane.display = True  # the question must be seen (the pane starts hidden when narrow)
+        self._answer = asyncio.get_running_loop().create_future()
+        self.ask(request.description, request.diff)
+        try:
+            return await self._answer
+        finally:
+            self._answer = None
+            self.close()
+            if before is not None and before.is_attached:
+                before.focus()
+
+    @on(ApprovalPrompt.Decided)
+    def _decided(self, message: ApprovalPrompt.Decided) -> None:
+        message.stop()  # the agent pane's handler would hand it to the agent
+        if self._answer is not None and not self._answer.done():
+            reason = message.reason.strip() or ("" if message.approved else "no reason given")
+            self._answer.set_result(Decision(message.approved, reason, by="human"))
+
+
+async def _prompt(pane: AgentPane) -> WorkflowApproval:
+    found = pane.query(WorkflowApproval)
+    if found:
+        return found.first()
+    prompt = WorkflowApproval()
+    await pane.mount(prompt, before=pane.query_one("#agent-task"))
+    return prompt
+
+
+# -- what the entries need -------------------------------------------------------------------
+
+
+def _cursor(app: RepoSimApp) -> tuple[str, int] | None:
+    from widgets.curation.entries import cursor_position
+
+    return cursor_position(app)
+
+
+async def _problem_at(app: RepoSimApp, cursor: tuple[str, int] | None) -> Problem | None:
+    """The target function under the cursor, or None after saying why there is none."""
+    from widgets.curation.entries import problem_under
+
+    if cursor is None:
+        app.notify("Open a file and put the cursor inside a function first.", severity="warning")
+        return None
+    return await problem_under(app, cursor)
+
+
+async def _client(app: RepoSimApp) -> ModelClient | None:
+    return await app.query_one(AgentPane).model_client()
+
+
+def _qualname(problem: Problem) -> str:
+    return str(problem.target.get("qualname") or problem.id)
+
+
+# -- the workflows -------------------------------------------------------------------------
+
+
+async def _codegen(app: RepoSimApp, cursor: tuple[str, int] | None) -> None:
+    from simulator.codegen.run import codegen
+
+    problem = await _problem_at(app, cursor)
+    if problem is None:
+        return
+    client = await _client(app)
+    if client is None:
+        return
+    name = _qualname(problem)
+    app.notify(f"Codegen for {name} with {client.model}: progress in the agent pane.")
+    if not await _with_harness(app, problem):
+        return
+    result = await codegen(
+        app.session,
+        problem,
+        client,
+        n=OPTIONS.codegen_n,
+        ks=OPTIONS.codegen_ks,
+        debug_rounds=OPTIONS.codegen_debug_rounds,
+    )
+    scores = ", ".join(f"{k} {v:.0%}" for k, v in result.pass_at().items())
+    app.notify(f"Codegen {name}: {result.correct_first} of {result.n} samples pass; {scores}.")
+
+
+async def _with_harness(app: RepoSimApp, problem: Problem) -> bool:
+    """Give the problem the harness the workspace holds for its target (made in the curation
+    screen or by an earlier entry), else a traced one from the repository's tests."""
+    from simulator.dataset.schema import Harness
+    from simulator.harness.format import harness_path
+    from simulator.harness.target import Target
+    from simulator.harness.workflow import HarnessOptions, make_problems
+
+    session = app.session
+    path = harness_path(Target.from_dict(problem.target))
+    if await session.exists(path):
+        text = (await session.read_bytes(path)).decode("utf-8")
+        problem.harness = Harness("workspace", text, path=path)
+        return True
+    [made] = await make_problems(session, [Target.from_dict(problem.target)], HarnessOptions())
+    if made.harness is None:
+        why = "; ".join(made.validation.reasons) if made.validation else ""
+        app.notify(
+            f"{_qualname(problem)} has no harness to score samples with"
+            + (f" ({why})" if why else "")
+            + ": generate one with a model first.",
+            severity="warning",
+            timeout=10,
+        )
+        return False
+    problem.harness = made.harness
+    return True
+
+
+async def _debug(app: RepoSimApp) -> None:
+    from simulator.agent import Budgets
+    from simulator.codegen.debug import debug
+
+    client = await _client(app)
+    if client is None:
+        return
+    app.notify(f"Debugging the failing tests with {client.model}: progress in the agent pane.")
+    result = await debug(app.session, client, budgets=Budgets(max_steps=OPTIONS.debug_steps))
+    app.notify(
+        f"Debug: {result.status} ({result.after}).",
+        severity="warning" if result.status == "not fixed" else "information",
+        timeout=10,
+    )
+
+
+async def _model_harness(app: RepoSimApp, cursor: tuple[str, int] | None) -> None:
+    from simulator.harness.target import Target
+    from simulator.harness.workflow import HarnessOptions, make_problems
+
+    problem = await _problem_at(app, cursor)
+    if problem is None:
+        return
+    client = await _client(app)
+    if client is None:
+        return
+    name = _qualname(problem)
+    app.notify(f"A harness for {name} from {client.model}: progress in the agent pane.")
+    options = HarnessOptions(generator="model", client=client, rounds=OPTIONS.harness_rounds)
+    [made] = await make_problems(app.session, [Target.from_dict(problem.target)], options)
+    v = made.validation
+    if v is None:
+        app.notify(f"No harness for {name}.", severity="warning")
+        return
+    coverage = f"{v.coverage_rate:.0%}" if v.coverage_rate is not None else "?"
+    mutation = f"{v.mutation_score:.0%}" if v.mutation_score is not None else "?"
+    app.notify(f"Harness for {name}: {v.verdict}, coverage {coverage}, mutation {mutation}.")
+
+
+# -- performance ---------------------------------------------------------------------------
+
+
+class RevisionsScreen(ModalScreen[tuple[str, str] | None]):
+    """Which two revisions to compare: Enter compares, Esc cancels."""
+
+    DEFAULT_CSS = """
+    RevisionsScreen { align: center middle; }
+    RevisionsScreen > Vertical {
+        width: 70; height: auto; padding: 1 2; border: thick $accent; background: $surface;
+    }
+    RevisionsScreen Label { width: 100%; }
+    RevisionsScreen Input { margin-bottom: 1; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", show=False, id="workflow.perf_cancel")
+    ]
+
+    def __init__(self, what: str, a: str = "HEAD~1", b: str = "HEAD") -> None:
+        super().__init__()
+        self.what = what
+        self.defaults = (a, b)
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(f"Compare the performance of {self.what}")
+            yield Label("A (the baseline): a commit, tag or branch", classes="dim")
+            yield Input(self.defaults[0], id="rev-a")
+            yield Label("B (the revision measured against it)", classes="dim")
+            yield Input(self.defaults[1], id="rev-b")
+            yield Label("Enter compares · Tab next field · Esc cancels", classes="dim")
+
+    @on(Input.Submitted)
+    def _submitted(self, message: Input.Submitted) -> None:
+        message.stop()
+        a = self.query_one("#rev-a", Input).value.strip()
+        b = self.query_one("#rev-b", Input).value.strip()
+        if not a or not b:
+            self.notify("Give both revisions.", severity="warning")
+            return
+        self.dismiss((a, b))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+async def _perf(app: RepoSimApp, cursor: tuple[str, int] | None) -> None:
+    from dataclasses import replace
+
+    from simulator.perf.compare import CompareRequest, MeasureSettings, compare
+    from simulator.workflow import StepStatus, WorkflowRun
+
+    problem = await _problem_at(app, cursor)
+    if problem is None:
+        return
+    module = problem.module or str(problem.target.get("module") or "")
+    if not module:
+        app.notify(f"The module of {problem.target.get('path')} is unknown.", severity="warning")
+        return
+    api = f"{module}.{_qualname(problem)}"
+    session = app.session
+    revisions = await app.push_screen_wait(RevisionsScreen(f"{api} in {session.source.name}"))
+    if revisions is None:
+        return
+    a, b = revisions
+    settings = replace(
+        MeasureSettings(), rounds=OPTIONS.perf_rounds, min_time=OPTIONS.perf_min_time
+    )
+    request = CompareRequest(session.source, a, b, api=api, settings=settings)
+    app.notify(f"Timing {api} at {a} and {b}: progress in the agent pane.")
+    params = {"repo": str(session.source), "a": a, "b": b, "api": api, "rounds": settings.rounds}
+    # Each side is its own recorded session; this run puts their steps and the table in the
+    # session the person works in.
+    with WorkflowRun(session, "perf.compare", params) as run:
+        sides: dict[str, str] = {}
+
+        def forward(event: Event) -> None:
+            p = event.payload
+            if event.kind == Kind.WORKFLOW_START:
+                sides[str(p.get("run"))] = str((p.get("params") or {}).get("side") or "?")
+            elif event.kind == Kind.WORKFLOW_STEP and not session.closed:
+                side = sides.get(str(p.get("run")), "?")
+                run.step(
+                    f"{side} {p.get('step')}",
+                    StepStatus(str(p.get("status"))),
+                    seconds=p.get("seconds"),
+                    **dict(p.get("detail") or {}),
+                )
+
+        result = await compare(request, on_event=forward)
+        run.result(**perf_table(result.to_dict()))
+    app.notify(f"{api}: {result.verdict.sentence()}.", timeout=10)
+
+
+def perf_table(data: dict[str, Any]) -> dict[str, Any]:
+    """What the result card shows of a comparison (the whole result stays in its files)."""
+
+    def side(label: str) -> dict[str, Any]:
+        stats = data[label]
+        return {
+            "rev": data[f"rev_{label}"],
+            "commit": str(data[f"commit_{label}"])[:10],
+            "mean": stats["mean"],
+            "std": stats["std"],
+            "runs": stats["runs"],
+        }
+
+    return {
+        "target": data["target"],
+        "a": side("a"),
+        "b": side("b"),
+        "verdict": data["verdict"],
+        "noise": data["noise"],
+        "result_file": data["files"].get("result"),
+    }
