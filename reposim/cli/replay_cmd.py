@@ -344,13 +344,28 @@ def _view(path: Path) -> None:
         raise CliError("The replay view needs a terminal; use --json, --verify or export.")
     from widgets.replay import ReplayApp
 
-    step = ReplayApp(path).run()
-    if step is not None:
+    at_step: int | None = None
+    notice: str | None = None
+    repo: Path | None = None
+    while True:
+        choice = ReplayApp(path, at_step=at_step, notice=notice, repo=repo).run()
+        if choice is None:
+            return
         # "Fork here" (F) in the view: continue live from that step in the main UI.
+        step, repo = choice.step, choice.repo
         click.echo(f"forking at step {step} …", err=True)
         backend = _backend_for(path, None)
-        forked = run_async(lambda: _fork_into_ui(path, step, backend, None, None, False, None))
+        try:
+            forked = run_async(
+                lambda: _fork_into_ui(path, step, backend, repo, None, False, None)  # noqa: B023
+            )
+        except CliError as exc:
+            # The start could not be rebuilt after all (no container engine, a missing image):
+            # back to the view at that step, saying why, rather than ending here.
+            at_step, notice = step, f"Could not fork: {exc.format_message()}"
+            continue
         click.echo(f"reposim: trajectory {forked}", err=True)
+        return
 
 
 @click.command("export")

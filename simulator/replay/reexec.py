@@ -214,7 +214,11 @@ def plan_start(
         source = Path(source_text)
     else:
         source = repo.expanduser().resolve()
-        notes.append(f"Using {source} instead of the recorded {recorded.source}.")
+        notes.append(
+            f"Using {source} instead of the recorded {recorded.source}."
+            if recorded.source
+            else f"Using {source} (the trajectory records no repository)."
+        )
     if not source.is_dir():
         raise StartError(
             f"The recorded repository {source} does not exist on this machine;"

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.widgets import Input
 
 from simulator.describe import describe_event, summarize
 from simulator.events import Kind
@@ -15,6 +16,7 @@ from simulator.trajectory import read_trajectory
 from tests.replay.replay_helpers import SAMPLES
 from tests.replay.test_replay_view import screen_of, settle, text_of
 from widgets.replay import ReplayApp, Timeline
+from widgets.replay.screen import ForkChoice
 
 
 def swe_agent_windowed_edits(path: Path) -> Path:
@@ -118,3 +120,64 @@ async def test_next_edit_finds_other_tools_edit_commands(
         await pilot.press("e")  # no further edit: the cursor stays, a notice says so
         await settle(pilot)
         assert screen.source.event(timeline.current_index or 0).payload["command"] == found[-1]
+
+
+async def test_fork_without_a_repository_asks_for_one_and_never_exits(tmp_path: Path) -> None:
+    """F on an imported trajectory that records no repository: a notice and a box for the path
+    of a copy; a wrong path says so; Esc puts the box away; a real folder forks there."""
+    sample = next(p for p in SAMPLES if p.name.startswith("mini-swe-agent"))
+    app = ReplayApp(sample)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        screen = screen_of(app)
+        await pilot.press("j", "j", "F")
+        await settle(pilot)
+        assert app.is_running and app.return_value is None
+        bar = screen.query_one("#replay-fork")
+        assert bar.display
+        notice = text_of(app, "#replay-fork-notice")
+        assert "To fork at step 3" in notice and "no repository" in notice
+        box = screen.query_one("#replay-fork-repo", Input)
+        assert app.focused is box
+        await pilot.press("escape")  # puts the box away, the viewer stays
+        await settle(pilot)
+        assert app.is_running and not bar.display
+        assert app.focused is screen.query_one(Timeline)
+        await pilot.press("F")
+        await settle(pilot)
+        await pilot.press(*str(tmp_path / "nowhere"), "enter")
+        await settle(pilot)
+        assert app.is_running
+        assert "is not a folder" in text_of(app, "#replay-fork-notice")
+        copy = tmp_path / "copy"
+        copy.mkdir()
+        box.value = ""
+        await pilot.press(*str(copy), "enter")
+        await settle(pilot)
+    assert app.return_value == ForkChoice(3, copy)
+
+
+async def test_fork_from_a_repository_not_on_this_machine_says_so(tmp_path: Path) -> None:
+    sample = next(p for p in SAMPLES if "marshmallow" in p.name)  # recorded in "testbed"
+    app = ReplayApp(sample)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("F")
+        await settle(pilot)
+        assert app.is_running
+        assert "testbed is not on this machine" in text_of(app, "#replay-fork-notice")
+        # A copy without the recorded commit is refused with the reason, still in the view.
+        await pilot.press(*str(tmp_path), "enter")
+        await settle(pilot)
+        assert app.is_running
+        assert f"Commit bfd2593d4b41 is not in {tmp_path}" in text_of(app, "#replay-fork-notice")
+
+
+async def test_the_view_reopened_after_a_failed_fork_is_at_that_step_and_says_why() -> None:
+    sample = next(p for p in SAMPLES if p.name.startswith("mini-swe-agent"))
+    app = ReplayApp(sample, at_step=5, notice="Could not fork: no engine.")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        assert screen_of(app).query_one(Timeline).current_index == 4
+        assert "Step 5" in text_of(app, "#replay-detail")
+        assert [n.message for n in app._notifications] == ["Could not fork: no engine."]

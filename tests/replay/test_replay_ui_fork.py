@@ -6,6 +6,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import select
 import struct
 import subprocess
@@ -15,17 +16,21 @@ import time
 from pathlib import Path
 
 from simulator.trajectory import TrajectoryIndex
+from tests.replay.replay_helpers import SAMPLES
 
+_CSI = re.compile(rb"\x1b\[[0-9;?<>$]*[A-Za-z]")
 REPLAY = [sys.executable, "-c", "from reposim.cli import main; main()", "replay"]
 WAIT = 60.0
 
 
-def drive(args: list[str], script: list[tuple[bytes, bytes]]) -> tuple[int, bytes]:
+def drive(
+    args: list[str], script: list[tuple[bytes, bytes]], env: dict[str, str] | None = None
+) -> tuple[int, bytes]:
     """Run `reposim replay ARGS` on a PTY; each time the next marker of `script` has been drawn,
     type its keys. Returns the exit code and everything the program wrote."""
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
-    env = {**os.environ, "TERM": "xterm-256color"}
+    env = {**os.environ, "TERM": "xterm-256color", **(env or {})}
     proc = subprocess.Popen(
         [*REPLAY, *args], stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True
     )
@@ -45,7 +50,8 @@ def drive(args: list[str], script: list[tuple[bytes, bytes]]) -> tuple[int, byte
                     break
             if steps:
                 marker, keys = steps[0]
-                found = output.find(marker, seen)
+                # Searched in the text as drawn: styles may split a marker's words.
+                found = _CSI.sub(b"", output).find(marker, seen)
                 if found >= 0:
                     seen = found + len(marker)
                     time.sleep(0.3)  # let the screen finish starting before typing
@@ -102,3 +108,24 @@ def test_fork_here_in_the_replay_view_continues_in_the_ui(
     header, events = header_and_events(Path(written.decode()))
     assert header["parent"] == {"file": str(original.resolve()), "step": fourth}
     assert events[-1]["kind"] == "session.end"
+
+
+def test_fork_here_on_an_import_without_repository_keeps_the_view(tmp_path: Path) -> None:
+    """F on an imported trajectory that records no repository asks for one in the view (it used
+    to end the program with a command-line error); when the fork then cannot start (here: no
+    container engine at DOCKER_HOST), the view comes back at that step and says why."""
+    sample = next(p for p in SAMPLES if p.name.startswith("mini-swe-agent"))
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    code, output = drive(
+        [str(sample)],
+        [
+            (b"Play/pause", b"jjF"),
+            (b"To fork at step 3", str(copy).encode() + b"\r"),
+            (b"Could not fork", b"q"),
+        ],
+        env={"DOCKER_HOST": f"unix://{tmp_path}/no-docker.sock"},
+    )
+    assert code == 0, output[-3000:]
+    assert b"forking at step 3" in output
+    assert b"reposim: error" not in output and b"Traceback" not in output

@@ -14,6 +14,7 @@ from simulator.events import Actor, Event
 from simulator.trajectory import TrajectoryHeader, TrajectoryWriter
 from tests.replay.replay_helpers import SAMPLES
 from widgets.replay import ReplayApp, ReplayScreen, Timeline
+from widgets.replay.screen import ForkChoice
 from widgets.replay.stepview import StepView
 
 
@@ -188,16 +189,19 @@ async def test_files_at_a_step_include_the_recorded_start(recorded: tuple[Path, 
         assert "def test_add" in text_of(app, "#replay-file")
 
 
-async def test_fork_here_hands_the_step_to_the_app(tmp_path: Path) -> None:
-    path = make_trajectory(tmp_path / "t.jsonl", 30)
-    app = ReplayApp(path)
+async def test_fork_here_hands_the_step_to_the_app(recorded: tuple[Path, Path]) -> None:
+    _, original = recorded
+    app = ReplayApp(original)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         await pilot.press("j", "j", "j")
         await settle(pilot)
+        source = screen_of(app).source
+        assert source is not None
+        fourth = source.event(3).seq
         await pilot.press("F")
         await settle(pilot)
-    assert app.return_value == 4
+    assert app.return_value == ForkChoice(fourth)
 
 
 async def test_standalone_view_is_laid_out_with_its_stylesheet(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from array import array
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
@@ -28,7 +29,13 @@ from textual.worker import get_current_worker
 from simulator.events import Kind
 from simulator.interop.edits import is_edit_command
 from simulator.replay.workspace import start_files, start_text, workspace_at
-from simulator.trajectory import EventSource, TrajectoryError, TrajectoryIndex, open_trajectory
+from simulator.trajectory import (
+    EventSource,
+    TrajectoryError,
+    TrajectoryHeader,
+    TrajectoryIndex,
+    open_trajectory,
+)
 from widgets.replay.detail import render_file, render_step
 from widgets.replay.stepview import StepView
 from widgets.replay.timeline import Timeline
@@ -108,12 +115,14 @@ class ReplayScreen(Screen[None]):
 
     class ForkRequested(Message):
         """The person asked to continue live from a step; the app that pushed the screen
-        forks (simulator.replay.fork) and opens the session."""
+        forks (simulator.replay.fork) and opens the session. `repo` is the repository the
+        person named when the recorded one is not on this machine (None: the recorded one)."""
 
-        def __init__(self, path: Path, step: int) -> None:
+        def __init__(self, path: Path, step: int, repo: Path | None = None) -> None:
             super().__init__()
             self.path = path
             self.step = step
+            self.repo = repo
 
     class Grew(Message):
         """More of the file has been indexed."""
@@ -141,9 +150,24 @@ class ReplayScreen(Screen[None]):
             self.index = index
             self.files = files
 
-    def __init__(self, path: Path | str, *, name: str | None = None) -> None:
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        name: str | None = None,
+        at_step: int | None = None,
+        notice: str | None = None,
+        repo: Path | None = None,
+    ) -> None:
+        """`at_step` puts the cursor on that step once loaded, `notice` is shown then (the
+        stand-alone view reopens so when a fork it asked for could not start), `repo` is the
+        repository a fork starts from instead of the recorded one."""
         super().__init__(name=name)
         self.path = Path(path)
+        self._at_step = at_step
+        self._notice = notice
+        self._fork_repo = repo
+        self._fork_step: int | None = None
         self.source: EventSource | None = None
         self.actor_filter = "all"
         self.kind_filter = "all"
@@ -173,6 +197,12 @@ class ReplayScreen(Screen[None]):
                     yield OptionList(id="replay-files")
                     with VerticalScroll(id="replay-file-scroll"):
                         yield Static("", id="replay-file")
+        with Vertical(id="replay-fork"):
+            yield Static("", id="replay-fork-notice")
+            yield Input(
+                placeholder="path of the repository (Enter: fork, Esc: cancel)",
+                id="replay-fork-repo",
+            )
         yield Static("", id="replay-status")
         yield Footer()
 
@@ -224,6 +254,12 @@ class ReplayScreen(Screen[None]):
         self.query_one(Timeline).set_source(message.source)
         self.call_after_refresh(self._first_frame.set)
         self._update_status()
+        if self._at_step is not None:
+            index = _index_of_step(message.source, self._at_step)
+            if index is not None:
+                self.query_one(Timeline).go_to_index(index)
+        if self._notice:
+            self.notify(self._notice, severity="error", timeout=15)
 
     @on(Grew)
     def _grew(self) -> None:
@@ -520,6 +556,8 @@ class ReplayScreen(Screen[None]):
         self.query_one(Timeline).set_rows(message.rows)
         self._update_status()
 
+    # -- forking ---------------------------------------------------------------------------
+
     def action_fork(self) -> None:
         index = self.query_one(Timeline).current_index
         if self.source is None or index is None:
@@ -528,12 +566,45 @@ class ReplayScreen(Screen[None]):
             step = self.source.event(index).seq
         except TrajectoryError:
             return
-        self.post_message(self.ForkRequested(self.path, step))
+        self._fork_step = step
+        problem = fork_problem(self.source.header, self._fork_repo)
+        if problem is None:
+            self._hide_fork_bar()
+            self.post_message(self.ForkRequested(self.path, step, self._fork_repo))
+            return
+        # The start cannot be rebuilt from what the file records (an imported trajectory names
+        # no repository, or one that is not on this machine): ask for a copy of it.
+        self.query_one("#replay-fork-notice", Static).update(
+            f"To fork at step {step}: {problem}", layout=False
+        )
+        self.query_one("#replay-fork").display = True
+        box = self.query_one("#replay-fork-repo", Input)
+        if self._fork_repo is not None and not box.value:
+            box.value = str(self._fork_repo)
+        box.focus()
+
+    @on(Input.Submitted, "#replay-fork-repo")
+    def _fork_repo_given(self, message: Input.Submitted) -> None:
+        text = message.value.strip()
+        if not text:
+            return
+        self._fork_repo = Path(text).expanduser()
+        self.action_fork()
+
+    def _hide_fork_bar(self) -> None:
+        bar = self.query_one("#replay-fork")
+        if bar.display:
+            bar.display = False
+            self.query_one(Timeline).focus()
 
     def action_escape(self) -> None:
-        """Esc leaves the search box (back to the timeline); elsewhere it closes the viewer."""
+        """Esc leaves the search box or the fork's repository box (back to the timeline);
+        elsewhere it closes the viewer."""
         if self.focused is self.query_one("#replay-search", Input):
             self.query_one(Timeline).focus()
+            return
+        if self.query_one("#replay-fork").display:
+            self._hide_fork_bar()
             return
         self.action_close()
 
@@ -548,23 +619,77 @@ class ReplayScreen(Screen[None]):
             self.app.pop_screen()
 
 
-class ReplayApp(App[int | None]):
-    """`reposim replay FILE`: the replay screen on its own. Its result is the step the person
-    asked to fork at, if they did (the CLI then forks headless)."""
+@dataclass(frozen=True)
+class ForkChoice:
+    """Where the person asked the stand-alone view to fork: the step, and the repository to
+    start from when the recorded one is not on this machine."""
+
+    step: int
+    repo: Path | None = None
+
+
+def fork_problem(header: TrajectoryHeader, repo: Path | None) -> str | None:
+    """Why a fork could not rebuild the recorded start from `repo` (None: the recorded
+    repository), in a sentence for the viewer; None when it can."""
+    if repo is None and not header.repo.source:
+        return "the trajectory records no repository to start from; type the path of a copy."
+    if repo is not None and not repo.is_dir():
+        return f"{repo} is not a folder on this machine; type the path of a copy of the repository."
+    # Imported here: re-execution brings the session and backends, which viewing never needs.
+    from simulator.replay.reexec import StartError, choose_backend, plan_start
+
+    try:
+        plan_start(header, repo=repo, backend_kind=choose_backend(header, None))
+    except StartError as exc:
+        if repo is None and not Path(header.repo.source or "").is_dir():
+            return (
+                f"the recorded repository {header.repo.source} is not on this machine;"
+                " type the path of a copy."
+            )
+        return str(exc)
+    return None
+
+
+def _index_of_step(source: EventSource, step: int) -> int | None:
+    """The index of the event numbered `step` (steps are numbered from 1 in order, so it is
+    found at or before index step - 1)."""
+    for index in range(min(step, len(source)) - 1, -1, -1):
+        try:
+            seq = source.event(index).seq
+        except TrajectoryError:
+            continue
+        if seq == step:
+            return index
+        if seq < step:
+            return None
+    return None
+
+
+class ReplayApp(App[ForkChoice | None]):
+    """`reposim replay FILE`: the replay screen on its own. Its result is where the person
+    asked to fork, if they did (the CLI then forks and opens the session in the main UI)."""
 
     TITLE = "RepoSim replay"
     # Textual loads a screen's CSS_PATH when the screen is pushed, not for the default screen:
     # without this the stand-alone view is laid out without replay.tcss (a one-column timeline).
     CSS_PATH = ReplayScreen.CSS_PATH
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        at_step: int | None = None,
+        notice: str | None = None,
+        repo: Path | None = None,
+    ) -> None:
         super().__init__()
         self.path = Path(path)
+        self._screen_options = {"at_step": at_step, "notice": notice, "repo": repo}
 
     def get_default_screen(self) -> Screen[None]:
         # The replay screen is the app's first screen: no blank default screen to lay out first.
-        return ReplayScreen(self.path)
+        return ReplayScreen(self.path, **self._screen_options)  # type: ignore[arg-type]
 
     @on(ReplayScreen.ForkRequested)
     def _fork(self, message: ReplayScreen.ForkRequested) -> None:
-        self.exit(message.step)
+        self.exit(ForkChoice(message.step, message.repo))
