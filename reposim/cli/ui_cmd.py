@@ -38,12 +38,21 @@ from themes import theme_names
     "forgets it). Default: the remembered one, else detected (ctest, meson test, make test, "
     "unittest), else pytest.",
 )
+@click.option(
+    "--model",
+    "-m",
+    help="The model of the agent pane and of the workflows started from the palette "
+    "(codegen, debug, model harnesses), a litellm provider/name. Default: $REPOSIM_MODEL.",
+)
+@click.option("--api-base", help="An OpenAI-compatible endpoint for --model.")
 @backend_options
 def open_command(
     path: str | None,
     resume_file: str | None,
     theme: str | None,
     test_command: str | None,
+    model: str | None,
+    api_base: str | None,
     backend_kind: str,
     in_place: bool,
     trajectory: str | None,
@@ -66,6 +75,16 @@ def open_command(
         raise CliError(
             f"There is no theme named {theme!r}; choose one of {', '.join(theme_names())}."
         )
+    if api_base is not None and model is None:
+        raise CliError("--api-base goes with --model.")
+    agent_config = None
+    if model is not None:
+        from simulator.agent import AgentConfig, ModelConfigError, litellm_client
+
+        try:
+            agent_config = AgentConfig(client=litellm_client(model, api_base=api_base))
+        except ModelConfigError as exc:
+            raise CliError(str(exc)) from None
 
     if resume_from is not None:
         # Resuming re-runs the recorded commands: someone else's run in a container unless
@@ -102,7 +121,7 @@ def open_command(
         )
 
     async def run() -> Path:
-        session = await run_ui(start(), theme=theme)
+        session = await run_ui(start(), theme=theme, agent_config=agent_config)
         return session.trajectory_path
 
     trajectory_path = run_async(run)

@@ -100,3 +100,32 @@ def test_resume_of_a_missing_file_is_one_sentence(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     assert proc.stderr == f"reposim: error: {tmp_path / 'nope.jsonl'} does not exist.\n"
+
+
+def test_open_with_a_model_gives_the_agent_pane_and_the_workflows_that_model(
+    sample_repo: Path, tmp_path: Path
+) -> None:
+    from tests.agent.fake_llm import FakeLLM
+
+    server = FakeLLM().start()
+    try:
+        args = ["--model", "openai/fake-model", "--api-base", server.api_base]
+        code, output = run_until(
+            [str(sample_repo), *args, "--trajectory", str(tmp_path / "t.jsonl")],
+            "auto · idle".encode(),  # the pane's status: an agent, not "no model configured"
+        )
+    finally:
+        server.close()
+    assert code == 0, output[-2000:]
+    assert b"no model configured" not in output
+
+
+def test_open_api_base_without_a_model_is_one_sentence(sample_repo: Path) -> None:
+    proc = subprocess.run(
+        [*OPEN, str(sample_repo), "--api-base", "http://127.0.0.1:9/v1"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr == "reposim: error: --api-base goes with --model.\n"
