@@ -31,7 +31,7 @@ from simulator.session import Session
 from simulator.wire import WireError
 from themes import DEFAULT_THEME
 from widgets.agent_pane import AgentConnect, AgentPane, ApprovalPrompt
-from widgets.changes_view import ChangesView
+from widgets.changes_view import ChangesView, DiffScreen
 from widgets.coalesce import Coalesced
 from widgets.curation.keys import CURATION_BINDINGS, SURVIVORS_BINDINGS
 from widgets.editor_pane import ChoiceScreen, EditorPane
@@ -337,7 +337,7 @@ class RepoSimApp(App[None]):
 
     @on(ChangesView.OpenFile)
     def _open_changed(self, message: ChangesView.OpenFile) -> None:
-        self.open_path(message.path)
+        self.open_path(message.path, message.line)
 
     @on(EditorPane.FileOpened)
     def _file_opened(self, message: EditorPane.FileOpened) -> None:
@@ -603,6 +603,7 @@ class RepoSimApp(App[None]):
         panes: list[tuple[str, list[BindingType]]] = [
             ("Editor", list(EditorPane.help_bindings())),
             ("Tree", list(FileTree.BINDINGS)),
+            ("Changes", [*ChangesView.BINDINGS, *DiffScreen.BINDINGS]),
             ("Terminal", list(TerminalPane.BINDINGS)),
             ("Agent", list(AgentPane.BINDINGS)),
             ("Search", list(SEARCH_BINDINGS)),

@@ -9,12 +9,20 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Input, Label, Static
+from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.text_area import Selection
 
 from simulator.session import Session
 from tests.ui.helpers import recorded
 from widgets.app import RepoSimApp
+from widgets.changes_view import (
+    ChangesView,
+    DiffRow,
+    DiffScreen,
+    first_changed_line,
+    short_path,
+    side_by_side,
+)
 from widgets.editor_pane import ChoiceScreen, EditorPane
 from widgets.file_tree import FileTree, PromptScreen
 from widgets.status_bar import StatusBar
@@ -397,3 +405,61 @@ async def test_tree_long_names_end_in_an_ellipsis(app: RepoSimApp, session: Sess
         await pilot.pause(0.2)
         rows = [strip.text for strip in tree.render_lines(tree.region.reset_offset)]
         assert any(long_name in r for r in rows) and node.data is not None
+
+
+async def test_changes_list_opens_at_the_change_and_offers_a_diff_view(
+    app: RepoSimApp, session: Session
+) -> None:
+    deep = "src/very/deeply/nested/package/directory/with/a_module_name_that_is_long.c"
+    await session.create(deep, "int x;\n")
+    core = (Path(session.workspace_path) / "pkg/core.py").read_text()
+    await session.write("pkg/core.py", core.replace("    return a + b", "    return a - b"))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("f7")
+        changes = app.query_one(ChangesView)
+        await wait_for(pilot, lambda: len(changes.changes) == 2)
+        options = app.query_one("#changes-files", OptionList)
+        await wait_for(pilot, lambda: options.option_count == 2)
+        await pilot.pause(0.2)
+        # Every row is one line: the long path lost its middle, not its file name.
+        prompts = [str(options.get_option_at_index(i).prompt) for i in range(2)]
+        long_row = next(p for p in prompts if p.startswith("A "))
+        assert "…" in long_row and long_row.endswith("_long.c")
+        assert len(long_row) <= options.scrollable_content_region.width
+        assert options.virtual_size.height == 2
+        # Enter opens the file at its first change (line 8), not at line 1.
+        options.focus()
+        options.highlighted = prompts.index(next(p for p in prompts if "core.py" in p))
+        await pilot.press("enter")
+        pane = app.query_one(EditorPane)
+        await wait_for(pilot, lambda: pane.current_path == "pkg/core.py")
+        editor = pane.current_editor
+        assert editor is not None
+        await wait_for(pilot, lambda: editor.cursor_location[0] == 7)
+        # d: the diff, side by side, read-only; removed and added lines paired.
+        options.focus()
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen))
+        screen = app.screen
+        assert isinstance(screen, DiffScreen)
+        rows = side_by_side(screen.diff)
+        assert DiffRow("change", 8, "    return a + b", 8, "    return a - b") in rows
+        await pilot.press("u")
+        body = str(screen.query_one("#diff-body", Static).render())
+        assert "- " + "    return a + b" in body and "+ " + "    return a - b" in body
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, DiffScreen))
+
+
+def test_short_path_keeps_the_file_name() -> None:
+    assert short_path("a/b.py", 20) == "a/b.py"
+    assert short_path("src/one/two/three/name.py", 20) == "src/…/three/name.py"
+    assert short_path("src/one/two/three/name.py", 12) == "…/name.py"
+    assert short_path("averyveryverylongname.py", 10) == "…ngname.py"
+
+
+def test_first_changed_line_of_a_diff() -> None:
+    diff = "--- a/x\n+++ b/x\n@@ -3,4 +3,5 @@ def f():\n a\n b\n+c\n d\n"
+    assert first_changed_line(diff) == 5
+    assert first_changed_line("--- a/x\n+++ b/x\n@@ -0,0 +1 @@\n+new\n") == 1
+    assert first_changed_line("") is None
