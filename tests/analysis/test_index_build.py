@@ -4,9 +4,14 @@ their source) is the index built in-process, record for record, and answers the 
 from __future__ import annotations
 
 import gc
+import os
+import subprocess
+import sys
 import sysconfig
+import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from simulator.analysis import index_build
@@ -89,3 +94,55 @@ async def test_full_collections_resume_after_a_build_and_its_objects_are_frozen(
     assert gc.get_threshold() == threshold
     assert gc.get_freeze_count() > frozen
     assert len(records) > 10
+
+
+ORPHAN_SCRIPT = """
+import asyncio, multiprocessing, sys, time
+from simulator.analysis import index_build
+
+def slow(jobs):
+    time.sleep(120)  # a parse that outlives its parent
+    return []
+
+index_build._extract_compact = slow
+
+async def main():
+    texts = {f"m{i}.py": b"x = 1\\n" * 1000 for i in range(40)}
+    task = asyncio.create_task(index_build.extract_records(texts, parallel=True, workers=2))
+    while len(multiprocessing.active_children()) < 2:
+        await asyncio.sleep(0.05)
+    print(" ".join(str(p.pid) for p in multiprocessing.active_children()), flush=True)
+    await task
+
+asyncio.run(main())
+"""
+
+
+def test_workers_leave_with_their_parent_when_it_is_killed() -> None:
+    """Workers run in a session of their own (so the terminal's Ctrl+C does not reach them):
+    they must still go away when the process that started them dies."""
+    parent = subprocess.Popen(
+        [sys.executable, "-c", ORPHAN_SCRIPT],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    try:
+        assert parent.stdout is not None
+        workers = [int(pid) for pid in parent.stdout.readline().split()]
+        assert len(workers) == 2
+        assert all(os.getsid(pid) == pid for pid in workers)  # their own sessions
+    finally:
+        parent.kill()
+        parent.wait()
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and any(_alive(pid) for pid in workers):
+        time.sleep(0.1)
+    assert not any(_alive(pid) for pid in workers)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
