@@ -5,7 +5,9 @@ Measures, for each editor, in a Textual app under App.run_test:
   - keystroke: a printable key in the middle of the file: the key handler, the edit and the
     rendering of every visible line (median and p95); and the same through Pilot.press, whose
     idle detection adds at least 60 ms of sleeps per key to both editors.
-Plus our EditorPane.open_file end to end (reading through a local Session).
+Plus opening the file the way a user does, EditorPane.open_file (read through a local Session,
+recorded; editor; tab), beside CodeEditor mounted alone, interleaved, --repeats times: to the
+first frame painted with the text and to the first frame after the parse (highlighted).
 Targets (issue 4): open <= 0.3 s (stock about 1.3 s), keystroke <= 30 ms (stock: hundreds of ms).
 Run: uv run python bench/ui_editor.py [--lines 20000] [--keys 40]
 """
@@ -27,6 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _report import ms, percentile, table
 from textual import events
 from textual.app import App, ComposeResult
+from textual.geometry import Region
+from textual.pilot import Pilot
+from textual.strip import Strip
 from textual.widgets import TextArea
 
 from simulator.session import Session
@@ -121,28 +126,97 @@ async def measure(
     return opened, highlighted, times, work
 
 
-async def pane_open(text: str) -> float:
+class FrameClock:
+    """When CodeEditor frames are painted: the first one, and the first after the parse (the
+    compositor asks the editor for its lines for each frame it paints)."""
+
+    def __init__(self) -> None:
+        self.first: float | None = None
+        self.highlighted: float | None = None
+        self._render = CodeEditor.render_lines
+
+    def __enter__(self) -> FrameClock:
+        clock = self
+
+        def render_lines(editor: CodeEditor, crop: Region) -> list[Strip]:
+            lines = clock._render(editor, crop)
+            now = time.perf_counter()
+            if clock.first is None:
+                clock.first = now
+            elif clock.highlighted is None and not editor.document.needs_parse:  # type: ignore[attr-defined]
+                clock.highlighted = now
+            return lines
+
+        CodeEditor.render_lines = render_lines  # type: ignore[method-assign, assignment]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        CodeEditor.render_lines = self._render  # type: ignore[method-assign]
+
+
+async def frames(pilot: Pilot[None], clock: FrameClock, start: float) -> tuple[float, float]:
+    while clock.highlighted is None:
+        await pilot.pause(0.01)
+    assert clock.first is not None
+    return clock.first - start, clock.highlighted - start
+
+
+async def widget_open(text: str) -> tuple[float, float]:
+    """(first frame, highlighted frame) of CodeEditor mounted alone with the text."""
+    app = Host()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        with FrameClock() as clock:
+            start = time.perf_counter()
+            await app.mount(CodeEditor(text, path="big.py", show_line_numbers=True))
+            return await frames(pilot, clock, start)
+
+
+async def pane_open(repo: Path, trajectory: Path) -> tuple[float, float]:
+    """(first frame, highlighted frame) of EditorPane.open_file: read through a local Session
+    (recorded), editor, tab. The pane indexes the workspace from its mount, as in the app."""
+    session = await Session.open(repo, trajectory_path=trajectory)
+    pane = EditorPane(session)
+
+    class PaneHost(App[None]):
+        def compose(self) -> ComposeResult:
+            yield pane
+
+    try:
+        async with PaneHost().run_test(size=(160, 48)) as pilot:
+            await pilot.pause()
+            with FrameClock() as clock:
+                start = time.perf_counter()
+                await pane.open_file("big.py")
+                return await frames(pilot, clock, start)
+    finally:
+        await session.close()
+
+
+async def open_paths(text: str, repeats: int) -> dict[str, list[float]]:
+    """Both ways, interleaved, `repeats` times; the pane goes first, so its first open is the
+    first CodeEditor of the process (highlight query compiled then), as in the app."""
+    out: dict[str, list[float]] = {"pane": [], "pane lit": [], "widget": [], "widget lit": []}
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp) / "repo"
         repo.mkdir()
         (repo / "big.py").write_text(text)
         subprocess.run(["git", "init", "-q", str(repo)], check=True)  # noqa: ASYNC221
-        session = await Session.open(repo, trajectory_path=Path(tmp) / "t.jsonl")
-        pane = EditorPane(session)
+        for index in range(repeats):
+            first, lit = await pane_open(repo, Path(tmp) / f"t{index}.jsonl")
+            out["pane"].append(first)
+            out["pane lit"].append(lit)
+            first, lit = await widget_open(text)
+            out["widget"].append(first)
+            out["widget lit"].append(lit)
+    return out
 
-        class PaneHost(App[None]):
-            def compose(self) -> ComposeResult:
-                yield pane
 
-        try:
-            async with PaneHost().run_test(size=(160, 48)) as pilot:
-                await pilot.pause()
-                start = time.perf_counter()
-                await pane.open_file("big.py")
-                await pilot.pause()
-                return time.perf_counter() - start
-        finally:
-            await session.close()
+def distribution(values: list[float]) -> str:
+    return (
+        f"median {ms(statistics.median(values))}  p95 {ms(percentile(values, 0.95))}  "
+        f"max {ms(max(values))}"
+    )
 
 
 def main() -> None:
@@ -150,14 +224,15 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=20_000)
     parser.add_argument("--keys", type=int, default=40, help="keystrokes in our editor")
     parser.add_argument("--stock-keys", type=int, default=8, help="keystrokes in stock TextArea")
+    parser.add_argument("--repeats", type=int, default=9, help="opens through the pane (and alone)")
     args = parser.parse_args()
     text = python_source(args.lines)
     lines = text.count("\n")
+    opens = asyncio.run(open_paths(text, args.repeats))
     stock_open, stock_lit, stock_keys, stock_work = asyncio.run(
         measure(TextArea, text, args.stock_keys)
     )
     ours_open, ours_lit, ours_keys, ours_work = asyncio.run(measure(CodeEditor, text, args.keys))
-    pane = asyncio.run(pane_open(text))
 
     def keys(values: list[float]) -> str:
         return f"median {ms(statistics.median(values))}  p95 {ms(percentile(values, 0.95))}"
@@ -177,7 +252,22 @@ def main() -> None:
                     f"stock TextArea {ms(stock_lit)}",
                     f"CodeEditor {ms(ours_lit)}  ({stock_lit / ours_lit:.1f}x faster)",
                 ),
-                ("EditorPane.open_file via Session", "-", ms(pane)),
+                (
+                    f"open to first frame, {args.repeats} opens",
+                    f"CodeEditor alone {distribution(opens['widget'])}",
+                    f"EditorPane.open_file via Session {distribution(opens['pane'])}",
+                ),
+                (
+                    f"open to highlighted frame, {args.repeats} opens",
+                    f"CodeEditor alone {distribution(opens['widget lit'])}",
+                    f"EditorPane.open_file via Session {distribution(opens['pane lit'])}",
+                ),
+                (
+                    "first open of the process (highlight query compiled)",
+                    "-",
+                    f"EditorPane {ms(opens['pane'][0])} first frame, "
+                    f"{ms(opens['pane lit'][0])} highlighted",
+                ),
                 (
                     "keystroke: handler + edit + render",
                     f"stock TextArea {keys(stock_work)}",
