@@ -45,6 +45,19 @@ _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)", re.MULTILINE)
 AgentConnect = Callable[[], Awaitable[Agent]]
 """Builds an agent when the person gives a task and none was configured (a model from the
 environment); raises ModelConfigError, in one sentence, when there is none."""
+PLACEHOLDERS = (
+    "Task for the agent (Enter), or $ command to run yourself",
+    "Task for the agent, or $ command",
+    "Task, or $ command",
+    "Task / $ cmd",
+)
+PLACEHOLDERS_WITHOUT_MODEL = (
+    "Task for the agent (model from $REPOSIM_MODEL), or $ command",
+    "Task for the agent, or $ command",
+    "Task, or $ command",
+    "Task / $ cmd",
+)
+"""Hints for the task input, longest first: it shows the longest that fits the pane."""
 NO_AGENT = "No model is configured for this session; start RepoSim with --model provider/name."
 
 
@@ -262,10 +275,18 @@ class AgentPane(Widget):
         self.query_one("#agent-cards").focus()
         self.start(task)
 
-    def _placeholder(self) -> str:
-        if self.agent is None:
-            return "Task for the agent (model from $REPOSIM_MODEL), or $ command"
-        return "Task for the agent (Enter), or $ command to run yourself"
+    def _placeholder(self, width: int | None = None) -> str:
+        """The longest hint that fits the task input's `width` columns (all of it when None)."""
+        hints = PLACEHOLDERS_WITHOUT_MODEL if self.agent is None else PLACEHOLDERS
+        for hint in hints:
+            if width is None or len(hint) <= width:
+                return hint
+        return hints[-1]
+
+    def on_resize(self) -> None:
+        task = self.query_one("#agent-task", Input)
+        # The input's text area: its width less the border, padding and the cursor's cell.
+        task.placeholder = self._placeholder(self.size.width - 7)
 
     # -- the session's events ----------------------------------------------------------------
 

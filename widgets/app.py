@@ -22,6 +22,7 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.theme import Theme
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import Static, TabbedContent, TabPane, TextArea
 
 from simulator.agent import Agent, AgentConfig, ModelClient
@@ -44,6 +45,7 @@ from widgets.keymap import (
     unknown_ids,
 )
 from widgets.palette import ActionProvider, FileProvider, PaletteAction, collect_files
+from widgets.pane_focus import TAB_HELP, next_pane_target
 from widgets.settings import load_settings, save_theme
 from widgets.status_bar import StatusBar
 from widgets.terminal_pane import TerminalPane
@@ -58,6 +60,12 @@ TERMINAL_QUIET = 0.6
 """Seconds without terminal output after which the workspace is looked at again."""
 TERMINAL_WATCH_FOR = 600.0
 """How long after the last output a long-running terminal command is still watched."""
+PANEL_TARGETS = {
+    "panel-terminal": "#terminal",
+    "panel-tests": "#tests-list",
+    "panel-changes": "#changes-files",
+}
+"""What takes the keyboard in each tab of the bottom panel."""
 NARROW = 120
 """Below this many columns the agent pane starts hidden (toggle it with Ctrl+J), unless a run
 starts by itself (the demo): then the file tree gives way to it instead."""
@@ -499,12 +507,7 @@ class RepoSimApp(App[None]):
                 # Pressed again inside the panel: its next tab (Terminal, Tests, Changes).
                 panel.active = order[(order.index(panel.active) + 1) % len(order)]
             panel.display = True
-            target = {
-                "panel-terminal": "#terminal",
-                "panel-tests": "#tests-list",
-                "panel-changes": "#changes-files",
-            }.get(panel.active, "#terminal")
-            self.query_one(target).focus()
+            self.query_one(PANEL_TARGETS.get(panel.active, "#terminal")).focus()
         elif pane == "agent":
             agent = self.query_one(AgentPane)
             agent.display = True
@@ -585,12 +588,50 @@ class RepoSimApp(App[None]):
         panel.active = pane_id
 
     def _focus_editor(self) -> None:
-        editor = self.query_one(EditorPane)
-        area = editor.current_editor
-        if area is not None:
-            area.focus()
-        else:
-            editor.focus()
+        area = self.query_one(EditorPane).current_editor
+        target = area or next_pane_target(self, None, 1)  # no file open: the first pane
+        if target is not None:
+            target.focus()
+
+    # -- Tab between panes (widgets.pane_focus) ------------------------------------------------
+
+    def action_focus_next(self) -> None:
+        self._tab_to_pane(1)
+
+    def action_focus_previous(self) -> None:
+        self._tab_to_pane(-1)
+
+    def _tab_to_pane(self, step: int) -> None:
+        if self.screen is not self.screen_stack[0]:  # a dialog: Tab walks its own widgets
+            if step > 0:
+                self.screen.focus_next()
+            else:
+                self.screen.focus_previous()
+            return
+        target = next_pane_target(self, self.focused, step)
+        if target is not None:
+            target.focus()
+
+    def pane_of(self, widget: Widget | None) -> str | None:
+        if widget is None:
+            return None
+        for node in widget.ancestors_with_self:
+            pane = {"sidebar": "tree", "editor": "editor", "panel": "panel", "agent": "agent"}
+            if node.id in pane:
+                return pane[node.id]
+        return None
+
+    def pane_target(self, pane: str) -> Widget | None:
+        if pane == "tree":
+            sidebar = self.query_one("#sidebar")
+            return self.query_one(FileTree) if sidebar.display else None
+        if pane == "editor":
+            return self.query_one(EditorPane).current_editor
+        if pane == "panel":
+            panel = self.query_one("#panel", TabbedContent)
+            return self.query_one(PANEL_TARGETS[panel.active]) if panel.display else None
+        agent = self.query_one(AgentPane)
+        return agent.query_one("#agent-cards") if agent.display else None
 
     def _theme_changed(self, theme: Theme) -> None:
         self._style_editors()
@@ -625,11 +666,16 @@ class RepoSimApp(App[None]):
         return ids
 
     def help_rows(self) -> list[tuple[str, str, str, str]]:
-        from widgets.help_screen import rows_for
+        from widgets.help_screen import rows_for, text_area_rows
 
         rows = rows_for("App", APP_BINDINGS, self.settings.keymap)
+        rows.append(("App", "Tab / Shift+Tab", TAB_HELP, ""))
+        listed = {key.strip() for binding in APP_BINDINGS for key in binding.key.split(",")}
         for where, bindings in self._pane_bindings():
             rows.extend(rows_for(where, bindings, self.settings.keymap))
+            listed |= {key.strip() for binding in bindings for key in binding.key.split(",")}
+            if where == "Editor":
+                rows.extend(text_area_rows("Editor", listed))
         rows.append(("Tree", "Enter", "Open the file / expand the folder", ""))
         rows.append(("Tests", "Enter", "Open a failure at its line", ""))
         rows.append(("Changes", "Enter", "Open the changed file", ""))

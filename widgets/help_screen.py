@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, Static, TextArea
 
 from widgets.keymap import HELP_BINDINGS
 
@@ -37,17 +37,19 @@ class HelpScreen(ModalScreen[None]):
         with Vertical():
             yield Static(
                 "RepoSim keys. Everything you do is recorded in the session's trajectory.\n"
-                f'Remap a key in {self.keymap_path}, e.g.  "app.toggle_tree" = "ctrl+e".  '
-                "Esc closes.",
+                f'Remap a key in {self.keymap_path} by its id, e.g.  "app.toggle_tree" = '
+                '"ctrl+e"; keys without an id are the text area\'s own. Up/Down/PgUp/PgDn '
+                "scroll, Esc closes.",
                 id="help-intro",
             )
             yield DataTable(cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("Where", "Keys", "Action", "Id")
-        for row in self.rows:
-            table.add_row(*row)
+        # The id before the description: on a narrow screen the description is what gets cut.
+        table.add_columns("Where", "Keys", "Id", "Action")
+        for where, keys, what, binding_id in self.rows:
+            table.add_row(where, keys, binding_id, what)
         table.focus()
 
     def action_close(self) -> None:
@@ -70,4 +72,29 @@ def rows_for(where: str, bindings: list[Binding], keymap: dict[str, str]) -> lis
         keys = keymap.get(binding.id, binding.key) if binding.id else binding.key
         what = binding.tooltip or binding.description
         rows.append((where, describe_keys(keys), what, binding.id or ""))
+    return rows
+
+
+# Keys everyone knows (with or without Shift), left out of the text area's rows.
+_OBVIOUS = frozenset(
+    {"up", "down", "left", "right", "home", "end", "pageup", "pagedown", "backspace", "delete"}
+)
+
+
+def text_area_rows(where: str, listed_keys: set[str]) -> list[HelpRow]:
+    """The editor's built-in text keys (undo, redo, cut, copy, paste, delete line, word moves…)
+    that no binding listed in F1 takes first. They have no id: Textual declares them."""
+    rows = []
+    for binding in TextArea.BINDINGS:
+        if not isinstance(binding, Binding):
+            continue
+        keys = [
+            key
+            for key in (part.strip() for part in binding.key.split(","))
+            if key not in listed_keys
+            and not key.startswith("super+")
+            and key.removeprefix("shift+") not in _OBVIOUS
+        ]
+        if keys:
+            rows.append((where, describe_keys(",".join(keys)), binding.description, ""))
     return rows
