@@ -7,6 +7,8 @@ the terminal) reload a clean buffer and ask before replacing a dirty one.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import itertools
 import re
 from collections.abc import Callable
@@ -15,6 +17,7 @@ from pathlib import PurePosixPath
 from typing import ClassVar
 
 from textual import on
+from textual._context import active_message_pump
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -108,6 +111,8 @@ class ReplaceInput(Input):
 # through on_workspace_changed, since the PTY does not say when a command ends.
 INDEX_STALE_KINDS = frozenset({Kind.EXEC_RESULT, Kind.TEST_RESULT, Kind.RESTORE})
 RESYNC_DELAY = 0.5
+CATCH_UP_TIMEOUT = 2.0
+"""Seconds a save waits for the editor to handle keys typed before it (it never should)."""
 """Seconds of quiet before the code index re-reads the workspace (bursts coalesce)."""
 
 
@@ -352,7 +357,12 @@ class EditorPane(Widget):
         await self._save(buffer)
 
     async def _save(self, buffer: Buffer) -> None:
+        await _caught_up(buffer.editor)
         text = buffer.editor.text
+        if text == buffer.saved_text:
+            # Nothing to write: a save of an unchanged file is not an action worth recording.
+            self._mark_dirty(buffer, False)
+            return
         try:
             await self.session.write(buffer.path, text)
         except (SessionError, BackendError) as error:
@@ -958,6 +968,23 @@ class EditorPane(Widget):
         empty = not self._buffers
         self.query_one("#editor-empty").display = empty
         self.query_one(TabbedContent).display = not empty
+
+
+async def _caught_up(widget: Widget) -> None:
+    """Wait until `widget` has handled the messages already queued for it. Ctrl+S is a priority
+    binding, run by the app as soon as the key arrives, while an Enter typed just before it may
+    still wait in the editor's queue: saving then lost that last keystroke."""
+    if active_message_pump.get(None) is widget or not widget.is_running:
+        return
+    handled = asyncio.get_running_loop().create_future()
+
+    def mark() -> None:
+        if not handled.done():
+            handled.set_result(None)
+
+    if widget.call_later(mark):
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(handled, CATCH_UP_TIMEOUT)
 
 
 def _location_of(text: str, index: int) -> tuple[int, int]:

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from textual import events
 from textual.pilot import Pilot
 from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.text_area import Selection
@@ -463,3 +464,44 @@ def test_first_changed_line_of_a_diff() -> None:
     assert first_changed_line(diff) == 5
     assert first_changed_line("--- a/x\n+++ b/x\n@@ -0,0 +1 @@\n+new\n") == 1
     assert first_changed_line("") is None
+
+
+def burst(app: RepoSimApp, *keys: tuple[str, str | None]) -> None:
+    """Keys as a terminal delivers a fast burst: all in the app's queue before any is handled
+    (Pilot's press waits for the app to go idle after each key, which hides the race)."""
+    driver = app._driver
+    assert driver is not None
+    for key, character in keys:
+        event = events.Key(key, character)
+        event.set_sender(app)
+        driver.send_message(event)
+
+
+async def test_ctrl_s_right_after_enter_saves_the_newline(
+    app: RepoSimApp, session: Session
+) -> None:
+    on_disk = Path(session.workspace_path) / "notes.md"
+    async with app.run_test(size=SIZE) as pilot:
+        pane = app.query_one(EditorPane)
+        await pane.open_file("notes.md")
+        editor = pane.current_editor
+        assert editor is not None
+        await pilot.press("ctrl+end", "x")
+        burst(app, ("enter", "\r"), ("ctrl+s", None))
+        await wait_for(pilot, lambda: on_disk.read_text().endswith("x\n"))
+        assert editor.text == on_disk.read_text()
+        await wait_for(pilot, lambda: not pane.is_dirty("notes.md"))
+
+
+async def test_ctrl_s_on_an_unchanged_file_records_nothing(
+    app: RepoSimApp, session: Session
+) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        pane = app.query_one(EditorPane)
+        await pane.open_file("notes.md")
+        await pilot.press("ctrl+s")
+        await pilot.press("x", "backspace", "ctrl+s")  # edited and back: the same text
+        await pilot.press("y", "ctrl+s")
+        await wait_for(pilot, lambda: not pane.is_dirty("notes.md"))
+    writes = recorded_kinds(session, "file.write")
+    assert writes == [("file.write", "human", "notes.md")]
