@@ -6,6 +6,7 @@ from collections import Counter
 from typing import Any
 
 from simulator.events import Event, Kind
+from simulator.terminal_record import readable_keys
 from simulator.trajectory import Trajectory
 
 
@@ -100,8 +101,14 @@ def describe_event(event: Event) -> str:
         return f"tool result: {_short(str(p.get('output', '')), 60)}"
     if kind == Kind.AGENT_FINISH:
         return f"finished: {_short(str(p.get('summary', '')))}"
-    if kind in (Kind.TERMINAL_INPUT, Kind.TERMINAL_OUTPUT):
-        return f"{kind.split('.')[1]} {_short(repr(p.get('data', '')), 60)}"
+    if kind == Kind.TERMINAL_INPUT:
+        # An entered command line reads like a command; other keys as they were typed.
+        line = p.get("line")
+        if line:
+            return f"terminal $ {_short(str(line))}"
+        return f"typed {_short(readable_keys(str(p.get('data', ''))), 60)}"
+    if kind == Kind.TERMINAL_OUTPUT:
+        return f"output {_short(repr(p.get('data', '')), 60)}"
     if kind == Kind.SESSION_END:
         return f"session ended ({p.get('reason')})"
     if kind == Kind.ERROR:

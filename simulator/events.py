@@ -145,10 +145,25 @@ class ExecResultPayload(Payload):
 
 @dataclass
 class DataPayload(Payload):
-    """Text that went through a terminal: typed, printed, or a command's live output."""
+    """Text that went through a terminal: printed, or a command's live output."""
 
-    KINDS = (Kind.TERMINAL_INPUT, Kind.TERMINAL_OUTPUT, Kind.EXEC_OUTPUT)
+    KINDS = (Kind.TERMINAL_OUTPUT, Kind.EXEC_OUTPUT)
     data: str
+
+
+@dataclass
+class TerminalInputPayload(Payload):
+    """Keys typed into the terminal pane: one entered line (up to and including its Enter,
+    Ctrl+C, Ctrl+D or Ctrl+Z), or what was typed before a pause (simulator/terminal_record.py).
+    Recordings before lines were kept have one event per key."""
+
+    KINDS = (Kind.TERMINAL_INPUT,)
+    data: str
+    """The exact keys sent, joined (re-execution types them again byte for byte)."""
+    line: str | None = optional()
+    """The command line the Enter ran, as it reads (Backspace applied, control keys shown as
+    ^X, arrows as arrows; lines typed across a pause whole); absent when the keys did not end
+    with Enter or left an empty line."""
 
 
 @dataclass
@@ -448,6 +463,7 @@ PAYLOAD_TYPES: dict[Kind, type[Payload]] = {
         ExecPayload,
         ExecResultPayload,
         DataPayload,
+        TerminalInputPayload,
         InterruptPayload,
         FileReadPayload,
         FileChangePayload,

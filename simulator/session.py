@@ -27,7 +27,6 @@ from backends.base import (
     DirEntry,
     ExecResult,
     FileStat,
-    Pty,
 )
 from backends.output import DEFAULT_CAP, OutputCapture
 from backends.shell import quote
@@ -56,6 +55,7 @@ from simulator.events import (
 )
 from simulator.git import git_output
 from simulator.paths import trajectories_dir
+from simulator.terminal_record import RecordedPty
 from simulator.testrun import (
     DEFAULT_TEST_COMMAND,
     TestRunResult,
@@ -856,66 +856,6 @@ class Session:
         return self.emit(actor, Kind.NOTE, NotePayload(text, mark or None))
 
 
-class RecordedPty:
-    """A backend PTY whose traffic is recorded as terminal events.
-
-    Output read within `OUTPUT_BATCH` seconds of the first unrecorded chunk becomes one event:
-    a program's one burst (a prompt written in three calls, a screenful of `cat`) is one step
-    in the trajectory however the kernel happened to split it. Input flushes pending output
-    first, so the recorded order is the order on screen.
-    """
-
-    OUTPUT_BATCH = 0.05
-
-    def __init__(self, session: Session, pty: Pty) -> None:
-        self.session = session
-        self._pty = pty
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        self._pending: list[str] = []
-        self._flush_handle: asyncio.TimerHandle | None = None
-
-    async def read(self) -> bytes:
-        data = await self._pty.read()
-        text = self._decoder.decode(data, final=not data)
-        if text:
-            self._pending.append(text)
-            if self._flush_handle is None:
-                loop = asyncio.get_running_loop()
-                self._flush_handle = loop.call_later(self.OUTPUT_BATCH, self.flush)
-        if not data:
-            self.flush()
-        return data
-
-    def flush(self) -> None:
-        """Record the output read so far."""
-        if self._flush_handle is not None:
-            self._flush_handle.cancel()
-            self._flush_handle = None
-        if self._pending and not self.session.closed:
-            self.session.emit(
-                Actor.HUMAN, Kind.TERMINAL_OUTPUT, DataPayload("".join(self._pending))
-            )
-        self._pending.clear()
-
-    async def write(self, data: bytes) -> None:
-        self.flush()
-        self.session.emit(
-            Actor.HUMAN, Kind.TERMINAL_INPUT, DataPayload(data.decode("utf-8", "replace"))
-        )
-        await self._pty.write(data)
-
-    async def resize(self, cols: int, rows: int) -> None:
-        await self._pty.resize(cols, rows)
-
-    async def close(self) -> None:
-        self.flush()
-        await self._pty.close()
-
-    @property
-    def closed(self) -> bool:
-        return self._pty.closed
-
-
 def _exec_payload(result: ExecResult) -> ExecResultPayload:
     return ExecResultPayload(
         exit_code=result.exit_code,
@@ -955,6 +895,7 @@ __all__ = [
     "Decision",
     "EditError",
     "FileChange",
+    "RecordedPty",
     "SearchMatch",
     "Session",
     "SessionError",

@@ -20,6 +20,7 @@ from simulator.events import (
     ExecResultPayload,
     Kind,
     NotePayload,
+    TerminalInputPayload,
     TestResultPayload,
     TestRunPayload,
 )
@@ -100,7 +101,7 @@ def write(header: TrajectoryHeader, events: Iterable[Event], *, title: str | Non
         t = round(event.t, 6)
         if isinstance(data, DataPayload) and event.kind == Kind.TERMINAL_OUTPUT:
             terminal.append([t, "o", data.data])
-        elif isinstance(data, DataPayload) and event.kind == Kind.TERMINAL_INPUT:
+        elif isinstance(data, TerminalInputPayload):
             terminal.append([t, "i", data.data])
         elif isinstance(data, NotePayload) and data.mark == "marker":
             terminal.append([t, "m", data.text])

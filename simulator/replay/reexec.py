@@ -21,7 +21,6 @@ from backends.shell import quote
 from simulator.events import (
     Actor,
     CheckpointPayload,
-    DataPayload,
     Event,
     ExecPayload,
     ExecResultPayload,
@@ -31,6 +30,7 @@ from simulator.events import (
     Kind,
     SearchPayload,
     SearchResultPayload,
+    TerminalInputPayload,
     TestResultPayload,
     TestRunPayload,
 )
@@ -471,7 +471,7 @@ class Replayer:
                 )
         elif isinstance(data, CheckpointPayload):
             await s.restore(data.name, actor=actor)
-        elif isinstance(data, DataPayload):  # terminal.input
+        elif isinstance(data, TerminalInputPayload):
             await self._terminal_input(data.data, self._gap_after(index, event))
             step.status = "skipped"
             step.differences.append("typed into the terminal again; its output is not compared")
@@ -480,14 +480,21 @@ class Replayer:
             step.differences.append("interrupts are not re-executed (the command already ended)")
 
     def _gap_after(self, index: int, event: Event) -> float:
-        """How long the person waited after this event before the next one (capped)."""
-        if index + 1 >= len(self.source):
-            return _TERMINAL_WAIT_MAX
-        try:
-            later = self.source.event(index + 1)
-        except TrajectoryError:
-            return _TERMINAL_WAIT_MAX
-        return max(0.0, min(later.t - event.t, _TERMINAL_WAIT_MAX))
+        """How long the person waited after typing this before their next action (capped):
+        the terminal's output in between is what they waited for."""
+        last = event.t
+        for later_index in range(index + 1, min(len(self.source), index + _RESULT_LOOKAHEAD)):
+            try:
+                later = self.source.event(later_index)
+            except TrajectoryError:
+                break
+            last = later.t
+            if later.kind in REPLAYED_KINDS:
+                break
+        else:
+            if index + 1 >= len(self.source):
+                return _TERMINAL_WAIT_MAX  # nothing after it: its output was not recorded
+        return max(0.0, min(last - event.t, _TERMINAL_WAIT_MAX))
 
     async def _terminal_input(self, data: str, wait: float) -> None:
         if self._pty is None:
@@ -499,7 +506,8 @@ class Replayer:
                         return
 
             self._drain = asyncio.create_task(drain())
-        await self._pty.write(data.encode("utf-8"))
+        # The exact bytes typed (those that are not UTF-8 come back as surrogates).
+        await self._pty.write(data.encode("utf-8", "surrogateescape"))
         # What the person typed runs asynchronously in the terminal; give it the time they
         # gave it before their next step, so that it has done its work when that step runs.
         await asyncio.sleep(max(wait, _TERMINAL_WAIT_MIN))

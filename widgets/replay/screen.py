@@ -44,7 +44,7 @@ ACTORS = ("all", "human", "agent", "system")
 KIND_GROUPS: dict[str, tuple[str, ...]] = {
     "all": (),
     "actions": ("exec", "test.run", "search", "file.", "restore", "checkpoint"),
-    "commands": ("exec",),
+    "commands": ("exec", "terminal.input"),  # the terminal's: entered lines only
     "files": ("file.",),
     "tests": ("test.",),
     "model": ("llm.", "tool.", "agent."),
@@ -76,6 +76,14 @@ def _edits_by_command(source: EventSource, index: int) -> bool:
     except TrajectoryError:
         return False
     return isinstance(command, str) and is_edit_command(command)
+
+
+def _entered(source: EventSource, index: int) -> bool:
+    """Whether terminal input at `index` entered a command line (see TerminalInputPayload)."""
+    try:
+        return bool(source.event(index).payload.get("line"))
+    except TrajectoryError:
+        return False
 
 
 def _kind_matches(kind: str, prefixes: tuple[str, ...]) -> bool:
@@ -548,6 +556,12 @@ class ReplayScreen(Screen[None]):
                 return
             event_actor, kind = source.meta(index)
             if (actor == "all" or event_actor == actor) and _kind_matches(kind, prefixes):
+                if (
+                    group == "commands"
+                    and kind == Kind.TERMINAL_INPUT
+                    and not _entered(source, index)
+                ):
+                    continue  # keys that ran no command line (^C, a pause, a program's keys)
                 rows.append(index)
         self.post_message(self.RowsReady(rows))
 
