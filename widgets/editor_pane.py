@@ -86,9 +86,24 @@ class ChoiceScreen(ModalScreen[str]):
         self.dismiss(self.default)
 
 
+class FindInput(Input):
+    """The find box: Tab goes to the replace box when it is shown (as in VS Code); otherwise
+    Tab moves on to the next pane, as everywhere."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("tab", "to_replace", "Find ⇄ replace box", show=False),
+    ]
+
+    def action_to_replace(self) -> None:
+        if self.screen.query_one("#find-panel").has_class("-replace"):
+            self.screen.query_one("#replace-bar", Input).focus()
+        else:
+            self.app.action_focus_next()
+
+
 class ReplaceInput(Input):
     """The replace box: Enter replaces the match, Alt+Enter (Ctrl+Alt+Enter in VS Code; the
-    terminal sends ESC Enter) replaces them all."""
+    terminal sends ESC Enter) replaces them all; Shift+Tab goes back to the find box."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
@@ -97,8 +112,12 @@ class ReplaceInput(Input):
             "Replace all",
             id="editor.replace_all",
             tooltip="In the replace box: replace every match (one recorded edit)",
-        )
+        ),
+        Binding("shift+tab", "to_find", "Back to the find box", show=False),
     ]
+
+    def action_to_find(self) -> None:
+        self.screen.query_one("#find-bar", Input).focus()
 
     class ReplaceAll(Message):
         pass
@@ -263,7 +282,7 @@ class EditorPane(Widget):
         yield TabbedContent(id="editor-tabs")
         with Vertical(id="find-panel", classes="editor-bar"):
             with Horizontal(id="find-row"):
-                yield Input(placeholder="Find (Enter: next match, Esc: close)", id="find-bar")
+                yield FindInput(placeholder="Find (Enter: next match, Esc: close)", id="find-bar")
                 yield Static("", id="find-count")
             yield ReplaceInput(
                 placeholder="Replace with (Enter: this match, Alt+Enter: all, Esc: close)",

@@ -206,6 +206,10 @@ async def test_replace_one_then_all_is_one_recorded_edit(app: RepoSimApp, sessio
         await pilot.press(*"alpha", "tab", *"omega")
         replace_bar = app.query_one("#replace-bar", Input)
         assert replace_bar.has_focus and replace_bar.value == "omega"
+        await pilot.press("shift+tab")  # back to the find box, and Tab again to replace
+        assert app.query_one("#find-bar", Input).has_focus
+        await pilot.press("tab")
+        assert replace_bar.has_focus
         await pilot.press("alt+enter")
         await wait_for(pilot, lambda: on_disk.read_text().count("omega") == 4)
         assert editor.text == on_disk.read_text() == "omega beta omega\ngamma omega\n\nomega end\n"
