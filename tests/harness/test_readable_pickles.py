@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import collections
 import operator
+import pickle
 from pathlib import Path
 
 from simulator.harness.runtime.reposim_tracer import shown
@@ -63,6 +64,12 @@ def test_the_readable_form_drops_addresses_and_names_functions() -> None:
     assert shown(Point) == f"{__name__}.Point"
     assert shown(Point(1)) == f"<{__name__}.Point object>"
     assert len(shown(list(range(10_000)))) < 60
+    # an iterator: what it yields, read from a copy (the value itself is not consumed)
+    numbers = map(str, range(20))
+    assert shown(numbers, pickle.dumps(numbers, protocol=4)) == (
+        "<map yielding ['0', '1', '2', '3', '4', '5', '6', '7', …]>"
+    )
+    assert next(numbers) == "0"
 
 
 async def test_a_traced_harness_shows_its_pickled_values_readably(

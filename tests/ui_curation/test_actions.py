@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from textual.widgets import Input, Static
+from textual.widgets import Input, Static, TextArea
 
 from simulator.session import Session
 from tests.ui.helpers import wait_for
-from tests.ui_curation.conftest import figured_problems
+from tests.ui_curation.conftest import figured_problems, math_line
 from widgets.curation.app import CurationApp
 from widgets.curation.dialogs import AskExportPath, AskText, SurvivorsScreen
 from widgets.curation.screen import CurationScreen
@@ -162,7 +162,18 @@ async def test_surviving_mutants_show_as_diffs(session: Session, tmp_path: Path)
         assert "2 of 3 mutants survive" in text
         assert "-    if number < 0:" in text and "+    if number <= 0:" in text
         assert "+    if (not (number < 0)):" in text
+        assert "never runs this line" not in text  # line 19 runs (partly covered)
         await pilot.press("n", "pagedown", "p")  # the keys scroll and jump without error
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is screen, "the survivors to close")
+
+        # a survivor on a line the harness never runs says so: nothing checks it at all
+        coverage = problems[sign].validation.coverage  # type: ignore[union-attr]
+        coverage["missed_lines"] = [math_line("    if number < 0:")]  # type: ignore[index]
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, SurvivorsScreen), "the survivors")
+        heads = [str(w.render()) for w in app.screen.query(".survivor-head")]
+        assert len(heads) == 2 and all("the harness never runs this line" in h for h in heads)
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is screen, "the survivors to close")
 
@@ -172,3 +183,39 @@ async def test_surviving_mutants_show_as_diffs(session: Session, tmp_path: Path)
         await pilot.pause()
         assert app.screen is screen
         assert "no mutants ran" in str(screen.query_one("#curation-status", Static).render())
+
+
+async def test_the_first_target_is_in_view_when_the_screen_opens(
+    session: Session, tmp_path: Path
+) -> None:
+    problems = figured_problems(session)
+    for problem in problems:  # no harness yet: nothing marked, the view starts at the def
+        problem.harness = None
+        problem.validation = None
+    app = CurationApp(session, problems, export_path=tmp_path / "out.jsonl")
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, CurationScreen)
+        await pilot.pause()
+        view = screen.query_one("#curation-source")
+        first = problems[screen.shown[0]].target
+        assert first["qualname"] == "clamp"
+        assert view.scroll_offset.y == first["start_line"] - 1
+        harness = screen.query_one("#curation-harness", TextArea)
+        assert harness.text == "" and "g generates one" in str(harness.placeholder)
+
+
+async def test_the_harness_view_opens_at_its_cases(session: Session, tmp_path: Path) -> None:
+    problems = figured_problems(session)
+    header = "".join(f"# header line {n}\n" for n in range(30))
+    for problem in problems:
+        assert problem.harness is not None
+        problem.harness.text = header + problem.harness.text + "\n" * 30
+    app = CurationApp(session, problems, export_path=tmp_path / "out.jsonl")
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, CurationScreen)
+        await pilot.pause()
+        harness = screen.query_one("#curation-harness", TextArea)
+        cases = harness.text.splitlines().index("CASES = [")
+        assert harness.scroll_offset.y == cases - 1

@@ -108,7 +108,7 @@ def diff_content(diff: str) -> Content:
             parts.append((line + "\n", "$text-success"))
         else:
             parts.append(line + "\n")
-    return Content.assemble(*parts)
+    return Content.assemble(*parts).rstrip()
 
 
 class SurvivorsScreen(ModalScreen[None]):
@@ -117,10 +117,15 @@ class SurvivorsScreen(ModalScreen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = list(SURVIVORS_BINDINGS)
 
-    def __init__(self, title: str, survivors: list[dict[str, Any]]) -> None:
+    def __init__(
+        self, title: str, survivors: list[dict[str, Any]], never_run: set[int] | None = None
+    ) -> None:
+        """`never_run`: lines the harness does not execute (a mutant there survives because
+        nothing runs it, not because the tests check too little)."""
         super().__init__()
         self.title_text = title
         self.survivors = survivors
+        self.never_run = never_run or set()
         self.at = 0
 
     def compose(self) -> ComposeResult:
@@ -128,9 +133,11 @@ class SurvivorsScreen(ModalScreen[None]):
             yield Static(self.title_text, id="survivors-title")
             with VerticalScroll(id="survivors-list"):
                 for number, survivor in enumerate(self.survivors, start=1):
+                    unrun = survivor.get("line") in self.never_run
                     yield Static(
                         f"{number}/{len(self.survivors)}  {survivor.get('description')}  "
-                        f"({survivor.get('operator', 'mutant')} {survivor.get('id', '')})",
+                        f"({survivor.get('operator', 'mutant')} {survivor.get('id', '')})"
+                        + ("  · the harness never runs this line" if unrun else ""),
                         classes="survivor-head",
                         markup=False,
                     )

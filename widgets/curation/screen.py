@@ -115,11 +115,22 @@ class CurationScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static("", id="curation-title")
-        yield Input(placeholder="filter: valid  cov<80  mut<60  flaky  name", id="curation-filter")
+        yield Input(
+            placeholder="/ filter: valid  cov<80  mut<60  flaky  name", id="curation-filter"
+        )
         yield TargetTable(id="curation-table")
         with Horizontal(id="curation-detail"):
             yield CoverageView(id="curation-source")
-            yield TextArea("", language="python", id="curation-harness", show_line_numbers=True)
+            # no soft wrap: a pickled value is one long line, its readable form the comment above
+            yield TextArea(
+                "",
+                language="python",
+                id="curation-harness",
+                show_line_numbers=True,
+                soft_wrap=False,
+                placeholder="No harness yet: g generates one from the repository's tests, "
+                "M with the model.",
+            )
         yield Static("", id="curation-status")
         yield Footer()
 
@@ -216,15 +227,37 @@ class CurationScreen(Screen[None]):
         span = (int(target.get("start_line") or 0), int(target.get("end_line") or -1))
         marks = self.marks(problem)
         view.show(self._source(str(target.get("path") or "")), marks, span)
-        # the first line the harness misses (or partly covers) is what a person looks for;
-        # a long docstring would push it below the fold if the view started at the def
-        weak = [n for n, mark in marks.items() if mark != "covered"]
-        focus = min(weak) if weak else min(marks, default=span[0])
-        top = span[0] if focus - span[0] < view.size.height - 2 else focus - 3
-        view.scroll_to(y=max(0, top - 1), animate=False)
+        self._scroll_source(index)
         harness = self.query_one("#curation-harness", TextArea)
-        harness.load_text(problem.harness.text if problem.harness else "")
+        text = problem.harness.text if problem.harness else ""
+        harness.load_text(text)
+        # the cases (or the first test) are what a person reads, not the header above them
+        lines = text.splitlines()
+        first = next(
+            (n for n, line in enumerate(lines) if line.startswith(("CASES = [", "def test"))), 0
+        )
+        harness.scroll_to(y=max(0, first - 1), animate=False, force=True)
         self._status(self._describe(problem))
+
+    def _scroll_source(self, index: int) -> None:
+        """Bring the target into view: the first line the harness misses (or partly covers)
+        is what a person looks for, and a long docstring would push it below the fold if the
+        view started at the def. Before the first layout the view has no height to scroll in,
+        so that waits for the first refresh."""
+        view = self.query_one("#curation-source", CoverageView)
+        if view.size.height == 0:
+            self.call_after_refresh(self._scroll_source, index)
+            return
+        if index != self.current:
+            return
+        target = self.problems[index].target
+        start = int(target.get("start_line") or 0)
+        marks = view.marks
+        weak = [n for n, mark in marks.items() if mark != "covered"]
+        focus = min(weak) if weak else min(marks, default=start)
+        top = start if focus - start < view.size.height - 2 else focus - 3
+        # force: before its first layout the view does not yet know it has a scrollbar
+        view.scroll_to(y=max(0, top - 1), animate=False, force=True)
 
     @staticmethod
     def marks(problem: Problem) -> dict[int, str]:
@@ -270,6 +303,17 @@ class CurationScreen(Screen[None]):
         self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
         self._fill()
 
+    def _names(self, chosen: list[int]) -> str:
+        """`sign`, `sign and clamp`, `sign, clamp and 3 more`: what an action is about."""
+        names = [self.rows[i].function for i in chosen[:2]]
+        if len(chosen) > 2:
+            return f"{', '.join(names)} and {len(chosen) - 2} more"
+        return " and ".join(names)
+
+    def _after_refill(self, text: str) -> None:
+        """Say what an action did once the refill's new selection has shown its own line."""
+        self.call_after_refresh(self._status, text)
+
     def _decide(self, index: int, action: str, reason: str = "") -> None:
         record_decision(self.session, self.problems[index], action, by=self.by, reason=reason)
         self._refresh_row(index)
@@ -280,7 +324,7 @@ class CurationScreen(Screen[None]):
             accept(self.problems[index], by=self.by)
             self._decide(index, "accept")
         self._refilter(chosen)
-        self._status(f"accepted {len(chosen)}")
+        self._after_refill(f"accepted {self._names(chosen)}")
 
     def action_reject(self) -> None:
         chosen = self._selection()
@@ -294,9 +338,9 @@ class CurationScreen(Screen[None]):
                 reject(self.problems[index], by=self.by, reason=reason)
                 self._decide(index, "reject", reason)
             self._refilter(chosen)
-            self._status(f"rejected {len(chosen)}: {reason}")
+            self._after_refill(f"rejected {self._names(chosen)}: {reason}")
 
-        self.app.push_screen(AskText(f"Why reject {len(chosen)} harness(es)?"), done)
+        self.app.push_screen(AskText(f"Why reject {self._names(chosen)}?"), done)
 
     def action_note(self) -> None:
         chosen = self._selection()
@@ -308,10 +352,10 @@ class CurationScreen(Screen[None]):
                 note(self.problems[index], text)
                 self._decide(index, "note", text)
             self._refilter(chosen)
-            self._status(f"noted on {len(chosen)}: {text}")
+            self._after_refill(f"noted on {self._names(chosen)}: {text}")
 
         if chosen:
-            self.app.push_screen(AskText(f"Note on {len(chosen)} target(s):"), done)
+            self.app.push_screen(AskText(f"Note on {self._names(chosen)}:"), done)
 
     def action_save_harness(self) -> None:
         if self._save_harness():
@@ -371,7 +415,8 @@ class CurationScreen(Screen[None]):
             f"{name}: {len(survivors)} of {figures.get('total')} mutants survive the harness "
             "(each is a change its tests do not notice)"
         )
-        self.app.push_screen(SurvivorsScreen(title, survivors))
+        never_run = {n for n, mark in self.marks(problem).items() if mark == "missed"}
+        self.app.push_screen(SurvivorsScreen(title, survivors, never_run))
 
     def action_run(self) -> None:
         if self.current is not None and not self._save_harness():

@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import base64
 import inspect
+import itertools
 import json
 import os
 import pickle
@@ -48,13 +49,23 @@ _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 SHOWN_LIMIT = 160
 
 
-def shown(value: Any) -> str:
+def shown(value: Any, data: bytes | None = None) -> str:
     """A one-line readable form of a pickled value: `module.name` for functions and classes,
-    else its repr (shortened when long) without memory addresses; "" when repr fails."""
+    what an iterator yields (read from a copy unpickled from `data`, so the value itself is
+    not consumed), else its repr (shortened when long) without memory addresses; "" when repr
+    fails."""
     name = getattr(value, "__qualname__", None)
     module = getattr(value, "__module__", None)
     if isinstance(name, str) and isinstance(module, str) and callable(value):
         return f"{module}.{name}"
+    if data is not None and hasattr(value, "__next__"):
+        try:
+            items = list(itertools.islice(pickle.loads(data), 9))
+            head = _SHOWN.repr(items[:8])
+            more = ", …]" if len(items) > 8 else "]"
+            return f"<{type(value).__name__} yielding {head[:-1]}{more}>"
+        except Exception:
+            pass
     try:
         text = repr(value)
         if len(text) > SHOWN_LIMIT:
@@ -109,7 +120,7 @@ def encode(value: Any, max_bytes: int) -> dict[str, str]:
     if len(data) > max_bytes:
         raise Unencodable("too big")
     encoded = {"p": base64.b64encode(data).decode("ascii")}
-    readable = shown(value)
+    readable = shown(value, data)
     if readable:
         encoded["s"] = readable
     return encoded
