@@ -23,8 +23,12 @@ IDS = {b.id for b in [*CURATION_BINDINGS, *SURVIVORS_BINDINGS]}
 
 
 def _help_rows(app: CurationApp | RepoSimApp) -> list[tuple[str, ...]]:
+    """F1's rows as (where, keys, action, id), whatever order its columns are shown in."""
     table = app.screen.query_one(DataTable)
-    return [tuple(str(c) for c in table.get_row_at(i)) for i in range(table.row_count)]
+    labels = [str(column.label) for column in table.columns.values()]
+    order = [labels.index(name) for name in ("Where", "Keys", "Action", "Id")]
+    rows = [table.get_row_at(i) for i in range(table.row_count)]
+    return [tuple(str(row[at]) for at in order) for row in rows]
 
 
 async def test_f1_and_the_palette_list_every_curation_key(
