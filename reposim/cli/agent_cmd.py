@@ -11,7 +11,14 @@ from typing import Any
 
 import click
 
-from reposim.cli.common import CliError, backend_options, existing_dir, json_printer, run_async
+from reposim.cli.common import (
+    CliError,
+    SessionFlags,
+    backend_options,
+    existing_dir,
+    json_printer,
+    run_async,
+)
 from reposim.ui import run_ui
 from simulator.agent import (
     Agent,
@@ -160,11 +167,7 @@ def agent_command(
     max_tokens: int | None,
     max_cost: float | None,
     max_time: float | None,
-    backend_kind: str,
-    in_place: bool,
-    trajectory: str | None,
-    as_json: bool,
-    backend_options: dict[str, Any],
+    flags: SessionFlags,
 ) -> None:
     """Run an LLM agent on the repository at PATH until it finishes the task or a budget runs
     out. Every model call, tool call and decision is recorded in the trajectory."""
@@ -173,19 +176,15 @@ def agent_command(
     client = _client(model, api_base)
 
     async def run() -> tuple[RunResult, Path]:
-        session = await open_session(
-            root,
-            backend=backend_kind,
-            backend_options=backend_options,
-            in_place=in_place,
-            trajectory_path=Path(trajectory).resolve() if trajectory else None,
-            agent={"model": client.model, "mode": mode},
+        # No subscribers here: _run_headless prints the events (as JSON with --json).
+        session = await flags.open(
+            root, subscribers=[], agent={"model": client.model, "mode": mode}
         )
         async with session:
             agent = Agent(session, client, mode=Mode(mode), budgets=budgets)
             if mode == "confirm":
                 _prompt_approvals(agent)
-            result = await _run_headless(session, agent, task, as_json)
+            result = await _run_headless(session, agent, task, flags.as_json)
         return result, session.trajectory_path
 
     result, path_written = run_async(run)

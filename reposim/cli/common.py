@@ -8,7 +8,8 @@ import functools
 import json
 import signal
 import sys
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -16,7 +17,7 @@ import click
 
 from backends.base import BackendError
 from simulator.events import Event
-from simulator.session import SessionError
+from simulator.session import Session, SessionError, Subscriber, open_session
 from simulator.trajectory import TrajectoryError
 
 T = TypeVar("T")
@@ -172,10 +173,42 @@ _DOCKER_FLAGS = (
 )
 
 
+@dataclass(frozen=True)
+class SessionFlags:
+    """What the session flags of `@backend_options` asked for, as one `flags` argument."""
+
+    backend_kind: str
+    in_place: bool
+    trajectory: str | None
+    as_json: bool
+    backend_options: dict[str, Any]
+    """The container flags that were given (and --term), passed to open_session explicitly."""
+
+    @property
+    def trajectory_path(self) -> Path | None:
+        return Path(self.trajectory).resolve() if self.trajectory else None
+
+    async def open(
+        self, path: Path, *, subscribers: Sequence[Subscriber] | None = None, **options: Any
+    ) -> Session:
+        """open_session on `path` as the flags say; with --json, every event is printed as a
+        JSON line unless `subscribers` says otherwise. `options`: open_session's others."""
+        if subscribers is None:
+            subscribers = [json_printer()] if self.as_json else []
+        return await open_session(
+            path,
+            backend=self.backend_kind,
+            backend_options=self.backend_options,
+            in_place=self.in_place,
+            trajectory_path=self.trajectory_path,
+            subscribers=subscribers,
+            **options,
+        )
+
+
 def backend_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """--backend, --in-place, --trajectory, --json and the container options, shared by commands
-    that open a session. The container flags reach the command as one `backend_options` dict
-    (only the flags given), which it passes to open_session explicitly."""
+    that open a session. They reach the command as one `flags: SessionFlags` argument."""
 
     command = func
 
@@ -187,7 +220,7 @@ def backend_options(func: Callable[..., Any]) -> Callable[..., Any]:
         if ready_image is not None:
             if flags["image"]:
                 raise CliError("--env NAME and --image both choose the image; give one.")
-            if kwargs.get("backend_kind") == "local":
+            if kwargs["backend_kind"] == "local":
                 kwargs["backend_kind"] = "docker"  # a ready environment is a container image
             flags["image"] = ready_image
         options: dict[str, Any] = {
@@ -202,7 +235,13 @@ def backend_options(func: Callable[..., Any]) -> Callable[..., Any]:
             "env": _parse_env(flags["env"]) or None,
             "term": term,
         }
-        kwargs["backend_options"] = {k: v for k, v in options.items() if v is not None}
+        kwargs["flags"] = SessionFlags(
+            backend_kind=kwargs.pop("backend_kind"),
+            in_place=kwargs.pop("in_place"),
+            trajectory=kwargs.pop("trajectory"),
+            as_json=kwargs.pop("as_json"),
+            backend_options={k: v for k, v in options.items() if v is not None},
+        )
         return command(*args, **kwargs)
 
     docker_options = [

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
-from reposim.cli.common import CliError, backend_options, run_async
-from simulator.session import Session, open_session
+from reposim.cli.common import CliError, SessionFlags, backend_options, run_async
+from simulator.session import Session
 from themes import theme_names
 
 
@@ -46,11 +45,7 @@ def curate_command(
     theme: str | None,
     model: str | None,
     api_base: str | None,
-    backend_kind: str,
-    in_place: bool,
-    trajectory: str | None,
-    as_json: bool,
-    backend_options: dict[str, Any],
+    flags: SessionFlags,
 ) -> None:
     """Curate test harnesses: SOURCE is a repository (its functions become targets without a
     harness) or a problems file made by `reposim harness` (JSON lines).
@@ -62,7 +57,7 @@ def curate_command(
     Every decision is recorded in the session's trajectory and exported as the problem's
     curation state.
     """
-    if as_json:
+    if flags.as_json:
         raise CliError("reposim curate is interactive; --json is for exec, test and replay.")
     if theme is not None and theme not in theme_names():
         raise CliError(
@@ -105,13 +100,7 @@ def curate_command(
         raise CliError(f"{source} is neither a repository directory nor a problems file.")
 
     async def run() -> Path:
-        session: Session = await open_session(
-            root,
-            backend=backend_kind,
-            backend_options=backend_options,
-            in_place=in_place,
-            trajectory_path=Path(trajectory).resolve() if trajectory else None,
-        )
+        session: Session = await flags.open(root)
         reason = "closed"
         try:
             from simulator.harness.target import TargetError

@@ -3,38 +3,13 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
-from typing import Any
 
 import click
 
 from backends.output import DEFAULT_CAP, format_size, parse_size
-from reposim.cli.common import CliError, backend_options, existing_dir, json_printer, run_async
+from reposim.cli.common import CliError, SessionFlags, backend_options, existing_dir, run_async
 from simulator.events import Actor
-from simulator.session import Session, open_session
 from simulator.testrun import TestRunResult
-
-
-async def _open(
-    path: Path,
-    backend_kind: str,
-    backend_options: dict[str, Any],
-    in_place: bool,
-    trajectory: str | None,
-    as_json: bool,
-    test_command: str | None = None,
-    output_cap: int | None = DEFAULT_CAP,
-) -> Session:
-    return await open_session(
-        path,
-        backend=backend_kind,
-        backend_options=backend_options,
-        in_place=in_place,
-        trajectory_path=Path(trajectory).resolve() if trajectory else None,
-        test_command=test_command,
-        output_cap=output_cap,
-        subscribers=[json_printer()] if as_json else [],
-    )
 
 
 def _output_cap(text: str) -> int | None:
@@ -74,11 +49,7 @@ def exec_command(
     command: tuple[str, ...],
     timeout: float | None,
     output_cap: str,
-    backend_kind: str,
-    in_place: bool,
-    trajectory: str | None,
-    as_json: bool,
-    backend_options: dict[str, Any],
+    flags: SessionFlags,
 ) -> None:
     """Run COMMAND in a session on the repository at PATH and record it.
 
@@ -99,20 +70,21 @@ def exec_command(
     line = argv[0] if len(argv) == 1 else " ".join(_shell_quote(a) for a in argv)
 
     async def run() -> int:
-        session = await _open(
-            root, backend_kind, backend_options, in_place, trajectory, as_json, output_cap=cap
-        )
+        session = await flags.open(root, output_cap=cap)
         reason = "closed"
         try:
             result = await session.exec(
-                line, actor=Actor.HUMAN, timeout=timeout, on_output=None if as_json else _write_raw
+                line,
+                actor=Actor.HUMAN,
+                timeout=timeout,
+                on_output=None if flags.as_json else _write_raw,
             )
         except BaseException:
             reason = "interrupted"
             raise
         finally:
             await session.close(reason)
-            if not as_json:
+            if not flags.as_json:
                 click.echo(f"reposim: trajectory {session.trajectory_path}", err=True)
         if result.timed_out:
             click.echo(
@@ -172,11 +144,7 @@ def test_command(
     selector: str | None,
     test_command: str | None,
     timeout: float | None,
-    backend_kind: str,
-    in_place: bool,
-    trajectory: str | None,
-    as_json: bool,
-    backend_options: dict[str, Any],
+    flags: SessionFlags,
 ) -> None:
     """Run the tests of the repository at PATH (optionally only SELECTOR) and record them.
 
@@ -185,14 +153,12 @@ def test_command(
     root = existing_dir(path)
 
     async def run() -> int:
-        session = await _open(
-            root, backend_kind, backend_options, in_place, trajectory, as_json, test_command
-        )
+        session = await flags.open(root, test_command=test_command)
         try:
             result = await session.run_tests(selector, timeout=timeout)
         finally:
             await session.close()
-        if not as_json:
+        if not flags.as_json:
             print_test_report(result)
             click.echo(f"reposim: trajectory {session.trajectory_path}", err=True)
         return 0 if result.passed else 1

@@ -11,9 +11,15 @@ from typing import Any
 import click
 
 from reposim.cli.batch import BatchSettings, batch_options, run_batch_cli
-from reposim.cli.common import CliError, backend_options, existing_dir, json_printer, run_async
+from reposim.cli.common import (
+    CliError,
+    SessionFlags,
+    backend_options,
+    existing_dir,
+    json_printer,
+    run_async,
+)
 from simulator.events import Event, Kind
-from simulator.session import open_session
 
 
 def _client(model: str | None, api_base: str | None) -> Any:
@@ -173,11 +179,7 @@ def harness_command(
     test_args: str,
     output: str | None,
     batch: BatchSettings,
-    backend_kind: str,
-    in_place: bool,
-    trajectory: str | None,
-    as_json: bool,
-    backend_options: dict[str, Any],
+    flags: SessionFlags,
 ) -> None:
     """Make and validate test harnesses for the functions of the repository at PATH.
 
@@ -196,7 +198,7 @@ def harness_command(
 
     if generator == "model" and not model:
         raise CliError("--generator model needs --model provider/name.")
-    if in_place:
+    if flags.in_place:
         raise CliError("reposim harness writes into the workspace; it cannot run --in-place.")
     repos = _repositories(path)
     options = HarnessOptions(
@@ -221,10 +223,10 @@ def harness_command(
                     options,
                     selectors=list(selectors) or None,
                     filters=list(filters) or None,
-                    backend=backend_kind,
-                    backend_options=backend_options,
-                    trajectory=trajectory,
-                    on_event=json_printer() if as_json else _progress("harness"),
+                    backend=flags.backend_kind,
+                    backend_options=flags.backend_options,
+                    trajectory=flags.trajectory,
+                    on_event=json_printer() if flags.as_json else _progress("harness"),
                 )
             )
         except TaskFailure as exc:
@@ -232,8 +234,8 @@ def harness_command(
         if not summary["targets"]:
             raise CliError("no target matches (see reposim extract --list-filters).")
         for line in _summary_lines(summary):
-            click.echo(line, err=as_json)
-        click.echo(f"problems: {out}", err=as_json)
+            click.echo(line, err=flags.as_json)
+        click.echo(f"problems: {out}", err=flags.as_json)
         click.echo(f"trajectory: {summary['trajectory']}", err=True)
         return
     from simulator.batch import Task
@@ -250,7 +252,7 @@ def harness_command(
                 "options": payload,
                 "selectors": list(selectors) or None,
                 "filters": list(filters) or None,
-                "backend": backend_kind,
+                "backend": flags.backend_kind,
             },
         )
         for repo in repos
@@ -335,11 +337,7 @@ def codegen_command(
     repo_override: str | None,
     python: str | None,
     output: str | None,
-    backend_kind: str,
-    in_place: bool,
-    trajectory: str | None,
-    as_json: bool,
-    backend_options: dict[str, Any],
+    flags: SessionFlags,
     batch: BatchSettings,
 ) -> None:
     """Mask each problem's target, sample implementations from --model, splice each in and
@@ -380,10 +378,10 @@ def codegen_command(
         "debug_rounds": debug_rounds,
         "python": python,
         "repo": str(existing_dir(repo_override)) if repo_override else None,
-        "backend": backend_kind,
-        "backend_options": dict(backend_options),
-        "in_place": in_place,
-        "trajectory_dir": str(Path(trajectory).resolve()) if trajectory else None,
+        "backend": flags.backend_kind,
+        "backend_options": dict(flags.backend_options),
+        "in_place": flags.in_place,
+        "trajectory_dir": str(flags.trajectory_path) if flags.trajectory else None,
     }
     summary = run_batch_cli(
         [codegen_task(problem, options) for problem in chosen],
@@ -402,7 +400,7 @@ def codegen_command(
         click.echo(
             f"{outcome['problem']}: {outcome['correct_first']}/{samples} correct; {line}"
             + (f"; after debug rounds {debugged}" if debug_rounds else ""),
-            err=as_json,
+            err=flags.as_json,
         )
     if results:
         for key in ("pass_at", "pass_at_debug") if debug_rounds else ("pass_at",):
@@ -411,9 +409,10 @@ def codegen_command(
                 " (after debug rounds)" if key == "pass_at_debug" else ""
             )
             click.echo(
-                f"{label}: " + ", ".join(f"{k} {v:.3f}" for k, v in means.items()), err=as_json
+                f"{label}: " + ", ".join(f"{k} {v:.3f}" for k, v in means.items()),
+                err=flags.as_json,
             )
-    if as_json:
+    if flags.as_json:
         for outcome in results:
             click.echo(json.dumps(outcome))
     if output:
@@ -446,11 +445,7 @@ def debug_command(
     test_command: str | None,
     max_steps: int,
     max_time: float | None,
-    backend_kind: str,
-    in_place: bool,
-    trajectory: str | None,
-    as_json: bool,
-    backend_options: dict[str, Any],
+    flags: SessionFlags,
 ) -> None:
     """Let the agent fix the failing tests of the repository at PATH (all of them, or those
     SELECTOR picks: a file, a node id, a harness). Prints fixed / not fixed and the diff; the
@@ -462,15 +457,7 @@ def debug_command(
     client = _client(model, api_base)
 
     async def run() -> Any:
-        session = await open_session(
-            repo,
-            backend=backend_kind,
-            backend_options=backend_options,
-            in_place=in_place,
-            trajectory_path=Path(trajectory).resolve() if trajectory else None,
-            test_command=test_command,
-            subscribers=[json_printer()] if as_json else [],
-        )
+        session = await flags.open(repo, test_command=test_command)
         try:
             return await debug(
                 session, client, selector, budgets=Budgets(max_steps=max_steps, max_time=max_time)
@@ -479,7 +466,7 @@ def debug_command(
             await session.close()
 
     result = run_async(run)
-    out = sys.stderr if as_json else sys.stdout
+    out = sys.stderr if flags.as_json else sys.stdout
     print(f"{result.status}: tests {result.before} -> {result.after}", file=out)
     if result.summary:
         print(f"agent ({result.agent}): {result.summary}", file=out)

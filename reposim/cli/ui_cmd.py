@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
 from reposim.cli.common import (
     CliError,
+    SessionFlags,
     backend_options,
     existing_dir,
     existing_file,
     run_async,
 )
 from reposim.ui import run_ui
-from simulator.session import Session, open_session
+from simulator.session import Session
 from themes import theme_names
 
 
@@ -53,23 +53,19 @@ def open_command(
     test_command: str | None,
     model: str | None,
     api_base: str | None,
-    backend_kind: str,
-    in_place: bool,
-    trajectory: str | None,
-    as_json: bool,
-    backend_options: dict[str, Any],
+    flags: SessionFlags,
 ) -> None:
     """Open the repository at PATH in the RepoSim UI (file tree, editor, terminal, agent pane).
 
     Everything you do in it is recorded in the session's trajectory; quit with Ctrl+Q.
     """
-    if as_json:
+    if flags.as_json:
         raise CliError("reposim open is interactive; --json is for exec, test and replay.")
     if path is None and resume_file is None:
         raise click.UsageError("Give the repository to open, or --resume FILE.")
     root = existing_dir(path) if path is not None else None
     resume_from = existing_file(resume_file) if resume_file is not None else None
-    if resume_from is not None and in_place:
+    if resume_from is not None and flags.in_place:
         raise CliError("--in-place cannot be combined with --resume.")
     if theme is not None and theme not in theme_names():
         raise CliError(
@@ -86,6 +82,7 @@ def open_command(
         except ModelConfigError as exc:
             raise CliError(str(exc)) from None
 
+    backend_kind = flags.backend_kind
     if resume_from is not None:
         # Resuming re-runs the recorded commands: someone else's run in a container unless
         # --backend local is given (see choose_backend).
@@ -98,27 +95,19 @@ def open_command(
             backend_kind = choose_backend(recorded.header, asked)
 
     async def start() -> Session:
-        trajectory_path = Path(trajectory).resolve() if trajectory else None
         if resume_from is not None:
             from simulator.replay import resume
 
             return await resume(
                 resume_from,
                 backend_kind=backend_kind,
-                trajectory_path=trajectory_path,
+                trajectory_path=flags.trajectory_path,
                 repo=root,
             )
         assert root is not None
         from simulator.test_command import choose
 
-        return await open_session(
-            root,
-            backend=backend_kind,
-            backend_options=backend_options,
-            in_place=in_place,
-            trajectory_path=trajectory_path,
-            test_command=choose(root, test_command),
-        )
+        return await flags.open(root, test_command=choose(root, test_command))
 
     async def run() -> Path:
         session = await run_ui(start(), theme=theme, agent_config=agent_config)
