@@ -393,6 +393,7 @@ class RepoSimApp(App[None]):
             PaletteAction("Keys and help", "F1", self.action_help),
             PaletteAction("Quit", "Close the session and exit", self.action_quit),
             *self.query_one(EditorPane).palette_actions(),
+            *self.query_one(FileTree).palette_actions(),
             *workflow_actions(self),
         ]
         for name in self.themes.names:

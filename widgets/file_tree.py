@@ -34,6 +34,7 @@ from simulator.session import BackendError, Session, SessionError
 from simulator.workspace import WorkspaceWalk, child_path
 from widgets.coalesce import Coalesced
 from widgets.editor_pane import ChoiceScreen
+from widgets.palette import PaletteAction
 
 PAGE = 2000
 """Entries shown per page of a directory; the rest come with the "more" row."""
@@ -379,6 +380,22 @@ class FileTree(Tree[Entry]):
         return depth * self.guide_depth
 
     # -- keys --------------------------------------------------------------------------------
+
+    def palette_actions(self) -> list[PaletteAction]:
+        """The tree's file operations, for the app's command palette (they act where the
+        tree's cursor is)."""
+        return [
+            PaletteAction(
+                "New file…", "In the tree's folder (n in the tree)", self.action_new_file
+            ),
+            PaletteAction(
+                "New folder…", "In the tree's folder (N in the tree)", self.action_new_folder
+            ),
+            PaletteAction("Rename file or folder…", "The tree's entry (r)", self.action_rename),
+            PaletteAction(
+                "Delete file or folder…", "The tree's entry (Delete)", self.action_delete
+            ),
+        ]
 
     def action_expand_or_enter(self) -> None:
         """Right: expand a folder; on an expanded one, go to its first entry (as VS Code)."""

@@ -268,7 +268,17 @@ async def test_palette_has_the_editor_commands(app: RepoSimApp) -> None:
         pane = app.query_one(EditorPane)
         await pane.open_file("pkg/core.py")
         titles = [action.title for action in app.palette_actions()]
-        for title in ("Find", "Replace", "Go to line", "Close tab", "Toggle line comment"):
+        for title in (
+            "Find",
+            "Replace",
+            "Go to line",
+            "Close tab",
+            "Toggle line comment",
+            "New file…",
+            "New folder…",
+            "Rename file or folder…",
+            "Delete file or folder…",
+        ):
             assert title in titles, title
         await pilot.press("f2", *"go to line")
         await pilot.pause(0.5)
@@ -282,6 +292,11 @@ async def test_palette_has_the_editor_commands(app: RepoSimApp) -> None:
         await pilot.pause(0.5)
         await pilot.press("enter")
         await wait_for(pilot, lambda: pane.current_path is None)
+        await pilot.press("f2", *"new folder")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, PromptScreen))
+        await pilot.press("escape")
 
 
 async def tree_ready(pilot: Pilot[None], tree: FileTree, *paths: str) -> None:
