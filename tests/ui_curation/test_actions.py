@@ -211,6 +211,7 @@ async def test_the_harness_view_opens_at_its_cases(session: Session, tmp_path: P
     for problem in problems:
         assert problem.harness is not None
         problem.harness.text = header + problem.harness.text + "\n" * 30
+        problem.harness.notes = ["3 distinct calls recorded, 5 dropped"]
     app = CurationApp(session, problems, export_path=tmp_path / "out.jsonl")
     async with app.run_test(size=(80, 24)) as pilot:
         screen = app.screen
@@ -219,3 +220,7 @@ async def test_the_harness_view_opens_at_its_cases(session: Session, tmp_path: P
         harness = screen.query_one("#curation-harness", TextArea)
         cases = harness.text.splitlines().index("CASES = [")
         assert harness.scroll_offset.y == cases - 1
+        # what the generator kept and dropped is above the harness; the file above the source
+        assert harness.border_title == "harness (traced); 3 distinct calls recorded, 5 dropped"
+        source = screen.query_one("#curation-source")
+        assert source.border_title == "tools/math.py · clamp"

@@ -228,7 +228,9 @@ class CurationScreen(Screen[None]):
         marks = self.marks(problem)
         view.show(self._source(str(target.get("path") or "")), marks, span)
         self._scroll_source(index)
+        view.border_title = f"{target.get('path')} · {self.rows[index].function}"
         harness = self.query_one("#curation-harness", TextArea)
+        harness.border_title = self._harness_title(problem)
         text = problem.harness.text if problem.harness else ""
         harness.load_text(text)
         # the cases (or the first test) are what a person reads, not the header above them
@@ -265,6 +267,14 @@ class CurationScreen(Screen[None]):
         if v is None or v.coverage is None:
             return {}
         return BranchCoverage.from_dict(v.coverage).line_marks()
+
+    @staticmethod
+    def _harness_title(problem: Problem) -> str:
+        """The harness's generator and what it kept or dropped (why coverage may be low)."""
+        harness = problem.harness
+        if harness is None:
+            return "no harness"
+        return "; ".join([f"harness ({harness.generator})", *harness.notes])
 
     @staticmethod
     def _describe(problem: Problem) -> str:
