@@ -206,6 +206,8 @@ class RepoSimApp(App[None]):
     @on(SessionEvent)
     def _session_event(self, message: SessionEvent) -> None:
         event = message.event
+        if not self.query(FileTree):
+            return  # the panes are unmounting (the app is closing): nothing to show it in
         self.query_one(AgentPane).add_event(event)
         self.query_one(FileTree).on_session_event(event)
         kind = event.kind
