@@ -16,7 +16,8 @@ payloads, never by parsing text.
 
 Confirm mode reaches workflows through an approval gate: inside `with approval_gate(gate):`
 every run a workflow opens (in any session, so perf's two sides too) asks `gate` before each
-action that changes something, as the agent's confirm mode does; a rejection stops the
+action that changes something (a write of the bytes already there does not), as the agent's
+confirm mode does; a rejection stops the
 workflow with `ActionRejected`, recorded as the run's failure with the person's reason.
 Headless and batch runs set no gate and nothing waits.
 """
@@ -227,6 +228,11 @@ class ActionRejected(WorkflowFailure):
         )
 
 
+def _unchanged(kind: str, payload: dict[str, Any]) -> bool:
+    before = payload.get("before_sha256")
+    return kind == Kind.FILE_WRITE and before is not None and before == payload.get("after_sha256")
+
+
 class _GatedPolicy:
     """The session's action policy while a gated run is open: actions taken inside the
     `approval_gate` block ask the gate; anything else goes to the policy that was there."""
@@ -241,6 +247,10 @@ class _GatedPolicy:
             if self.previous is not None:
                 return await self.previous(actor, kind, payload)
             return Decision(True, by="policy")
+        if _unchanged(kind, payload):
+            # Workflows rewrite their helper files as they go (a reference snapshot already in
+            # place, say): a write that changes no byte is nothing to approve.
+            return Decision(True, "changes nothing", by="policy")
         preview = Event(seq=0, t=0.0, actor=actor, kind=Kind(kind), payload=payload)
         request = ActionRequest(
             self.run.workflow, self.run.id, actor, Kind(kind), payload, describe_event(preview)

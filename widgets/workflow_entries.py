@@ -6,7 +6,8 @@ freezes). The workflow's `workflow.*` events reach the agent pane as progress ca
 a result card (widgets/workflow_cards.py); a notice says when there is no model, no function
 under the cursor, or why the workflow failed. The model is the agent pane's (the same --model,
 base URL or $REPOSIM_MODEL). In confirm mode every action a workflow takes waits for a / r in
-a prompt in the agent pane (the engine's `approval_gate`); a rejection stops the workflow.
+a prompt in the agent pane (the engine's `approval_gate`; A approves the rest of the workflow);
+a rejection stops the workflow.
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Input, Label
+from textual.widgets import Input, Label, Static
 from textual.worker import WorkerState
 
 from simulator.events import Event, Kind
@@ -131,11 +133,16 @@ def ui_gate(app: RepoSimApp) -> ApprovalGate | None:
     pane = app.query_one(AgentPane)
     if not pane.confirming:
         return None
+    trusted = False  # the person approved the rest of this workflow (A)
 
     async def gate(request: ActionRequest) -> Decision:
+        nonlocal trusted
+        if trusted:
+            return Decision(True, "the rest of the workflow was approved", by="human")
         if not pane.confirming:
             return Decision(True, "confirm mode was switched off", by="human")
-        return await (await _prompt(pane)).decide(request)
+        decision, trusted = await (await _prompt(pane)).decide(request)
+        return decision
 
     return gate
 
@@ -144,18 +151,24 @@ class WorkflowApproval(ApprovalPrompt):
     """The agent pane's a / r prompt, for an action of a workflow: the answer goes back to the
     workflow (its engine waits in `approval_gate`), never to the agent."""
 
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("A", "approve_rest", "Approve the rest", id="workflow.approve_rest"),
+    ]
     asker = "The workflow"
 
     def __init__(self) -> None:
         super().__init__(id="workflow-approval")
-        self._answer: asyncio.Future[Decision] | None = None
+        self._answer: asyncio.Future[tuple[Decision, bool]] | None = None
 
     def on_mount(self) -> None:
-        self.query_one(
-            "#approval-reason", Input
-        ).placeholder = "Why not? (Enter stops the workflow with this reason)"
+        self.query_one("#approval-keys", Static).update(
+            Text("a approve · A approve the rest · r reject with a reason", style="bold")
+        )
+        reason = self.query_one("#approval-reason", Input)
+        reason.placeholder = "Why not? (Enter stops the workflow with this reason)"
 
-    async def decide(self, request: ActionRequest) -> Decision:
+    async def decide(self, request: ActionRequest) -> tuple[Decision, bool]:
+        """The person's decision, and whether it covers the rest of the workflow (A)."""
         self.asker = f"The {request.workflow} workflow"
         before = self.app.focused
         pane = self.app.query_one(AgentPane)
@@ -170,12 +183,19 @@ class WorkflowApproval(ApprovalPrompt):
             if before is not None and before.is_attached:
                 before.focus()
 
+    def action_approve_rest(self) -> None:
+        approval = Decision(True, "approved with the rest of the workflow", by="human")
+        self._answer_with(approval, rest=True)
+
     @on(ApprovalPrompt.Decided)
     def _decided(self, message: ApprovalPrompt.Decided) -> None:
         message.stop()  # the agent pane's handler would hand it to the agent
+        reason = message.reason.strip() or ("" if message.approved else "no reason given")
+        self._answer_with(Decision(message.approved, reason, by="human"), rest=False)
+
+    def _answer_with(self, decision: Decision, *, rest: bool) -> None:
         if self._answer is not None and not self._answer.done():
-            reason = message.reason.strip() or ("" if message.approved else "no reason given")
-            self._answer.set_result(Decision(message.approved, reason, by="human"))
+            self._answer.set_result((decision, rest))
 
 
 async def _prompt(pane: AgentPane) -> WorkflowApproval:

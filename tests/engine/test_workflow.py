@@ -192,3 +192,20 @@ async def test_without_a_gate_nothing_waits(sample_repo: Path, tmp_path: Path) -
         with approval_gate(None), WorkflowRun(session, "codegen"):
             assert session.policy is None
             await session.write("notes.txt", "x\n", actor=Actor.SYSTEM)
+
+
+async def test_a_write_of_the_bytes_already_there_is_not_asked(
+    sample_repo: Path, tmp_path: Path
+) -> None:
+    asked: list[str] = []
+
+    async def gate(request: ActionRequest) -> Decision:
+        asked.append(request.description)
+        return Decision(True, by="human")
+
+    async with await Session.open(sample_repo, trajectory_path=tmp_path / "t.jsonl") as session:
+        text = await session.read("calc/ops.py")
+        with approval_gate(gate), WorkflowRun(session, "harness"):
+            await session.write("calc/ops.py", text, actor=Actor.SYSTEM)  # a snapshot in place
+            await session.write("calc/ops.py", text + "# more\n", actor=Actor.SYSTEM)
+    assert asked == ["write calc/ops.py (+1 -0)"]

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from simulator.agent import Mode
 from simulator.events import Kind
+from simulator.trajectory import read_trajectory
 from tests.agent.fake_llm import FakeLLM, Reply
 from tests.ui.helpers import wait_for
 from tests.ui_workflows.conftest import (
@@ -17,6 +19,7 @@ from tests.ui_workflows.conftest import (
     result_card,
     run_entry,
 )
+from widgets.workflow_entries import WorkflowApproval
 
 ENTRY = "Generate a harness for the function under the cursor with a model"
 
@@ -58,3 +61,35 @@ async def test_the_model_writes_a_valid_harness_for_the_function_under_the_curso
     assert len(fake_llm.requests) == 1
     harness = (await session.read_bytes(".reposim/harness/test_shapes_calc_clamp.py")).decode()
     assert "def test_bad_bounds" in harness
+
+
+async def test_in_confirm_mode_A_approves_the_rest_of_the_workflow(
+    session_on: SessionOn, shapes_repo: Path, fake_llm: FakeLLM
+) -> None:
+    fake_llm.script = [Reply(TESTS)]
+    session = await session_on(shapes_repo)
+    app = app_with_model(session, fake_llm, mode=Mode.CONFIRM)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await cursor_in(pilot, app, "shapes/calc.py", "return value")
+        run_entry(app, ENTRY)
+        await wait_for(
+            pilot,
+            lambda: app.query(WorkflowApproval) and app.query_one(WorkflowApproval).display,
+            "the first question",
+        )
+        prompt = app.query_one(WorkflowApproval)
+        keys = str(prompt.query_one("#approval-keys").render())
+        assert "A approve the rest" in keys
+        await pilot.press("A")
+        card = await result_card(pilot, app, "harness")
+        assert "valid" in card and "yes" in card, card
+        assert not prompt.display
+        await pilot.pause(0.3)
+    decisions = [
+        e.payload["reason"]
+        for e in read_trajectory(session.trajectory_path).events
+        if e.kind == Kind.POLICY_DECISION and e.payload["allowed"] and e.payload["by"] == "human"
+    ]
+    assert decisions[0] == "approved with the rest of the workflow"
+    assert len(decisions) > 5  # every later action recorded, none asked
+    assert set(decisions[1:]) == {"the rest of the workflow was approved"}
