@@ -91,7 +91,14 @@ class FindInput(Input):
     Tab moves on to the next pane, as everywhere."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("tab", "to_replace", "Find ⇄ replace box", show=False),
+        Binding(
+            "tab",
+            "to_replace",
+            "To the replace box",
+            id="editor.to_replace_box",
+            tooltip="In the find box: on to the replace box (when shown)",
+            show=False,
+        ),
     ]
 
     def action_to_replace(self) -> None:
@@ -113,7 +120,14 @@ class ReplaceInput(Input):
             id="editor.replace_all",
             tooltip="In the replace box: replace every match (one recorded edit)",
         ),
-        Binding("shift+tab", "to_find", "Back to the find box", show=False),
+        Binding(
+            "shift+tab",
+            "to_find",
+            "Back to the find box",
+            id="editor.to_find_box",
+            tooltip="In the replace box: back to the find box",
+            show=False,
+        ),
     ]
 
     def action_to_find(self) -> None:
@@ -148,10 +162,14 @@ class EditorPane(Widget):
     }
     EditorPane .editor-bar { dock: bottom; height: 3; display: none; }
     EditorPane .editor-bar.-shown { display: block; }
-    EditorPane #find-panel { height: auto; }
-    EditorPane #find-row { height: 3; }
-    EditorPane #find-bar { width: 1fr; }
-    EditorPane #find-count { width: 16; height: 3; content-align: left middle; padding: 0 1; }
+    /* One row per box (not three): at 80x24 find and replace leave the editor its lines. */
+    EditorPane #find-panel { height: auto; border-top: hkey $primary; background: $surface; }
+    EditorPane #find-row { height: 1; }
+    EditorPane #find-bar, EditorPane #replace-bar {
+        width: 1fr; height: 1; border: none; padding: 0 1; background: $surface;
+    }
+    EditorPane #find-bar:focus, EditorPane #replace-bar:focus { background: $boost; }
+    EditorPane #find-count { width: 16; height: 1; padding: 0 1; color: $text-muted; }
     EditorPane #replace-bar { display: none; }
     EditorPane #find-panel.-replace #replace-bar { display: block; }
     EditorPane #index-state {
@@ -557,7 +575,12 @@ class EditorPane(Widget):
     @classmethod
     def help_bindings(cls) -> list[Binding]:
         """Every key of the editor (the pane's, the text area's, the replace box's), for F1."""
-        declared = [*cls.BINDINGS, *CodeEditor.BINDINGS, *ReplaceInput.BINDINGS]
+        declared = [
+            *cls.BINDINGS,
+            *CodeEditor.BINDINGS,
+            *FindInput.BINDINGS,
+            *ReplaceInput.BINDINGS,
+        ]
         return [binding for binding in declared if isinstance(binding, Binding)]
 
     def palette_actions(self) -> list[PaletteAction]:
