@@ -485,6 +485,11 @@ class RepoSimApp(App[None]):
         self.query_one(FileTree).relist_loaded()
         self.refresh_changes()
 
+    def action_workflow(self, name: str) -> None:
+        from widgets.workflow_entries import run_named  # the workflows load on first use
+
+        run_named(self, name)
+
     def action_help(self) -> None:
         from widgets.help_screen import HelpScreen  # loaded on first use: faster start
 

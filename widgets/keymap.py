@@ -140,6 +140,39 @@ APP_BINDINGS: list[Binding] = [
     Binding("alt+up", "resize_panel(2)", "Taller panel", id="app.panel_taller", show=False),
     Binding("alt+down", "resize_panel(-2)", "Shorter panel", id="app.panel_shorter", show=False),
     Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
+    # Workflows on the function under the cursor / the repository (widgets/workflow_entries.py)
+    Binding(
+        "f9",
+        "workflow('codegen')",
+        "Codegen",
+        id="app.workflow_codegen",
+        show=False,
+        tooltip="Generate the function under the cursor with a model: pass@k",
+    ),
+    Binding(
+        "shift+f9",
+        "workflow('harness')",
+        "Model harness",
+        id="app.workflow_harness",
+        show=False,
+        tooltip="A harness for the function under the cursor, written by a model",
+    ),
+    Binding(
+        "f4",
+        "workflow('debug')",
+        "Debug",
+        id="app.workflow_debug",
+        show=False,
+        tooltip="The agent's model fixes the failing tests",
+    ),
+    Binding(
+        "shift+f4",
+        "workflow('perf')",
+        "Perf",
+        id="app.workflow_perf",
+        show=False,
+        tooltip="Time the function under the cursor at two commits",
+    ),
 ]
 
 

@@ -63,32 +63,53 @@ class EntryOptions:
 OPTIONS = EntryOptions()
 
 
+@dataclass(frozen=True)
+class Entry:
+    title: str
+    help: str
+    body: Callable[[RepoSimApp], Awaitable[None]]  # reads the cursor when it starts
+
+
+ENTRIES: dict[str, Entry] = {
+    "codegen": Entry(
+        "Generate this function with a model (codegen)",
+        "Samples of the function under the cursor from the agent's model, each scored by its "
+        "harness: pass@k (F9)",
+        lambda app: _codegen(app, _cursor(app)),
+    ),
+    "debug": Entry(
+        "Debug the failing tests",
+        "The agent's model fixes the failing tests; fixed or not, with the diff (F4)",
+        lambda app: _debug(app),
+    ),
+    "perf": Entry(
+        "Compare performance of this function between two commits",
+        "pyperf times the function under the cursor at two revisions (HEAD~1 and HEAD by "
+        "default); the performance table (Shift+F4)",
+        lambda app: _perf(app, _cursor(app)),
+    ),
+    "harness": Entry(
+        "Generate a harness for the function under the cursor with a model",
+        "The agent's model writes tests against the reference, with execution feedback; "
+        "valid, coverage, mutation score (Shift+F9)",
+        lambda app: _model_harness(app, _cursor(app)),
+    ),
+}
+"""The workflows started from the editor, by the name their key binding uses
+(`app.workflow_<name>` in widgets/keymap.py)."""
+
+
 def workflow_entries(app: RepoSimApp) -> list[PaletteAction]:
     return [
-        PaletteAction(
-            "Generate this function with a model (codegen)",
-            "Samples of the function under the cursor from the agent's model, each scored by "
-            "its harness: pass@k",
-            lambda: start(app, "codegen", lambda: _codegen(app, _cursor(app))),
-        ),
-        PaletteAction(
-            "Debug the failing tests",
-            "The agent's model fixes the failing tests; fixed or not, with the diff",
-            lambda: start(app, "debug", lambda: _debug(app)),
-        ),
-        PaletteAction(
-            "Compare performance of this function between two commits",
-            "pyperf times the function under the cursor at two revisions (HEAD~1 and HEAD by "
-            "default); the performance table",
-            lambda: start(app, "perf", lambda: _perf(app, _cursor(app))),
-        ),
-        PaletteAction(
-            "Generate a harness for the function under the cursor with a model",
-            "The agent's model writes tests against the reference, with execution feedback; "
-            "valid, coverage, mutation score",
-            lambda: start(app, "harness", lambda: _model_harness(app, _cursor(app))),
-        ),
+        PaletteAction(entry.title, entry.help, lambda name=name: run_named(app, name))  # type: ignore[misc]
+        for name, entry in ENTRIES.items()
     ]
+
+
+def run_named(app: RepoSimApp, name: str) -> None:
+    """Start the entry called `name` (its palette entry and its key both come here)."""
+    entry = ENTRIES[name]
+    start(app, name, lambda: entry.body(app))
 
 
 # -- running a workflow from the UI ----------------------------------------------------------

@@ -95,3 +95,23 @@ async def test_outside_a_function_the_entry_says_so(
         await wait_for(pilot, lambda: len(notices(app)) == 2, "a second notice")
         assert "No target function at shapes/calc.py:1" in notices(app)[-1]
         assert not cards(app, Kind.WORKFLOW_START) and not fake_llm.requests
+
+
+async def test_the_workflow_keys_are_in_f1_with_their_ids_and_start_their_entry(
+    session_on: SessionOn, shapes_repo: Path
+) -> None:
+    session = await session_on(shapes_repo)
+    app = app_with_model(session, None)
+    async with app.run_test(size=(160, 48)) as pilot:
+        keys = {row[3]: row[1] for row in app.help_rows() if row[3].startswith("app.workflow")}
+        assert keys == {
+            "app.workflow_codegen": "F9",
+            "app.workflow_harness": "Shift+F9",
+            "app.workflow_debug": "F4",
+            "app.workflow_perf": "Shift+F4",
+        }, keys
+        await cursor_in(pilot, app, "shapes/calc.py", "if value < low:")
+        await pilot.press("f9")  # codegen: no model configured here
+        await wait_for(pilot, lambda: notices(app), "a notice")
+        await wait_for(pilot, lambda: not app.workers, "the worker to end")
+        assert "No model is configured" in notices(app)[-1]
