@@ -4,6 +4,7 @@ case); the pickle is still what runs."""
 from __future__ import annotations
 
 import collections
+import itertools
 import operator
 import pickle
 from pathlib import Path
@@ -18,6 +19,7 @@ from tests.conftest import RepoFactory
 BAG = '''\
 """Keeping the last few items."""
 import collections
+import itertools
 
 
 class Box:
@@ -70,6 +72,22 @@ def test_the_readable_form_drops_addresses_and_names_functions() -> None:
         "<map yielding ['0', '1', '2', '3', '4', '5', '6', '7', …]>"
     )
     assert next(numbers) == "0"
+    # an iterator that would run project code (or never end) is not read: its repr stands
+    seen: list[int] = []
+    mapped = map(_remember(seen), [1, 2])
+    assert shown(mapped, pickle.dumps(mapped, protocol=4)) == "<map object>"
+    assert seen == []
+    endless = filter(None, itertools.repeat(0))
+    assert shown(endless, pickle.dumps(endless, protocol=4)) == "<filter object>"
+
+
+class _remember:
+    def __init__(self, seen: list[int]) -> None:
+        self.seen = seen
+
+    def __call__(self, value: int) -> int:
+        self.seen.append(value)
+        return value
 
 
 async def test_a_traced_harness_shows_its_pickled_values_readably(

@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import base64
 import inspect
+import io
 import itertools
 import json
 import os
@@ -52,15 +53,15 @@ SHOWN_LIMIT = 160
 def shown(value: Any, data: bytes | None = None) -> str:
     """A one-line readable form of a pickled value: `module.name` for functions and classes,
     what an iterator yields (read from a copy unpickled from `data`, so the value itself is
-    not consumed), else its repr (shortened when long) without memory addresses; "" when repr
-    fails."""
+    not consumed, and only when no project code runs for it: see _StandardOnly), else its repr
+    (shortened when long) without memory addresses; "" when repr fails."""
     name = getattr(value, "__qualname__", None)
     module = getattr(value, "__module__", None)
     if isinstance(name, str) and isinstance(module, str) and callable(value):
         return f"{module}.{name}"
     if data is not None and hasattr(value, "__next__"):
         try:
-            items = list(itertools.islice(pickle.loads(data), 9))
+            items = list(itertools.islice(_StandardOnly(io.BytesIO(data)).load(), 9))
             head = _SHOWN.repr(items[:8])
             more = ", …]" if len(items) > 8 else "]"
             return f"<{type(value).__name__} yielding {head[:-1]}{more}>"
@@ -74,6 +75,20 @@ def shown(value: Any, data: bytes | None = None) -> str:
         return ""
     text = " ".join(_ADDRESS.sub("", text).split())
     return text if len(text) <= SHOWN_LIMIT else text[: SHOWN_LIMIT - 1] + "…"
+
+
+class _StandardOnly(pickle.Unpickler):
+    """Unpickles an iterator's copy only when it is built from builtins and operator alone:
+    reading it then runs none of the project's code (a mapped function with side effects
+    would change the test run being traced) and ends (itertools' count/cycle/repeat are not
+    allowed, so a filter cannot spin forever)."""
+
+    ALLOWED = frozenset({"builtins", "operator", "_operator", "copyreg"})
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module not in self.ALLOWED:
+            raise pickle.UnpicklingError(f"{module}.{name} is not read for a preview")
+        return super().find_class(module, name)
 
 
 def _exact(values: list[dict[str, str]]) -> list[dict[str, str]]:
