@@ -686,5 +686,5 @@ class RepoSimApp(App[None]):
                 rows.extend(text_area_rows("Editor", listed))
         rows.append(("Tree", "Enter", "Open the file / expand the folder", ""))
         rows.append(("Tests", "Enter", "Open a failure at its line", ""))
-        rows.append(("Changes", "Enter", "Open the changed file", ""))
+        rows.append(("Changes", "Enter", "Open the changed file at its first change", ""))
         return rows

@@ -524,3 +524,21 @@ async def test_ctrl_s_on_an_unchanged_file_records_nothing(
         await wait_for(pilot, lambda: not pane.is_dirty("notes.md"))
     writes = recorded_kinds(session, "file.write")
     assert writes == [("file.write", "human", "notes.md")]
+
+
+async def test_comment_and_replace_all_are_their_own_undo_steps(app: RepoSimApp) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        pane = app.query_one(EditorPane)
+        await pane.open_file("notes.md")
+        editor = pane.current_editor
+        assert editor is not None
+        editor.path = "notes.py"  # comment as Python
+        await pilot.press("ctrl+end", *"abc")  # typing, batched by TextArea's history
+        await pilot.press("ctrl+underscore")
+        assert editor.document[-1] == "# abc"
+        await pilot.press("ctrl+z")  # undoes the comment only, not the typing before it
+        assert editor.document[-1] == "abc"
+        await pilot.press(*"de", "ctrl+r", *"abcde", "tab", "X", "alt+enter")
+        assert editor.document[-1] == "X"
+        await pilot.press("escape", "ctrl+z")
+        assert editor.document[-1] == "abcde"
