@@ -16,6 +16,7 @@ the same way again.
 from __future__ import annotations
 
 import contextlib
+import json
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -320,13 +321,23 @@ def _context(fn: TaskFunction) -> Any:
     """A forkserver that has already imported the task function's module (and what every task
     uses), so each task's process starts in milliseconds instead of importing the engine again.
 
-    The main script is preloaded too ("__main__", as multiprocessing imports it): else every
-    task's process runs it again (multiprocessing's fix-up of the main module), and a task
-    module that only the main script makes importable (by extending sys.path, as the bench
-    scripts do) fails to preload silently, since Python 3.11's forkserver ignores the parent's
-    sys.path; each task then imported the engine anew (~0.4-1 s)."""
+    It starts here, given the driver's sys.path and main script (forkserver_setup.py says why
+    Python 3.11 does not pass them); without them a task module that only the main script
+    makes importable was silently not preloaded and each task imported the engine anew. One
+    forkserver serves a process: if something started it before, its preload stays."""
+    from multiprocessing import forkserver, spawn
+
+    from simulator.batch import forkserver_setup
+
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["__main__", *_PRELOAD, fn.__module__])
+    context.set_forkserver_preload([forkserver_setup.__name__, *_PRELOAD, fn.__module__])
+    data = spawn.get_preparation_data("batch")
+    setup = {"sys_path": data.get("sys_path"), "main": data.get("init_main_from_path")}
+    os.environ[forkserver_setup.ENV_VAR] = json.dumps(setup)
+    try:
+        forkserver.ensure_running()
+    finally:
+        os.environ.pop(forkserver_setup.ENV_VAR, None)
     return context
 
 

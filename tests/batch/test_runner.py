@@ -169,3 +169,53 @@ def test_a_timed_out_task_leaves_no_scratch_workspace(
     assert not workspace.exists(), "the killed task's scratch copy was collected"
     # The trajectory it wrote up to the kill is kept: nothing recorded is lost.
     assert (tmp_path / "t.jsonl").exists()
+
+
+def test_task_processes_start_warm_without_importing_the_engine_again(tmp_path: Path) -> None:
+    """Each task's process is forked from a forkserver that already imported the task's module,
+    the main script and what opening a local session uses, also when the task's module is
+    importable only through the main script's sys.path (a script beside its tasks, as bench/
+    does; Python 3.11's forkserver does not take the parent's sys.path)."""
+    (tmp_path / "probe_task.py").write_text(
+        "import os, sys\n"
+        "IMPORTED_IN = os.getpid()\n"
+        "def probe(task):\n"
+        "    return {'module_preloaded': IMPORTED_IN != os.getpid(),\n"
+        "            'engine_loaded': 'backends.local' in sys.modules,\n"
+        "            'setup_left': 'REPOSIM_BATCH_FORKSERVER' in os.environ,\n"
+        "            'main_ran_here': getattr(sys.modules['__main__'], 'RAN_IN', None)\n"
+        "            == os.getpid()}\n"
+    )
+    (tmp_path / "main.py").write_text(
+        "import json, os, pathlib, sys\n"
+        "sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))\n"
+        f"sys.path.insert(0, {str(ROOT)!r})\n"
+        "RAN_IN = os.getpid()\n"
+        "from probe_task import probe\n"
+        "from simulator.batch import ResultStore, Task, run_batch\n"
+        "if __name__ == '__main__':\n"
+        "    store = ResultStore(pathlib.Path(__file__).parent / 'store.jsonl')\n"
+        "    summary = run_batch([Task(f't{i}') for i in range(3)], probe, store=store, jobs=2)\n"
+        "    print(json.dumps([r.result for r in summary.records]))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, str(tmp_path / "main.py")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,  # the task module is not in the working directory: only main.py's sys.path
+    )
+    assert run.returncode == 0, run.stderr
+    results = json.loads(run.stdout.strip().splitlines()[-1])
+    assert (
+        results
+        == [
+            {
+                "module_preloaded": True,
+                "engine_loaded": True,
+                "setup_left": False,
+                "main_ran_here": False,
+            }
+        ]
+        * 3
+    )
