@@ -10,10 +10,11 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
+import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from simulator.session import Session
+from simulator.session import Session, SessionError
 
 if TYPE_CHECKING:  # loaded with the UI, in its thread (see run_ui)
     from simulator.agent import Agent, AgentConfig, ModelClient
@@ -58,6 +59,7 @@ async def run_ui(
     from widgets.app import RepoSimApp  # loaded above, in the thread: this is a lookup
 
     reason = "closed"
+    kept: str | None = None
     try:
         agent, connect = wire_agent(opened, agent_config)
         app = RepoSimApp(
@@ -68,6 +70,7 @@ async def run_ui(
             connect_agent=connect,
         )
         await app.run_async()
+        kept = await keep_changes(opened)
         if app.return_code:
             reason = "error: the UI stopped on an unexpected exception"
     except BaseException:
@@ -75,4 +78,29 @@ async def run_ui(
         raise
     finally:
         await opened.close(reason)
+    if kept:
+        print(f"reposim: {kept}", file=sys.stderr)
     return opened
+
+
+async def keep_changes(session: Session) -> str | None:
+    """Write the session's changes since its start to `kept_changes_path` before its scratch copy
+    goes; the sentence to tell the person, or None (nothing changed, in place, or no git).
+    Copying the files back instead would change the person's checkout unasked, maybe over edits
+    they made there meanwhile; a patch changes nothing and `git apply` says if it conflicts."""
+    from widgets.app import kept_changes_path
+
+    path = kept_changes_path(session)
+    if path is None or session.closed:
+        return None
+    try:
+        patch = await session.diff()
+    except SessionError:  # no git in the backend: there is no baseline to diff against
+        return None
+    if not patch.strip():
+        return None
+    path.write_text(patch)
+    return (
+        f"the session's changes are kept in {path}; "
+        f"`git apply {path}` in {session.source} applies them."
+    )

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
 
-from textual import events, on
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.command import CommandPalette
@@ -69,6 +69,16 @@ PANEL_TARGETS = {
 NARROW = 120
 """Below this many columns the agent pane starts hidden (toggle it with Ctrl+J), unless a run
 starts by itself (the demo): then the file tree gives way to it instead."""
+
+
+def kept_changes_path(session: Session) -> Path | None:
+    """Where the session's changes are kept when it ends, as a patch beside its trajectory; None
+    when the session works in the repository itself (--in-place), whose files are the result.
+    A scratch copy (local or in a container) is deleted with the session: the patch is what a
+    person takes back to their repository, which RepoSim never changes unasked."""
+    if session.description.extra.get("in_place"):
+        return None
+    return session.trajectory_path.with_suffix(".patch")
 
 
 class RepoSimApp(App[None]):
@@ -217,7 +227,7 @@ class RepoSimApp(App[None]):
             for key in ("path", "to"):
                 path = event.payload.get(key)
                 if path:
-                    self.run_worker(self.query_one(EditorPane).on_external_change(str(path)))
+                    self._reload_in_editor(str(path))
             self._debounce("changes", 0.3, self.refresh_changes)
         elif kind in WORKSPACE_MAY_HAVE_CHANGED:
             self._workspace_changed()
@@ -295,7 +305,15 @@ class RepoSimApp(App[None]):
             return
         editor = self.query_one(EditorPane)
         for path in editor.open_paths:
-            self.run_worker(editor.on_external_change(path))
+            self._reload_in_editor(path)
+
+    @work
+    async def _reload_in_editor(self, path: str) -> None:
+        """The editor looks at `path` again, in a worker. The worker is given this method, not a
+        coroutine of it: a file event handled while the app exits (the save of Ctrl+Q's Save)
+        starts a worker that shutdown cancels before it runs, and a coroutine made for it would
+        never be awaited (a RuntimeWarning at exit)."""
+        await self.query_one(EditorPane).on_external_change(path)
 
     def refresh_changes(self) -> None:
         if self._live():
@@ -564,9 +582,17 @@ class RepoSimApp(App[None]):
             if choice == "discard" or saved:
                 self.exit()
 
+        kept = kept_changes_path(self.session)
+        if kept is None:
+            where = f"Save writes them to {self.session.source}."
+        else:
+            where = (
+                "Save writes them to the session's scratch copy, deleted on exit; the session's "
+                f"changes are then kept in {kept} for `git apply` (your repository is not changed)."
+            )
         self.push_screen(
             ChoiceScreen(
-                f"{names} {'has' if len(dirty) == 1 else 'have'} unsaved edits. Quit anyway?",
+                f"{names} {'has' if len(dirty) == 1 else 'have'} unsaved edits. {where}",
                 [("cancel", "Cancel"), ("discard", "Discard"), ("save", "Save")],
                 default="cancel",
             ),

@@ -1,0 +1,85 @@
+"""Quitting: the Ctrl+Q prompt says where a save goes, the session's changes outlive its scratch
+copy as a patch, and quitting right after a save leaves no coroutine un-awaited (issue 18,
+items 1 / 15 follow-ups)."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from reposim.ui import keep_changes
+from simulator.events import Actor
+from simulator.session import Session
+from tests.ui.helpers import wait_for, workspace
+from widgets.app import RepoSimApp, kept_changes_path
+from widgets.editor_pane import ChoiceScreen, EditorPane
+
+
+async def test_quit_with_save_leaves_no_coroutine_never_awaited(
+    session: Session, recwarn: pytest.WarningsRecorder
+) -> None:
+    app = RepoSimApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        editor = app.query_one(EditorPane)
+        await editor.open_file("calc/ops.py")
+        await pilot.press("z")
+        await wait_for(pilot, lambda: editor.is_dirty("calc/ops.py"), "the dirty tab")
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChoiceScreen), "the quit prompt")
+        await pilot.click("#save")
+        await wait_for(pilot, lambda: not app.is_running, "the app to exit after saving")
+    gc.collect()  # an un-awaited coroutine warns when it is collected
+    never_awaited = [str(w.message) for w in recwarn if "never awaited" in str(w.message)]
+    assert never_awaited == []
+    assert (workspace(session) / "calc" / "ops.py").read_text().startswith("zdef add")
+
+
+async def test_the_quit_prompt_says_saves_go_to_the_scratch_copy_and_where_they_are_kept(
+    session: Session,
+) -> None:
+    app = RepoSimApp(session)
+    async with app.run_test(size=(80, 24)) as pilot:
+        editor = app.query_one(EditorPane)
+        await editor.open_file("calc/ops.py")
+        await pilot.press("z")
+        await wait_for(pilot, lambda: editor.is_dirty("calc/ops.py"), "the dirty tab")
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChoiceScreen), "the quit prompt")
+        question = str(app.screen.query_one("#question").render())
+        assert "scratch copy" in question
+        assert str(kept_changes_path(session)) in question.replace("\n", "")
+        await pilot.press("escape")
+
+
+async def test_the_sessions_changes_are_kept_as_a_patch_for_the_repository(
+    session: Session, sample_repo: Path
+) -> None:
+    before = (sample_repo / "calc" / "ops.py").read_text()
+    await session.edit("calc/ops.py", "def add", "def plus", actor=Actor.HUMAN)
+    message = await keep_changes(session)
+    patch = kept_changes_path(session)
+    assert patch is not None and message is not None
+    assert str(patch) in message and "git apply" in message
+    assert (sample_repo / "calc" / "ops.py").read_text() == before, "the repository is untouched"
+    await asyncio.to_thread(
+        subprocess.run, ["git", "apply", str(patch)], cwd=sample_repo, check=True
+    )
+    assert (sample_repo / "calc" / "ops.py").read_text() == before.replace("def add", "def plus")
+
+
+async def test_no_patch_when_nothing_changed_or_the_session_works_in_place(
+    session: Session, sample_repo: Path, tmp_path: Path
+) -> None:
+    assert await keep_changes(session) is None
+    assert not kept_changes_path(session).exists()  # type: ignore[union-attr]
+    in_place = await Session.open(sample_repo, in_place=True, trajectory_path=tmp_path / "i.jsonl")
+    try:
+        await in_place.edit("calc/ops.py", "def add", "def plus", actor=Actor.HUMAN)
+        assert kept_changes_path(in_place) is None
+        assert await keep_changes(in_place) is None
+    finally:
+        await in_place.close()
