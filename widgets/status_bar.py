@@ -48,7 +48,11 @@ class StatusBar(Widget):
         if self.activity:
             left.append(f"  {self.activity}", "italic")
         right = Text(f"{self.cursor}  " if self.cursor else "")
-        right.append("F1 help  F2 commands ")
+        # On a narrow screen the F2 hint gives way before the workspace facts do.
+        hints = "F1 help  F2 commands "
+        if left.cell_len + right.cell_len + len(hints) + 1 > self.size.width:
+            hints = "F1 help "
+        right.append(hints)
         room = self.size.width - right.cell_len - 1
         if left.cell_len > room:
             left.truncate(max(room, 0), overflow="ellipsis")

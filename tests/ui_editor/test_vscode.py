@@ -73,6 +73,18 @@ async def test_status_bar_shows_line_and_column_as_the_cursor_moves(app: RepoSim
         await wait_for(pilot, lambda: "Ln " not in status_text(app))
 
 
+async def test_narrow_status_bar_keeps_the_facts_and_the_position(app: RepoSimApp) -> None:
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane = app.query_one(EditorPane)
+        await pane.open_file("pkg/core.py")
+        await pilot.press("down", "shift+down")
+        await wait_for(pilot, lambda: "Ln 3, Col 1 (1 selected)" in status_text(app))
+        text = status_text(app)
+        assert "F2 commands" not in text  # the hint gives way first
+        assert "0 changed files" in text and "F1 help" in text, text
+        assert len(text) <= 80
+
+
 async def test_ctrl_pgdn_pgup_and_ctrl_tab_switch_editor_tabs(app: RepoSimApp) -> None:
     async with app.run_test(size=SIZE) as pilot:
         pane = app.query_one(EditorPane)
