@@ -195,7 +195,7 @@ class SessionFlags:
         JSON line unless `subscribers` says otherwise. `options`: open_session's others."""
         if subscribers is None:
             subscribers = [json_printer()] if self.as_json else []
-        return await open_session(
+        session = await open_session(
             path,
             backend=self.backend_kind,
             backend_options=self.backend_options,
@@ -204,6 +204,10 @@ class SessionFlags:
             subscribers=subscribers,
             **options,
         )
+        stale = session.description.extra.get("venv_stale")
+        if stale and not self.as_json:  # with --json, its note is one of the events printed
+            click.echo(f"reposim: {stale}.", err=True)
+        return session
 
 
 def backend_options(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -117,6 +117,17 @@ async def test_setup_leaves_a_venv_the_next_session_uses(
     assert "pyproject.toml changed" in str(description["venv_stale"])
     assert len(notes) == 1 and "run `reposim setup` again" in notes[0]
     assert choose(repo, None) is None  # nor its test command
+    shown = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "reposim", "exec", str(repo), "--", "true"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, **homes},
+        timeout=120,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "is out of date (pyproject.toml changed since)" in shown.stderr
 
 
 def test_a_repositorys_own_venv_wins_and_setup_that_fails_keeps_nothing(
