@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import random
 from pathlib import Path
 from typing import Any
 
@@ -266,3 +268,26 @@ async def test_escape_leaves_the_search_box_without_closing_the_viewer(tmp_path:
         await pilot.press("escape")  # from the timeline, Esc closes as before
         await pilot.pause()
     assert not app.is_running
+
+
+async def test_jumps_leave_full_collections_little_to_walk(tmp_path: Path) -> None:
+    """Full garbage collections made the slowest jumps: they walked the whole heap inside a
+    frame. Once the file is open the app's objects are frozen, so a collection walks only what
+    the panes cache, and the strips handed to the compositor are not the cached ones, so what
+    the caches drop is freed at once rather than left to a full collection."""
+    path = make_trajectory(tmp_path / "t.jsonl", 3000)
+    threshold = gc.get_threshold()
+    app = ReplayApp(path)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        timeline = screen_of(app).query_one(Timeline)
+        gc.collect()
+        rng = random.Random(5)
+        for _ in range(150):
+            timeline.go_to_index(rng.randrange(timeline.row_count))
+            await pilot.pause()
+        walked = len(gc.get_objects())
+        left_to_a_full_collection = gc.collect()
+        assert walked < 40_000, walked
+        assert left_to_a_full_collection < 10_000, left_to_a_full_collection
+    assert gc.get_threshold() == threshold

@@ -7,6 +7,7 @@ parsed only when a row is drawn or selected, and the timeline renders visible ro
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from array import array
@@ -57,6 +58,23 @@ _FIRST_CHUNK = 256 * 1024
 _CHUNK = 512 * 1024
 SPEEDS = (1.0, 2.0, 5.0, 10.0, 25.0, 50.0)
 EDIT_KINDS = (Kind.FILE_WRITE, Kind.FILE_EDIT, Kind.FILE_CREATE, Kind.FILE_DELETE, Kind.FILE_RENAME)
+
+
+# Full garbage collections, not rendering, made the slowest jumps (the p95): each jump renders
+# rows and a step that the panes' caches keep for a while; as these age into the oldest
+# generation they trigger full collections, which walked the whole heap inside a frame (about
+# 110k objects here, 30-120 ms of CPU). So while the viewer is open: what is alive once the file
+# is open (the app's widgets, styles, modules) is frozen (moved to the permanent generation,
+# which no collection walks again: the app's objects live as long as the viewer, and acyclic
+# ones are still freed by reference counting), full collections are made ten times rarer, and
+# one runs when the person has stopped moving for a moment.
+_FULL_GC_RARER = 10
+_IDLE_COLLECT = 1.0
+
+
+def _settle_heap() -> None:
+    gc.collect(1)
+    gc.freeze()
 
 
 def _warm_up_highlighting() -> None:
@@ -190,6 +208,8 @@ class ReplayScreen(Screen[None]):
         self._first_frame = threading.Event()
         self._start_files: list[str] = []
         self._bars: dict[str, str] = {}
+        self._gc_threshold = gc.get_threshold()
+        self._idle_collect: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(f"Opening {self.path} …", id="replay-title")
@@ -216,7 +236,17 @@ class ReplayScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one(Timeline).focus()
+        self._gc_threshold = gc.get_threshold()
+        young, middle, old = self._gc_threshold
+        gc.set_threshold(young, middle, old * _FULL_GC_RARER)
         self._load()
+
+    def on_unmount(self) -> None:
+        gc.set_threshold(*self._gc_threshold)
+
+    def _collect_while_idle(self) -> None:
+        self._idle_collect = None
+        gc.collect()
 
     # -- loading ---------------------------------------------------------------------------
 
@@ -231,6 +261,7 @@ class ReplayScreen(Screen[None]):
         if not isinstance(source, TrajectoryIndex):
             self._start_files = start_files(source.header)
             self.post_message(self.Loaded(source))
+            self.post_message(self.Grew())
             return
         source.scan(_FIRST_CHUNK)
         self.post_message(self.Loaded(source))
@@ -276,9 +307,12 @@ class ReplayScreen(Screen[None]):
         self.query_one(Timeline).grow()
         self._update_title()
         self._update_status()
+        scanned = not isinstance(self.source, TrajectoryIndex) or self.source.scanned
         filtered = self.actor_filter != "all" or self.kind_filter != "all"
-        if filtered and isinstance(self.source, TrajectoryIndex) and self.source.scanned:
+        if filtered and scanned:
             self._filter()
+        if scanned:
+            _settle_heap()
 
     def _update_title(self) -> None:
         source = self.source
@@ -306,6 +340,9 @@ class ReplayScreen(Screen[None]):
         if self.source is None:
             return
         self._update_status()
+        if self._idle_collect is not None:
+            self._idle_collect.stop()
+        self._idle_collect = self.set_timer(_IDLE_COLLECT, self._collect_while_idle)
         # While the cursor moves quickly (playing, holding a key) the latest selection replaces
         # queued ones and the pane follows once it settles.
         self._detail_index = index

@@ -33,7 +33,10 @@ class StepView(ScrollView, can_focus=True):
     }
     """
 
-    CACHE_SIZE = 64
+    CACHE_SIZE = 8
+    """Steps kept rendered: enough to go back and forth between neighbours. Each holds a
+    strip per line (several container objects each, which every full garbage collection
+    walks), so more costs frames more than it saves."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)

@@ -29,7 +29,10 @@ from simulator.trajectory import EventSource, TrajectoryError
 from widgets.replay.lines import paint_lines
 
 ACTOR_COLOURS = {"human": "green", "agent": "magenta", "system": "blue"}
-_CACHE_SIZE = 1024
+_CACHE_SIZE = 256
+"""Rows kept rendered: about five screens. Strips are several container objects each, which
+every full garbage collection walks; a bigger cache made the collections longer than the
+rows it saved cost to render again."""
 
 
 class Timeline(ScrollView, can_focus=True):
