@@ -597,6 +597,11 @@ class EditorPane(Widget):
                 "Previous tab", "Ctrl+PgUp / Ctrl+Shift+Tab", lambda: self.action_switch_tab(-1)
             ),
             PaletteAction("Toggle line comment", "Ctrl+/", self._toggle_comment),
+            PaletteAction(
+                "Diff of this file",
+                "Its changes since the session started, side by side (saved text)",
+                self.show_diff,
+            ),
             PaletteAction("Go to definition", "F12", self.action_goto_definition),
             PaletteAction("Show callers and callees", "Shift+F12", self.action_call_hierarchy),
             PaletteAction(
@@ -604,6 +609,24 @@ class EditorPane(Widget):
             ),
             PaletteAction("Rebuild code index", "Index the workspace again", self.rebuild_index),
         ]
+
+    async def show_diff(self) -> None:
+        """The open file's saved changes since the session started, in the diff view."""
+        from widgets.changes_view import DiffScreen  # loaded on first use
+
+        buffer = self._current()
+        if buffer is None:
+            self.notify("Open a file first.", severity="warning")
+            return
+        try:
+            diff = await self.session.diff(path=buffer.path)
+        except (SessionError, BackendError) as error:
+            self.notify(_sentence(error, f"No diff for {buffer.path}"), severity="warning")
+            return
+        if not diff.strip():
+            self.notify(f"{buffer.path} has no saved changes since the session started.")
+            return
+        self.app.push_screen(DiffScreen(buffer.path, diff, unified=self.app.size.width < 100))
 
     def _toggle_comment(self) -> None:
         editor = self._current_editor_or_none()

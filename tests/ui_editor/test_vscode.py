@@ -483,6 +483,23 @@ async def test_changes_list_opens_at_the_change_and_offers_a_diff_view(
         await wait_for(pilot, lambda: not isinstance(app.screen, DiffScreen))
 
 
+async def test_palette_diff_of_the_open_file(app: RepoSimApp, session: Session) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        pane = app.query_one(EditorPane)
+        await pane.open_file("pkg/core.py")
+        await pane.show_diff()
+        assert not isinstance(app.screen, DiffScreen)  # nothing changed yet: a notice
+        await pilot.press("x", "ctrl+s")
+        await pilot.press("f2", *"diff of this file")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen))
+        assert isinstance(app.screen, DiffScreen)
+        assert DiffRow("change", 1, '"""Core helpers."""', 1, 'x"""Core helpers."""') in (
+            side_by_side(app.screen.diff)
+        )
+
+
 def test_short_path_keeps_the_file_name() -> None:
     assert short_path("a/b.py", 20) == "a/b.py"
     assert short_path("src/one/two/three/name.py", 20) == "src/…/three/name.py"
