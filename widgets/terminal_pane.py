@@ -31,6 +31,7 @@ from widgets.terminal_screen import DEFAULT_SCROLLBACK, Line, TerminalScreen, li
 _CURSOR_KEYS = {"up": "A", "down": "B", "right": "C", "left": "D", "home": "H", "end": "F"}
 _KEYS = {
     "enter": "\r",
+    "alt+enter": "\x1b\r",  # keymap.py reads ESC CR as alt+enter: pass it on whole
     "tab": "\t",
     "shift+tab": "\x1b[Z",
     "backspace": "\x7f",

@@ -190,6 +190,7 @@ async def test_keys_use_the_shells_mode() -> None:
     assert key_to_bytes("up", None) == b"\x1b[A"
     assert key_to_bytes("up", None, app_cursor_keys=True) == b"\x1bOA"
     assert key_to_bytes("ctrl+c", None) == b"\x03"
+    assert key_to_bytes("alt+enter", None) == b"\x1b\r"  # what the terminal sent for it
     assert key_to_bytes("ctrl+left", None) == b"\x1b[1;5D"
     assert key_to_bytes("alt+b", "b") == b"\x1bb"
     assert key_to_bytes("é", "é") == "é".encode()
