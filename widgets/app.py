@@ -519,9 +519,12 @@ class RepoSimApp(App[None]):
         self.push_screen(HelpScreen(rows, str(config_dir() / "keymap.toml")))
 
     def action_focus_pane(self, pane: str) -> None:
+        # Focusing a hidden pane shows it, which is the person's choice (kept through resizes);
+        # focusing a visible one changes nothing the layout rules decide.
         if pane == "tree":
-            self._tree_toggled = True
-            self.query_one("#sidebar").display = True
+            sidebar = self.query_one("#sidebar")
+            self._tree_toggled = self._tree_toggled or not sidebar.display
+            sidebar.display = True
             self.query_one(FileTree).focus()
         elif pane == "editor":
             self._focus_editor()
@@ -536,8 +539,8 @@ class RepoSimApp(App[None]):
             self.query_one(PANEL_TARGETS.get(panel.active, "#terminal")).focus()
         elif pane == "agent":
             agent = self.query_one(AgentPane)
+            self._agent_toggled = self._agent_toggled or not agent.display
             agent.display = True
-            self._agent_toggled = True
             agent.focus(scroll_visible=False)
             for widget in agent.query("*"):
                 if widget.focusable:

@@ -79,3 +79,15 @@ async def test_the_persons_toggle_survives_resizes_both_ways(session: Session) -
         await pilot.press("ctrl+j")  # and hidden again: it stays hidden when grown
         await resize(pilot, app, 160, 48)
         assert widths(app)[2] == 0
+
+
+async def test_focusing_visible_panes_is_no_toggle(session: Session) -> None:
+    """Alt+1 / Alt+4 on panes already shown keep the layout rules in charge: shrinking then
+    hides the agent pane and keeps the tree, as for a person who never pressed them."""
+    app = RepoSimApp(session)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("alt+4", "alt+1")
+        await pilot.pause(0.1)
+        await resize(pilot, app, 80, 24)
+        tree, editor, agent = widths(app)
+        assert agent == 0 and tree > 0 and editor >= 50, widths(app)
