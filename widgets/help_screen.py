@@ -25,6 +25,7 @@ class HelpScreen(ModalScreen[None]):
     }
     HelpScreen #help-intro { height: auto; color: $text-muted; margin-bottom: 1; }
     HelpScreen DataTable { height: 1fr; }
+    HelpScreen #help-detail { height: auto; max-height: 3; color: $text; background: $boost; }
     """
     BINDINGS: ClassVar[list[BindingType]] = list(HELP_BINDINGS)
 
@@ -43,6 +44,8 @@ class HelpScreen(ModalScreen[None]):
                 id="help-intro",
             )
             yield DataTable(cursor_type="row", zebra_stripes=True)
+            # The highlighted row in full: on a narrow screen the table cuts the description.
+            yield Static(id="help-detail")
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
@@ -51,6 +54,11 @@ class HelpScreen(ModalScreen[None]):
         for where, keys, what, binding_id in self.rows:
             table.add_row(where, keys, binding_id, what)
         table.focus()
+
+    def on_data_table_row_highlighted(self, message: DataTable.RowHighlighted) -> None:
+        where, keys, what, binding_id = self.rows[message.cursor_row]
+        named = f"  ({binding_id})" if binding_id else ""
+        self.query_one("#help-detail", Static).update(f"{where} · {keys}: {what}{named}")
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -40,6 +40,10 @@ async def test_f1_lists_undo_redo_and_tab_and_scrolls_at_80x24(session: Session)
         scrolled = table.scroll_y
         await pilot.press("pagedown")
         await wait_for(pilot, lambda: table.scroll_y > scrolled, "PageDown to scroll on")
+        # The highlighted row in full below the table, the description the table cuts included.
+        _, keys, _, what = help_rows(table)[table.cursor_row]
+        detail = str(app.screen.query_one("#help-detail").render())
+        assert what in detail.replace("\n", " ") and keys in detail
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, HelpScreen), "Esc to close")
 
