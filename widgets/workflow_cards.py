@@ -40,6 +40,17 @@ def workflow_style(event: Event) -> str:
     return ""
 
 
+def _is_time(key: str) -> bool:
+    """Figures in seconds (call_seconds, min_time...), which must not read as rates."""
+    return key.endswith(("seconds", "_time", "time_s")) or key in ("seconds", "time")
+
+
+def _value(key: str, value: Any) -> str:
+    if isinstance(value, float) and _is_time(key):
+        return _seconds(value)
+    return workflow_value(value)
+
+
 def _figures(data: dict[str, Any]) -> Table:
     table = Table.grid(padding=(0, 2))
     table.add_column(style="dim")
@@ -49,9 +60,9 @@ def _figures(data: dict[str, Any]) -> Table:
             continue
         if isinstance(value, dict) and "median" not in value:
             for sub, inner in value.items():
-                table.add_row(f"{key}.{sub}", workflow_value(inner))
+                table.add_row(f"{key}.{sub}", _value(str(sub), inner))
         else:
-            table.add_row(str(key), workflow_value(value))
+            table.add_row(str(key), _value(str(key), value))
     return table
 
 

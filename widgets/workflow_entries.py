@@ -24,7 +24,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
-from textual.worker import WorkerState
+from textual.worker import Worker, WorkerState
 
 from simulator.events import Event, Kind
 from simulator.session import Decision, SessionError
@@ -101,9 +101,34 @@ ENTRIES: dict[str, Entry] = {
 
 def workflow_entries(app: RepoSimApp) -> list[PaletteAction]:
     return [
-        PaletteAction(entry.title, entry.help, lambda name=name: run_named(app, name))  # type: ignore[misc]
-        for name, entry in ENTRIES.items()
+        *(
+            PaletteAction(entry.title, entry.help, lambda name=name: run_named(app, name))  # type: ignore[misc]
+            for name, entry in ENTRIES.items()
+        ),
+        PaletteAction(
+            "Stop the running workflow",
+            "Cancel it: its running command is killed and the run ends as interrupted",
+            lambda: stop(app),
+        ),
     ]
+
+
+def _running(app: RepoSimApp) -> list[Worker[None]]:
+    return [
+        w
+        for w in app.workers
+        if w.group == GROUP and w.state in (WorkerState.PENDING, WorkerState.RUNNING)
+    ]
+
+
+def stop(app: RepoSimApp) -> None:
+    running = _running(app)
+    if not running:
+        app.notify("No workflow is running.")
+        return
+    for worker in running:
+        worker.cancel()
+    app.notify(f"The {running[0].name} workflow was stopped.", severity="warning")
 
 
 def run_named(app: RepoSimApp, name: str) -> None:
@@ -117,11 +142,7 @@ def run_named(app: RepoSimApp, name: str) -> None:
 
 def start(app: RepoSimApp, name: str, body: Callable[[], Awaitable[None]]) -> None:
     """Run `body` in a worker, gated in confirm mode; one workflow at a time."""
-    running = [
-        w
-        for w in app.workers
-        if w.group == GROUP and w.state in (WorkerState.PENDING, WorkerState.RUNNING)
-    ]
+    running = _running(app)
     if running:
         app.notify(
             f"The {running[0].name} workflow is still running; wait for it to end.",

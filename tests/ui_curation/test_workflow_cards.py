@@ -52,3 +52,29 @@ async def test_a_recorded_harness_run_reads_as_workflow_steps(
             detail = text(render_step(source, index))
             assert "Workflow" in detail and "Payload" not in detail
             assert '"workflow":' not in detail
+
+
+def test_times_in_a_step_read_as_seconds_and_rates_as_percents() -> None:
+    from simulator.events import Actor, Event
+    from widgets.workflow_cards import render_workflow
+
+    step = Event(
+        seq=1,
+        t=0.0,
+        actor=Actor.SYSTEM,
+        kind=Kind.WORKFLOW_STEP,
+        payload={
+            "workflow": "perf.compare",
+            "run": "r1",
+            "step": "A quickcheck",
+            "status": "ok",
+            "seconds": 0.2,
+            "detail": {"call_seconds": 0.000213, "min_time": 0.1, "coverage": 0.5},
+        },
+    )
+    figures = {
+        line.split()[0]: line.split()[1:] for line in text(render_workflow(step)).splitlines()
+    }
+    assert figures["call_seconds"] == ["213.000", "us"]  # it read "0%"
+    assert figures["min_time"] == ["100.000", "ms"]  # it read "10%"
+    assert figures["coverage"] == ["50%"]

@@ -9,7 +9,7 @@ from pathlib import Path
 from simulator.agent import Mode
 from simulator.events import Actor, Kind
 from simulator.trajectory import read_trajectory
-from tests.agent.fake_llm import FakeLLM, Reply, call
+from tests.agent.fake_llm import FakeLLM, Reply, Slow, call
 from tests.ui.helpers import wait_for
 from tests.ui_workflows.conftest import (
     BUG,
@@ -97,3 +97,28 @@ async def test_confirm_mode_asks_for_each_action_and_a_rejection_stops_the_workf
         if e.kind == Kind.POLICY_DECISION and e.actor is Actor.HUMAN
     ]
     assert decisions == [("test.run", True, ""), ("file.edit", False, "not that way")]
+
+
+async def test_stopping_a_running_workflow_ends_it_as_interrupted(
+    session_on: SessionOn, buggy_repo: Path, fake_llm: FakeLLM
+) -> None:
+    fake_llm.script = [Slow(60, SCRIPT[0])]  # the model takes its time
+    session = await session_on(buggy_repo)
+    app = app_with_model(session, fake_llm)
+    async with app.run_test(size=(160, 48)) as pilot:
+        run_entry(app, ENTRY)
+        await wait_for(pilot, lambda: fake_llm.requests, "the model call")
+        run_entry(app, ENTRY)  # one workflow at a time
+        await wait_for(
+            pilot, lambda: any("still running" in n for n in notices(app)), "the refusal"
+        )
+        run_entry(app, "Stop the running workflow")
+        await wait_for(pilot, lambda: cards(app, Kind.WORKFLOW_END, "debug"), "the workflow to end")
+        [end] = cards(app, Kind.WORKFLOW_END, "debug")
+        assert end.event.payload["status"] == "interrupted", card_text(end)
+        assert "The debug workflow was stopped." in notices(app)
+        await wait_for(pilot, lambda: not app.workers, "the worker to end")
+        run_entry(app, "Stop the running workflow")
+        await wait_for(pilot, lambda: "No workflow is running." in notices(app), "notice")
+        await pilot.pause(0.3)
+    assert BUG in await session.read("stats/core.py")
