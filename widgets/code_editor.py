@@ -65,19 +65,41 @@ COMMENT_PREFIXES: dict[str, str] = {
 }
 
 
-def comment_prefix(path: str) -> str | None:
-    """The line-comment marker of a file's language ('#', '//', …), or None."""
+# Languages without a line comment: each line is wrapped instead (as VS Code does for them).
+COMMENT_WRAPS: dict[str, tuple[str, str]] = {
+    **dict.fromkeys(
+        (".md", ".markdown", ".html", ".htm", ".xml", ".svg", ".xhtml"), ("<!--", "-->")
+    ),
+    **dict.fromkeys((".css",), ("/*", "*/")),
+}
+
+
+def comment_markers(path: str) -> tuple[str, str] | None:
+    """How a line of this file's language is commented out: ("#", "") for Python, ("//", "")
+    for C, ("<!--", "-->") for Markdown and HTML; None when RepoSim does not know."""
     name = PurePosixPath(path).name.lower()
-    return COMMENT_PREFIXES.get(name) or COMMENT_PREFIXES.get(PurePosixPath(name).suffix)
+    suffix = PurePosixPath(name).suffix
+    prefix = COMMENT_PREFIXES.get(name) or COMMENT_PREFIXES.get(suffix)
+    if prefix is not None:
+        return prefix, ""
+    return COMMENT_WRAPS.get(suffix)
 
 
-def toggle_line_comments(lines: list[str], prefix: str) -> tuple[list[str], list[int], list[int]]:
-    """VS Code's Ctrl+/ on whole lines: comment them all at their common indent, or, when every
-    non-blank line is already commented, uncomment them. Returns the new lines and, per line,
-    the column where text was inserted or removed and how many characters (negative: removed)."""
+def toggle_line_comments(
+    lines: list[str], prefix: str, suffix: str = ""
+) -> tuple[list[str], list[int], list[int]]:
+    """VS Code's Ctrl+/ on whole lines: comment them all at their common indent (wrapping each in
+    `prefix` … `suffix` when the language has no line comment), or, when every non-blank line
+    is already commented, uncomment them. Returns the new lines and, per line, the column where
+    text was inserted or removed before the text and how many characters (negative: removed)."""
     all_blank = not any(line.strip() for line in lines)
     code = lines if all_blank else [line for line in lines if line.strip()]
-    if not all_blank and all(line.lstrip().startswith(prefix) for line in code):
+
+    def commented(line: str) -> bool:
+        text = line.strip()
+        return text.startswith(prefix) and (not suffix or text.endswith(suffix))
+
+    if not all_blank and all(commented(line) for line in code):
         out, at, delta = [], [], []
         for line in lines:
             column = line.find(prefix) if line.strip() else -1
@@ -89,16 +111,21 @@ def toggle_line_comments(lines: list[str], prefix: str) -> tuple[list[str], list
             end = column + len(prefix)
             if line[end : end + 1] == " ":
                 end += 1
-            out.append(line[:column] + line[end:])
+            rest = line[end:]
+            if suffix:
+                rest = rest.rstrip()[: -len(suffix)]
+                rest = rest[:-1] if rest.endswith(" ") else rest
+            out.append(line[:column] + rest)
             at.append(column)
             delta.append(column - end)
         return out, at, delta
     indent = min(len(line) - len(line.lstrip()) for line in code)
     marker = prefix + " "
+    closing = " " + suffix if suffix else ""
     out, at, delta = [], [], []
     for line in lines:
         if line.strip() or all_blank:
-            out.append(line[:indent].ljust(indent) + marker + line[indent:])
+            out.append(line[:indent].ljust(indent) + marker + line[indent:] + closing)
             at.append(indent)
             delta.append(len(marker))
         else:
@@ -534,9 +561,9 @@ class CodeEditor(TextArea):
     def action_toggle_comment(self) -> None:
         if self.read_only:
             return
-        prefix = comment_prefix(self.path) if self.path else None
-        if prefix is None:
-            self.notify("This file's language has no line comment that RepoSim knows.")
+        markers = comment_markers(self.path) if self.path else None
+        if markers is None:
+            self.notify("RepoSim does not know how this file's language comments a line.")
             return
         start, end = self.selection
         (top, _), (bottom, bottom_col) = sorted((start, end))
@@ -544,7 +571,7 @@ class CodeEditor(TextArea):
             bottom -= 1  # a selection that ends at a line's start does not take that line
         document = self.document
         lines = [document[row] for row in range(top, bottom + 1)]
-        new, at, delta = toggle_line_comments(lines, prefix)
+        new, at, delta = toggle_line_comments(lines, *markers)
         if new == lines:
             return
         self.replace("\n".join(new), (top, 0), (bottom, len(lines[-1])))

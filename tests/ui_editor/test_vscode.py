@@ -24,6 +24,7 @@ from widgets.changes_view import (
     short_path,
     side_by_side,
 )
+from widgets.code_editor import toggle_line_comments
 from widgets.editor_pane import ChoiceScreen, EditorPane
 from widgets.file_tree import FileTree, PromptScreen
 from widgets.status_bar import StatusBar
@@ -165,6 +166,14 @@ async def test_ctrl_slash_toggles_line_comments_per_language(app: RepoSimApp) ->
         assert c_editor.document[4] == '    // printf("%d\\n", 42);'
         await pilot.press("ctrl+z")
         assert c_editor.document[4] == '    printf("%d\\n", 42);'
+        # Markdown has no line comment: the line is wrapped, and unwrapped again.
+        await pane.open_file("notes.md")
+        md_editor = pane.current_editor
+        assert md_editor is not None
+        await pilot.press("ctrl+underscore")
+        assert md_editor.document[0] == "<!-- # Notes -->"
+        await pilot.press("ctrl+underscore")
+        assert md_editor.document[0] == "# Notes"
 
 
 async def test_new_editor_keys_are_in_f1_with_binding_ids(app: RepoSimApp) -> None:
@@ -498,6 +507,16 @@ async def test_palette_diff_of_the_open_file(app: RepoSimApp, session: Session) 
         assert DiffRow("change", 1, '"""Core helpers."""', 1, 'x"""Core helpers."""') in (
             side_by_side(app.screen.diff)
         )
+
+
+def test_toggle_line_comments_keeps_blank_lines_and_indent() -> None:
+    lines = ["    if x:", "", "        y()"]
+    commented, _, _ = toggle_line_comments(lines, "#")
+    assert commented == ["    # if x:", "", "    #     y()"]
+    assert toggle_line_comments(commented, "#")[0] == lines
+    wrapped, _, _ = toggle_line_comments(["a", "  b"], "/*", "*/")
+    assert wrapped == ["/* a */", "/*   b */"]
+    assert toggle_line_comments(wrapped, "/*", "*/")[0] == ["a", "  b"]
 
 
 def test_short_path_keeps_the_file_name() -> None:
