@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
+import re
 import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
@@ -97,10 +98,28 @@ async def keep_changes(session: Session) -> str | None:
         patch = await session.diff()
     except SessionError:  # no git in the backend: there is no baseline to diff against
         return None
-    if not patch.strip():
+    text, binary = text_changes(patch)
+    if not text.strip():
         return None
-    path.write_text(patch)
-    return (
+    path.write_text(text)
+    message = (
         f"the session's changes are kept in {path}; "
         f"`git apply {path}` in {session.source} applies them."
     )
+    if binary:
+        shown = ", ".join(binary[:3]) + (f" and {len(binary) - 3} more" if len(binary) > 3 else "")
+        message += f" Binary files are left out: {shown}."
+    return message
+
+
+def text_changes(patch: str) -> tuple[str, list[str]]:
+    """The patch without its binary files (their diff has no content, so `git apply` would
+    refuse the whole patch: caches like __pycache__ are the usual ones), and their paths."""
+    kept, binary = [], []
+    for block in re.split(r"(?m)^(?=diff --git )", patch):
+        if re.search(r"(?m)^(Binary files .* differ|GIT binary patch)$", block):
+            header = re.match(r"diff --git a/(.*) b/", block)
+            binary.append(header.group(1) if header else "?")
+        else:
+            kept.append(block)
+    return "".join(kept), binary

@@ -60,10 +60,12 @@ async def test_the_sessions_changes_are_kept_as_a_patch_for_the_repository(
 ) -> None:
     before = (sample_repo / "calc" / "ops.py").read_text()
     await session.edit("calc/ops.py", "def add", "def plus", actor=Actor.HUMAN)
+    await session.exec("mkdir -p cache && printf 'a\\0b' > cache/blob.bin", actor=Actor.HUMAN)
     message = await keep_changes(session)
     patch = kept_changes_path(session)
     assert patch is not None and message is not None
     assert str(patch) in message and "git apply" in message
+    assert "Binary files are left out: cache/blob.bin." in message  # git apply refuses them
     assert (sample_repo / "calc" / "ops.py").read_text() == before, "the repository is untouched"
     await asyncio.to_thread(
         subprocess.run, ["git", "apply", str(patch)], cwd=sample_repo, check=True
