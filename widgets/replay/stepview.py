@@ -18,9 +18,10 @@ from rich.style import Style
 from rich.text import Text
 from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
+from textual.scrollbar import ScrollBar
 from textual.strip import Strip
 
-from widgets.replay.lines import paint_lines
+from widgets.replay.lines import lean_vertical_scrollbar, paint_lines
 
 _MARGIN = 1
 
@@ -97,6 +98,10 @@ class StepView(ScrollView, can_focus=True):
             # Set without the reactive's layout pass: only this widget's scrollbar changes.
             self.set_reactive(StepView.virtual_size, size)
             self._scroll_update(size)
+
+    @property
+    def vertical_scrollbar(self) -> ScrollBar:
+        return lean_vertical_scrollbar(self)
 
     def render_lines(self, crop: Region) -> list[Strip]:
         self._render_strips()

@@ -22,11 +22,12 @@ from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
+from textual.scrollbar import ScrollBar
 from textual.strip import Strip
 
 from simulator.describe import describe_event
 from simulator.trajectory import EventSource, TrajectoryError
-from widgets.replay.lines import paint_lines
+from widgets.replay.lines import lean_vertical_scrollbar, paint_lines
 
 ACTOR_COLOURS = {"human": "green", "agent": "magenta", "system": "blue"}
 _CACHE_SIZE = 256
@@ -169,6 +170,10 @@ class Timeline(ScrollView, can_focus=True):
             self.go_to_row(int(self.scroll_offset.y) + y)
 
     # -- drawing ---------------------------------------------------------------------------
+
+    @property
+    def vertical_scrollbar(self) -> ScrollBar:
+        return lean_vertical_scrollbar(self)
 
     def render_lines(self, crop: Region) -> list[Strip]:
         # The style and widths are looked up once per frame, not per row.
