@@ -158,7 +158,11 @@ def summarize(trajectory: Trajectory) -> str:
         )
     )
     tests = [e for e in events if e.kind == Kind.TEST_RESULT]
-    lines.append(f"  {commands} commands, {edits} file changes, {len(tests)} test runs")
+    typed = sum(1 for e in events if e.kind == Kind.TERMINAL_INPUT and e.payload.get("line"))
+    in_terminal = f" (+{typed} typed in the terminal)" if typed else ""
+    lines.append(
+        f"  {commands} commands{in_terminal}, {edits} file changes, {len(tests)} test runs"
+    )
     if tests:
         lines.append(f"  last test run: {describe_event(tests[-1]).removeprefix('tests: ')}")
     lines.append("")

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from simulator.describe import describe_event
+from simulator.describe import describe_event, summarize
 from simulator.events import Kind
 from simulator.replay import reexecute
 from simulator.session import RecordedPty, Session
@@ -122,6 +122,7 @@ async def test_typed_keys_are_recorded_as_lines_and_exactly(
         "ls -1",
     ]
     events = read_trajectory(out).events
+    assert "0 commands (+4 typed in the terminal)" in summarize(read_trajectory(out))
     described = [describe_event(e) for e in events if e.kind == Kind.TERMINAL_INPUT]
     assert described[0] == "terminal $ echo hello > greeting.txt" and described[2] == "typed ^C"
     # The echo of a line is recorded after the line, not a step per key before it.
