@@ -59,6 +59,12 @@ async def test_status_bar_shows_line_and_column_as_the_cursor_moves(app: RepoSim
         await wait_for(pilot, lambda: "Ln 3, Col 3" in status_text(app))
         await pilot.press("shift+right", "shift+right")
         await wait_for(pilot, lambda: "Ln 3, Col 5 (2 selected)" in status_text(app))
+        editor = pane.current_editor
+        assert editor is not None
+        await pilot.press("ctrl+a")  # across lines: every character, newlines included
+        count = len(editor.text)
+        await wait_for(pilot, lambda: f"({count} selected)" in status_text(app))
+        await pilot.press("ctrl+home", "down", "down", "right", "right", "right", "right")
         # A tab counts to the next tab stop, as in VS Code.
         await pane.open_file("Makefile")
         await wait_for(pilot, lambda: "Ln 1, Col 1" in status_text(app))
