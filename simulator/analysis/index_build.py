@@ -7,8 +7,8 @@ container objects; each time the heap grows by a quarter, a full collection walk
 with the GIL held, whichever thread allocated last, and the last ones took 0.5–1 s.
 
 So:
-- files are parsed in worker processes (`fork`: they start in milliseconds and import nothing),
-  which send back each file's records pickled without the source the parent already holds;
+- files are parsed in worker processes (`fork`: they start at once and import nothing), which
+  send back each file's records pickled without the source the parent already holds;
 - the event loop unpickles them a file at a time and yields between files;
 - full collections are deferred while a build runs, then the surviving objects (the index
   above all) are moved to the permanent generation (`gc.freeze`), so no later collection walks
@@ -56,9 +56,10 @@ Job = tuple[str, bytes, str, bool]  # (path, source, module, is_package)
 _macros: MacroTable | None = None  # set in each worker by the pool's initializer
 
 
-def _init_worker(macros: MacroTable | None, parent: int) -> None:
-    global _macros
+def _init_worker(macros: MacroTable | None, parent: int, piece_items: int) -> None:
+    global _macros, _piece_items
     _macros = macros
+    _piece_items = piece_items
     # Background work: the UI process that waits for it comes first on a busy machine. Linux
     # schedules by session ("autogroup") before it looks at nice values: in the UI's session,
     # two busy workers made the whole group CPU-bound, and the UI's event loop waited 40-70 ms
@@ -78,6 +79,7 @@ def _exit_with(parent: int) -> None:
 
 
 PIECE_ITEMS = 64  # functions (or classes, ...) per pickled piece of a file's record
+_piece_items = PIECE_ITEMS  # in a worker, the parent's PIECE_ITEMS
 PIECED = ("functions", "classes", "globals", "imports")
 
 Compact = tuple[str, list[bytes]]  # (path, [pickled record shell, pickled pieces...])
@@ -95,8 +97,8 @@ def _extract_compact(jobs: list[Job]) -> list[Compact]:
         for name in PIECED:
             setattr(record, name, [])
         for name, items in lists.items():
-            for start in range(0, len(items), PIECE_ITEMS):
-                pieces.append(pickle.dumps((name, items[start : start + PIECE_ITEMS]), PROTOCOL))
+            for start in range(0, len(items), _piece_items):
+                pieces.append(pickle.dumps((name, items[start : start + _piece_items]), PROTOCOL))
         out.append((path, [pickle.dumps(record, PROTOCOL), *pieces]))
     return out
 
@@ -177,9 +179,10 @@ async def _in_threads(jobs: list[Job], macros: MacroTable) -> dict[str, FileReco
 async def _in_processes(
     jobs: list[Job], texts: Mapping[str, bytes], macros: MacroTable, workers: int
 ) -> dict[str, FileRecord]:
-    # fork: workers start in milliseconds and never re-import the caller's __main__; they
-    # only run tree-sitter on the bytes they are sent, so no lock held by a thread of the
-    # parent (the UI's) matters to them.
+    # fork: workers start at once and never re-import the caller's __main__ (spawn would, and
+    # run a script without a main guard again); they only run tree-sitter on the bytes they
+    # are sent, so no lock held by a thread of the parent (the UI's) matters to them. The
+    # fork itself stops the event loop while the page tables are copied (tens of ms).
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     context = multiprocessing.get_context(method)
     loop = asyncio.get_running_loop()
@@ -188,7 +191,7 @@ async def _in_processes(
         max_workers=workers,
         mp_context=context,
         initializer=_init_worker,
-        initargs=(macros, os.getpid()),
+        initargs=(macros, os.getpid(), PIECE_ITEMS),
     )
     try:
         futures = [

@@ -47,7 +47,7 @@ def _texts() -> dict[str, bytes]:
 async def test_worker_processes_build_the_in_process_index(
     piece_items: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The workers are forked, so they see the patched piece size.
+    # The workers are handed the parent's piece size when they start.
     monkeypatch.setattr(index_build, "PIECE_ITEMS", piece_items)
     texts = _texts()
     expected = CodeIndex.from_texts(texts)
@@ -97,7 +97,7 @@ async def test_full_collections_resume_after_a_build_and_its_objects_are_frozen(
 
 
 ORPHAN_SCRIPT = """
-import asyncio, multiprocessing, sys, time
+import asyncio, multiprocessing, time
 from simulator.analysis import index_build
 
 def slow(jobs):
@@ -107,22 +107,25 @@ def slow(jobs):
 index_build._extract_compact = slow
 
 async def main():
-    texts = {f"m{i}.py": b"x = 1\\n" * 1000 for i in range(40)}
+    texts = {f"m{i}.py": b"x = 1\\n" * 1000 for i in range(100)}  # two tasks: two workers
     task = asyncio.create_task(index_build.extract_records(texts, parallel=True, workers=2))
     while len(multiprocessing.active_children()) < 2:
         await asyncio.sleep(0.05)
     print(" ".join(str(p.pid) for p in multiprocessing.active_children()), flush=True)
     await task
 
-asyncio.run(main())
+if __name__ == "__main__":
+    asyncio.run(main())
 """
 
 
-def test_workers_leave_with_their_parent_when_it_is_killed() -> None:
+def test_workers_leave_with_their_parent_when_it_is_killed(tmp_path: Path) -> None:
     """Workers run in a session of their own (so the terminal's Ctrl+C does not reach them):
     they must still go away when the process that started them dies."""
+    script = tmp_path / "orphans.py"
+    script.write_text(ORPHAN_SCRIPT)
     parent = subprocess.Popen(
-        [sys.executable, "-c", ORPHAN_SCRIPT],
+        [sys.executable, str(script)],
         stdout=subprocess.PIPE,
         text=True,
         cwd=Path(__file__).resolve().parents[2],
@@ -131,7 +134,11 @@ def test_workers_leave_with_their_parent_when_it_is_killed() -> None:
         assert parent.stdout is not None
         workers = [int(pid) for pid in parent.stdout.readline().split()]
         assert len(workers) == 2
-        assert all(os.getsid(pid) == pid for pid in workers)  # their own sessions
+        # Each in a session of its own once it has started (imports, then the initializer).
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not all(os.getsid(p) == p for p in workers):
+            time.sleep(0.1)
+        assert all(os.getsid(pid) == pid for pid in workers)
     finally:
         parent.kill()
         parent.wait()
