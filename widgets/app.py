@@ -374,7 +374,8 @@ class RepoSimApp(App[None]):
 
     @on(EditorPane.CursorMoved)
     def _cursor_moved(self, message: EditorPane.CursorMoved) -> None:
-        self.query_one(StatusBar).cursor = message.position
+        for status in self.query(StatusBar):  # none while the app shuts down
+            status.cursor = message.position
 
     @on(TabbedContent.TabActivated, "#panel")
     def _panel_tab(self, event: TabbedContent.TabActivated) -> None:
