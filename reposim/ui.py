@@ -12,12 +12,14 @@ import importlib
 import inspect
 import re
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING
 
 from simulator.session import Session, SessionError
 
 if TYPE_CHECKING:  # loaded with the UI, in its thread (see run_ui)
+    from textual.worker import Worker
+
     from simulator.agent import Agent, AgentConfig, ModelClient
 
 
@@ -71,6 +73,7 @@ async def run_ui(
             connect_agent=connect,
         )
         await app.run_async()
+        await _wind_down(app.workers)
         kept = await keep_changes(opened)
         if app.return_code:
             reason = "error: the UI stopped on an unexpected exception"
@@ -82,6 +85,19 @@ async def run_ui(
     if kept:
         print(f"reposim: {kept}", file=sys.stderr)
     return opened
+
+
+async def _wind_down(workers: Iterable[Worker[object]], limit: float = 30.0) -> None:
+    """Let the workers the app cancelled as it closed finish their cleanup (a workflow records
+    its end and puts back what it changed, perf closes its two sessions) before the session
+    they work in is closed."""
+    tasks = [asyncio.ensure_future(worker.wait()) for worker in workers if worker.is_running]
+    if tasks:
+        done, pending = await asyncio.wait(tasks, timeout=limit)
+        for task in pending:
+            task.cancel()
+        for task in done:
+            task.exception()  # cancelled or failed as the app closed: nothing to report
 
 
 async def keep_changes(session: Session) -> str | None:
