@@ -102,22 +102,16 @@ def test_resume_of_a_missing_file_is_one_sentence(tmp_path: Path) -> None:
     assert proc.stderr == f"reposim: error: {tmp_path / 'nope.jsonl'} does not exist.\n"
 
 
-def test_open_with_a_model_gives_the_agent_pane_and_the_workflows_that_model(
-    sample_repo: Path, tmp_path: Path
-) -> None:
-    from tests.agent.fake_llm import FakeLLM
-
-    server = FakeLLM().start()
-    try:
-        args = ["--model", "openai/fake-model", "--api-base", server.api_base]
-        code, output = run_until(
-            [str(sample_repo), *args, "--trajectory", str(tmp_path / "t.jsonl")],
-            "auto · idle".encode(),  # the pane's status: an agent, not "no model configured"
-        )
-    finally:
-        server.close()
-    assert code == 0, output[-2000:]
-    assert b"no model configured" not in output
+def test_open_with_a_model_litellm_does_not_know_is_one_sentence(sample_repo: Path) -> None:
+    proc = subprocess.run(
+        [*OPEN, str(sample_repo), "--model", "nonsense-provider/xyz"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("reposim: error: litellm does not know the model")
+    assert proc.stderr.count("\n") == 1
 
 
 def test_open_api_base_without_a_model_is_one_sentence(sample_repo: Path) -> None:
