@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -48,3 +49,44 @@ def git_output(repo: Path | str, *args: str, timeout: float = 60.0) -> str | Non
         return run_git(repo, *args, timeout=timeout)
     except GitError:
         return None
+
+
+def diff_texts(before: str, after: str, *, context: int = 3, timeout: float = 30.0) -> str | None:
+    """The hunks of a unified diff of two texts by git's own diff (xdiff, in C), from the first
+    `@@` line on; None when git is missing or fails.
+
+    For large changes: difflib's matcher is quadratic on them (a 21,000-line file with every
+    other line changed takes 87 s in difflib, 45 ms here).
+    """
+    with tempfile.TemporaryDirectory(prefix="reposim-diff-") as tmp:
+        old, new = Path(tmp, "a"), Path(tmp, "b")
+        old.write_bytes(before.encode("utf-8", "surrogateescape"))
+        new.write_bytes(after.encode("utf-8", "surrogateescape"))
+        try:
+            proc = subprocess.run(
+                [
+                    "git",
+                    "-c",
+                    "core.quotepath=off",
+                    "diff",
+                    "--no-index",
+                    "--no-color",
+                    "--no-ext-diff",
+                    "--no-textconv",
+                    "--text",
+                    f"-U{context}",
+                    str(old),
+                    str(new),
+                ],
+                capture_output=True,
+                timeout=timeout,
+                check=False,
+                env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull},
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+    if proc.returncode not in (0, 1):  # 1: the texts differ
+        return None
+    out = proc.stdout.decode("utf-8", "surrogateescape")
+    start = out.find("\n@@")
+    return out[start + 1 :] if start >= 0 else ""
