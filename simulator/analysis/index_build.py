@@ -26,6 +26,7 @@ import os
 import pickle
 import threading
 import time
+from collections import deque
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
 
@@ -49,6 +50,7 @@ SLICE_SECONDS = 0.005
 PAUSE_SECONDS = 0.005
 WORKER_NICENESS = 10
 PARENT_POLL_SECONDS = 0.5
+IN_FLIGHT_PER_WORKER = 3
 
 PROTOCOL = pickle.HIGHEST_PROTOCOL
 Job = tuple[str, bytes, str, bool]  # (path, source, module, is_package)
@@ -194,12 +196,23 @@ async def _in_processes(
         initargs=(macros, os.getpid(), PIECE_ITEMS),
     )
     try:
-        futures = [
-            loop.run_in_executor(pool, _extract_compact, task) for task in _tasks(jobs, TASK_BYTES)
-        ]
+        # A few tasks per worker in flight, not all of them: submitting ~100 tasks at once
+        # (with the forks) was one of the longest stops of the loop.
+        tasks = _tasks(jobs, TASK_BYTES)
+        futures: deque[asyncio.Future[list[Compact]]] = deque()
+
+        def submit() -> None:
+            task = next(tasks, None)
+            if task is not None:
+                futures.append(loop.run_in_executor(pool, _extract_compact, task))
+
+        for _ in range(IN_FLIGHT_PER_WORKER * workers):
+            submit()
         started = time.perf_counter()
-        for future in futures:
-            for path, (shell, *pieces) in await future:
+        while futures:
+            done = await futures.popleft()
+            submit()
+            for path, (shell, *pieces) in done:
                 record: FileRecord = pickle.loads(shell)
                 record.source = texts[path]
                 records[path] = record
