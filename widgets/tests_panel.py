@@ -88,6 +88,8 @@ class TestsPanel(Widget):
 
     def show_result(self, result: TestRunResult) -> None:
         self.result = result
+        if not self.query("#tests-summary"):
+            return  # the panel is unmounting (the app closing as a run ends): nothing to show in
         summary = self.query_one("#tests-summary", Static)
         options = self.query_one("#tests-list", OptionList)
         options.clear_options()
