@@ -196,6 +196,10 @@ class WorkflowApproval(ApprovalPrompt):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("A", "approve_rest", "Approve the rest", id="workflow.approve_rest"),
     ]
+    # three keys: wrap in a narrow pane rather than lose "r reject" off its edge (80x24)
+    DEFAULT_CSS = """
+    WorkflowApproval #approval-keys { height: auto; }
+    """
     asker = "The workflow"
 
     def __init__(self) -> None:
