@@ -30,6 +30,7 @@ from simulator.agent import Agent, AgentConfig, Mode, ModelClient, ModelConfigEr
 from simulator.events import TRANSIENT_KINDS, Actor, Event, Kind
 from simulator.session import Session, SessionError
 from widgets.agent_cards import card_style, diff_renderable, render_card
+from widgets.palette import PaletteAction
 
 # Cards kept on screen; older ones are dropped (the trajectory keeps everything).
 MAX_CARDS = 400
@@ -462,6 +463,34 @@ class AgentPane(Widget):
 
     def action_focus_cards(self) -> None:
         self.query_one("#agent-cards").focus()
+
+    def palette_actions(self) -> list[PaletteAction]:
+        """The agent's commands (its keys when the pane has the focus), for the command palette."""
+        return [
+            PaletteAction(
+                "Agent: new task…", "t: type a task, or $ command", self.action_focus_task
+            ),
+            PaletteAction(
+                "Agent: pause (the person takes over)", "p", lambda: self.action_mode("human")
+            ),
+            PaletteAction(
+                "Agent: confirm each action",
+                "c: approve or reject every action (and a workflow's)",
+                lambda: self.action_mode("confirm"),
+            ),
+            PaletteAction(
+                "Agent: go (auto)", "g: act without asking", lambda: self.action_mode("auto")
+            ),
+            PaletteAction(
+                "Agent: interrupt", "i: cancel the model call or command", self.action_interrupt
+            ),
+            PaletteAction("Agent: stop the run", "s", self.action_stop),
+            PaletteAction(
+                "Agent: follow in the editor (on/off)",
+                "f: open the files the agent edits",
+                self.action_toggle_follow,
+            ),
+        ]
 
     def action_focus_task(self) -> None:
         self.query_one("#agent-task", Input).focus()

@@ -11,7 +11,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual import events, on, work
 from textual.app import App, ComposeResult
@@ -415,6 +415,7 @@ class RepoSimApp(App[None]):
             PaletteAction("Quit", "Close the session and exit", self.action_quit),
             *self.query_one(EditorPane).palette_actions(),
             *self.query_one(FileTree).palette_actions(),
+            *self._agent_palette_actions(),
             *workflow_actions(self),
         ]
         for name in self.themes.names:
@@ -426,6 +427,20 @@ class RepoSimApp(App[None]):
                 )
             )
         return actions
+
+    def _agent_palette_actions(self) -> list[PaletteAction]:
+        """The agent pane's commands; choosing one brings a hidden pane in first."""
+        pane = self.query_one(AgentPane)
+
+        def shown(run: Callable[[], Any]) -> Callable[[], Any]:
+            def go() -> Any:
+                if not pane.display:
+                    self.action_toggle_agent()
+                return run()
+
+            return go
+
+        return [PaletteAction(a.title, a.help, shown(a.run)) for a in pane.palette_actions()]
 
     async def model_client(self) -> ModelClient:
         """The model the agent uses, for workflows that need one (the curation screen's model
