@@ -349,7 +349,12 @@ async def _compare(
         env.label: await env.put(harness_path) if harness_path is not None else None for env in envs
     }
     name = request.target()
-    files = {"a": out / "a.json", "b": out / "b.json", "calibration": out / "calibration.json"}
+    files = {
+        "a": out / "a.json",
+        "b": out / "b.json",
+        "calibration_a": out / "calibration-a.json",
+        "calibration_b": out / "calibration-b.json",
+    }
     for path in files.values():
         path.unlink(missing_ok=True)
     pinned = ["--affinity", affinity] if affinity else []
@@ -365,24 +370,29 @@ async def _compare(
             timeout=settings.timeout,
         )
 
-    with runs["A"].stage("calibrate", min_time=settings.min_time) as detail:
-        await measure(
-            env_a,
-            files["calibration"],
-            [
-                "--processes",
-                "1",
-                "--values",
-                "1",
-                "--warmups",
-                str(settings.warmups),
-                "--min-time",
-                str(settings.min_time),
-            ],
-        )
-        await env_a.fetch(files["calibration"])
-        loops = int(load_benchmark(files["calibration"]).get_metadata().get("loops") or 1)
-        detail["loops"] = loops
+    # Each side is calibrated: pyperf's values are per loop, so the sides may differ in loops;
+    # A's loops for B made one value of a 500x slower B last about a minute (50 s per value).
+    loops: dict[str, int] = {}
+    for env in envs:
+        calibration = files[f"calibration_{env.label.lower()}"]
+        with runs[env.label].stage("calibrate", min_time=settings.min_time) as detail:
+            await measure(
+                env,
+                calibration,
+                [
+                    "--processes",
+                    "1",
+                    "--values",
+                    "1",
+                    "--warmups",
+                    str(settings.warmups),
+                    "--min-time",
+                    str(settings.min_time),
+                ],
+            )
+            await env.fetch(calibration)
+            loops[env.label] = int(load_benchmark(calibration).get_metadata().get("loops") or 1)
+            detail["loops"] = loops[env.label]
 
     per_round = [
         "--processes",
@@ -391,14 +401,13 @@ async def _compare(
         str(settings.values),
         "--warmups",
         str(settings.warmups),
-        "--loops",
-        str(loops),
     ]
     for number in range(settings.rounds):
         order = envs if number % 2 == 0 else envs[::-1]
         for env in order:
             with runs[env.label].stage("measure", round=number + 1, of=settings.rounds):
-                await measure(env, files[env.label.lower()], per_round)
+                loop_option = ["--loops", str(loops[env.label])]
+                await measure(env, files[env.label.lower()], [*per_round, *loop_option])
         load.append(os.getloadavg()[0])
 
     await env_a.fetch(files["a"])
@@ -433,9 +442,10 @@ async def _compare(
         },
         "timer": settings.timer,
         "protocol": (
-            f"{settings.timer} time; calibration in A, then {settings.rounds} interleaved rounds "
-            f"(A B, B A, ...) of {settings.processes} worker process(es) per side, "
-            f"{settings.warmups} warm-up + {settings.values} values each, {loops} loops per value"
+            f"{settings.timer} time; calibration at each side, then {settings.rounds} interleaved "
+            f"rounds (A B, B A, ...) of {settings.processes} worker process(es) per side, "
+            f"{settings.warmups} warm-up + {settings.values} values each, "
+            f"{loops['A']} (A) / {loops['B']} (B) loops per value"
         ),
     }
     return CompareResult(
@@ -455,7 +465,8 @@ async def _compare(
         files={
             "a": str(files["a"]),
             "b": str(files["b"]),
-            "calibration": str(files["calibration"]),
+            "calibration_a": str(files["calibration_a"]),
+            "calibration_b": str(files["calibration_b"]),
             "result": str(out / "result.json"),
             "trajectory_a": str(env_a.session.trajectory_path),
             "trajectory_b": str(env_b.session.trajectory_path),

@@ -50,6 +50,15 @@ async def test_compare_by_api_with_a_harness_traced_from_the_tests(
     for side in ("a", "b"):
         bench = pyperf.Benchmark.load(result.files[side])
         assert bench.get_nrun() >= QUICK.runs
+    # each side is calibrated (B, about twice as fast, needs at least A's loops per value)
+    calibrated = {
+        side: int(
+            pyperf.Benchmark.load(result.files[f"calibration_{side}"]).get_metadata()["loops"]
+        )
+        for side in ("a", "b")
+    }
+    assert (result.a.loops, result.b.loops) == (calibrated["a"], calibrated["b"])
+    assert calibrated["b"] >= calibrated["a"]
     assert result.commit_a != result.commit_b
     env = result.environment
     assert env["cpu_count"] >= 1 and env["python"] and env["load_avg"]["samples"] >= 3
