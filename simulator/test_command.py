@@ -49,10 +49,16 @@ def remember(root: Path, command: str) -> None:
 def detect(root: Path) -> str | None:
     """A test command for the repository, or None for the default (pytest)."""
     from simulator.setup.detect import detect as detect_project
-    from simulator.setup.ladder import C_COMMANDS
 
     project = detect_project(root)
-    if project.language == "c" and project.c_build in C_COMMANDS:
+    if project.language == "python" and project.runner == "unittest":
+        return "python -m unittest discover -v"
+    if project.language != "c":
+        return None
+    # The setup ladder loads for C projects only: the rest of `reposim open` never needs it.
+    from simulator.setup.ladder import C_COMMANDS
+
+    if project.c_build in C_COMMANDS:
         build, test = C_COMMANDS[project.c_build]
         if project.c_build == "make":
             makefile = next(
@@ -63,8 +69,6 @@ def detect(root: Path) -> str | None:
             found = _MAKE_TARGET.search(text)
             return f"make {found.group(1)}" if found else "make"
         return f"({build}) && {test}"
-    if project.language == "python" and project.runner == "unittest":
-        return "python -m unittest discover -v"
     return None
 
 

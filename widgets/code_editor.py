@@ -17,12 +17,9 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import PurePosixPath
-from typing import Any, ClassVar, overload
+from typing import TYPE_CHECKING, Any, ClassVar, overload
 
-from pygments.lexer import Lexer
-from pygments.lexers import get_lexer_for_filename
 from pygments.token import Token, _TokenType
-from pygments.util import ClassNotFound
 from textual._tree_sitter import get_language
 from textual.binding import Binding, BindingType
 from textual.document._document import Document, DocumentBase, EditResult, Location
@@ -36,6 +33,9 @@ from textual.timer import Timer
 from textual.widgets import TextArea
 from textual.widgets.text_area import Selection
 from tree_sitter import Language, Parser, Query, QueryCursor, Tree
+
+if TYPE_CHECKING:  # pygments.lexers loads with the first file Pygments highlights (cold start)
+    from pygments.lexer import Lexer
 
 # (start byte, end byte or None for "to the end of the line", highlight name), as TextArea wants.
 Highlight = tuple[int, int | None, str]
@@ -205,6 +205,9 @@ def language_for(path: str) -> str | None:
 
 
 def pygments_lexer_for(path: str) -> Lexer | None:
+    from pygments.lexers import get_lexer_for_filename
+    from pygments.util import ClassNotFound
+
     try:
         lexer = get_lexer_for_filename(PurePosixPath(path).name, stripnl=False, ensurenl=False)
     except ClassNotFound:

@@ -5,7 +5,7 @@ dismisses the screen with the `NavTarget` to open."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import on
@@ -16,8 +16,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from simulator.analysis import CallRef, Symbol
-from simulator.analysis.session_index import CallHierarchy
+if TYPE_CHECKING:  # annotations only: the code index loads after the first frame
+    from simulator.analysis import CallRef, Symbol
+    from simulator.analysis.session_index import CallHierarchy
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,6 @@ from typing import Any
 import click
 
 from reposim.cli.common import run_cli
-from simulator import __version__
 
 # Modules that each define `register(group)`; imported when a command of theirs runs, or all of
 # them for --help (see LazyGroup).
@@ -90,7 +89,15 @@ class LazyGroup(click.Group):
     cls=LazyGroup,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
-@click.version_option(__version__, "--version", "-V", prog_name="reposim")
+@click.option(
+    "--version",
+    "-V",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=lambda ctx, _param, value: _print_version(ctx) if value else None,
+    help="Show the version and exit.",
+)
 def cli() -> None:
     """RepoSim: any repository as an executable, recordable, replayable coding environment.
 
@@ -98,6 +105,15 @@ def cli() -> None:
     replay and export. The local backend works on a scratch copy of the repository; your
     checkout is never modified unless you pass --in-place.
     """
+
+
+def _print_version(ctx: click.Context) -> None:
+    """`--version`: the version is looked up only here (importlib.metadata costs every other
+    command ~20 ms of its start)."""
+    from simulator import __version__
+
+    click.echo(f"reposim, version {__version__}")
+    ctx.exit()
 
 
 def main() -> None:
