@@ -177,8 +177,26 @@ def summarize(trajectory: Trajectory) -> str:
     return "\n".join(lines)
 
 
-def workflow_value(value: Any) -> str:
-    """A workflow figure in a few characters: rates as percents, quartiles as median (q1-q3)."""
+def is_time_key(key: str) -> bool:
+    """Figures in seconds (call_seconds, min_time...), which must not read as rates."""
+    return key.endswith(("seconds", "_time", "time_s")) or key in ("seconds", "time")
+
+
+def seconds_text(value: Any) -> str:
+    """A duration in seconds with a readable unit: 1.250 s, 3.100 ms, 12.0 ns."""
+    if not isinstance(value, int | float):
+        return "?"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if value >= scale:
+            return f"{value / scale:.3f} {unit}"
+    return f"{value / 1e-9:.1f} ns"
+
+
+def workflow_value(value: Any, key: str = "") -> str:
+    """A workflow figure in a few characters: durations (by their key) with a unit, rates as
+    percents, quartiles as median (q1-q3)."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and is_time_key(key):
+        return seconds_text(value)
     if isinstance(value, float):
         return f"{value:.0%}" if 0.0 <= value <= 1.0 else f"{value:.2f}"
     if isinstance(value, dict) and "median" in value:
@@ -196,7 +214,7 @@ def workflow_value(value: Any) -> str:
 
 
 def _fields(data: dict[str, Any], limit: int = 4) -> str:
-    shown = [f"{k}={workflow_value(v)}" for k, v in data.items() if v not in (None, "", [], {})]
+    shown = [f"{k}={workflow_value(v, k)}" for k, v in data.items() if v not in (None, "", [], {})]
     return " ".join(shown[:limit]) + (" …" if len(shown) > limit else "")
 
 

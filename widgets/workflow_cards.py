@@ -14,7 +14,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from simulator.describe import describe_event, workflow_value
+from simulator.describe import describe_event, seconds_text, workflow_value
 from simulator.events import Event, Kind
 
 DIFF_LINES = 40  # lines of a debug run's diff shown in its result card
@@ -40,15 +40,8 @@ def workflow_style(event: Event) -> str:
     return ""
 
 
-def _is_time(key: str) -> bool:
-    """Figures in seconds (call_seconds, min_time...), which must not read as rates."""
-    return key.endswith(("seconds", "_time", "time_s")) or key in ("seconds", "time")
-
-
 def _value(key: str, value: Any) -> str:
-    if isinstance(value, float) and _is_time(key):
-        return _seconds(value)
-    return workflow_value(value)
+    return workflow_value(value, key)
 
 
 def _figures(data: dict[str, Any]) -> Table:
@@ -143,13 +136,7 @@ def _debug_result(r: dict[str, Any]) -> RenderableType | None:
     return Group(*lines)
 
 
-def _seconds(value: Any) -> str:
-    if not isinstance(value, int | float):
-        return "?"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if value >= scale:
-            return f"{value / scale:.3f} {unit}"
-    return f"{value / 1e-9:.1f} ns"
+_seconds = seconds_text
 
 
 def _perf_result(r: dict[str, Any]) -> RenderableType | None:

@@ -78,3 +78,27 @@ def test_times_in_a_step_read_as_seconds_and_rates_as_percents() -> None:
     assert figures["call_seconds"] == ["213.000", "us"]  # it read "0%"
     assert figures["min_time"] == ["100.000", "ms"]  # it read "10%"
     assert figures["coverage"] == ["50%"]
+
+
+def test_the_one_line_summary_gives_durations_units_not_percents() -> None:
+    """`trajectory show` and the replay timeline read workflow steps through describe_event."""
+    from simulator.describe import describe_event
+    from simulator.events import Actor, Event
+
+    step = Event(
+        seq=1,
+        t=0.0,
+        actor=Actor.SYSTEM,
+        kind=Kind.WORKFLOW_STEP,
+        payload={
+            "workflow": "perf.compare",
+            "run": "r1",
+            "step": "A quickcheck",
+            "status": "ok",
+            "seconds": 0.2,
+            "detail": {"call_seconds": 0.000213, "min_time": 0.1, "coverage": 0.5},
+        },
+    )
+    line = describe_event(step)
+    assert "call_seconds=213.000 us" in line and "min_time=100.000 ms" in line, line
+    assert "coverage=50%" in line, line
