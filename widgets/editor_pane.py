@@ -318,6 +318,7 @@ class EditorPane(Widget):
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
+        self.code_index.close()
 
     # -- public API ----------------------------------------------------------------------------
 

@@ -143,6 +143,14 @@ def full_collections_deferred() -> Iterator[None]:
             gc.freeze()
 
 
+def thaw() -> None:
+    """Hand the frozen objects back to the collector: objects in reference cycles (a closed
+    app's widgets, and the index they held) are only freed once thawed. Called when the pane
+    that owns an index goes away; the next full collection walks them once more."""
+    if _deferring == 0:
+        gc.unfreeze()
+
+
 async def extract_records(
     texts: Mapping[str, bytes], *, parallel: bool | None = None, workers: int | None = None
 ) -> dict[str, FileRecord]:

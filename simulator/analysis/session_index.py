@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from simulator.analysis.index import CallRef, CodeIndex
-from simulator.analysis.index_build import extract_records
+from simulator.analysis.index_build import extract_records, thaw
 from simulator.analysis.languages import lang_of
 from simulator.analysis.model import FunctionRecord, Lang
 from simulator.session import BackendError, Session, SessionError
@@ -131,6 +131,11 @@ class WorkspaceIndex:
         self._index: CodeIndex | None = None
         self._lock = asyncio.Lock()
         self.error: str | None = None
+
+    def close(self) -> None:
+        """Forget the index and let the collector have what its build froze (see `thaw`)."""
+        self._index = None
+        thaw()
 
     @property
     def ready(self) -> bool:

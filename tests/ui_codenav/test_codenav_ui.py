@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 from textual.app import App, ComposeResult
 from textual.widgets import OptionList
 
@@ -205,3 +207,17 @@ async def test_a_command_that_adds_a_caller_reaches_the_call_list(session: Sessi
         labels = await callers()
         assert labels[0] == "Callers (3)"
         assert "extra  pkg/c.py:5  helper" in labels
+
+
+async def test_closing_the_pane_gives_its_frozen_index_back_to_the_collector(
+    session: Session,
+) -> None:
+    """The build freezes what survives it (so full collections never walk the index); when
+    the pane goes away, the app and its index must become collectable again."""
+    app = NavApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        pane = app.query_one(EditorPane)
+        await wait_for(pilot, lambda: pane.code_index.ready)
+        assert gc.get_freeze_count() > 0
+    assert gc.get_freeze_count() == 0
+    assert not pane.code_index.ready
