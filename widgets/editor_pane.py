@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import on
 from textual._context import active_message_pump
@@ -28,13 +28,14 @@ from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Static, TabbedContent, TabPane, TextArea
 from textual.widgets.text_area import Selection
 
-from simulator.analysis.languages import lang_of
-from simulator.analysis.session_index import WorkspaceIndex, call_hierarchy
 from simulator.events import Event, Kind
 from simulator.session import BackendError, Session, SessionError
 from widgets.code_editor import CodeEditor
 from widgets.codenav import NavListScreen, NavTarget, hierarchy_entries, outline_entries
 from widgets.palette import PaletteAction
+
+if TYPE_CHECKING:  # the code index (tree-sitter, pathspec) loads after the first frame
+    from simulator.analysis.session_index import WorkspaceIndex
 
 
 @dataclass
@@ -290,7 +291,7 @@ class EditorPane(Widget):
         self._by_pane: dict[str, Buffer] = {}
         self._pane_ids = itertools.count(1)
         self._asking: set[str] = set()
-        self.code_index = WorkspaceIndex(session)
+        self._code_index: WorkspaceIndex | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self._resync_timer: Timer | None = None
         self._find_origin_x: float | None = None
@@ -309,9 +310,20 @@ class EditorPane(Widget):
         yield Input(placeholder="Go to line", id="goto-bar", type="integer", classes="editor-bar")
         yield Static("indexing code…", id="index-state")
 
+    @property
+    def code_index(self) -> WorkspaceIndex:
+        if self._code_index is None:
+            from simulator.analysis.session_index import WorkspaceIndex
+
+            self._code_index = WorkspaceIndex(self.session)
+        return self._code_index
+
     def on_mount(self) -> None:
         self._sync_empty()
-        self.run_worker(self._build_index(), group="code-index", exclusive=True)
+        # After the first frame: loading and building the index is not what the person sees first.
+        self.call_after_refresh(
+            lambda: self.run_worker(self._build_index(), group="code-index", exclusive=True)
+        )
         self._unsubscribe = self.session.subscribe(self._session_event)
 
     def on_unmount(self) -> None:
@@ -655,6 +667,8 @@ class EditorPane(Widget):
         if where is None:
             return
         path, line, col, _word = where
+        from simulator.analysis.session_index import call_hierarchy
+
         hierarchy = await self.code_index.query(
             lambda index: call_hierarchy(index, path, line, col)
         )
@@ -718,6 +732,8 @@ class EditorPane(Widget):
             else:
                 self.notify("The code index is still being built; try again in a moment.")
             return None
+        from simulator.analysis.languages import lang_of
+
         if lang_of(buffer.path) is None:
             self.notify(f"{buffer.path} is not a Python or C file.", severity="warning")
             return None
