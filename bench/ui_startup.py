@@ -29,6 +29,8 @@ from pathlib import Path
 from _report import table
 
 TARGET = 1.0
+RATIO_TARGET = 1.5
+"""Issue 18: with bytecode cached, at most this many times the bare app's time, same run."""
 BARE_APP = """
 from textual.app import App
 from textual.widgets import Static
@@ -156,7 +158,10 @@ def main() -> None:
             rows += [
                 (f"[{label}] bare Textual app", f"{b:.3f} s", "-"),
                 (f"[{label}] reposim open", f"target <= {TARGET:.1f} s", f"{o:.3f} s ({verdict})"),
-                (f"[{label}] ratio ours / bare", "-", f"{o / b:.2f}x"),
+                (
+                    f"[{label}] ratio ours / bare",
+                    *ratio_cells(o / b, cached="PYTHONPYCACHEPREFIX" in extra),
+                ),
             ]
             notes.append(f"{label}: bare {_fmt(bare_times)}; reposim {_fmt(ours)}")
     print(
@@ -168,6 +173,14 @@ def main() -> None:
     )
     for note in notes:
         print(f"all runs, {note}")
+
+
+def ratio_cells(ratio: float, *, cached: bool) -> tuple[str, str]:
+    """The ratio's target and verdict: the target (issue 18) is for cached bytecode."""
+    if not cached:
+        return "-", f"{ratio:.2f}x"
+    verdict = "met" if ratio <= RATIO_TARGET else "NOT met"
+    return f"target <= {RATIO_TARGET:.1f}x", f"{ratio:.2f}x ({verdict})"
 
 
 def _fmt(values: list[float]) -> str:
