@@ -781,7 +781,10 @@ class Session:
             f"echo {objects} > {gitdir}/objects/info/alternates && cp {index} {gitdir}/index; fi"
         )
 
-    async def _git_run(self, args: str) -> str:
+    async def _git_run(self, *commands: str) -> str:
+        """Run git commands, in one backend exec (each exec is a round trip through the
+        session's shell, and a checkpoint or a changes listing runs at every start), stopping at
+        the first that fails; their output together."""
         async with self._git_lock:
             if not self._git_ready:
                 init = await self._backend.exec(self._git_init_script())
@@ -791,16 +794,17 @@ class Session:
                         + init.output.decode(errors="replace").strip()
                     )
                 self._git_ready = True
-            result = await self._backend.exec(self._git(args))
+            result = await self._backend.exec(" && ".join(self._git(c) for c in commands))
         if result.exit_code != 0:
+            names = " / ".join(c.split()[0] for c in commands)
             raise SessionError(
-                f"git {args.split()[0]} failed: {result.output.decode(errors='replace').strip()}"
+                f"git {names} failed: {result.output.decode(errors='replace').strip()}"
             )
         return result.output.decode("utf-8", "replace")
 
     async def _snapshot_tree(self) -> str:
-        await self._git_run("add -A .")
-        return (await self._git_run("write-tree")).strip()
+        # `add` may warn (an embedded repository, say): the tree is write-tree's line, the last.
+        return (await self._git_run("add -A .", "write-tree")).strip().splitlines()[-1]
 
     async def checkpoint(
         self, name: str | None = None, *, actor: Actor = Actor.HUMAN
@@ -835,8 +839,8 @@ class Session:
     async def changes(self, since: str = "start") -> list[FileChange]:
         """Files added, modified or deleted since a checkpoint (the session's start by default)."""
         tree = self._tree_of(since)
-        await self._git_run("add -A .")
-        out = await self._git_run(f"diff --cached --name-status -M {tree}")
+        # `add` warnings, if any, have no tab: the loop below skips them.
+        out = await self._git_run("add -A .", f"diff --cached --name-status -M {tree}")
         changes = []
         for line in out.splitlines():
             fields = line.split("\t")
