@@ -20,7 +20,7 @@ from textual.binding import BindingType
 from textual.command import Provider
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static, TextArea
+from textual.widgets import Input, Static, TextArea
 
 from simulator.dataset.schema import Problem
 from simulator.dataset.writers import write_jsonl
@@ -46,6 +46,7 @@ from widgets.curation.gutter import CoverageView
 from widgets.curation.keys import CURATION_BINDINGS
 from widgets.curation.model import FilterError, Row, select
 from widgets.curation.table import TargetTable
+from widgets.footer import CoalescedFooter
 
 if TYPE_CHECKING:
     from simulator.agent.models import ModelClient
@@ -132,7 +133,7 @@ class CurationScreen(Screen[None]):
                 "M with the model.",
             )
         yield Static("", id="curation-status")
-        yield Footer()
+        yield CoalescedFooter()
 
     def on_mount(self) -> None:
         self._fill()
