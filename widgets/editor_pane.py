@@ -63,7 +63,9 @@ class ChoiceScreen(ModalScreen[str]):
     ChoiceScreen Button { margin-left: 1; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss_default", "Cancel", show=False)
+        Binding("escape", "dismiss_default", "Cancel", show=False),
+        Binding("left", "app.focus_previous", "Previous button", show=False),
+        Binding("right", "app.focus_next", "Next button", show=False),
     ]
 
     def __init__(self, question: str, choices: list[tuple[str, str]], default: str) -> None:

@@ -369,6 +369,38 @@ async def test_ctrl_q_discard_quits_without_writing(session: Session) -> None:
     assert (workspace(session) / "calc" / "ops.py").read_text().startswith("def add")
 
 
+async def test_the_quit_prompts_buttons_move_with_the_arrow_keys(session: Session) -> None:
+    from textual.widgets import Button
+
+    from widgets.editor_pane import ChoiceScreen
+
+    app = RepoSimApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        editor = app.query_one(EditorPane)
+        await editor.open_file("calc/ops.py")
+        await pilot.press("z")
+        await wait_for(pilot, lambda: editor.is_dirty("calc/ops.py"), "the dirty tab")
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChoiceScreen), "the quit prompt")
+
+        def focused() -> str:
+            return app.focused.id or "" if isinstance(app.focused, Button) else ""
+
+        start = focused()
+        await pilot.press("right")
+        assert focused() != start
+        await pilot.press("left")
+        assert focused() == start
+        for _ in range(3):  # Cancel, Discard, Save
+            if focused() == "discard":
+                break
+            await pilot.press("right")
+        assert focused() == "discard"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: not app.is_running, "the app to exit")
+    assert (workspace(session) / "calc" / "ops.py").read_text().startswith("def add")
+
+
 def test_esc_digit_from_tmux_is_alt_digit_not_a_character() -> None:
     """tmux and xterm send Alt+1 as ESC 1; it must reach the bindings as alt+1, not type "¡"."""
     from textual._xterm_parser import XTermParser
