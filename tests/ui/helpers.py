@@ -53,3 +53,15 @@ def wired_app(session: Session, config: AgentConfig) -> RepoSimApp:
     """RepoSimApp with its agent built the way `reposim open` / `reposim demo` build it."""
     agent, connect = wire_agent(session, config)
     return RepoSimApp(session, agent_config=config, agent=agent, connect_agent=connect)
+
+
+async def quit_prompt_with_an_edit(app: RepoSimApp, pilot: Any, typed: str = "z") -> None:
+    """Type into calc/ops.py (unsaved) and press Ctrl+Q: the Cancel / Discard / Save prompt."""
+    from widgets.editor_pane import ChoiceScreen, EditorPane
+
+    editor = app.query_one(EditorPane)
+    await editor.open_file("calc/ops.py")
+    await pilot.press(*typed)
+    await wait_for(pilot, lambda: editor.is_dirty("calc/ops.py"), "the dirty tab")
+    await pilot.press("ctrl+q")
+    await wait_for(pilot, lambda: isinstance(app.screen, ChoiceScreen), "the quit prompt")

@@ -12,7 +12,7 @@ from textual.widgets import OptionList, TabbedContent
 
 from simulator.events import Actor
 from simulator.session import Session
-from tests.ui.helpers import recorded, wait_for, workspace
+from tests.ui.helpers import quit_prompt_with_an_edit, recorded, wait_for, workspace
 from widgets.agent_pane import AgentPane
 from widgets.app import RepoSimApp
 from widgets.changes_view import ChangesView
@@ -354,16 +354,10 @@ async def test_ctrl_q_with_unsaved_edits_asks_and_cancel_keeps_them(session: Ses
 
 
 async def test_ctrl_q_discard_quits_without_writing(session: Session) -> None:
-    from widgets.editor_pane import ChoiceScreen
 
     app = RepoSimApp(session)
     async with app.run_test(size=(120, 40)) as pilot:
-        editor = app.query_one(EditorPane)
-        await editor.open_file("calc/ops.py")
-        await pilot.press("z")
-        await wait_for(pilot, lambda: editor.is_dirty("calc/ops.py"), "the dirty tab")
-        await pilot.press("ctrl+q")
-        await wait_for(pilot, lambda: isinstance(app.screen, ChoiceScreen), "the quit prompt")
+        await quit_prompt_with_an_edit(app, pilot)
         await pilot.click("#discard")
         await wait_for(pilot, lambda: not app.is_running, "the app to exit")
     assert (workspace(session) / "calc" / "ops.py").read_text().startswith("def add")
@@ -372,16 +366,9 @@ async def test_ctrl_q_discard_quits_without_writing(session: Session) -> None:
 async def test_the_quit_prompts_buttons_move_with_the_arrow_keys(session: Session) -> None:
     from textual.widgets import Button
 
-    from widgets.editor_pane import ChoiceScreen
-
     app = RepoSimApp(session)
     async with app.run_test(size=(120, 40)) as pilot:
-        editor = app.query_one(EditorPane)
-        await editor.open_file("calc/ops.py")
-        await pilot.press("z")
-        await wait_for(pilot, lambda: editor.is_dirty("calc/ops.py"), "the dirty tab")
-        await pilot.press("ctrl+q")
-        await wait_for(pilot, lambda: isinstance(app.screen, ChoiceScreen), "the quit prompt")
+        await quit_prompt_with_an_edit(app, pilot)
 
         def focused() -> str:
             return app.focused.id or "" if isinstance(app.focused, Button) else ""

@@ -14,9 +14,8 @@ import pytest
 from reposim.ui import keep_changes
 from simulator.events import Actor
 from simulator.session import Session
-from tests.ui.helpers import wait_for, workspace
+from tests.ui.helpers import quit_prompt_with_an_edit, wait_for, workspace
 from widgets.app import RepoSimApp, kept_changes_path
-from widgets.editor_pane import ChoiceScreen, EditorPane
 
 
 async def test_quit_with_save_leaves_no_coroutine_never_awaited(
@@ -24,12 +23,7 @@ async def test_quit_with_save_leaves_no_coroutine_never_awaited(
 ) -> None:
     app = RepoSimApp(session)
     async with app.run_test(size=(120, 40)) as pilot:
-        editor = app.query_one(EditorPane)
-        await editor.open_file("calc/ops.py")
-        await pilot.press("z")
-        await wait_for(pilot, lambda: editor.is_dirty("calc/ops.py"), "the dirty tab")
-        await pilot.press("ctrl+q")
-        await wait_for(pilot, lambda: isinstance(app.screen, ChoiceScreen), "the quit prompt")
+        await quit_prompt_with_an_edit(app, pilot)
         await pilot.click("#save")
         await wait_for(pilot, lambda: not app.is_running, "the app to exit after saving")
     gc.collect()  # an un-awaited coroutine warns when it is collected
@@ -43,12 +37,7 @@ async def test_the_quit_prompt_says_saves_go_to_the_scratch_copy_and_where_they_
 ) -> None:
     app = RepoSimApp(session)
     async with app.run_test(size=(80, 24)) as pilot:
-        editor = app.query_one(EditorPane)
-        await editor.open_file("calc/ops.py")
-        await pilot.press("z")
-        await wait_for(pilot, lambda: editor.is_dirty("calc/ops.py"), "the dirty tab")
-        await pilot.press("ctrl+q")
-        await wait_for(pilot, lambda: isinstance(app.screen, ChoiceScreen), "the quit prompt")
+        await quit_prompt_with_an_edit(app, pilot)
         question = str(app.screen.query_one("#question").render())
         assert "scratch copy" in question
         assert str(kept_changes_path(session)) in question.replace("\n", "")

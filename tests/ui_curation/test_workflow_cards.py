@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from simulator.events import Kind
+from simulator.events import Actor, Event, Kind
 from simulator.harness.target import find_targets
 from simulator.harness.validate import Thresholds
 from simulator.harness.workflow import HarnessOptions, accept, make_problems, record_decision
@@ -54,11 +54,9 @@ async def test_a_recorded_harness_run_reads_as_workflow_steps(
             assert '"workflow":' not in detail
 
 
-def test_times_in_a_step_read_as_seconds_and_rates_as_percents() -> None:
-    from simulator.events import Actor, Event
-    from widgets.workflow_cards import render_workflow
-
-    step = Event(
+def perf_step() -> Event:
+    """A perf quickcheck step with two durations and a rate among its figures."""
+    return Event(
         seq=1,
         t=0.0,
         actor=Actor.SYSTEM,
@@ -72,8 +70,14 @@ def test_times_in_a_step_read_as_seconds_and_rates_as_percents() -> None:
             "detail": {"call_seconds": 0.000213, "min_time": 0.1, "coverage": 0.5},
         },
     )
+
+
+def test_times_in_a_step_read_as_seconds_and_rates_as_percents() -> None:
+    from widgets.workflow_cards import render_workflow
+
     figures = {
-        line.split()[0]: line.split()[1:] for line in text(render_workflow(step)).splitlines()
+        line.split()[0]: line.split()[1:]
+        for line in text(render_workflow(perf_step())).splitlines()
     }
     assert figures["call_seconds"] == ["213.000", "us"]  # it read "0%"
     assert figures["min_time"] == ["100.000", "ms"]  # it read "10%"
@@ -83,22 +87,7 @@ def test_times_in_a_step_read_as_seconds_and_rates_as_percents() -> None:
 def test_the_one_line_summary_gives_durations_units_not_percents() -> None:
     """`trajectory show` and the replay timeline read workflow steps through describe_event."""
     from simulator.describe import describe_event
-    from simulator.events import Actor, Event
 
-    step = Event(
-        seq=1,
-        t=0.0,
-        actor=Actor.SYSTEM,
-        kind=Kind.WORKFLOW_STEP,
-        payload={
-            "workflow": "perf.compare",
-            "run": "r1",
-            "step": "A quickcheck",
-            "status": "ok",
-            "seconds": 0.2,
-            "detail": {"call_seconds": 0.000213, "min_time": 0.1, "coverage": 0.5},
-        },
-    )
-    line = describe_event(step)
+    line = describe_event(perf_step())
     assert "call_seconds=213.000 us" in line and "min_time=100.000 ms" in line, line
     assert "coverage=50%" in line, line
