@@ -65,6 +65,9 @@ def test_two_docker_envs_step_in_parallel_and_score_their_own_workspaces(
         # Each env scored its own container's workspace: only the second fixed the bug.
         assert abs(rewards[0] - 1 / 3) < 1e-9 and rewards[1] == 1.0
     finally:
-        envs.close(terminate=True)
+        # close, not terminate: each worker closes its env, so its session removes its container
+        # (terminate=True killed the workers and left both containers running, owner-less, until
+        # a later `reposim gc`); a worker stuck past the timeout is still terminated
+        envs.close(timeout=120)
     assert len(list((tmp_path / "env0").glob("*.jsonl"))) >= 1
     assert len(list((tmp_path / "env1").glob("*.jsonl"))) >= 1
