@@ -110,6 +110,19 @@ def perf_group() -> None:
     is_flag=True,
     help="Run the setup workflow at each revision and time in the environment it makes.",
 )
+@click.option(
+    "--python-a", "python_a", metavar="EXE", help="Interpreter for side A (an env you made)."
+)
+@click.option(
+    "--python-b", "python_b", metavar="EXE", help="Interpreter for side B (an env you made)."
+)
+@click.option(
+    "--env-a",
+    "env_a",
+    metavar="ENV",
+    help="Side A's environment you made: a venv directory (local) or an image (docker).",
+)
+@click.option("--env-b", "env_b", metavar="ENV", help="Side B's environment, like --env-a.")
 @click.option("--out", "out", metavar="DIR", help="Where results, pyperf JSON and trajectories go.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @with_measure_options
@@ -126,6 +139,10 @@ def compare_command(
     backend: str,
     image: str | None,
     setup: bool,
+    python_a: str | None,
+    python_b: str | None,
+    env_a: str | None,
+    env_b: str | None,
     out: str | None,
     as_json: bool,
     quick: bool,
@@ -147,6 +164,9 @@ def compare_command(
     from simulator.perf import CompareRequest, compare
     from simulator.workflow import WorkflowFailure
 
+    sides: dict[str, dict[str, str | None]] = {}
+    for label, exe, env in (("a", python_a, env_a), ("b", python_b, env_b)):
+        sides[label] = _side_environment(label, exe, env, backend)
     request = CompareRequest(
         repo=existing_dir(path),
         a=rev_a,
@@ -163,6 +183,10 @@ def compare_command(
         backend_options={"image": image} if image else {},
         python=python,
         setup=setup,
+        python_a=sides["a"]["python"],
+        python_b=sides["b"]["python"],
+        image_a=sides["a"]["image"],
+        image_b=sides["b"]["image"],
     )
     try:
         result = run_async(lambda: compare(request, on_event=_progress))
@@ -172,6 +196,24 @@ def compare_command(
         click.echo(json.dumps(result.to_dict(), indent=2))
     else:
         click.echo(result.summary())
+
+
+def _side_environment(
+    label: str, exe: str | None, env: str | None, backend: str
+) -> dict[str, str | None]:
+    """--python-X / --env-X as an interpreter (local) or an image (docker), checked here."""
+    if exe and env:
+        raise CliError(f"Give --python-{label} or --env-{label}, not both.")
+    if env and backend == "docker":
+        return {"python": exe, "image": env}
+    if env:
+        python = Path(env).expanduser() / "bin" / "python"
+        if not python.exists():
+            raise CliError(f"--env-{label} {env} is not a venv (it has no bin/python).")
+        # the venv's own path, not its interpreter resolved through symlinks (that drops
+        # the venv's site-packages)
+        return {"python": str(python.absolute()), "image": None}
+    return {"python": exe, "image": None}
 
 
 @perf_group.command("mine")
@@ -187,6 +229,12 @@ def compare_command(
 )
 @click.option("--out", "out", metavar="DIR", required=True, help="Results, table and problems.")
 @click.option("--timeout", type=float, help="Seconds per comparison before it is stopped.")
+@click.option(
+    "--setup",
+    "setup",
+    is_flag=True,
+    help="Set up each revision (shared setup ladder); environments are kept and reused.",
+)
 @with_measure_options
 def mine_command(
     path: str,
@@ -195,6 +243,7 @@ def mine_command(
     threshold: float,
     out: str,
     timeout: float | None,
+    setup: bool,
     quick: bool,
     rounds: int | None,
     processes: int | None,
@@ -233,6 +282,7 @@ def mine_command(
             on_candidates=announce,
             on_progress=lambda p: click.echo(f"perf: {p.line()}", err=True),
             python=python,
+            setup=setup,
         )
     except WorkflowFailure as exc:
         raise CliError(str(exc)) from None
@@ -246,11 +296,18 @@ def mine_command(
 @click.argument("rows")
 @click.option("--out", "out", metavar="DIR", required=True, help="Results store and tables.")
 @click.option("--timeout", type=float, help="Seconds per comparison before it is stopped.")
+@click.option(
+    "--setup",
+    "setup",
+    is_flag=True,
+    help="Set up each revision (shared setup ladder); environments are kept and reused.",
+)
 @with_measure_options
 def batch_command(
     rows: str,
     out: str,
     timeout: float | None,
+    setup: bool,
     quick: bool,
     rounds: int | None,
     processes: int | None,
@@ -279,6 +336,7 @@ def batch_command(
         timeout=timeout,
         on_progress=lambda p: click.echo(f"perf: {p.line()}", err=True),
         python=python,
+        setup=setup,
     )
     done = [
         Row.of(CompareResult.from_dict(r.result))

@@ -93,6 +93,8 @@ def request_of(payload: dict[str, Any]) -> CompareRequest:
         settings=replace(settings),
         python=payload.get("python") or None,
         setup=str(payload.get("setup", "")).lower() in ("1", "true", "yes"),
+        python_a=payload.get("python_a") or None,
+        python_b=payload.get("python_b") or None,
     )
 
 

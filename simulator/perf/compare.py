@@ -29,6 +29,7 @@ import pyperf
 
 from simulator.agent.models import LiteLLMClient, ModelClient, ModelError
 from simulator.paths import data_dir
+from simulator.perf import envcache
 from simulator.perf import harness as harnesses
 from simulator.perf.environment import PerfEnvironment, QuickcheckReport, install_tools
 from simulator.perf.stats import (
@@ -92,6 +93,20 @@ class CompareRequest:
     backend_options: dict[str, Any] = field(default_factory=dict)  # e.g. the docker image
     python: str | None = None  # the interpreter that runs the harness (default: this one)
     setup: bool = False  # run the setup workflow at each revision and time in its environment
+    # environments the user made for one side: an interpreter (local) or an image (docker)
+    python_a: str | None = None
+    python_b: str | None = None
+    image_a: str | None = None
+    image_b: str | None = None
+
+    def python_for(self, label: str) -> str | None:
+        return (self.python_a if label == "A" else self.python_b) or self.python
+
+    def own_environment(self, label: str) -> bool:
+        """The user made this side's environment (--python-a/--env-a...): no setup for it."""
+        return bool(
+            self.python_a or self.image_a if label == "A" else self.python_b or self.image_b
+        )
 
     def target(self) -> str:
         return self.api or self.command or (self.harness.stem if self.harness else "?")
@@ -271,19 +286,37 @@ async def compare(
     envs: list[PerfEnvironment] = []
     try:
         for label, rev in (("A", request.a), ("B", request.b)):
-            envs.append(
-                await PerfEnvironment.open(
-                    label,
-                    repo,
-                    rev,
-                    tools=tools,
-                    trajectory_path=out / f"trajectory-{label.lower()}.jsonl",
-                    backend=request.backend,
-                    backend_options=options,
-                    python=request.python,
-                    subscriber=on_event,
+            # Each side runs on its revision's own tree, so setup detects that revision's
+            # project (its python_requires, requirement files, test tools), not HEAD's.
+            commit = envcache.resolve(repo, rev, label)
+            tree = await asyncio.to_thread(envcache.revision_tree, repo, commit)
+            side_options = dict(options)
+            key: envcache.EnvKey | None = None
+            cached: envcache.CachedEnv | None = None
+            if request.setup and not request.own_environment(label):
+                key = envcache.EnvKey.of(
+                    repo, commit, tree, python=request.python or "", backend=request.backend
                 )
+                cached = envcache.lookup(key)
+                if cached is not None and cached.image:
+                    side_options["image"] = cached.image
+            image = request.image_a if label == "A" else request.image_b
+            if image:
+                side_options["image"] = image
+            env = await PerfEnvironment.open(
+                label,
+                tree,
+                rev,
+                tools=tools,
+                trajectory_path=out / f"trajectory-{label.lower()}.jsonl",
+                backend=request.backend,
+                backend_options=side_options,
+                python=(cached.python if cached is not None else None) or request.python_for(label),
+                subscriber=on_event,
+                commit=commit,
             )
+            env.cache_key, env.cached = key, cached
+            envs.append(env)
         env_a, env_b = envs
         params = {
             "repo": str(repo),
@@ -329,9 +362,19 @@ async def _compare(
         with runs[env.label].stage("checkout", rev=env.rev) as detail:
             detail["commit"] = await env.checkout()
             await env.install()
-        if request.setup:
+        if env.cached is None and env.cache_key is not None and env.local:
+            # A vs A: the other side may have just made this very environment
+            env.cached = envcache.lookup(env.cache_key)
+            if env.cached is not None and request.python is None:
+                env.python = env.cached.python
+        if env.cached is not None:
+            with runs[env.label].stage("setup", reused=True) as detail:
+                detail.update(reused=True, **env.cached.detail())
+        elif env.cache_key is not None:
             with runs[env.label].stage("setup") as detail:
-                detail.update(await _setup(env, keep_python=request.python is not None))
+                detail.update(
+                    await _setup(env, env.cache_key, keep_python=request.python is not None)
+                )
         with runs[env.label].stage("environment") as detail:
             detail["python"] = env.python
             detail["cpus"] = cpus_seen[env.label] = await env.visible_cpus()
@@ -475,14 +518,44 @@ async def _compare(
     )
 
 
-async def _setup(env: PerfEnvironment, *, keep_python: bool) -> dict[str, Any]:
-    """The setup workflow's ladder at this revision; its interpreter then runs the harness."""
-    from simulator.setup import run_setup
+async def _setup(
+    env: PerfEnvironment, key: envcache.EnvKey, *, keep_python: bool
+) -> dict[str, Any]:
+    """The shared setup ladder (simulator.setup.run_setup) at this revision, in the session
+    opened on the revision's own tree; its interpreter then runs the harness, and the
+    environment is kept under `key` for the next compare, mine or batch of this revision."""
+    from simulator.setup import SetupOptions, run_setup
 
-    result = await run_setup(env.session, params={"for": WORKFLOW, "rev": env.rev})
+    venv = envcache.venv_dir(key) if env.local else None
+    if venv is not None:
+        envcache.discard(key)  # a half-made venv of an interrupted setup
+        venv.parent.mkdir(parents=True, exist_ok=True)
+    result = await run_setup(
+        env.session,
+        SetupOptions(venv_dir=str(venv) if venv is not None else None),
+        params={"for": WORKFLOW, "rev": env.rev, "commit": env.commit},
+    )
     if result.python and not keep_python:
         env.python = result.python
-    return {"tier": str(result.verdict.tier), "python": result.python}
+    detail: dict[str, Any] = {
+        "reused": False,
+        "tier": str(result.verdict.tier),
+        "python": result.python,
+        "setup_seconds": round(result.seconds, 1),
+    }
+    if not result.python:
+        return detail
+    if env.local:
+        if Path(result.python).exists():
+            envcache.record(key, python=result.python, tier=detail["tier"])
+            detail["cache"] = str(key.directory)
+    elif result.verdict.ready:
+        from simulator.setup.envimage import save_environment
+
+        saved = await save_environment(env.session, result, name=f"perf-{key.repo.name}")
+        envcache.record(key, python=result.python, tier=detail["tier"], image=saved.tag)
+        detail.update(image=saved.tag, cache=str(key.directory))
+    return detail
 
 
 async def _harness(

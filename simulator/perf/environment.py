@@ -25,6 +25,7 @@ import pyperf
 from backends.base import BackendError, ExecResult
 from backends.shell import quote
 from simulator.events import Actor
+from simulator.perf.envcache import CachedEnv, EnvKey
 from simulator.session import Session, SessionError, Subscriber, open_session
 from simulator.workflow import WorkflowFailure
 
@@ -80,7 +81,16 @@ class PerfEnvironment:
     """
 
     def __init__(
-        self, label: str, rev: str, session: Session, tools: Path, python: str, *, local: bool
+        self,
+        label: str,
+        rev: str,
+        session: Session,
+        tools: Path,
+        python: str,
+        *,
+        local: bool,
+        commit: str = "",
+        tree: Path | None = None,
     ) -> None:
         self.label = label
         self.rev = rev
@@ -88,7 +98,10 @@ class PerfEnvironment:
         self.host_tools = tools
         self.python = python
         self.local = local
-        self.commit = ""
+        self.commit = commit  # resolved in the user's repository before the session opens
+        self.tree = tree  # the revision's own tree the session was opened on
+        self.cache_key: EnvKey | None = None  # where --setup keeps this side's environment
+        self.cached: CachedEnv | None = None  # the environment found there, reused
 
     @property
     def tools(self) -> PurePosixPath:
@@ -145,18 +158,23 @@ class PerfEnvironment:
         backend_options: dict[str, Any] | None = None,
         python: str | None = None,
         subscriber: Subscriber | None = None,
+        commit: str = "",
     ) -> PerfEnvironment:
+        """A session on `repo`, which is the revision's own tree (envcache.revision_tree): on
+        the local backend in place (the tree is a private clone, and a venv set up there keeps
+        pointing at it), in a container as a copy."""
         local = backend == "local"
         session = await open_session(
             repo,
             backend=backend,
             backend_options=backend_options,
+            in_place=local,
             trajectory_path=trajectory_path,
             checkpoint_start=False,
             subscribers=[subscriber] if subscriber is not None else [],
         )
         interpreter = python or (sys.executable if local else "python3")
-        return cls(label, rev, session, tools, interpreter, local=local)
+        return cls(label, rev, session, tools, interpreter, local=local, commit=commit, tree=repo)
 
     @property
     def root(self) -> str:
@@ -166,10 +184,15 @@ class PerfEnvironment:
         return await self.session.exec(command, actor=Actor.SYSTEM, timeout=timeout)
 
     async def checkout(self) -> str:
-        """Check out the revision (detached, forced: the workspace is a scratch copy)."""
+        """Check out the revision (detached, forced: the workspace is our clone or a copy of it).
+
+        In a container untracked files go too; the local tree keeps them (an editable install's
+        metadata, built extensions), since the venv cached for this revision relies on them."""
+        target = self.commit or self.rev
+        clean = "" if self.local else " && git clean -fdq"
         result = await self.run(
             "git -c advice.detachedHead=false checkout -q --force --detach "
-            f"{quote(self.rev)} -- 2>&1 && git clean -fdq && git rev-parse HEAD",
+            f"{quote(target)} -- 2>&1{clean} && git rev-parse HEAD",
             timeout=300,
         )
         text = result.output.decode("utf-8", "replace").strip()

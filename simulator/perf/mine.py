@@ -219,6 +219,7 @@ def mine(
     on_candidates: Callable[[list[Candidate]], None] | None = None,
     on_progress: Callable[[BatchProgress], None] | None = None,
     python: str | None = None,
+    setup: bool = False,
 ) -> MineResult:
     """Compare every candidate with its parent; keep the significant speed-ups >= threshold."""
     repo = repo.resolve()
@@ -238,6 +239,7 @@ def mine(
         timeout=timeout,
         on_progress=on_progress,
         python=python,
+        setup=setup,
     )
     subjects = {c.commit: c.subject for c in found}
     kept: list[Row] = []

@@ -114,3 +114,44 @@ def mining_repo(make_repo: RepoFactory) -> tuple[Path, dict[str, str]]:
     commits["noise"] = write(repo, {"fastlib/core.py": noise}, "Make describe faster")
     commits["docs"] = write(repo, {"README.md": "fastlib\n"}, "Speed up the README")
     return repo, commits
+
+
+@pytest.fixture(autouse=True)
+def private_perf_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test's revision trees and environments go under its own tmp_path."""
+    data = tmp_path / "xdg-data"
+    monkeypatch.setenv("XDG_DATA_HOME", str(data))
+    return data / "reposim" / "perf"
+
+
+# Revision A's code needs a helper package that only A's requirements.txt installs (a path
+# inside A's tree); HEAD dropped both. Setup must read A's own tree to make A's environment.
+HELPER_PYPROJECT = """[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "perfhelper"
+version = "1.0"
+"""
+CORE_WITH_HELPER = "import perfhelper\n\n" + CORE
+
+
+@pytest.fixture
+def own_requirements_repo(make_repo: RepoFactory) -> Path:
+    repo = make_repo(
+        {
+            "fastlib/__init__.py": "",
+            "fastlib/core.py": CORE_WITH_HELPER.format(passes=2),
+            "requirements.txt": "./vendor/perfhelper\n",
+            "vendor/perfhelper/pyproject.toml": HELPER_PYPROJECT,
+            "vendor/perfhelper/perfhelper/__init__.py": "VERSION = 1\n",
+            "tests/test_core.py": TESTS.format(size=300),
+        },
+        name="ownreqs",
+    )
+    git(repo, "tag", "a")
+    git(repo, "rm", "-q", "-r", "requirements.txt", "vendor")
+    write(repo, {"fastlib/core.py": core(1)}, "No helper any more, and one pass")
+    git(repo, "tag", "b")
+    return repo

@@ -1,0 +1,110 @@
+"""Per-revision environments on real git repositories: made from the revision's own tree, kept,
+reused by the next compare; environments the user made, one per side."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyperf
+
+from simulator.events import Kind
+from simulator.perf import CompareRequest, MeasureSettings, compare
+from simulator.trajectory import read_trajectory
+
+SETTINGS = MeasureSettings(rounds=1, processes=2, values=2, min_time=0.01, timer="cpu")
+HARNESS = "from fastlib.core import checksum\n\nDATA = list(range(2000))\n\n\ndef bench():\n    checksum(DATA)\n"
+
+
+def setup_steps(trajectory: str) -> list[dict[str, object]]:
+    """The perf workflow's finished `setup` steps (their details)."""
+    return [
+        e.payload.get("detail") or {}
+        for e in read_trajectory(Path(trajectory)).events
+        if e.kind == Kind.WORKFLOW_STEP
+        and e.payload["workflow"] == "perf.compare"
+        and e.payload["step"] == "setup"
+        and e.payload["status"] != "running"
+    ]
+
+
+async def test_setup_uses_the_revisions_own_tree_and_the_second_compare_reuses_it(
+    own_requirements_repo: Path, tmp_path: Path
+) -> None:
+    harness = tmp_path / "harness.py"
+    harness.write_text(HARNESS)
+
+    def request(out: str) -> CompareRequest:
+        return CompareRequest(
+            own_requirements_repo,
+            "a",
+            "b",
+            api="fastlib.core.checksum",
+            harness=harness,
+            setup=True,
+            out_dir=tmp_path / out,
+            settings=SETTINGS,
+        )
+
+    # A's code imports perfhelper, which only A's requirements.txt installs: HEAD has neither,
+    # so an environment detected from HEAD fails A's quickcheck
+    first = await compare(request("first"))
+    made = setup_steps(first.files["trajectory_a"])
+    assert [d["reused"] for d in made] == [False], made
+    assert first.verdict.speedup > 1.2, first.summary()
+
+    t0 = time.monotonic()
+    second = await compare(request("second"))
+    took = time.monotonic() - t0
+    for side in ("a", "b"):
+        steps = setup_steps(second.files[f"trajectory_{side}"])
+        assert [d["reused"] for d in steps] == [True], steps
+        # no setup workflow ran in the second compare's sessions
+        workflows = {
+            e.payload["workflow"]
+            for e in read_trajectory(Path(second.files[f"trajectory_{side}"])).events
+            if e.kind == Kind.WORKFLOW_STEP
+        }
+        assert workflows == {"perf.compare"}
+    assert setup_steps(second.files["trajectory_a"])[0]["python"] == made[0]["python"]
+    seconds = sum(
+        float(e.payload.get("seconds") or 0)
+        for side in ("a", "b")
+        for e in read_trajectory(Path(second.files[f"trajectory_{side}"])).events
+        if e.kind == Kind.WORKFLOW_STEP
+        and e.payload["step"] in ("checkout", "setup")
+        and e.payload["status"] == "ok"
+    )
+    assert seconds <= 10, (seconds, took)
+    # the user's checkout is untouched: still at b, without A's requirements
+    assert not (own_requirements_repo / "requirements.txt").exists()
+
+
+async def test_each_side_runs_in_the_environment_the_user_made(
+    twox_repo: Path, tmp_path: Path
+) -> None:
+    venv = tmp_path / "user-venv"
+    subprocess.run(["uv", "venv", "-q", str(venv)], check=True)
+    harness = tmp_path / "harness.py"
+    harness.write_text(HARNESS)
+    result = await compare(
+        CompareRequest(
+            twox_repo,
+            "a",
+            "b",
+            api="fastlib.core.checksum",
+            harness=harness,
+            out_dir=tmp_path / "out",
+            settings=SETTINGS,
+            python_a=str(venv / "bin" / "python"),
+            python_b=sys.executable,
+        )
+    )
+    executables = {
+        side: pyperf.Benchmark.load(result.files[side]).get_metadata()["python_executable"]
+        for side in ("a", "b")
+    }
+    assert executables["a"] == str(venv / "bin" / "python")
+    assert executables["b"] == sys.executable
