@@ -9,13 +9,21 @@ import time
 from pathlib import Path
 
 import pyperf
+import pytest
 
 from simulator.events import Kind
 from simulator.perf import CompareRequest, MeasureSettings, compare
 from simulator.trajectory import read_trajectory
 
 SETTINGS = MeasureSettings(rounds=1, processes=2, values=2, min_time=0.01, timer="cpu")
-HARNESS = "from fastlib.core import checksum\n\nDATA = list(range(2000))\n\n\ndef bench():\n    checksum(DATA)\n"
+HARNESS = """from fastlib.core import checksum
+
+DATA = list(range(2000))
+
+
+def bench():
+    checksum(DATA)
+"""
 
 
 def setup_steps(trajectory: str) -> list[dict[str, object]]:
@@ -82,11 +90,17 @@ async def test_setup_uses_the_revisions_own_tree_and_the_second_compare_reuses_i
     assert not (own_requirements_repo / "requirements.txt").exists()
 
 
-async def test_each_side_runs_in_the_environment_the_user_made(
-    twox_repo: Path, tmp_path: Path
-) -> None:
+@pytest.fixture
+def user_venv(tmp_path: Path) -> Path:
     venv = tmp_path / "user-venv"
     subprocess.run(["uv", "venv", "-q", str(venv)], check=True)
+    return venv
+
+
+async def test_each_side_runs_in_the_environment_the_user_made(
+    twox_repo: Path, tmp_path: Path, user_venv: Path
+) -> None:
+    venv = user_venv
     harness = tmp_path / "harness.py"
     harness.write_text(HARNESS)
     result = await compare(
