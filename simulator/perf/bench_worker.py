@@ -11,6 +11,9 @@ pyperf and the harness. pyperf re-runs this same file for each of its worker pro
 
 A harness is a plain Python file that defines `bench()`, a callable taking no arguments that
 exercises the API once; whatever it needs is prepared at import time, outside the timing.
+A harness may also define `calls()`, returning [(function, args, kwargs), ...] with fresh
+arguments: then only those calls are timed, their arguments built before the timer starts (a
+traced harness does this with the calls its tests made). `TIMED`, a string, says what is timed.
 """
 
 from __future__ import annotations
@@ -58,6 +61,9 @@ def quickcheck(harness: str, repeat: int) -> int:
         for _ in range(repeat):
             module.bench()
         report["call_seconds"] = round((time.perf_counter() - t1) / repeat, 6)
+        report["timed"] = str(getattr(module, "TIMED", "bench()"))
+        if callable(getattr(module, "calls", None)):
+            report["calls"] = len(module.calls())
         report["ok"] = True
     except BaseException as exc:  # the harness's error, whatever it is, is the answer
         report["error"] = f"{type(exc).__name__}: {exc}"
@@ -75,6 +81,22 @@ def _cpu_timed_func(func: Any) -> Any:
         for _ in calls:
             func()
         return time.thread_time() - t0
+
+    return timed
+
+
+def _timed_calls(prepare: Any, timer: Any) -> Any:
+    """The calls of `prepare()` timed alone: the arguments are made before the timer starts."""
+
+    def timed(loops: int) -> float:
+        total = 0.0
+        for _ in range(loops):
+            batch = prepare()
+            t0 = timer()
+            for func, args, kwargs in batch:
+                func(*args, **kwargs)
+            total += timer() - t0
+        return total
 
     return timed
 
@@ -132,11 +154,16 @@ def main() -> int:
         runner.bench_time_func(mine.name, _cpu_timed_command(mine.command))
     elif mine.command:
         runner.bench_command(mine.name, ["bash", "-c", mine.command])
-    elif mine.timer == "cpu":
-        runner.bench_time_func(mine.name, _cpu_timed_func(_load_harness(mine.harness).bench))
     else:
         module = _load_harness(mine.harness)
-        runner.bench_func(mine.name, module.bench)
+        runner.metadata["reposim_timed"] = str(getattr(module, "TIMED", "bench()"))
+        clock = time.thread_time if mine.timer == "cpu" else time.perf_counter
+        if callable(getattr(module, "calls", None)):
+            runner.bench_time_func(mine.name, _timed_calls(module.calls, clock))
+        elif mine.timer == "cpu":
+            runner.bench_time_func(mine.name, _cpu_timed_func(module.bench))
+        else:
+            runner.bench_func(mine.name, module.bench)
     return 0
 
 

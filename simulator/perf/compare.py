@@ -31,7 +31,7 @@ from simulator.agent.models import LiteLLMClient, ModelClient, ModelError
 from simulator.paths import data_dir
 from simulator.perf import envcache
 from simulator.perf import harness as harnesses
-from simulator.perf.environment import PerfEnvironment, QuickcheckReport, install_tools
+from simulator.perf.environment import PerfEnvironment, QuickcheckReport, shared_tools
 from simulator.perf.stats import (
     SideStats,
     Verdict,
@@ -206,6 +206,8 @@ class CompareResult:
             f"  machine: {env.get('cpu_model')}, {env.get('cpu_count')} CPUs, "
             f"Python {env.get('python')}; {env.get('isolation')}",
         ]
+        if self.harness.get("timed"):
+            lines.append(f"  timed: {self.harness['timed']}")
         if self.noise:
             lines.append("  NOISY MACHINE: " + "; ".join(self.noise))
         lines.append(f"  results: {self.files.get('result')}")
@@ -275,7 +277,7 @@ async def compare(
     repo = request.repo.resolve()
     out = (request.out_dir or default_out_dir(repo, request.target())).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    tools = install_tools(out / "tools")
+    tools = shared_tools()
     affinity, isolation = choose_affinity(request.settings.affinity)
     options = dict(request.backend_options)
     if request.backend == "docker" and affinity:
@@ -573,7 +575,7 @@ async def _harness(
         if request.harness.resolve() != path:
             path.write_text(request.harness.read_text())
         source = harnesses.HarnessSource("file")
-        await _quickcheck_or_fail(path, (env_a, env_b), runs, "Edit it and run again.")
+        await _quickcheck_or_fail(path, (env_a, env_b), runs, "Edit it and run again.", source)
         return path, source
 
     if request.model is None and client is None:
@@ -593,7 +595,7 @@ async def _harness(
         revisions = f"{env_a.commit[:10]} and {env_b.commit[:10]}"
         path.write_text(harnesses.traced_harness(api, tests, Path(env_b.root), revisions))
         source = harnesses.HarnessSource("traced", tests=[t.nodeid for t in tests])
-        await _quickcheck_or_fail(path, (env_a, env_b), runs, "Edit it or pass --model.")
+        await _quickcheck_or_fail(path, (env_a, env_b), runs, "Edit it or pass --model.", source)
         return path, source
 
     model = client or LiteLLMClient(
@@ -611,7 +613,7 @@ async def _harness(
         code = await writer.write()
         for attempt in range(request.fix_rounds + 1):
             path.write_text(code)
-            failure = await _first_failure(path, (env_a, env_b), runs, attempt)
+            failure = await _first_failure(path, (env_a, env_b), runs, attempt, source)
             if failure is None:
                 break
             env, report = failure
@@ -636,6 +638,7 @@ async def _first_failure(
     envs: tuple[PerfEnvironment, ...],
     runs: dict[str, WorkflowRun],
     attempt: int = 0,
+    source: harnesses.HarnessSource | None = None,
 ) -> tuple[PerfEnvironment, QuickcheckReport] | None:
     for env in envs:
         with runs[env.label].stage("quickcheck", attempt=attempt) as detail:
@@ -645,13 +648,19 @@ async def _first_failure(
                 detail["failed"] = True
         if not report.ok:
             return env, report
+        if source is not None:
+            source.timed = report.timed
     return None
 
 
 async def _quickcheck_or_fail(
-    path: Path, envs: tuple[PerfEnvironment, ...], runs: dict[str, WorkflowRun], advice: str
+    path: Path,
+    envs: tuple[PerfEnvironment, ...],
+    runs: dict[str, WorkflowRun],
+    advice: str,
+    source: harnesses.HarnessSource | None = None,
 ) -> None:
-    failure = await _first_failure(path, envs, runs)
+    failure = await _first_failure(path, envs, runs, source=source)
     if failure is not None:
         env, report = failure
         raise WorkflowFailure(

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import hashlib
 import io
 import json
+import secrets
 import shutil
 import sys
 import tarfile
@@ -25,7 +27,7 @@ import pyperf
 from backends.base import BackendError, ExecResult
 from backends.shell import quote
 from simulator.events import Actor
-from simulator.perf.envcache import CachedEnv, EnvKey
+from simulator.perf.envcache import CachedEnv, EnvKey, cache_root
 from simulator.session import Session, SessionError, Subscriber, open_session
 from simulator.workflow import WorkflowFailure
 
@@ -34,12 +36,49 @@ TRACE_PLUGIN = "reposim_perf_trace"
 IN_WORKSPACE = ".reposim-perf"  # a container's perf files, inside its workspace
 
 
+CALLS_MODULE = "reposim_perf_calls"  # simulator/perf/capture.py, as the harness imports it
+
+
+def _tool_files() -> dict[str, Path]:
+    here = Path(__file__).parent
+    return {
+        "bench_worker.py": here / "bench_worker.py",
+        f"{TRACE_PLUGIN}.py": here / "trace_plugin.py",
+        f"{CALLS_MODULE}.py": here / "capture.py",
+    }
+
+
+def shared_tools() -> Path:
+    """The tools directory every comparison uses, made once per version of these files and of
+    pyperf (under the perf cache), not copied into each output directory.
+
+    The worker runs under the environment's interpreter, which need not have pyperf; pyperf is
+    pure Python, so one copy beside the worker (its script directory is on sys.path) serves
+    every interpreter and every container (a container gets the directory as a tar)."""
+    files = _tool_files()
+    digest = hashlib.sha256(pyperf.__version__.encode())
+    for name, path in sorted(files.items()):
+        digest.update(name.encode() + b"\0" + path.read_bytes())
+    dest = cache_root() / f"tools-{digest.hexdigest()[:12]}"
+    if (dest / ".complete").exists():
+        return dest
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.parent / f".{dest.name}.{secrets.token_hex(4)}"
+    try:
+        install_tools(tmp)
+        (tmp / ".complete").write_text(pyperf.__version__ + "\n")
+        with contextlib.suppress(OSError):  # another process made it first: theirs is the same
+            tmp.rename(dest)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return dest
+
+
 def install_tools(dest: Path) -> Path:
     """Copy the in-environment programs and pyperf into `dest`; returns it."""
     dest.mkdir(parents=True, exist_ok=True)
-    here = Path(__file__).parent
-    shutil.copy2(here / "bench_worker.py", dest / "bench_worker.py")
-    shutil.copy2(here / "trace_plugin.py", dest / f"{TRACE_PLUGIN}.py")
+    for name, path in _tool_files().items():
+        shutil.copy2(path, dest / name)
     package = Path(pyperf.__file__).parent
     target = dest / "pyperf"
     if not target.exists():
@@ -54,9 +93,15 @@ class QuickcheckReport:
     traceback: str | None
     call_seconds: float | None
     output: str
+    timed: str | None = None  # what the worker will time (the harness's TIMED)
 
     def detail(self) -> dict[str, Any]:
-        return {"ok": self.ok, "error": self.error, "call_seconds": self.call_seconds}
+        return {
+            "ok": self.ok,
+            "error": self.error,
+            "call_seconds": self.call_seconds,
+            "timed": self.timed,
+        }
 
 
 def tools_archive(tools: Path) -> bytes:
@@ -230,6 +275,7 @@ class PerfEnvironment:
                     traceback=data.get("traceback"),
                     call_seconds=data.get("call_seconds"),
                     output=text,
+                    timed=data.get("timed"),
                 )
         error = "the harness did not finish" if result.timed_out else "no quickcheck report"
         return QuickcheckReport(False, error, text[-4000:], None, text)

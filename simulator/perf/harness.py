@@ -62,10 +62,12 @@ class HarnessSource:
     model: str | None = None
     rounds: int = 0
     tokens: int = 0
+    timed: str | None = None  # what the worker times (the harness's TIMED), from the quickcheck
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
+            "timed": self.timed,
             "tests": self.tests,
             "model": self.model,
             "rounds": self.rounds,
@@ -108,7 +110,8 @@ def traced_harness(api: str, tests: Sequence[TracedTest], root: Path, revisions:
         f'"""Perf harness for {api}: the repository\'s own tests that call it, traced at '
         f"{revisions} (no model).",
         "",
-        "Each test below passed at both revisions and called the API; bench() is what is timed.",
+        "Each test below passed at both revisions and called the API. The calls it makes to the",
+        "API are captured when this file is imported, and those calls alone are timed.",
         "Edit freely: this is a plain file, reused with `reposim perf compare --harness FILE`.",
         "",
     ]
@@ -148,7 +151,7 @@ def traced_harness(api: str, tests: Sequence[TracedTest], root: Path, revisions:
         else:
             lines.append(f"{variable} = _load({where!r})")
         modules[test.path] = variable
-    lines += ["", "CALLS = ["]
+    lines += ["", f"API = {api!r}", "TESTS = ["]
     for test in tests:
         owner = modules[test.path]
         if test.cls:
@@ -158,10 +161,33 @@ def traced_harness(api: str, tests: Sequence[TracedTest], root: Path, revisions:
     lines += [
         "]",
         "",
+        "# Each test runs once, here, while the calls it makes to the API are recorded with",
+        "# their arguments; the worker then times those calls alone (calls() below), their",
+        "# arguments copied afresh before the timer starts, not the rest of the test.",
+        "try:",
+        "    from reposim_perf_calls import capture",
+        "",
+        "    CAPTURED = capture(API, TESTS)",
+        "except (ImportError, LookupError):  # outside RepoSim's worker, or not importable",
+        "    CAPTURED = None",
+        "if CAPTURED:",
+        "    TIMED = (",
+        '        f"{len(CAPTURED)} call(s) of {API} captured from {len(TESTS)} test(s), "',
+        '        "arguments copied outside the timed region"',
+        "    )",
+        "else:",
+        '    TIMED = f"the whole of {len(TESTS)} test(s): no call of {API} could be captured"',
+        "",
+        "",
+        "def calls():",
+        "    if CAPTURED:",
+        "        return CAPTURED.fresh()",
+        "    return [(test, (), {}) for test in TESTS]",
+        "",
         "",
         "def bench():",
-        "    for call in CALLS:",
-        "        call()",
+        "    for func, args, kwargs in calls():",
+        "        func(*args, **kwargs)",
         "",
     ]
     return "\n".join(lines)

@@ -155,3 +155,48 @@ def own_requirements_repo(make_repo: RepoFactory) -> Path:
     write(repo, {"fastlib/core.py": core(1)}, "No helper any more, and one pass")
     git(repo, "tag", "b")
     return repo
+
+
+# The test around the call does 10 units of work of its own; the call does 1 unit at A and 2 at
+# B: B is 2x slower in the call only (speed-up 0.5), while the whole test is 11 vs 12 (0.917).
+DILUTED_CORE = '''def target(data):
+    total = 0
+    for _ in range({passes}):
+        total = 0
+        for x in data:
+            total = (total * 31 + x) % 1000003
+    return total
+'''
+DILUTED_TESTS = """from slowlib.core import target
+
+DATA = list(range(4000))
+
+
+def spin(data):
+    total = 0
+    for x in data:
+        total = (total * 31 + x) % 1000003
+    return total
+
+
+def test_target_inside_a_costly_test():
+    for _ in range(10):
+        spin(DATA)
+    assert target(list(DATA)) == spin(DATA)
+"""
+
+
+@pytest.fixture
+def diluted_repo(make_repo: RepoFactory) -> Path:
+    repo = make_repo(
+        {
+            "slowlib/__init__.py": "",
+            "slowlib/core.py": DILUTED_CORE.format(passes=1),
+            "tests/test_core.py": DILUTED_TESTS,
+        },
+        name="slowlib",
+    )
+    git(repo, "tag", "a")
+    write(repo, {"slowlib/core.py": DILUTED_CORE.format(passes=2)}, "Two passes: 2x slower")
+    git(repo, "tag", "b")
+    return repo

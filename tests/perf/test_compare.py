@@ -71,6 +71,9 @@ async def test_compare_by_api_with_a_harness_traced_from_the_tests(
         assert sum(1 for s in steps if s == ("measure", "ok")) == QUICK.rounds
     assert Kind.WORKFLOW_RESULT in seen and Kind.WORKFLOW_END in seen
     assert (out / "result.json").is_file()
+    # pyperf and the worker come from one shared tools directory, not a copy per output
+    assert not (out / "tools").exists()
+    assert sum(f.stat().st_size for f in out.rglob("*") if f.is_file()) < 400_000
     # the user's repository is untouched: still at b, no worktree left behind
     assert (twox_repo / "fastlib/core.py").read_text().count("range(1)") == 1
 
@@ -140,3 +143,20 @@ async def test_a_model_harness_broken_at_one_revision_is_repaired(
         ("quickcheck", "ok"),
     ]
     assert result.verdict.speedup > 1.2, result.summary()
+
+
+async def test_the_traced_harness_times_the_call_not_the_test_around_it(
+    diluted_repo: Path, tmp_path: Path
+) -> None:
+    # the test costs 10x the call; B is 2x slower in the call only: the true ratio is 0.5,
+    # the whole test's 11/12 = 0.917
+    result = await compare(
+        CompareRequest(
+            diluted_repo, "a", "b", api="slowlib.core.target", out_dir=tmp_path, settings=QUICK
+        )
+    )
+    assert result.harness["kind"] == "traced"
+    assert 0.4 < result.verdict.speedup < 0.6, result.summary()
+    assert result.verdict.ci_high < 0.7 and result.verdict.significant, result.summary()
+    assert "1 call(s) of slowlib.core.target captured" in result.harness["timed"]
+    assert "timed: 1 call(s)" in result.summary()

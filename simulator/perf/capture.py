@@ -1,0 +1,135 @@
+"""Capture the calls a test makes to one API, to time those calls alone (not the test).
+
+Runs inside an environment (imported by a traced harness as `reposim_perf_calls` from the perf
+tools directory), so it imports only the standard library. While each test runs once, a profile
+hook sees every call whose code is the API's (module and qualified name) and records it at
+entry: the arguments, deep-copied before the call can change them. Only the outermost call of
+a recursion is kept. `Captured.fresh()` gives new copies of those arguments for each timed
+loop, so the worker builds them outside the timed region and times the calls only.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import inspect
+import sys
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
+
+CO_VARARGS = inspect.CO_VARARGS
+CO_VARKEYWORDS = inspect.CO_VARKEYWORDS
+MAX_CALLS = 500
+
+
+def readings(api: str) -> list[tuple[str, str]]:
+    """Every (module, qualname) reading of a dotted name: `a.b.c` -> (a.b, c), (a, b.c)."""
+    parts = api.split(".")
+    return [(".".join(parts[:i]), ".".join(parts[i:])) for i in range(len(parts) - 1, 0, -1)]
+
+
+def resolve(api: str) -> tuple[Callable[..., Any], str, str]:
+    """The function object of `api`, unwrapped from staticmethod/classmethod, with its reading."""
+    for module_name, qualname in readings(api):
+        try:
+            owner: Any = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        found = True
+        for part in qualname.split("."):
+            try:
+                owner = inspect.getattr_static(owner, part)
+            except AttributeError:
+                found = False
+                break
+            if isinstance(owner, staticmethod | classmethod):
+                owner = owner.__func__
+        if found and callable(owner):
+            return owner, module_name, qualname
+    raise LookupError(f"{api} is not a function this environment can import")
+
+
+class Captured:
+    """The recorded calls: the function, and its arguments as they were at each call's entry."""
+
+    def __init__(
+        self,
+        func: Callable[..., Any],
+        calls: list[tuple[tuple[Any, ...], dict[str, Any]]],
+        copied: bool,
+    ) -> None:
+        self.func = func
+        self.calls = calls
+        self.copied = copied  # every argument could be deep-copied (else they are shared)
+
+    def __len__(self) -> int:
+        return len(self.calls)
+
+    def fresh(self) -> list[tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]]:
+        """The calls with new copies of their arguments (to be made outside the timing)."""
+        out = []
+        for args, kwargs in self.calls:
+            if self.copied:
+                args, kwargs = copy.deepcopy((args, kwargs))
+            out.append((self.func, args, kwargs))
+        return out
+
+
+def _arguments(frame: FrameType) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    code = frame.f_code
+    names = code.co_varnames
+    local = frame.f_locals
+    positional = [local[n] for n in names[: code.co_argcount]]
+    index = code.co_argcount + code.co_kwonlyargcount
+    kwargs = {n: local[n] for n in names[code.co_argcount : index]}
+    if code.co_flags & CO_VARARGS:
+        positional += list(local[names[index]])
+        index += 1
+    if code.co_flags & CO_VARKEYWORDS:
+        kwargs.update(local[names[index]])
+    # positional-only and ordinary parameters are passed by position: safe for both
+    return tuple(positional), kwargs
+
+
+def capture(api: str, tests: list[Callable[[], Any]], limit: int = MAX_CALLS) -> Captured:
+    """Run each test once; the outermost calls of `api` they make, with copied arguments."""
+    func, module_name, qualname = resolve(api)
+    target = inspect.unwrap(func)
+    name = qualname.rsplit(".", 1)[-1]
+    calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+    copied = True
+    active: list[FrameType] = []
+
+    def matches(frame: FrameType) -> bool:
+        code = frame.f_code
+        if code is getattr(target, "__code__", None):
+            return True
+        return (
+            frame.f_globals.get("__name__") == module_name
+            and getattr(code, "co_qualname", code.co_name) == qualname
+        )
+
+    def profile(frame: FrameType, event: str, arg: object) -> None:
+        nonlocal copied
+        if event == "call" and frame.f_code.co_name == name and matches(frame):
+            if not active and len(calls) < limit:
+                args, kwargs = _arguments(frame)
+                try:
+                    args, kwargs = copy.deepcopy((args, kwargs))
+                except Exception:
+                    copied = False
+                calls.append((args, kwargs))
+            active.append(frame)
+        elif event == "return" and active and frame is active[-1]:
+            active.pop()
+
+    for test in tests:
+        previous = sys.getprofile()
+        sys.setprofile(profile)
+        try:
+            test()
+        finally:
+            sys.setprofile(previous)
+            active.clear()
+    return Captured(func, calls, copied)
