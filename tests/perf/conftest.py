@@ -159,14 +159,14 @@ def own_requirements_repo(make_repo: RepoFactory) -> Path:
 
 # The test around the call does 10 units of work of its own; the call does 1 unit at A and 2 at
 # B: B is 2x slower in the call only (speed-up 0.5), while the whole test is 11 vs 12 (0.917).
-DILUTED_CORE = '''def target(data):
+DILUTED_CORE = """def target(data):
     total = 0
     for _ in range({passes}):
         total = 0
         for x in data:
             total = (total * 31 + x) % 1000003
     return total
-'''
+"""
 DILUTED_TESTS = """from slowlib.core import target
 
 DATA = list(range(4000))
