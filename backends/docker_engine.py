@@ -1,22 +1,33 @@
-"""Talking to the Docker engine: connecting with clear errors, and the labels we put on things.
+"""Talking to the Docker engine: connecting with clear errors, and knowing what is ours.
 
-Every container and image RepoSim creates carries `reposim.managed=1` plus who made it (host,
-process id and that process's start time), so `reposim gc` can tell a crash's leftovers from a
-live session's container, and never touches anything it did not create.
+A container is RepoSim's only when a record in RepoSim's private state says so: when a session
+creates its container it writes `<state>/containers/<session>.json` (mode 0600, in a 0700
+directory) with the container's id, a per-session secret and the creating process (pid, its
+start time, host). Labels on containers (`reposim.session`, `reposim.pid`, ...) are for people
+and `docker ps --filter`; `reposim gc` never trusts them, because labels are inherited: an image
+committed from a labelled container, or imported with labels, hands them to every container
+started from it by hand. Images RepoSim makes carry no owner labels at all (`commit_clean`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import io
+import json
 import os
+import secrets
 import socket
+import stat as stat_mod
+import tarfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import psutil
 
-from backends.base import BackendUnavailableError
+from backends.base import BackendError, BackendUnavailableError
 
 LABEL_MANAGED = "reposim.managed"
 LABEL_SESSION = "reposim.session"
@@ -25,10 +36,25 @@ LABEL_PID = "reposim.pid"
 LABEL_PID_START = "reposim.pid_start"
 LABEL_HOST = "reposim.host"
 LABEL_KIND = "reposim.kind"
+# sha256 of the session's secret: ties a container to its record before its id is known.
+LABEL_OWNER = "reposim.owner"
+# Labels that describe one session's container: never carried over into an image.
+OWNER_LABELS = frozenset(
+    {
+        LABEL_MANAGED,
+        LABEL_SESSION,
+        LABEL_CREATED,
+        LABEL_PID,
+        LABEL_PID_START,
+        LABEL_HOST,
+        LABEL_KIND,
+        LABEL_OWNER,
+    }
+)
 
 
 def owner_labels(kind: str, session: str | None = None) -> dict[str, str]:
-    """The labels that say this process created the object now."""
+    """Labels that say which process created the object now: informative only (see above)."""
     me = psutil.Process()
     labels = {
         LABEL_MANAGED: "1",
@@ -43,21 +69,111 @@ def owner_labels(kind: str, session: str | None = None) -> dict[str, str]:
     return labels
 
 
-def owner_alive(labels: dict[str, str]) -> bool | None:
-    """Whether the process that created an object still runs; None if it ran on another host."""
-    if labels.get(LABEL_HOST) != socket.gethostname():
-        return None
+def state_dir() -> Path:
+    """RepoSim's private state on this machine ($XDG_STATE_HOME/reposim, read at each call)."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "reposim"
+
+
+def ownership_dir() -> Path:
+    return state_dir() / "containers"
+
+
+def _private_dir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    info = path.lstat()
+    if not stat_mod.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        raise BackendUnavailableError(
+            f"RepoSim's state directory {path} is not a directory of yours: remove it."
+        )
+    if info.st_mode & 0o077:
+        path.chmod(0o700)
+    return path
+
+
+def _write_private(path: Path, data: dict[str, Any]) -> None:
+    """Write a record only this user can read, atomically (a crash leaves the old or the new)."""
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        json.dump(data, handle)
+    temp.replace(path)
+
+
+def _secret_digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+@dataclass
+class ContainerOwnership:
+    """This process's claim on one session's container, kept in RepoSim's private state."""
+
+    path: Path
+    record: dict[str, Any]
+
+    @classmethod
+    def claim(cls, session: str) -> ContainerOwnership:
+        """Record the claim before the container exists, so a crash at any point leaves a
+        record gc can follow (or drop when no container matches it)."""
+        me = psutil.Process()
+        record: dict[str, Any] = {
+            "session": session,
+            "name": f"reposim-{session}",
+            "id": None,
+            "secret": secrets.token_hex(16),
+            "pid": me.pid,
+            "pid_start": round(me.create_time(), 3),
+            "host": socket.gethostname(),
+            "created": round(time.time(), 3),
+        }
+        path = _private_dir(ownership_dir()) / f"{session}.json"
+        _write_private(path, record)
+        return cls(path, record)
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """The labels to create the container with: the informative ones plus the digest of
+        this session's secret (the secret itself stays in the private record)."""
+        return {
+            **owner_labels("session", self.record["session"]),
+            LABEL_OWNER: _secret_digest(self.record["secret"]),
+        }
+
+    def bind(self, container_id: str) -> None:
+        self.record["id"] = container_id
+        _write_private(self.path, self.record)
+
+    def release(self) -> None:
+        """The container is gone: nothing is left to collect."""
+        self.path.unlink(missing_ok=True)
+
+
+def owner_alive(pid: Any, started: Any) -> bool:
+    """Whether the process that made a record still runs (a recycled pid started later)."""
     try:
-        pid = int(labels.get(LABEL_PID, ""))
-        started = float(labels.get(LABEL_PID_START, "nan"))
-    except ValueError:
+        proc = psutil.Process(int(pid))
+        return abs(proc.create_time() - float(started)) < 1.0
+    except (psutil.NoSuchProcess, ValueError, TypeError):
         return False
-    try:
-        proc = psutil.Process(pid)
-        # A recycled pid belongs to a process started later than the one that made the object.
-        return abs(proc.create_time() - started) < 1.0
-    except psutil.NoSuchProcess:
-        return False
+
+
+def _owned_records() -> list[tuple[Path, dict[str, Any]]]:
+    """This user's ownership records; anything else in the directory is ignored."""
+    directory = ownership_dir()
+    if not directory.is_dir():
+        return []
+    records = []
+    for path in sorted(directory.glob("*.json")):
+        try:
+            info = path.lstat()
+            if not stat_mod.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
+                continue
+            record = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(record, dict) and isinstance(record.get("secret"), str):
+            records.append((path, record))
+    return records
 
 
 def _docker_host() -> str:
@@ -109,9 +225,9 @@ def image_missing_error(image: str) -> BackendUnavailableError:
 
 @dataclass(frozen=True)
 class Leftover:
-    """Something RepoSim created on the engine, and whether its owner is gone."""
+    """A container RepoSim's private state says it created, and whether its owner is gone."""
 
-    kind: str  # "container" | "volume"
+    kind: str  # "container"
     name: str
     session: str
     owner_pid: str
@@ -119,50 +235,138 @@ class Leftover:
     removed: bool = False
 
 
-def collect_garbage(client: Any, *, dry_run: bool = False) -> list[Leftover]:
-    """Remove RepoSim containers and volumes whose creating process is gone (and only those).
+def _find_owned(api: Any, record: dict[str, Any]) -> dict[str, Any] | None:
+    """The container a record names, only if it proves to be that record's container: the id
+    the record holds, or (a crash before the id was written) the record's name together with
+    the digest of the record's secret. A container started by hand matches neither."""
+    import docker.errors
 
-    Objects without our label are never looked at; objects made on another host, or by a
-    process that still runs, are kept."""
+    digest = _secret_digest(record["secret"])
+    ref = record.get("id") or record.get("name")
+    if not isinstance(ref, str) or not ref:
+        return None
+    try:
+        info: dict[str, Any] = api.inspect_container(ref)
+    except docker.errors.NotFound:
+        return None
+    labels = (info.get("Config") or {}).get("Labels") or {}
+    if record.get("id"):
+        return info if info.get("Id") == record["id"] else None
+    return info if labels.get(LABEL_OWNER) == digest else None
+
+
+def collect_garbage(client: Any, *, dry_run: bool = False) -> list[Leftover]:
+    """Remove the containers RepoSim's private state records as created by a process that is
+    gone on this host, and only those; records of live owners or other hosts are kept.
+
+    A record whose container no longer exists is dropped (not in a dry run): its session's
+    container was removed at stop or at exit."""
     found: list[Leftover] = []
     api = client.api
-    selector = {"label": f"{LABEL_MANAGED}=1"}
-    for info in api.containers(all=True, filters=selector):
-        labels = info.get("Labels") or {}
-        orphaned = owner_alive(labels) is False
+    host = socket.gethostname()
+    for path, record in _owned_records():
+        if record.get("host") != host:
+            continue
+        pid = str(record.get("pid", ""))
+        session = str(record.get("session", ""))
+        orphaned = not owner_alive(record.get("pid"), record.get("pid_start"))
+        info = _find_owned(api, record)
+        if info is None:
+            if orphaned and not dry_run:
+                path.unlink(missing_ok=True)
+            continue
+        name = str(info.get("Name") or info["Id"][:12]).lstrip("/")
         removed = False
         if orphaned and not dry_run:
             with contextlib.suppress(Exception):
                 api.remove_container(info["Id"], force=True, v=True)
                 removed = True
-        names = info.get("Names") or [info["Id"][:12]]
-        found.append(
-            Leftover(
-                "container",
-                names[0].lstrip("/"),
-                labels.get(LABEL_SESSION, ""),
-                labels.get(LABEL_PID, ""),
-                orphaned,
-                removed,
-            )
-        )
-    volumes = api.volumes(filters=selector).get("Volumes") or []
-    for volume in volumes:
-        labels = volume.get("Labels") or {}
-        orphaned = owner_alive(labels) is False
-        removed = False
-        if orphaned and not dry_run:
-            with contextlib.suppress(Exception):
-                api.remove_volume(volume["Name"], force=True)
-                removed = True
-        found.append(
-            Leftover(
-                "volume",
-                volume["Name"],
-                labels.get(LABEL_SESSION, ""),
-                labels.get(LABEL_PID, ""),
-                orphaned,
-                removed,
-            )
-        )
+            if removed:
+                path.unlink(missing_ok=True)
+        found.append(Leftover("container", name, session, pid, orphaned, removed))
     return found
+
+
+def commit_clean(
+    client: Any,
+    container: str,
+    *,
+    repository: str,
+    tag: str,
+    labels: dict[str, str] | None = None,
+    env: list[str] | None = None,
+    changes: dict[str, Any] | None = None,
+) -> str:
+    """`docker commit` without the owner labels; returns the new image's id.
+
+    The engine merges the container's labels (its image's and its own) into a committed
+    image and offers no way to delete one, so the committed config is rewritten: the image is
+    loaded again with a new config (same layers, only the config and a manifest are sent, the
+    engine keeps the layers it already has) and the intermediate commit is removed."""
+    api = client.api
+    committed = api.commit(container)
+    intermediate = str(committed["Id"])
+    try:
+        return relabel_image(
+            api, intermediate, f"{repository}:{tag}", labels=labels, env=env, changes=changes
+        )
+    finally:
+        with contextlib.suppress(Exception):
+            api.remove_image(intermediate, noprune=False)
+
+
+def relabel_image(
+    api: Any,
+    image: str,
+    reference: str,
+    *,
+    labels: dict[str, str] | None = None,
+    env: list[str] | None = None,
+    changes: dict[str, Any] | None = None,
+) -> str:
+    """Tag as `reference` a copy of `image` whose config has no owner labels, `labels` added,
+    the `NAME=value` entries of `env` set (as `docker commit --change ENV` does) and the config
+    fields in `changes` set; the layers are shared, not copied."""
+    info = api.inspect_image(image)
+    config = dict(info.get("Config") or {})
+    kept = {k: v for k, v in (config.get("Labels") or {}).items() if k not in OWNER_LABELS}
+    config.update(changes or {})
+    if env:
+        names = {entry.partition("=")[0] for entry in env}
+        kept_env = [e for e in config.get("Env") or [] if e.partition("=")[0] not in names]
+        config["Env"] = [*kept_env, *env]
+    config["Labels"] = {**kept, **(labels or {})}
+    diff_ids = list((info.get("RootFS") or {}).get("Layers") or [])
+    raw = json.dumps(
+        {
+            "architecture": info.get("Architecture") or "amd64",
+            "os": info.get("Os") or "linux",
+            "created": info.get("Created"),
+            "config": config,
+            "rootfs": {"type": "layers", "diff_ids": diff_ids},
+            "history": [
+                {"created": info.get("Created"), "created_by": f"reposim: layer {i + 1}"}
+                for i in range(len(diff_ids))
+            ],
+        }
+    ).encode()
+    digest = hashlib.sha256(raw).hexdigest()
+    manifest = [
+        {
+            "Config": f"{digest}.json",
+            "RepoTags": [reference],
+            # Never read: every layer is already in the engine's store.
+            "Layers": [f"{i}/layer.tar" for i in range(len(diff_ids))],
+        }
+    ]
+    archive = io.BytesIO()
+    with tarfile.open(fileobj=archive, mode="w") as tar:
+        for name, data in ((f"{digest}.json", raw), ("manifest.json", json.dumps(manifest))):
+            payload = data if isinstance(data, bytes) else data.encode()
+            entry = tarfile.TarInfo(name)
+            entry.size = len(payload)
+            tar.addfile(entry, io.BytesIO(payload))
+    for event in api.load_image(archive.getvalue()):
+        if isinstance(event, dict) and event.get("error"):
+            raise BackendError(f"Docker could not relabel the image {image}: {event['error']}")
+    return str(api.inspect_image(reference)["Id"])

@@ -4,7 +4,8 @@ For machines that cannot pull images (air-gapped, or behind a proxy the engine d
 `reposim image bootstrap` builds a small Debian with Python, venv, pip, pytest, git, a C and
 C++ toolchain (gcc, g++, make, cmake) and less, vim-tiny and nano, from the Debian mirror this
 machine's apt already uses (about three minutes on 2 cores), and imports it into the local
-engine with RepoSim's labels. It needs root (debootstrap chroots) and the `debootstrap` tool.
+engine. The image carries no owner labels (a container started from it by hand must not look
+like a session's). It needs root (debootstrap chroots) and the `debootstrap` tool.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from backends.base import BackendError
-from backends.docker_engine import connect, owner_labels
+from backends.docker_engine import connect
 
 DEFAULT_TAG = "reposim/base:bookworm-2"
 DEFAULT_SUITE = "bookworm"
@@ -48,6 +49,14 @@ USER_SETUP = (
     "groupadd -g 1000 reposim && useradd -m -u 1000 -g 1000 -s /bin/bash reposim && "
     "mkdir -p /workspace && chown 1000:1000 /workspace && "
     "rm -rf /var/cache/apt/archives/*.deb /var/lib/apt/lists/* /usr/share/doc/* /usr/share/man/*"
+)
+
+# The image's config: no LABEL, so nothing RepoSim's gc or a reader could take for an owner.
+IMPORT_CHANGES = (
+    "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    "ENV LANG=C.UTF-8",
+    "WORKDIR /",
+    'CMD ["/bin/bash"]',
 )
 
 Log = Callable[[str], None]
@@ -135,14 +144,7 @@ def bootstrap_image(
         if setup.returncode != 0:
             raise BackendError(f"Preparing the image failed: {setup.stderr.strip()}")
         log(f"importing as {tag}...")
-        labels = owner_labels("image")
-        changes = [
-            "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-            "ENV LANG=C.UTF-8",
-            "WORKDIR /",
-            'CMD ["/bin/bash"]',
-            *(f'LABEL {key}="{value}"' for key, value in labels.items()),
-        ]
+        changes = list(IMPORT_CHANGES)
         repository, _, version = tag.rpartition(":")
         if not repository or "/" in version:
             repository, version = tag, "latest"

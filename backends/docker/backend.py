@@ -49,7 +49,7 @@ from backends.docker.programs import program_text
 from backends.docker.pty import DockerPty
 from backends.docker.reaper import ROOT, Reaper
 from backends.docker.stream import blocking
-from backends.docker_engine import connect, image_missing_error, owner_labels
+from backends.docker_engine import ContainerOwnership, connect, image_missing_error
 from backends.output import OutputCapture
 from backends.shell import PersistentShell, ShellBackend
 
@@ -77,6 +77,7 @@ class DockerBackend(ShellBackend):
         self._reaper: Reaper | None = None
         self._ptys: list[DockerPty] = []
         self._storage_opt = False
+        self._ownership: ContainerOwnership | None = None
         self._baseline = 0
         """Bytes the writable layer holds before any command: the workspace as copied in."""
         self._disk_watch: asyncio.Task[None] | None = None
@@ -178,13 +179,15 @@ class DockerBackend(ShellBackend):
         self._image_id = info["Id"]
 
         def create_and_start(storage_opt: bool) -> str:
+            # Claimed in RepoSim's private state first: only that record lets gc remove it.
+            self._ownership = ownership = ContainerOwnership.claim(self.session_id)
             created = api.create_container(
                 self.image,
                 command=["sleep", "infinity"],
                 # init and the reaper run as root; every exec names the session's uid.
                 user=ROOT,
                 working_dir=WORKSPACE,
-                labels=owner_labels("session", self.session_id),
+                labels=ownership.labels,
                 host_config=ctr.host_config(api, self.options, storage_opt=storage_opt),
                 ports=list(self.options.ports) or None,
                 name=f"reposim-{self.session_id}",
@@ -192,6 +195,7 @@ class DockerBackend(ShellBackend):
                 environment=self._env(),
             )
             container = str(created["Id"])
+            ownership.bind(container)
             ctr.track(container, api)
             self._container = container
             api.start(container)
@@ -312,6 +316,8 @@ class DockerBackend(ShellBackend):
             container, self._container = self._container, None
             with contextlib.suppress(Exception):
                 await blocking(self._api.remove_container, container, force=True, v=True)
+                if self._ownership is not None:
+                    self._ownership.release()
             ctr.untrack(container)
         if self._client is not None:
             with contextlib.suppress(Exception):

@@ -14,9 +14,12 @@ def gc_command(dry_run: bool) -> None:
     """Remove what crashed RepoSim sessions left behind: scratch workspaces and private dirs
     of local sessions, containers and volumes of Docker ones.
 
-    Only what RepoSim marked as made by a process that is gone is removed; live sessions,
-    sessions of other hosts and anything RepoSim did not create are left alone. Without a
-    Docker engine only the local part runs.
+    A container is removed only when RepoSim's private state (a record written when the
+    session created it, under $XDG_STATE_HOME/reposim/containers) names it and the process
+    that created it is gone. Labels are never trusted: a container started by hand from an
+    image that carries RepoSim labels is left alone, as are live sessions and other hosts'.
+    --dry-run lists exactly what a real run would remove. Without a Docker engine only the
+    local part runs.
     """
     from backends.docker_engine import collect_garbage, connect
     from backends.local import collect_local_garbage

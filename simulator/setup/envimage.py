@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from backends.base import BackendError
-from backends.docker_engine import connect
+from backends.docker_engine import commit_clean, connect
 from simulator.session import Session
 from simulator.setup.ladder import SetupResult
 
@@ -152,12 +152,17 @@ async def save_environment(
     def commit_image() -> str:
         client = connect()
         try:
-            image = client.containers.get(container).commit(
+            # Without the session container's owner labels (issue 25): a container started
+            # from the saved image by hand must not look like a RepoSim session's.
+            return commit_clean(
+                client,
+                container,
                 repository=f"{REPOSITORY}/{envname}",
                 tag=commit,
-                conf={"Labels": labels, "Env": env_lines, "WorkingDir": "/workspace"},
+                labels=labels,
+                env=env_lines,
+                changes={"WorkingDir": "/workspace"},
             )
-            return str(image.id)
         finally:
             client.close()
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from backends.docker_engine import OWNER_LABELS, connect
 from simulator.setup.envimage import list_environments, prune_environments, resolve_environment
 from simulator.setup.runner import DEFAULT_IMAGE, SetupRequest, setup_repository
 from tests.setup import repos
@@ -32,6 +33,13 @@ def test_ready_environment_is_saved_reused_and_pruned(tmp_path: Path) -> None:
         environment = resolve_environment(name)
         assert environment.tag == outcome.image
         assert environment.verdict == "ready" and environment.base == DEFAULT_IMAGE
+        # No session owner labels in a saved image (issue 25): its containers are not ours.
+        client = connect()
+        try:
+            saved_labels = client.images.get(outcome.image).labels
+        finally:
+            client.close()
+        assert not OWNER_LABELS & set(saved_labels), saved_labels
         assert environment.test_command == outcome.result.verdict.test_command
         assert name in {e.name for e in list_environments()}
         assert outcome.dockerfile is not None
