@@ -24,14 +24,12 @@ import json
 import mmap
 import os
 import re
-import socket
 import stat
 from array import array
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import cache
 from pathlib import Path
 from typing import IO, Any, Protocol
 
@@ -62,22 +60,6 @@ def now_iso() -> str:
 
 def blob_dir(path: Path) -> Path:
     return path.with_name(path.name + ".blobs")
-
-
-@cache
-def host_id() -> str:
-    """This machine and user, as a digest (the machine id itself is not written anywhere):
-    re-execution runs a trajectory's commands on the host only when they were recorded here."""
-    machine = ""
-    for candidate in ("/etc/machine-id", "/var/lib/dbus/machine-id"):
-        try:
-            machine = Path(candidate).read_text(encoding="ascii", errors="replace").strip()
-        except OSError:
-            continue
-        if machine:
-            break
-    seed = f"{machine or socket.gethostname()}:{os.getuid()}"
-    return hashlib.sha256(seed.encode()).hexdigest()[:16]
 
 
 # -- the header --------------------------------------------------------------------------------
@@ -124,6 +106,9 @@ class ParentInfo(Record):
     step: int | None = None
     resumed: bool = optional(False)
     replay: str | None = optional()
+    foreign: bool = optional(False)
+    """The parent was not provably recorded here: what this one re-ran came from elsewhere,
+    so this file is not sealed either (a re-execution must not launder a stranger's commands)."""
 
 
 @dataclass
@@ -149,7 +134,9 @@ class TrajectoryHeader(Record):
     agent: AgentInfo | None
     reposim: str
     host: str | None = optional()
-    """Host_id() of the machine that recorded it."""
+    """Older files: a digest of machine id and uid, which anyone can compute; never trusted."""
+    seal: str | None = optional()
+    """HMAC of the rest of the header under this user's key (simulator.provenance)."""
     parent: ParentInfo | None = optional()
     imported: ImportInfo | None = optional()
     extra: dict[str, Any] = field(default_factory=dict)
@@ -165,8 +152,8 @@ class TrajectoryHeader(Record):
         parent: ParentInfo | None = None,
         imported: ImportInfo | None = None,
     ) -> TrajectoryHeader:
-        """The header of a trajectory written now, on this machine (an imported file's header
-        names no host: it was not recorded here)."""
+        """The header of a trajectory written now, on this machine. The writer seals it unless
+        it is imported or re-runs a foreign parent (see `sealable`)."""
         from simulator import __version__
 
         return cls(
@@ -177,15 +164,23 @@ class TrajectoryHeader(Record):
             backend=backend or BackendInfo(),
             agent=agent,
             reposim=__version__,
-            host=None if imported is not None else host_id(),
             parent=parent,
             imported=imported,
         )
 
     @property
+    def sealable(self) -> bool:
+        """Whether a file with this header is this user's own recording."""
+        return self.imported is None and not (self.parent is not None and self.parent.foreign)
+
+    @property
     def recorded_here(self) -> bool:
-        """Whether this machine (and user) recorded it, so its commands are this user's own."""
-        return self.host is not None and self.host == host_id()
+        """Whether this user recorded it on this machine (its seal checks out under the user's
+        key), so its commands are this user's own. The `host` field of older files is not
+        evidence: anyone can compute it."""
+        from simulator.provenance import sealed_here
+
+        return self.seal is not None and sealed_here(self.to_dict())
 
 
 def check_header(data: Any, where: str) -> TrajectoryHeader:
@@ -221,7 +216,19 @@ class TrajectoryWriter:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self._file: IO[bytes] | None = path.open("wb")
-        self._write_line(header.to_dict())
+        data = header.to_dict()
+        data.pop("seal", None)
+        if header.sealable:
+            from simulator.provenance import seal
+
+            try:
+                json.dumps(data, ensure_ascii=False).encode("utf-8")
+            except UnicodeEncodeError:  # sealed as it will be read back
+                data = _replace_surrogates(data)
+            header.seal = seal(data)
+            if header.seal is not None:
+                data["seal"] = header.seal
+        self._write_line(data)
 
     def write(self, event: Event) -> None:
         data = event.as_dict()

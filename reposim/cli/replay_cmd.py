@@ -75,8 +75,9 @@ def _print_report(report: ReplayReport, as_json: bool) -> None:
     type=click.Choice(["local", "docker"]),
     default=None,
     help="Where the actions run again. Default: on this machine for a trajectory recorded here"
-    " by you, in a container for any other (someone else's commands could do anything);"
-    " --backend local runs those here anyway.",
+    " by you (its seal checks out under your key), in a container for any other (someone"
+    " else's commands could do anything); --backend local runs those here after you confirm"
+    " at a terminal.",
 )
 @click.option("--repo", type=str, help="Start from this repository instead of the recorded one.")
 @click.option("--image", type=str, help="With --backend docker: the image (default: recorded).")
@@ -152,8 +153,10 @@ def replay(
     if then_exec and fork_at is None:
         raise CliError("--then-exec needs --fork-at.")
     backend = "local"
+    consent = False
     if verify or fork_at is not None:
         backend = _backend_for(path, backend_kind)
+        consent = host_consent(path, backend)
     if verify:
         normaliser = _normaliser(ignore, keep, strict)
         report, _ = run_async(
@@ -167,6 +170,7 @@ def replay(
                 trajectory_path=out,
                 on_step=_print_step(as_json),
                 on_notes=_print_notes,
+                host_consent=consent,
             )
         )
         _print_report(report, as_json)
@@ -176,13 +180,15 @@ def replay(
             # In a terminal, the forked session opens in the UI; with commands to run, or
             # --json, or no terminal, it runs headless.
             forked = run_async(
-                lambda: _fork_into_ui(path, fork_at, backend, repo_path, image, current, out)
+                lambda: _fork_into_ui(
+                    path, fork_at, backend, repo_path, image, current, out, consent
+                )
             )
             click.echo(f"reposim: trajectory {forked}", err=True)
             return
         run_async(
             lambda: _fork(
-                path, fork_at, backend, repo_path, image, current, out, then_exec, as_json
+                path, fork_at, backend, repo_path, image, current, out, then_exec, as_json, consent
             )
         )
         return
@@ -200,6 +206,7 @@ async def _fork_into_ui(
     image: str | None,
     current: bool,
     out: Path | None,
+    consent: bool = False,
 ) -> Path:
     """Fork at `step` and open the forked session in the main UI; the new trajectory's path."""
     from simulator.replay.fork import fork
@@ -214,6 +221,7 @@ async def _fork_into_ui(
             current=current,
             image=image,
             on_notes=_print_notes,
+            host_consent=consent,
         )
         _say_if_differed(result.report)
         return result.session
@@ -242,6 +250,7 @@ async def _fork(
     out: Path | None,
     commands: tuple[str, ...],
     as_json: bool,
+    consent: bool,
 ) -> None:
     from simulator.replay.fork import fork
 
@@ -254,6 +263,7 @@ async def _fork(
         current=current,
         image=image,
         on_notes=_print_notes,
+        host_consent=consent,
     )
     session = result.session
     try:
@@ -328,6 +338,30 @@ def _verify_folder(
         if str(record.status) != "ok":
             click.echo(f"{record.key}: {record.status} ({record.category}): {record.evidence}")
     sys.exit(0 if all(str(r.status) == "ok" for r in summary.records) else 1)
+
+
+def host_consent(path: Path, backend_kind: str) -> bool:
+    """Whether the user agreed to run a foreign trajectory's commands on this machine: asked at
+    a terminal when --backend local was given for a file not provably recorded here by them;
+    without a terminal to ask at, one sentence and no run."""
+    if backend_kind != "local":
+        return False
+    with open_trajectory(path) as source:
+        if source.header.recorded_here:
+            return False
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        raise CliError(
+            f"{path.name} was not recorded by you on this machine, so its commands run here only"
+            " after you confirm at a terminal; without --backend local they run in a container."
+        )
+    if not click.confirm(
+        f"{path.name} was not recorded by you on this machine. Run its commands here, with"
+        " your rights?",
+        default=False,
+        err=True,
+    ):
+        raise CliError("Not run: answer yes to run them here, or drop --backend local.")
+    return True
 
 
 def _backend_for(path: Path, requested: str | None) -> str:

@@ -83,6 +83,7 @@ def open_command(
             raise CliError(str(exc)) from None
 
     backend_kind = flags.backend_kind
+    consent = False
     if resume_from is not None:
         # Resuming re-runs the recorded commands: someone else's run in a container unless
         # --backend local is given (see choose_backend).
@@ -93,6 +94,9 @@ def open_command(
         asked = None if source is click.core.ParameterSource.DEFAULT else backend_kind
         with open_trajectory(resume_from) as recorded:
             backend_kind = choose_backend(recorded.header, asked)
+        from reposim.cli.replay_cmd import host_consent
+
+        consent = host_consent(resume_from, backend_kind)
 
     async def start() -> Session:
         if resume_from is not None:
@@ -103,6 +107,7 @@ def open_command(
                 backend_kind=backend_kind,
                 trajectory_path=flags.trajectory_path,
                 repo=root,
+                host_consent=consent,
             )
         assert root is not None
         from simulator.test_command import choose

@@ -53,6 +53,7 @@ async def fork(
     on_step: Callable[[StepResult], None] | None = None,
     on_notes: Callable[[list[str]], None] | None = None,
     resumed: bool = False,
+    host_consent: bool = False,
 ) -> Fork:
     """A live session continuing `file` from the state after step `step`."""
     path = Path(file)
@@ -81,6 +82,7 @@ async def fork(
         on_notes=on_notes,
         keep_open=True,
         parent=parent,
+        host_consent=host_consent,
     )
     assert session is not None
     verb = "Resumed" if resumed else "Forked"
@@ -100,6 +102,7 @@ async def resume(
     trajectory_path: Path | None = None,
     repo: Path | None = None,
     image: str | None = None,
+    host_consent: bool = False,
 ) -> Session:
     """Continue a trajectory that crashed or was closed: a live session in a new trajectory whose
     parent is the old one, its workspace rebuilt from the old one's actions.
@@ -113,5 +116,6 @@ async def resume(
         repo=repo,
         image=image,
         resumed=True,
+        host_consent=host_consent,
     )
     return result.session

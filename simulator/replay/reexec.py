@@ -180,13 +180,20 @@ class StartPlan:
         }
 
 
+FOREIGN_ON_HOST = (
+    "This trajectory was not recorded by you on this machine, so its commands run here only"
+    " with --backend local and your confirmation at a terminal; without --backend local they"
+    " run in a container."
+)
+
+
 def choose_backend(header: TrajectoryHeader, requested: str | None) -> str:
     """Where to re-execute a trajectory's commands when the user did not say.
 
-    A trajectory recorded by this machine's user runs here (local). Any other (someone else's,
-    an imported file, one without a host) holds commands that could do anything, so they run in
-    a container unless the caller names the local backend, the user's explicit consent; the
-    start plan's notes say which happened."""
+    A trajectory this user recorded here (its seal checks out, see simulator.provenance) runs
+    here (local). Any other (someone else's, an imported file, an older unsealed one) holds
+    commands that could do anything, so they run in a container; the local backend for those
+    needs the caller's `host_consent` too (the CLI asks at a terminal), see plan_start."""
     if requested is not None:
         return requested
     return "local" if header.recorded_here else "docker"
@@ -199,8 +206,13 @@ def plan_start(
     current: bool = False,
     backend_kind: str = "local",
     image: str | None = None,
+    host_consent: bool = False,
 ) -> StartPlan:
-    """Check that the recorded start can be rebuilt, before anything runs; StartError if not."""
+    """Check that the recorded start can be rebuilt, before anything runs; StartError if not.
+
+    A trajectory not provably recorded here by this user runs on the local backend only with
+    `host_consent` (the user's explicit flag and answer to a prompt): its commands would run
+    on this machine with the user's rights."""
     recorded = header.repo
     imported = header.imported
     notes: list[str] = []
@@ -264,12 +276,14 @@ def plan_start(
     if backend_kind == "local" and backend.kind == "docker":
         notes.append("The recording ran in a container; this machine's tools may differ.")
     if not header.recorded_here:
+        if backend_kind == "local" and not host_consent:
+            raise StartError(FOREIGN_ON_HOST)
         notes.append(
-            "This trajectory was not recorded on this machine: its commands run"
+            "This trajectory was not recorded by you on this machine: its commands run"
             + (
-                " here, with your rights, as asked (--backend local)."
+                " here, with your rights, as you confirmed (--backend local)."
                 if backend_kind == "local"
-                else " in a container (--backend local would run them here, with your rights)."
+                else " in a container (--backend local would ask to run them here)."
             )
         )
     return StartPlan(source, commit, checkout, image, notes)
@@ -584,6 +598,7 @@ async def reexecute(
     on_notes: Callable[[list[str]], None] | None = None,
     keep_open: bool = False,
     parent: dict[str, Any] | None = None,
+    host_consent: bool = False,
 ) -> tuple[ReplayReport, Session | None]:
     """Re-execute the actions of `file` (up to step `until`) and compare what they observe.
 
@@ -606,6 +621,7 @@ async def reexecute(
             on_notes=on_notes,
             keep_open=keep_open,
             parent=parent,
+            host_consent=host_consent,
         )
     finally:
         source.close()
@@ -626,11 +642,20 @@ async def _reexecute(
     on_notes: Callable[[list[str]], None] | None,
     keep_open: bool,
     parent: dict[str, Any] | None,
+    host_consent: bool,
 ) -> tuple[ReplayReport, Session | None]:
     report = ReplayReport(file=path, problem=source.problem)
     plan = plan_start(
-        source.header, repo=repo, current=current, backend_kind=backend_kind, image=image
+        source.header,
+        repo=repo,
+        current=current,
+        backend_kind=backend_kind,
+        image=image,
+        host_consent=host_consent,
     )
+    parent = dict(parent or {"file": str(path.resolve()), "step": None, "replay": "verify"})
+    if not source.header.recorded_here:
+        parent["foreign"] = True  # the new file re-runs a stranger's commands: not sealed
     report.notes.extend(plan.notes)
     if on_notes is not None:
         on_notes(plan.notes)
@@ -638,7 +663,7 @@ async def _reexecute(
         plan,
         backend_kind=backend_kind,
         trajectory_path=trajectory_path or _new_path(path, "replay"),
-        parent=parent or {"file": str(path.resolve()), "step": None, "replay": "verify"},
+        parent=parent,
         agent=source.header.agent.to_dict() if source.header.agent is not None else None,
     )
     report.trajectory = session.trajectory_path

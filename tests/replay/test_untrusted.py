@@ -4,10 +4,18 @@ this machine without being asked to."""
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
+import pty
+import select
+import socket
 import subprocess
+import sys
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -232,19 +240,111 @@ async def test_verify_never_runs_a_foreign_trajectorys_commands_on_this_machine(
 
     foreign = with_header(original, tmp_path / "foreign.jsonl", host="0123456789abcdef")
     result = reposim("replay", "--verify", str(foreign), "--trajectory", str(tmp_path / "b.jsonl"))
-    assert "was not recorded on this machine" in result.stderr
+    assert "was not recorded by you on this machine" in result.stderr
     assert not marker.exists()
-    consented = reposim(
-        "replay",
-        "--verify",
-        str(foreign),
-        "--backend",
-        "local",
-        "--trajectory",
-        str(tmp_path / "c.jsonl"),
-    )
-    assert consented.returncode == 0, consented.stderr
+    # --backend local is not enough without a terminal to confirm at: one sentence, no run.
+    refused = reposim(
+        "replay", "--verify", str(foreign), "--backend", "local",
+        "--trajectory", str(tmp_path / "c.jsonl"),
+    )  # fmt: skip
+    assert refused.returncode == 2
+    assert "only after you confirm at a terminal" in one_sentence(refused)
+    assert not marker.exists()
+    declined = at_terminal(["replay", "--verify", str(foreign), "--backend", "local"], answer="n\n")
+    assert declined.returncode == 2 and "Not run" in declined.output
+    assert not marker.exists()
+    consented = at_terminal(
+        ["replay", "--verify", str(foreign), "--backend", "local",
+         "--trajectory", str(tmp_path / "d.jsonl")],
+        answer="y\n",
+    )  # fmt: skip
+    assert consented.returncode == 0, consented.output
     assert marker.exists()
+    # What re-ran a stranger's commands is not sealed either: it cannot launder them.
+    assert not read_trajectory(tmp_path / "d.jsonl").header.recorded_here
+
+
+def old_host_id() -> str:
+    """The `host` value older RepoSim wrote and trusted: anyone can compute it."""
+    machine = ""
+    for candidate in ("/etc/machine-id", "/var/lib/dbus/machine-id"):
+        with contextlib.suppress(OSError):
+            machine = Path(candidate).read_text(encoding="ascii", errors="replace").strip()
+        if machine:
+            break
+    seed = f"{machine or socket.gethostname()}:{os.getuid()}"
+    return hashlib.sha256(seed.encode()).hexdigest()[:16]
+
+
+async def test_a_forged_host_claim_does_not_run_on_this_machine(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    repo = make_repo(SMALL_PROJECT, name="project")
+    marker = tmp_path / "forged-ran-here"
+    original = tmp_path / "template.jsonl"
+    async with await Session.open(repo, trajectory_path=original) as session:
+        await session.exec(f"touch {marker}")
+    marker.unlink()
+    # A stranger's file: no seal, and the `host` value the old check accepted.
+    lines = lines_of(original)
+    header = json.loads(lines[0])
+    header.pop("seal", None)
+    header["host"] = old_host_id()
+    forged = tmp_path / "forged.jsonl"
+    forged.write_text(json.dumps(header) + "\n" + "".join(lines[1:]), encoding="utf-8")
+    assert not read_trajectory(forged).header.recorded_here
+    # Without a container engine the verify fails to start; either way nothing runs here.
+    result = reposim(
+        "replay", "--verify", str(forged), "--trajectory", str(tmp_path / "v.jsonl"),
+        "--image", "reposim/absent:forged",
+    )  # fmt: skip
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "was not recorded by you on this machine" in result.stderr or "absent" in result.stderr
+    assert not marker.exists()
+    # A header edited after it was sealed no longer checks out either.
+    edited = with_header(original, tmp_path / "edited.jsonl", session="someone-else")
+    assert read_trajectory(original).header.recorded_here
+    assert not read_trajectory(edited).header.recorded_here
+
+
+@dataclass
+class TerminalRun:
+    returncode: int
+    output: str
+
+
+def at_terminal(args: list[str], *, answer: str, timeout: float = 300) -> TerminalRun:
+    """Run reposim with a pseudo-terminal for stdin and stderr; type `answer` at its prompt."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "reposim", *args],
+        stdin=slave, stdout=subprocess.PIPE, stderr=slave, env=dict(os.environ),
+    )  # fmt: skip
+    os.close(slave)
+    seen = b""
+    answered = False
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 1.0)
+        if ready:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # the child closed the terminal
+                chunk = b""
+            if not chunk and proc.poll() is not None:
+                break
+            seen += chunk
+            if not answered and b"[y/N]" in seen:
+                os.write(master, answer.encode())
+                answered = True
+        elif proc.poll() is not None:
+            break
+    proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+    assert proc.stdout is not None
+    out = proc.stdout.read().decode(errors="replace")
+    proc.stdout.close()
+    os.close(master)
+    return TerminalRun(proc.returncode, seen.decode(errors="replace") + out)
 
 
 async def test_an_imported_file_is_foreign(make_repo: Callable[..., Path], tmp_path: Path) -> None:
