@@ -436,27 +436,32 @@ class Session:
         self._check_open()
         return await self._backend.exists(self.normalize(path))
 
-    async def write(self, path: str, content: str, *, actor: Actor = Actor.HUMAN) -> Event:
-        """Write a whole file (creating it if needed); recorded with its diff."""
+    async def write(self, path: str, content: str | bytes, *, actor: Actor = Actor.HUMAN) -> Event:
+        """Write a whole file (creating it if needed); recorded with its diff. `content` may
+        be bytes in any encoding: they are written and recorded exactly (see file_bytes)."""
         self._check_open()
         path = self.normalize(path)
+        data, text = file_bytes(path, content)
         before: str | None = None
         if await self._backend.exists(path):
-            before = await self._read_text(path)
-        payload = self._change_payload(path, before, content)
+            before = (await self._backend.read_file(path)).decode("utf-8", "surrogateescape")
+        payload = self._change_payload(path, before, text)
         await self._authorize(actor, Kind.FILE_WRITE, payload)
-        await self._backend.write_file(path, content.encode("utf-8"))
+        await self._backend.write_file(path, data)
         return self.emit(actor, Kind.FILE_WRITE, payload)
 
-    async def create(self, path: str, content: str = "", *, actor: Actor = Actor.HUMAN) -> Event:
+    async def create(
+        self, path: str, content: str | bytes = "", *, actor: Actor = Actor.HUMAN
+    ) -> Event:
         """Create a new file; an existing one is an error (use write or edit)."""
         self._check_open()
         path = self.normalize(path)
+        data, text = file_bytes(path, content)
         if await self._backend.exists(path):
             raise SessionError(f"{path} already exists; use write or edit to change it.")
-        payload = self._change_payload(path, None, content)
+        payload = self._change_payload(path, None, text)
         await self._authorize(actor, Kind.FILE_CREATE, payload)
-        await self._backend.write_file(path, content.encode("utf-8"))
+        await self._backend.write_file(path, data)
         return self.emit(actor, Kind.FILE_CREATE, payload)
 
     async def edit(
@@ -875,10 +880,33 @@ class Session:
         return self.emit(actor, Kind.NOTE, NotePayload(text, mark or None))
 
 
+def file_bytes(path: str, content: str | bytes) -> tuple[bytes, str]:
+    """The bytes to write and the text to record for a file's new content. Bytes are taken as
+    they are (recorded as text decoded with surrogateescape, which the trajectory keeps
+    exactly, as base64, when it is not UTF-8); text must be encodable, and text that came
+    from such bytes (surrogateescape) gives them back."""
+    if isinstance(content, bytes):
+        return content, content.decode("utf-8", "surrogateescape")
+    try:
+        return content.encode("utf-8", "surrogateescape"), content
+    except UnicodeEncodeError:
+        raise SessionError(
+            f"The content for {path} holds a lone surrogate, which is no character any file can"
+            " hold: pass the exact bytes instead."
+        ) from None
+
+
+def output_text(output: bytes) -> str:
+    """A command's output as recorded: decoded with surrogateescape, so bytes that are not
+    UTF-8 survive (the trajectory writes them as base64 in `raw.output`) and two outputs that
+    differ in such bytes still differ."""
+    return output.decode("utf-8", "surrogateescape")
+
+
 def _exec_payload(result: ExecResult) -> ExecResultPayload:
     return ExecResultPayload(
         exit_code=result.exit_code,
-        output=result.output.decode("utf-8", "replace"),
+        output=output_text(result.output),
         duration=round(result.duration, 6),
         timed_out=result.timed_out,
         interrupted=result.interrupted,

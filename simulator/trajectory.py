@@ -291,6 +291,23 @@ class TrajectoryWriter:
             self._file = None
 
 
+def json_line(data: dict[str, Any]) -> str:
+    """One JSON line as the trajectory writes it: text that is not UTF-8 in a payload kept
+    exactly in `raw` (base64), elsewhere made readable; safe to print or write as UTF-8."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    if _is_utf8(text):
+        return text
+    if isinstance(data.get("payload"), dict):
+        data = {**data, "payload": _keep_raw(data["payload"])}
+    return json.dumps(_replace_surrogates(data), ensure_ascii=False, separators=(",", ":"))
+
+
+def readable(text: str) -> str:
+    """Text with what is not UTF-8 (bytes held by surrogateescape) shown as U+FFFD: for formats
+    that cannot hold bytes (other tools' files)."""
+    return _replace_surrogates(text)  # type: ignore[no-any-return]
+
+
 def _exact_bytes(text: str) -> bytes:
     """The bytes a str decoded with surrogateescape came from (lone surrogates of other origin
     kept as their code points)."""

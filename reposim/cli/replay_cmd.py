@@ -16,7 +16,14 @@ from simulator.interop import EXPORT_FORMATS, export_text
 from simulator.replay.normalise import DEFAULT_RULES, Normaliser
 from simulator.replay.reexec import ReplayReport, StepResult, choose_backend, reexecute
 from simulator.session import Session
-from simulator.trajectory import TrajectoryWriter, is_native, open_trajectory, whole_event
+from simulator.trajectory import (
+    TrajectoryWriter,
+    is_native,
+    json_line,
+    open_trajectory,
+    readable,
+    whole_event,
+)
 
 
 def _normaliser(ignore: tuple[str, ...], keep: tuple[str, ...], strict: bool) -> Normaliser:
@@ -294,9 +301,9 @@ async def _fork(
 def _dump(path: Path) -> None:
     source = open_trajectory(path)
     try:
-        sys.stdout.write(json.dumps(source.header.to_dict(), ensure_ascii=False) + "\n")
+        sys.stdout.write(json_line(source.header.to_dict()) + "\n")
         for event in source.events():
-            sys.stdout.write(json.dumps(event.as_dict(), ensure_ascii=False) + "\n")
+            sys.stdout.write(json_line(event.as_dict()) + "\n")
         if source.problem:
             click.echo(f"reposim: {path}: {source.problem}", err=True)
     finally:
@@ -417,7 +424,8 @@ def export(file: str, fmt: str, output: str | None) -> None:
     source = open_trajectory(existing_file(file))
     try:
         events = (whole_event(source, event) for event in source.events())
-        text = export_text(source.header, events, fmt)
+        # Other tools' formats hold text, not bytes: what is not UTF-8 shows as U+FFFD there.
+        text = readable(export_text(source.header, events, fmt))
         problem = source.problem
     finally:
         source.close()

@@ -12,7 +12,7 @@ import click
 
 from reposim.cli.common import CliError, existing_file
 from simulator.describe import summarize
-from simulator.trajectory import read_trajectory
+from simulator.trajectory import json_line, read_trajectory
 
 
 @click.group("trajectory")
@@ -32,9 +32,9 @@ def show(file: str, as_json: bool) -> None:
     """
     trajectory = read_trajectory(existing_file(file))
     if as_json:
-        sys.stdout.write(json.dumps(trajectory.header.to_dict(), ensure_ascii=False) + "\n")
+        sys.stdout.write(json_line(trajectory.header.to_dict()) + "\n")
         for event in trajectory.events:
-            sys.stdout.write(json.dumps(event.as_dict(), ensure_ascii=False) + "\n")
+            sys.stdout.write(json_line(event.as_dict()) + "\n")
     else:
         click.echo(summarize(trajectory))
     if trajectory.problem:

@@ -37,7 +37,7 @@ from simulator.events import (
 from simulator.git import git_output
 from simulator.paths import trajectories_dir
 from simulator.replay.normalise import Normaliser
-from simulator.session import Session, SessionError, open_session
+from simulator.session import Session, SessionError, open_session, output_text
 from simulator.trajectory import (
     EventSource,
     TrajectoryError,
@@ -411,7 +411,7 @@ class Replayer:
                     step,
                     "output",
                     self._whole(result_event, "output"),
-                    result.output.decode("utf-8", "replace"),
+                    output_text(result.output),
                 )
         elif isinstance(data, TestRunPayload):
             recorded_run = self._result_of(index, event, TestResultPayload)
