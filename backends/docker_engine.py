@@ -143,6 +143,12 @@ class ContainerOwnership:
         self.record["id"] = container_id
         _write_private(self.path, self.record)
 
+    def own_volume(self, name: str) -> None:
+        """A volume made for this session (its disk, backends/docker/disk.py): recorded before
+        it exists, so gc removes it with the container."""
+        self.record["volume"] = name
+        _write_private(self.path, self.record)
+
     def release(self) -> None:
         """The container is gone: nothing is left to collect."""
         self.path.unlink(missing_ok=True)
@@ -255,6 +261,14 @@ def _find_owned(api: Any, record: dict[str, Any]) -> dict[str, Any] | None:
     return info if labels.get(LABEL_OWNER) == digest else None
 
 
+def _remove_volume(api: Any, record: dict[str, Any]) -> None:
+    """The session's disk volume, if its record names one (Docker keeps one a container uses)."""
+    volume = record.get("volume")
+    if isinstance(volume, str) and volume:
+        with contextlib.suppress(Exception):
+            api.remove_volume(volume)
+
+
 def collect_garbage(client: Any, *, dry_run: bool = False) -> list[Leftover]:
     """Remove the containers RepoSim's private state records as created by a process that is
     gone on this host, and only those; records of live owners or other hosts are kept.
@@ -273,6 +287,7 @@ def collect_garbage(client: Any, *, dry_run: bool = False) -> list[Leftover]:
         info = _find_owned(api, record)
         if info is None:
             if orphaned and not dry_run:
+                _remove_volume(api, record)
                 path.unlink(missing_ok=True)
             continue
         name = str(info.get("Name") or info["Id"][:12]).lstrip("/")
@@ -282,6 +297,7 @@ def collect_garbage(client: Any, *, dry_run: bool = False) -> list[Leftover]:
                 api.remove_container(info["Id"], force=True, v=True)
                 removed = True
             if removed:
+                _remove_volume(api, record)
                 path.unlink(missing_ok=True)
         found.append(Leftover("container", name, session, pid, orphaned, removed))
     return found

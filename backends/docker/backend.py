@@ -5,10 +5,15 @@ Starting: create and start the container, then at once and side by side: copy th
 start the command shell. A root exec adds a passwd entry only for images without our uid. The
 file service starts in the background, so the editor's first read finds it ready.
 
-Disk: `--storage-opt size` where the engine supports it (overlay2 on xfs with pquota); always a
-per-file size limit (RLIMIT_FSIZE) at the disk limit, which the kernel enforces; and, while a
-command runs or a terminal is open, a watch on the container's writable layer (the engine's
-SizeRw) that stops the command once the session has written more than its limit.
+Disk, from the strongest the engine and this process allow (`describe()` says which is in force):
+- `storage-opt`: `--storage-opt size` (overlay2 on xfs with pquota), a quota on the whole layer;
+- `loop`: the workspace is an ext4 filesystem of the limit's size on a loop device (disk.py), so
+  the kernel refuses writes past it (ENOSPC), background writers included;
+- `watch`: neither is possible; only the watch below holds the workspace.
+Always: /tmp is a tmpfs of at most the disk limit (counted against memory: see container.py); no
+single file may outgrow the limit (RLIMIT_FSIZE); and for the session's whole life a watch on the
+container's writable layer (the engine's SizeRw; the loop disk's image is added) stops the running
+command and clears every background process once the session has written more than its limit.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from backends.base import (
     Pty,
 )
 from backends.docker import container as ctr
+from backends.docker import disk as loopdisk
 from backends.docker.channel import (
     FALLBACK_HOME,
     FALLBACK_USER,
@@ -53,8 +59,12 @@ from backends.docker_engine import ContainerOwnership, connect, image_missing_er
 from backends.output import OutputCapture
 from backends.shell import PersistentShell, ShellBackend
 
-# How often the writable layer is measured while something may be writing to it.
+# How often the writable layer is measured: every second, and five times a second once the
+# session has used three quarters of its limit (a writer gets less time to overshoot it).
 DISK_WATCH_INTERVAL = 1.0
+DISK_WATCH_INTERVAL_NEAR = 0.2
+# After a stop, what the layer may still grow by while the stopped writers' last writes land.
+DISK_SETTLING = 16 * 2**20
 
 
 class DockerBackend(ShellBackend):
@@ -78,11 +88,16 @@ class DockerBackend(ShellBackend):
         self._ptys: list[DockerPty] = []
         self._storage_opt = False
         self._ownership: ContainerOwnership | None = None
+        self._disk: loopdisk.LoopDisk | None = None
+        self._volume: str | None = None
         self._baseline = 0
         """Bytes the writable layer holds before any command: the workspace as copied in."""
+        self._disk_baseline = 0
+        """Bytes the loop disk's image held after the workspace was copied in."""
         self._disk_watch: asyncio.Task[None] | None = None
-        self._disk_busy = 0
         self._disk_tripped = False
+        self._disk_cleared = False
+        """The watch cleared background writers while no command ran (said by the next one)."""
         self._channel: DockerShellChannel | None = None
         self._clears_seen = 0
         self.reaper_restarts = 0
@@ -130,7 +145,8 @@ class DockerBackend(ShellBackend):
             # The workspace copy, the user fix-up, the reaper and the shell are independent: the
             # shell only needs the files before its first command, which start() awaits.
             with archive:
-                self._baseline = archive.seek(0, 2)
+                # With a loop disk the workspace is in the volume, not in the layer.
+                self._baseline = 0 if self._disk is not None else archive.seek(0, 2)
                 archive.seek(0)
                 results = await asyncio.gather(
                     self._put_archive(archive),
@@ -146,10 +162,14 @@ class DockerBackend(ShellBackend):
                     raise result
             assert self._reaper is not None
             self._user_name = self._reaper.user_name
+            if self._disk is not None:
+                self._disk_baseline = self._disk.allocated()
             if not self._user_name:
                 await self._ensure_user()
             self._warmup = asyncio.ensure_future(self._files_service())
             self._warmup.add_done_callback(_ignore_result)
+            if not self._storage_opt:
+                self._disk_watch = asyncio.ensure_future(self._watch_disk())
         except BaseException:
             await self.stop()
             raise
@@ -181,6 +201,9 @@ class DockerBackend(ShellBackend):
         def create_and_start(storage_opt: bool) -> str:
             # Claimed in RepoSim's private state first: only that record lets gc remove it.
             self._ownership = ownership = ContainerOwnership.claim(self.session_id)
+            volume = None
+            if not storage_opt and loopdisk.loop_devices_usable():
+                volume = make_volume()
             created = api.create_container(
                 self.image,
                 command=["sleep", "infinity"],
@@ -188,7 +211,9 @@ class DockerBackend(ShellBackend):
                 user=ROOT,
                 working_dir=WORKSPACE,
                 labels=ownership.labels,
-                host_config=ctr.host_config(api, self.options, storage_opt=storage_opt),
+                host_config=ctr.host_config(
+                    api, self.options, storage_opt=storage_opt, volume=volume
+                ),
                 ports=list(self.options.ports) or None,
                 name=f"reposim-{self.session_id}",
                 network_disabled=not self.options.network,
@@ -199,7 +224,23 @@ class DockerBackend(ShellBackend):
             ctr.track(container, api)
             self._container = container
             api.start(container)
+            if self._disk is not None:
+                self._disk.mounted()
             return container
+
+        def make_volume() -> str:
+            self._disk = loopdisk.LoopDisk.make(self.session_id, self.options.disk_bytes, self.uid)
+            name = loopdisk.volume_name(self.session_id)
+            assert self._ownership is not None
+            self._ownership.own_volume(name)
+            api.create_volume(
+                name,
+                driver="local",
+                driver_opts=loopdisk.volume_options(self._disk),
+                labels=owner_labels("session", self.session_id),
+            )
+            self._volume = name
+            return name
 
         try:
             if ctr.storage_opt_supported is not False:
@@ -319,6 +360,13 @@ class DockerBackend(ShellBackend):
                 if self._ownership is not None:
                     self._ownership.release()
             ctr.untrack(container)
+        if self._volume is not None:
+            volume, self._volume = self._volume, None
+            with contextlib.suppress(Exception):
+                await blocking(self._api.remove_volume, volume, force=True)
+        if self._disk is not None:
+            self._disk.remove()
+            self._disk = None
         if self._client is not None:
             with contextlib.suppress(Exception):
                 self._client.close()
@@ -336,38 +384,27 @@ class DockerBackend(ShellBackend):
         capture: OutputCapture | None = None,
     ) -> ExecResult:
         await self._after_clearing()
-        with self._disk_watched():
-            self._disk_tripped = False
-            result = await super().exec(
-                command, timeout=timeout, on_output=on_output, env=env, capture=capture
-            )
-            if not self._disk_tripped:
-                return result
+        self._disk_tripped = False
+        result = await super().exec(
+            command, timeout=timeout, on_output=on_output, env=env, capture=capture
+        )
+        if not (self._disk_tripped or self._disk_cleared):
+            return result
+        what = "the command was" if self._disk_tripped else "its background processes were"
+        self._disk_cleared = False
         notice = (
             f"\nreposim: the session wrote more than its disk limit ({self.options.disk}); "
-            "the command was stopped.\n"
+            f"{what} stopped.\n"
         ).encode()
         if on_output is not None:
             on_output(notice)
         return dataclasses.replace(result, output=result.output + notice)
 
-    @contextlib.contextmanager
-    def _disk_watched(self) -> Any:
-        """Watch the writable layer while the body runs (and while terminals are open)."""
-        if self._storage_opt:
-            yield
-            return
-        self._disk_busy += 1
-        if self._disk_watch is None or self._disk_watch.done():
-            self._disk_watch = asyncio.ensure_future(self._watch_disk())
-        try:
-            yield
-        finally:
-            self._disk_busy -= 1
-
     async def disk_usage(self) -> int:
-        """Bytes the session has written to its container (beyond the workspace copied in)."""
+        """Bytes the session has written to its container (beyond the workspace copied in):
+        the writable layer, and the loop disk's image file when the workspace is on one."""
         api, container = self._api, self._require_container()
+        disk = self._disk
 
         def inspect() -> dict[str, Any]:
             # The SDK's inspect_container cannot ask for sizes; the engine's API can.
@@ -375,26 +412,43 @@ class DockerBackend(ShellBackend):
             return dict(api._result(api._get(url, params={"size": 1}), True))
 
         info = await blocking(inspect)
-        return max(0, int(info.get("SizeRw") or 0) - self._baseline)
+        layer = max(0, int(info.get("SizeRw") or 0) - self._baseline)
+        return layer + (disk.allocated() - self._disk_baseline if disk is not None else 0)
 
     async def _watch_disk(self) -> None:
+        """For the session's whole life: once it has written more than its limit and is still
+        writing, stop the running command, the terminals' foreground jobs and every background
+        process (an `rm` that runs over the limit is left alone: it does not grow)."""
         limit = self.options.disk_bytes
+        # What the writers stopped last time had written: what they finish writing while they
+        # are stopped is no new writer (nor is it a reason to stop the next command).
+        stopped_at = limit
         last = None
-        while self._disk_busy > 0 or any(not p.closed for p in self._ptys):
-            await asyncio.sleep(DISK_WATCH_INTERVAL)
+        while True:
+            near = last is not None and last > limit * 3 // 4
+            await asyncio.sleep(DISK_WATCH_INTERVAL_NEAR if near else DISK_WATCH_INTERVAL)
             try:
                 used = await self.disk_usage()
             except Exception:
                 return  # the container is going away
-            # Over the limit and still growing: stop what writes (an `rm` may run over it).
-            if used > limit and (last is None or used > last):
-                self._disk_tripped = True
-                if self._shell is not None and self._shell.running:
-                    await self._shell.interrupt()
-                for pty in self._ptys:
-                    if not pty.closed:
-                        await pty.stop_foreground()
+            if used > stopped_at and (last is None or used > last):
+                await self._stop_writers()
+                stopped_at = used + DISK_SETTLING
+            elif used <= limit:
+                stopped_at = limit
             last = used
+
+    async def _stop_writers(self) -> None:
+        if self._shell is not None and self._shell.running:
+            self._disk_tripped = True
+            await self._shell.interrupt()
+        else:
+            self._disk_cleared = True
+        for pty in self._ptys:
+            if not pty.closed:
+                await pty.stop_foreground()
+        with contextlib.suppress(BackendError):
+            await self.clear_processes()
 
     async def open_pty(self, cols: int = 80, rows: int = 24) -> Pty:
         await self._live_reaper()
@@ -409,8 +463,6 @@ class DockerBackend(ShellBackend):
         )
         self._ptys = [p for p in self._ptys if not p.closed]
         self._ptys.append(pty)
-        if not self._storage_opt and (self._disk_watch is None or self._disk_watch.done()):
-            self._disk_watch = asyncio.ensure_future(self._watch_disk())
         return pty
 
     async def clear_processes(self) -> None:
@@ -520,6 +572,13 @@ class DockerBackend(ShellBackend):
     def private_dir(self) -> str:
         return ctr.PRIVATE_DIR
 
+    @property
+    def disk_limit_kind(self) -> str:
+        """Which disk limit is in force: `storage-opt`, `loop` or `watch` (see the module doc)."""
+        if self._storage_opt:
+            return "storage-opt"
+        return "loop" if self._volume is not None else "watch"
+
     def describe(self) -> BackendDescription:
         options = self.options
         return BackendDescription(
@@ -535,7 +594,7 @@ class DockerBackend(ShellBackend):
                 "user": f"{self._user_name or '?'} (uid {self.uid})",
                 "ca_bundle": str(options.ca_bundle) if options.ca_bundle else None,
                 "ports": {str(k): v for k, v in options.ports.items()},
-                "disk_limit": "storage-opt" if self._storage_opt else "fsize+watch",
+                "disk_limit": self.disk_limit_kind,
             },
         )
 

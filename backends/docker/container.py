@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from backends.docker.channel import FALLBACK_HOME, WORKSPACE
-from backends.docker.options import DockerOptions
+from backends.docker.options import DockerOptions, size_in_bytes
 
 PRIVATE_DIR = "/tmp/reposim"
 CA_PATH = "/etc/ssl/certs/reposim-ca-bundle.crt"
@@ -36,12 +36,23 @@ CA_TARGET_VARS = (
 storage_opt_supported: bool | None = None
 
 
-def host_config(api: Any, options: DockerOptions, *, storage_opt: bool) -> Any:
-    """Docker's host config for a session: no capability but CAP_KILL (for root's reaper)."""
+def tmp_bytes(options: DockerOptions) -> int:
+    """/tmp is a tmpfs (RAM, so it counts against the memory limit): the disk limit, but at
+    most half the memory, so filling it leaves the session memory to run in."""
+    return min(options.disk_bytes, size_in_bytes(options.memory, "memory") // 2)
+
+
+def host_config(
+    api: Any, options: DockerOptions, *, storage_opt: bool, volume: str | None = None
+) -> Any:
+    """Docker's host config for a session: no capability but CAP_KILL (for root's reaper).
+
+    `volume`: a Docker volume to mount at the workspace (the size-limited loop filesystem)."""
     import docker.types
 
     ports = {f"{port}/tcp": ("127.0.0.1", host) for port, host in options.ports.items()}
     disk = options.disk_bytes
+    mounts = [docker.types.Mount(WORKSPACE, volume, type="volume")] if volume else None
     return api.create_host_config(
         cap_drop=["ALL"],
         cap_add=["KILL"],
@@ -54,6 +65,8 @@ def host_config(api: Any, options: DockerOptions, *, storage_opt: bool) -> Any:
         # No single file may outgrow the disk limit (the kernel refuses the write: EFBIG).
         ulimits=[docker.types.Ulimit(name="fsize", soft=disk, hard=disk)],
         storage_opt={"size": str(disk)} if storage_opt else None,
+        mounts=mounts,
+        tmpfs={"/tmp": f"size={tmp_bytes(options)},mode=1777"},
         network_mode="bridge" if options.network else "none",
         port_bindings=ports or None,
         init=True,
@@ -61,7 +74,8 @@ def host_config(api: Any, options: DockerOptions, *, storage_opt: bool) -> Any:
 
 
 def workspace_archive(source: Path, options: DockerOptions) -> IO[bytes]:
-    """One tar with the workspace, the home and private directories and the CA bundle."""
+    """One tar with the workspace, the home directory and the CA bundle (the private directory
+    is on /tmp, a tmpfs Docker's archive API cannot reach: the command shell makes it)."""
     spool = tempfile.TemporaryFile()  # noqa: SIM115 - the caller closes it
     uid = options.user
 
@@ -79,7 +93,6 @@ def workspace_archive(source: Path, options: DockerOptions) -> IO[bytes]:
 
     with tarfile.open(fileobj=spool, mode="w", format=tarfile.GNU_FORMAT) as tar:
         tar.add(str(source), arcname=WORKSPACE.lstrip("/"), filter=owned)
-        add_dir(tar, PRIVATE_DIR.lstrip("/"), 0o700)
         add_dir(tar, FALLBACK_HOME.lstrip("/"), 0o755)
         if options.ca_bundle is not None:
             data = options.ca_bundle.read_bytes()

@@ -1,0 +1,199 @@
+"""A workspace the kernel holds to the disk limit: an ext4 filesystem of the limit's size in a
+sparse image file, on a loop device, mounted at the workspace as a Docker volume.
+
+Why this way: overlay2 on ext4 (the usual engine) refuses `--storage-opt size`, and a watch on the
+container's layer sees a fast writer only after it has written a second's worth (gigabytes on
+an SSD). A filesystem of fixed size refuses the write itself (ENOSPC), background writers
+included, and the host never holds more than the image file's size for it.
+
+Docker's local volume driver mounts a block device but, unlike mount(8), cannot set up a loop
+device itself (engine 20.10 answers `data: loop: invalid argument` to `o=loop`), so the loop
+device is attached here, which needs the right to use /dev/loop-control (root, or a user given
+access to it). Without it the backend falls back to watching the container's layer.
+
+The loop device is attached with autoclear: the kernel detaches it when the volume is unmounted
+(the container and volume removed, by this session or by `reposim gc`), so nothing stays attached
+after a crash once the volume is gone. The image file is deleted with the volume; `sweep_leftovers`
+finds what a session killed before its cleanup left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import shutil
+import struct
+import subprocess
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from backends.base import BackendError
+
+LOOP_CONTROL = "/dev/loop-control"
+_LOOP_CTL_GET_FREE = 0x4C82
+_LOOP_CONFIGURE = 0x4C0A
+_LO_FLAGS_AUTOCLEAR = 4
+_LO_INFO64_SIZE = 232
+_LO_FLAGS_OFFSET = 52
+_LO_FILE_NAME_OFFSET = 56
+VOLUME_PREFIX = "reposim-disk-"
+# An image younger than this may belong to a session that is still creating its volume.
+_LEFTOVER_AGE = 300.0
+
+
+def images_dir() -> Path:
+    """Where the image files live: RepoSim's cache directory (XDG rules, as simulator/paths)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "reposim" / "disks"
+
+
+def loop_devices_usable() -> bool:
+    """Whether this process may attach loop devices and has the tools to make the filesystem."""
+    return (
+        os.access(LOOP_CONTROL, os.R_OK | os.W_OK)
+        and shutil.which("mkfs.ext4") is not None
+        and shutil.which("debugfs") is not None
+    )
+
+
+def volume_name(session_id: str) -> str:
+    return f"{VOLUME_PREFIX}{session_id}"
+
+
+@dataclass
+class LoopDisk:
+    """One session's image file and loop device; `hold` keeps the device until Docker mounts it."""
+
+    image: Path
+    device: str
+    hold: int | None
+
+    @classmethod
+    def make(cls, session_id: str, size: int, uid: int) -> LoopDisk:
+        directory = images_dir()
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        image = directory / f"{session_id}.img"
+        try:
+            with open(image, "xb") as handle:
+                handle.truncate(size)  # sparse: the host holds only what is written
+            _run(
+                # no reserved blocks (the session gets the whole limit), no lost+found in the
+                # workspace, inode tables initialised lazily by the kernel (a fast mkfs).
+                ["mkfs.ext4", "-F", "-q", "-m", "0", "-b", "4096",
+                 "-E", f"root_owner={uid}:{uid},lazy_itable_init=1,lazy_journal_init=1",
+                 str(image)],
+            )  # fmt: skip
+            _run(["debugfs", "-w", "-R", "rmdir lost+found", str(image)])
+            number, hold = _attach(image)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                image.unlink()
+            raise
+        return cls(image, f"/dev/loop{number}", hold)
+
+    def mounted(self) -> None:
+        """Docker has mounted the device: drop our hold, so autoclear detaches it at unmount."""
+        if self.hold is not None:
+            os.close(self.hold)
+            self.hold = None
+
+    def allocated(self) -> int:
+        """Bytes of host disk the image file holds now."""
+        try:
+            return self.image.stat().st_blocks * 512
+        except OSError:
+            return 0
+
+    def remove(self) -> None:
+        self.mounted()
+        with contextlib.suppress(OSError):
+            self.image.unlink()
+
+
+def volume_options(disk: LoopDisk) -> dict[str, str]:
+    """The local driver's options: ext4 on the device; `discard` returns freed blocks to the
+    host (the loop driver punches holes in the image), so deleting files lowers host usage;
+    `noinit_itable`: the kernel does not zero the fresh inode tables in the background (they
+    would count as written)."""
+    return {"type": "ext4", "device": disk.device, "o": "discard,noinit_itable"}
+
+
+def sweep_leftovers(api: Any, *, dry_run: bool = False) -> list[str]:
+    """What a session killed before its cleanup left: disk volumes no container uses and image
+    files whose volume is gone, each older than a few minutes (a session being created now is
+    not touched). Removes them unless `dry_run`; returns what was (or would be) removed.
+    Docker refuses to remove a volume a container uses, so a live session's disk is never lost.
+    For `reposim gc` (which owns the other leftovers) to call."""
+    now = time.time()
+    found: list[str] = []
+    gone: set[str] = set()
+    unused = api.volumes(filters={"name": VOLUME_PREFIX, "dangling": True}).get("Volumes") or []
+    for volume in unused:
+        name = str(volume.get("Name", ""))
+        created = str(volume.get("CreatedAt", ""))
+        with contextlib.suppress(ValueError):
+            if now - datetime.fromisoformat(created).timestamp() < _LEFTOVER_AGE:
+                continue
+        if not name.startswith(VOLUME_PREFIX):
+            continue
+        if not dry_run:
+            try:
+                api.remove_volume(name)
+            except Exception:
+                continue
+        found.append(f"volume {name}")
+        gone.add(name)
+    volumes = api.volumes(filters={"name": VOLUME_PREFIX}).get("Volumes") or []
+    live = {str(v.get("Name", "")) for v in volumes} - gone
+    directory = images_dir()
+    for image in sorted(directory.glob("*.img")) if directory.is_dir() else []:
+        with contextlib.suppress(OSError):
+            if volume_name(image.stem) in live or now - image.stat().st_mtime < _LEFTOVER_AGE:
+                continue
+            if not dry_run:
+                image.unlink()
+            found.append(f"disk image {image}")
+    return found
+
+
+def _run(command: list[str]) -> None:
+    done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=120)
+    if done.returncode != 0:
+        detail = (done.stderr or done.stdout).strip().splitlines()
+        raise BackendError(
+            f"Could not make the session's disk ({command[0]}): "
+            f"{detail[-1] if detail else done.returncode}"
+        )
+
+
+def _attach(image: Path) -> tuple[int, int]:
+    """Attach the image to a free loop device with autoclear; returns its number and an open
+    descriptor that keeps it attached until Docker has mounted it."""
+    backing = os.open(image, os.O_RDWR | os.O_CLOEXEC)
+    control = os.open(LOOP_CONTROL, os.O_RDWR | os.O_CLOEXEC)
+    try:
+        info = bytearray(_LO_INFO64_SIZE)
+        struct.pack_into("=I", info, _LO_FLAGS_OFFSET, _LO_FLAGS_AUTOCLEAR)
+        name = os.fsencode(image)[:63]
+        info[_LO_FILE_NAME_OFFSET : _LO_FILE_NAME_OFFSET + len(name)] = name
+        config = struct.pack("=II", backing, 0) + bytes(info) + bytes(64)
+        for _ in range(32):  # another process may take the free device first
+            number = fcntl.ioctl(control, _LOOP_CTL_GET_FREE)
+            device = os.open(f"/dev/loop{number}", os.O_RDWR | os.O_CLOEXEC)
+            try:
+                fcntl.ioctl(device, _LOOP_CONFIGURE, config)
+            except OSError as exc:
+                os.close(device)
+                if exc.errno == errno.EBUSY:
+                    continue
+                raise BackendError(f"Could not attach a loop device for the disk: {exc}") from None
+            return number, device
+        raise BackendError("Could not attach a loop device for the disk: every one was busy.")
+    finally:
+        os.close(control)
+        os.close(backing)
