@@ -239,6 +239,7 @@ class DockerBackend(ShellBackend):
                 driver_opts=loopdisk.volume_options(self._disk),
                 labels=owner_labels("session", self.session_id),
             )
+            ctr.track(name, api, volume=True)
             self._volume = name
             return name
 
@@ -364,6 +365,7 @@ class DockerBackend(ShellBackend):
             volume, self._volume = self._volume, None
             with contextlib.suppress(Exception):
                 await blocking(self._api.remove_volume, volume, force=True)
+            ctr.untrack(volume, volume=True)
         if self._disk is not None:
             self._disk.remove()
             self._disk = None

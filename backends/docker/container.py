@@ -107,25 +107,32 @@ def workspace_archive(source: Path, options: DockerOptions) -> IO[bytes]:
 # --- containers left behind when the interpreter exits --------------------------------------
 
 _live: dict[str, Any] = {}
+_live_volumes: dict[str, Any] = {}
 _live_lock = threading.Lock()
 
 
-def track(container: str, api: Any) -> None:
+def track(container: str, api: Any, *, volume: bool = False) -> None:
     with _live_lock:
-        _live[container] = api
+        (_live_volumes if volume else _live)[container] = api
 
 
-def untrack(container: str) -> None:
+def untrack(container: str, *, volume: bool = False) -> None:
     with _live_lock:
-        _live.pop(container, None)
+        (_live_volumes if volume else _live).pop(container, None)
 
 
 @atexit.register
 def _remove_leftovers() -> None:
-    """Remove containers whose session never reached stop() (an error, an abandoned loop)."""
+    """Remove containers whose session never reached stop() (an error, an abandoned loop), then
+    their disk volumes (a volume in use cannot go first)."""
     with _live_lock:
         leftovers = list(_live.items())
+        volumes = list(_live_volumes.items())
         _live.clear()
+        _live_volumes.clear()
     for container, api in leftovers:
         with contextlib.suppress(Exception):
             api.remove_container(container, force=True, v=True)
+    for volume, api in volumes:
+        with contextlib.suppress(Exception):
+            api.remove_volume(volume, force=True)

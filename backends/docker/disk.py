@@ -19,6 +19,7 @@ finds what a session killed before its cleanup left.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import errno
 import fcntl
@@ -94,7 +95,9 @@ class LoopDisk:
             with contextlib.suppress(OSError):
                 image.unlink()
             raise
-        return cls(image, f"/dev/loop{number}", hold)
+        disk = cls(image, f"/dev/loop{number}", hold)
+        _made.add(image)
+        return disk
 
     def mounted(self) -> None:
         """Docker has mounted the device: drop our hold, so autoclear detaches it at unmount."""
@@ -113,6 +116,20 @@ class LoopDisk:
         self.mounted()
         with contextlib.suppress(OSError):
             self.image.unlink()
+        _made.discard(self.image)
+
+
+_made: set[Path] = set()
+
+
+@atexit.register
+def _remove_images() -> None:
+    """Image files of sessions that never reached stop(): the kernel keeps an attached one's
+    data until its loop device is detached, so unlinking it early loses nothing."""
+    for image in list(_made):
+        with contextlib.suppress(OSError):
+            image.unlink()
+    _made.clear()
 
 
 def volume_options(disk: LoopDisk) -> dict[str, str]:
