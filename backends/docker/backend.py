@@ -367,7 +367,7 @@ class DockerBackend(ShellBackend):
                 await blocking(self._api.remove_volume, volume, force=True)
             ctr.untrack(volume, volume=True)
         if self._disk is not None:
-            self._disk.remove()
+            self._disk.close()
             self._disk = None
         if self._client is not None:
             with contextlib.suppress(Exception):

@@ -12,14 +12,13 @@ device is attached here, which needs the right to use /dev/loop-control (root, o
 access to it). Without it the backend falls back to watching the container's layer.
 
 The loop device is attached with autoclear: the kernel detaches it when the volume is unmounted
-(the container and volume removed, by this session or by `reposim gc`), so nothing stays attached
-after a crash once the volume is gone. The image file is deleted with the volume; `sweep_leftovers`
-finds what a session killed before its cleanup left.
+(the container removed, by this session or by `reposim gc`), and its image file is already
+unlinked, so the host gets the space back then, crash or not. `sweep_leftovers` removes the
+volume records (metadata only) a killed session left.
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import errno
 import fcntl
@@ -44,7 +43,7 @@ _LO_FLAGS_OFFSET = 52
 _LO_FILE_NAME_OFFSET = 56
 VOLUME_PREFIX = "reposim-disk-"
 # An image younger than this may belong to a session that is still creating its volume.
-_LEFTOVER_AGE = 300.0
+LEFTOVER_AGE = 300.0
 
 
 def images_dir() -> Path:
@@ -68,36 +67,42 @@ def volume_name(session_id: str) -> str:
 
 @dataclass
 class LoopDisk:
-    """One session's image file and loop device; `hold` keeps the device until Docker mounts it."""
+    """One session's loop device. Its image file is unlinked as soon as the device is attached:
+    the kernel keeps the data while the device is attached and frees it when autoclear detaches
+    the device (the volume unmounted), so no image file can outlive its session, even one
+    killed with SIGKILL. `hold` keeps the device attached until Docker has mounted it; `image`
+    (a descriptor of the unlinked file) measures what it holds on the host."""
 
-    image: Path
     device: str
+    image: int
     hold: int | None
 
     @classmethod
     def make(cls, session_id: str, size: int, uid: int) -> LoopDisk:
         directory = images_dir()
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        image = directory / f"{session_id}.img"
+        path = directory / f"{session_id}.img"
         try:
-            with open(image, "xb") as handle:
+            with open(path, "xb") as handle:
                 handle.truncate(size)  # sparse: the host holds only what is written
             _run(
                 # no reserved blocks (the session gets the whole limit), no lost+found in the
                 # workspace, inode tables initialised lazily by the kernel (a fast mkfs).
                 ["mkfs.ext4", "-F", "-q", "-m", "0", "-b", "4096",
                  "-E", f"root_owner={uid}:{uid},lazy_itable_init=1,lazy_journal_init=1",
-                 str(image)],
+                 str(path)],
             )  # fmt: skip
-            _run(["debugfs", "-w", "-R", "rmdir lost+found", str(image)])
-            number, hold = _attach(image)
-        except BaseException:
+            _run(["debugfs", "-w", "-R", "rmdir lost+found", str(path)])
+            image = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                number, hold = _attach(path)
+            except BaseException:
+                os.close(image)
+                raise
+        finally:
             with contextlib.suppress(OSError):
-                image.unlink()
-            raise
-        disk = cls(image, f"/dev/loop{number}", hold)
-        _made.add(image)
-        return disk
+                path.unlink()
+        return cls(f"/dev/loop{number}", image, hold)
 
     def mounted(self) -> None:
         """Docker has mounted the device: drop our hold, so autoclear detaches it at unmount."""
@@ -106,30 +111,17 @@ class LoopDisk:
             self.hold = None
 
     def allocated(self) -> int:
-        """Bytes of host disk the image file holds now."""
+        """Bytes of host disk the image holds now."""
         try:
-            return self.image.stat().st_blocks * 512
+            return os.fstat(self.image).st_blocks * 512
         except OSError:
             return 0
 
-    def remove(self) -> None:
+    def close(self) -> None:
         self.mounted()
-        with contextlib.suppress(OSError):
-            self.image.unlink()
-        _made.discard(self.image)
-
-
-_made: set[Path] = set()
-
-
-@atexit.register
-def _remove_images() -> None:
-    """Image files of sessions that never reached stop(): the kernel keeps an attached one's
-    data until its loop device is detached, so unlinking it early loses nothing."""
-    for image in list(_made):
-        with contextlib.suppress(OSError):
-            image.unlink()
-    _made.clear()
+        if self.image >= 0:
+            os.close(self.image)
+            self.image = -1
 
 
 def volume_options(disk: LoopDisk) -> dict[str, str]:
@@ -140,41 +132,28 @@ def volume_options(disk: LoopDisk) -> dict[str, str]:
     return {"type": "ext4", "device": disk.device, "o": "discard,noinit_itable"}
 
 
-def sweep_leftovers(api: Any, *, dry_run: bool = False) -> list[str]:
-    """What a session killed before its cleanup left: disk volumes no container uses and image
-    files whose volume is gone, each older than a few minutes (a session being created now is
-    not touched). Removes them unless `dry_run`; returns what was (or would be) removed.
-    Docker refuses to remove a volume a container uses, so a live session's disk is never lost.
-    For `reposim gc` (which owns the other leftovers) to call."""
+def sweep_leftovers(api: Any, *, dry_run: bool = False, min_age: float = LEFTOVER_AGE) -> list[str]:
+    """Disk volumes a session killed before its cleanup left (no container uses them), each
+    older than a few minutes (a session being created now is not touched). Removes them unless
+    `dry_run`; returns their names. Docker refuses to remove a volume a container uses, so a
+    live session's disk is never lost. For `reposim gc` (which owns the other leftovers)."""
     now = time.time()
     found: list[str] = []
-    gone: set[str] = set()
     unused = api.volumes(filters={"name": VOLUME_PREFIX, "dangling": True}).get("Volumes") or []
     for volume in unused:
         name = str(volume.get("Name", ""))
-        created = str(volume.get("CreatedAt", ""))
-        with contextlib.suppress(ValueError):
-            if now - datetime.fromisoformat(created).timestamp() < _LEFTOVER_AGE:
-                continue
         if not name.startswith(VOLUME_PREFIX):
             continue
+        with contextlib.suppress(ValueError):
+            created = datetime.fromisoformat(str(volume.get("CreatedAt", "")))
+            if now - created.timestamp() < min_age:
+                continue
         if not dry_run:
             try:
                 api.remove_volume(name)
             except Exception:
                 continue
-        found.append(f"volume {name}")
-        gone.add(name)
-    volumes = api.volumes(filters={"name": VOLUME_PREFIX}).get("Volumes") or []
-    live = {str(v.get("Name", "")) for v in volumes} - gone
-    directory = images_dir()
-    for image in sorted(directory.glob("*.img")) if directory.is_dir() else []:
-        with contextlib.suppress(OSError):
-            if volume_name(image.stem) in live or now - image.stat().st_mtime < _LEFTOVER_AGE:
-                continue
-            if not dry_run:
-                image.unlink()
-            found.append(f"disk image {image}")
+        found.append(name)
     return found
 
 

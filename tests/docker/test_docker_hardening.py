@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -188,45 +187,55 @@ async def test_the_default_cpu_limit_leaves_the_host_a_core(
     assert host_config["NanoCpus"] == max(1, cores - 1) * 10**9
 
 
-async def test_stopping_removes_the_disk_volume_and_its_image(
-    sample_repo: Path, docker_client: Any
-) -> None:
+def _backing_file(device: str) -> str | None:
+    try:
+        return Path(f"/sys/block/{Path(device).name}/loop/backing_file").read_text().strip()
+    except OSError:
+        return None
+
+
+async def _detached(device: str) -> None:
+    deadline = asyncio.get_running_loop().time() + 30
+    while _backing_file(device) is not None:
+        assert asyncio.get_running_loop().time() < deadline, _backing_file(device)
+        await asyncio.sleep(0.2)
+
+
+async def test_the_disk_leaves_nothing_behind(sample_repo: Path, docker_client: Any) -> None:
     if not loop_devices_usable():
         pytest.skip("this process may not attach loop devices: the disk limit is a watch")
     backend = DockerBackend(sample_repo, DockerOptions.build(image=TEST_IMAGE, disk="100m"))
     await backend.start()
     try:
         assert backend.disk_limit_kind == "loop"
-        image = images_dir() / f"{backend.session_id}.img"
-        assert image.is_file()
         volume = volume_name(backend.session_id)
         assert docker_client.api.inspect_volume(volume)["Options"]["type"] == "ext4"
+        assert backend._disk is not None
+        device = backend._disk.device
+        # The image file is unlinked at once: only the loop device holds it.
+        assert not (images_dir() / f"{backend.session_id}.img").exists()
+        assert (_backing_file(device) or "").endswith("(deleted)")
     finally:
         await backend.stop()
-    assert not image.exists()
     assert not docker_client.api.volumes(filters={"name": volume}).get("Volumes")
+    await _detached(device)
 
 
 async def test_a_killed_sessions_disk_is_swept(sample_repo: Path, docker_client: Any) -> None:
-    # A session killed before its cleanup: its container is gone (gc), its volume and image not.
+    # A session killed before its cleanup: gc removes its container; its disk must follow.
     if not loop_devices_usable():
         pytest.skip("this process may not attach loop devices: the disk limit is a watch")
     backend = DockerBackend(sample_repo, DockerOptions.build(image=TEST_IMAGE, disk="100m"))
     await backend.start()
-    image = images_dir() / f"{backend.session_id}.img"
-    volume = volume_name(backend.session_id)
-    live = sweep_leftovers(docker_client.api, dry_run=True)
-    assert not [found for found in live if backend.session_id in found]
-    backend._disk = backend._volume = None  # as if killed: only the container goes
-    await backend.stop()
-    old = time.time() - 3600
-    os.utime(image, (old, old))
-    # The volume is younger than the sweep's minimum age (a session may be starting): kept, and
-    # so is its image.
-    assert not [found for found in sweep_leftovers(docker_client.api) if volume in found]
-    assert image.exists()
-    docker_client.api.remove_volume(volume)
-    assert f"disk image {image}" in sweep_leftovers(docker_client.api, dry_run=True)
-    assert image.exists()
-    assert f"disk image {image}" in sweep_leftovers(docker_client.api)
-    assert not image.exists()
+    assert backend._disk is not None
+    device, volume = backend._disk.device, volume_name(backend.session_id)
+    # A volume in use is never swept, however old.
+    assert volume not in sweep_leftovers(docker_client.api, min_age=0)
+    backend._disk.close()  # as if killed: its descriptors close, its cleanup never runs
+    backend._disk = backend._volume = None
+    await backend.stop()  # only the container goes, as `reposim gc` would remove it
+    await _detached(device)  # the space is back at once; the volume record stays
+    assert volume not in sweep_leftovers(docker_client.api)  # too young: may be starting
+    assert volume in sweep_leftovers(docker_client.api, dry_run=True, min_age=0)
+    assert volume in sweep_leftovers(docker_client.api, min_age=0)
+    assert not docker_client.api.volumes(filters={"name": volume}).get("Volumes")
