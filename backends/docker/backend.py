@@ -237,7 +237,7 @@ class DockerBackend(ShellBackend):
                 name,
                 driver="local",
                 driver_opts=loopdisk.volume_options(self._disk),
-                labels=owner_labels("session", self.session_id),
+                labels=self._ownership.labels,
             )
             ctr.track(name, api, volume=True)
             self._volume = name

@@ -13,8 +13,8 @@ access to it). Without it the backend falls back to watching the container's lay
 
 The loop device is attached with autoclear: the kernel detaches it when the volume is unmounted
 (the container removed, by this session or by `reposim gc`), and its image file is already
-unlinked, so the host gets the space back then, crash or not. `sweep_leftovers` removes the
-volume records (metadata only) a killed session left.
+unlinked, so the host gets the space back then, crash or not. The volume's name is in the
+session's ownership record, so `reposim gc` removes it with a killed session's container.
 """
 
 from __future__ import annotations
@@ -26,11 +26,8 @@ import os
 import shutil
 import struct
 import subprocess
-import time
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from backends.base import BackendError
 
@@ -42,8 +39,6 @@ _LO_INFO64_SIZE = 232
 _LO_FLAGS_OFFSET = 52
 _LO_FILE_NAME_OFFSET = 56
 VOLUME_PREFIX = "reposim-disk-"
-# An image younger than this may belong to a session that is still creating its volume.
-LEFTOVER_AGE = 300.0
 
 
 def images_dir() -> Path:
@@ -130,31 +125,6 @@ def volume_options(disk: LoopDisk) -> dict[str, str]:
     `noinit_itable`: the kernel does not zero the fresh inode tables in the background (they
     would count as written)."""
     return {"type": "ext4", "device": disk.device, "o": "discard,noinit_itable"}
-
-
-def sweep_leftovers(api: Any, *, dry_run: bool = False, min_age: float = LEFTOVER_AGE) -> list[str]:
-    """Disk volumes a session killed before its cleanup left (no container uses them), each
-    older than a few minutes (a session being created now is not touched). Removes them unless
-    `dry_run`; returns their names. Docker refuses to remove a volume a container uses, so a
-    live session's disk is never lost. For `reposim gc` (which owns the other leftovers)."""
-    now = time.time()
-    found: list[str] = []
-    unused = api.volumes(filters={"name": VOLUME_PREFIX, "dangling": True}).get("Volumes") or []
-    for volume in unused:
-        name = str(volume.get("Name", ""))
-        if not name.startswith(VOLUME_PREFIX):
-            continue
-        with contextlib.suppress(ValueError):
-            created = datetime.fromisoformat(str(volume.get("CreatedAt", "")))
-            if now - created.timestamp() < min_age:
-                continue
-        if not dry_run:
-            try:
-                api.remove_volume(name)
-            except Exception:
-                continue
-        found.append(name)
-    return found
 
 
 def _run(command: list[str]) -> None:

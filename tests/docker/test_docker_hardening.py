@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,8 @@ from typing import Any
 import pytest
 
 from backends.docker import DockerBackend, DockerOptions
-from backends.docker.disk import images_dir, loop_devices_usable, sweep_leftovers, volume_name
+from backends.docker.disk import images_dir, loop_devices_usable, volume_name
+from backends.docker_engine import collect_garbage
 from tests.docker.conftest import TEST_IMAGE
 
 BackendFactory = Callable[..., Awaitable[DockerBackend]]
@@ -221,21 +223,36 @@ async def test_the_disk_leaves_nothing_behind(sample_repo: Path, docker_client: 
     await _detached(device)
 
 
-async def test_a_killed_sessions_disk_is_swept(sample_repo: Path, docker_client: Any) -> None:
-    # A session killed before its cleanup: gc removes its container; its disk must follow.
+KILLED_SESSION = """
+import asyncio, sys
+from pathlib import Path
+from backends.docker import DockerBackend, DockerOptions
+
+async def main():
+    backend = DockerBackend(Path(sys.argv[1]), DockerOptions.build(image=sys.argv[2], disk="100m"))
+    await backend.start()
+    print(backend.session_id, backend._disk.device, flush=True)
+    await asyncio.sleep(600)
+
+asyncio.run(main())
+"""
+
+
+async def test_gc_removes_a_killed_sessions_disk(sample_repo: Path, docker_client: Any) -> None:
     if not loop_devices_usable():
         pytest.skip("this process may not attach loop devices: the disk limit is a watch")
-    backend = DockerBackend(sample_repo, DockerOptions.build(image=TEST_IMAGE, disk="100m"))
-    await backend.start()
-    assert backend._disk is not None
-    device, volume = backend._disk.device, volume_name(backend.session_id)
-    # A volume in use is never swept, however old.
-    assert volume not in sweep_leftovers(docker_client.api, min_age=0)
-    backend._disk.close()  # as if killed: its descriptors close, its cleanup never runs
-    backend._disk = backend._volume = None
-    await backend.stop()  # only the container goes, as `reposim gc` would remove it
-    await _detached(device)  # the space is back at once; the volume record stays
-    assert volume not in sweep_leftovers(docker_client.api)  # too young: may be starting
-    assert volume in sweep_leftovers(docker_client.api, dry_run=True, min_age=0)
-    assert volume in sweep_leftovers(docker_client.api, min_age=0)
+    owner = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", KILLED_SESSION, str(sample_repo), TEST_IMAGE,
+        stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert owner.stdout is not None
+    line = await asyncio.wait_for(owner.stdout.readline(), 120)
+    owner.kill()  # SIGKILL: no cleanup runs
+    await owner.wait()
+    session, device = line.decode().split()
+    volume = volume_name(session)
+    assert docker_client.api.volumes(filters={"name": volume}).get("Volumes")
+    removed = [found.session for found in collect_garbage(docker_client) if found.removed]
+    assert session in removed
     assert not docker_client.api.volumes(filters={"name": volume}).get("Volumes")
+    await _detached(device)  # the container gone, the loop device (and its space) goes too
