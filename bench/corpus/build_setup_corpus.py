@@ -1,13 +1,18 @@
 """Rebuild the setup corpus: each pinned sdist downloaded, unpacked and committed to git.
 
-    uv run python bench/corpus/build_setup_corpus.py [--dest DIR] [--jobs N]
+    uv run python bench/corpus/build_setup_corpus.py [--list FILE] [--dest DIR] [--jobs N]
 
-Reads bench/corpus/setup_corpus.txt (NAME==VERSION per line), runs
+Reads bench/corpus/setup_corpus.txt (NAME==VERSION per line, an optional `# category` after
+it; --list setup_corpus_hard.txt for the hard corpus), runs
 `pip download --no-binary :all: --no-deps NAME==VERSION` for each (pip builds the metadata, so
 this takes a few minutes), unpacks every archive into DEST/<name>-<version>/, checks that it
 ships tests (a test_*.py or *_test.py file) and commits it, so a session starts from a clean
 commit. Projects without tests are reported and left out. DEST defaults to
 ~/.cache/reposim/setup-corpus; downloads already there are reused.
+
+`debian:NAME` pins a C project: the source package NAME of Debian bookworm, fetched with
+`apt-get source` through a private source list under DEST/_apt (the machine's apt
+configuration is left alone), unpacked with its Debian patches applied and committed the same way.
 """
 
 from __future__ import annotations
@@ -30,17 +35,69 @@ DEFAULT_DEST = Path.home() / ".cache" / "reposim" / "setup-corpus"
 
 
 def pins(path: Path = LIST) -> list[tuple[str, str]]:
+    return [(name, version) for name, version, _ in categorised_pins(path)]
+
+
+def categorised_pins(path: Path = LIST) -> list[tuple[str, str, str]]:
+    """(name, version, category) per line; the category is the comment after the pin."""
     out = []
-    for line in path.read_text().splitlines():
-        line = line.split("#", 1)[0].strip()
+    for raw in path.read_text().splitlines():
+        line, _, comment = raw.partition("#")
+        line = line.strip()
         if line:
             name, _, version = line.partition("==")
-            out.append((name, version))
+            out.append((name, version, comment.strip() or "-"))
     return out
 
 
 def repo_dir(dest: Path, name: str, version: str) -> Path:
+    if name.startswith("debian:"):
+        return dest / f"{name.split(':', 1)[1]}-debian"
     return dest / f"{name.lower().replace('_', '-')}-{version}"
+
+
+DEBIAN_SOURCES = "deb-src http://deb.debian.org/debian bookworm main\n"
+
+
+def _apt_options(dest: Path) -> list[str]:
+    base = dest / "_apt"
+    for sub in ("lists/partial", "cache/archives/partial"):
+        (base / sub).mkdir(parents=True, exist_ok=True)
+    sources = base / "sources.list"
+    if not sources.is_file():
+        sources.write_text(DEBIAN_SOURCES)
+    return [
+        "-o",
+        f"Dir::Etc::SourceList={sources}",
+        "-o",
+        "Dir::Etc::SourceParts=/dev/null",
+        "-o",
+        f"Dir::State::Lists={base / 'lists'}",
+        "-o",
+        f"Dir::Cache={base / 'cache'}",
+    ]
+
+
+def _debian_source(package: str, dest: Path, target: Path) -> None:
+    """`apt-get source PACKAGE` (private source list), unpacked into `target`."""
+    options = _apt_options(dest)
+    if not any((dest / "_apt" / "lists").glob("*Sources*")):
+        subprocess.run(["apt-get", *options, "update", "-qq"], check=True, capture_output=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = subprocess.run(
+            ["apt-get", *options, "source", "-qq", package],
+            cwd=tmp,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        folders = [p for p in Path(tmp).iterdir() if p.is_dir()]
+        if proc.returncode != 0 or len(folders) != 1:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:]
+            raise RuntimeError(f"apt-get source {package} failed: {' '.join(tail)}")
+        if target.exists():
+            shutil.rmtree(target)
+        shutil.move(str(folders[0]), target)
 
 
 def _download(name: str, version: str, downloads: Path) -> Path:
@@ -55,7 +112,7 @@ def _download(name: str, version: str, downloads: Path) -> Path:
         env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if p != venv_bin)
         env.pop("VIRTUAL_ENV", None)
         pip = [shutil.which("pip3", path=env["PATH"]) or "pip3"]
-    download = ["download", "-q", "--no-binary", ":all:", "--no-deps", "-d", str(downloads)]
+    download = ["download", "-q", "--no-binary", name, "--no-deps", "-d", str(downloads)]
     proc = subprocess.run(
         [*pip, *download, f"{name}=={version}"],
         capture_output=True,
@@ -91,7 +148,10 @@ def _has_tests(root: Path) -> int:
     return sum(
         1
         for p in root.rglob("*.py")
-        if p.name.startswith("test_") or p.name.endswith("_test.py") or p.name == "tests.py"
+        if p.name.startswith("test_")
+        or p.name.endswith(("_test.py", "_tests.py"))
+        or p.name in ("tests.py", "test.py")
+        or p.parent.name in ("test", "tests")
     )
 
 
@@ -102,7 +162,7 @@ def _commit(root: Path) -> None:
     subprocess.run(["git", "-C", str(root), *env, "commit", "-qm", "sdist"], check=True)
 
 
-def build(dest: Path, jobs: int) -> list[Path]:
+def build(dest: Path, jobs: int, listing: Path = LIST) -> list[Path]:
     downloads = dest / "_sdists"
     downloads.mkdir(parents=True, exist_ok=True)
     ready: list[Path] = []
@@ -111,6 +171,11 @@ def build(dest: Path, jobs: int) -> list[Path]:
         name, version = pin
         target = repo_dir(dest, name, version)
         if (target / ".git").is_dir():
+            return target
+        if name.startswith("debian:"):
+            _debian_source(name.split(":", 1)[1], dest, target)
+            _commit(target)
+            print(f"  {name}: Debian source package", file=sys.stderr)
             return target
         archive = _download(name, version, downloads)
         _unpack(archive, target)
@@ -124,7 +189,7 @@ def build(dest: Path, jobs: int) -> list[Path]:
         return target
 
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-        for pin, future in [(p, pool.submit(one, p)) for p in pins()]:
+        for pin, future in [(p, pool.submit(one, p)) for p in pins(listing)]:
             try:
                 path = future.result()
             except Exception as exc:  # one bad pin never stops the rest
@@ -139,8 +204,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dest", type=Path, default=DEFAULT_DEST)
     parser.add_argument("--jobs", type=int, default=4)
+    parser.add_argument("--list", type=Path, default=LIST, help="the pins (default: %(default)s)")
     args = parser.parse_args()
-    built = build(args.dest, args.jobs)
+    listing = args.list if args.list.is_file() else HERE / args.list
+    built = build(args.dest, args.jobs, listing)
     print(f"{len(built)} repositories in {args.dest}")
     return 0 if built else 1
 

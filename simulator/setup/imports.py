@@ -2,9 +2,14 @@
 
 pipreqs-style scanners stop at the first file Python's own parser rejects; tree-sitter parses
 every file into a tree with ERROR nodes where the syntax is broken, so the imports of the rest
-of that file (and of every other file) are still found. Names are mapped to distributions with a
-maintained table (`yaml` is PyYAML, `cv2` is opencv-python...), falling back to the import name;
-the standard library and the repository's own modules and packages are left out.
+of that file (and of every other file) are still found. The standard library and the
+repository's own modules and packages are left out.
+
+Only the project's own code is scanned (`project_code_files`): the packages its metadata
+declares, else its top-level package folders and root modules, plus its test modules; never
+test data, fixtures, vendored copies, docs or examples (a linter's or formatter's test inputs
+import made-up names on purpose). Import names map to distributions only through the maintained
+table below or the index's own data (`names.resolve_imports`), never by guessing.
 
 An import is *guarded* when it sits inside try/if/with or a function: such imports are optional
 (a fallback, a platform branch, a lazy feature), so the ladder installs only unguarded ones up
@@ -13,7 +18,10 @@ front and leaves the others to the repair loop, which installs what a real run p
 
 from __future__ import annotations
 
+import configparser
+import re
 import sys
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,7 +54,6 @@ DISTRIBUTIONS: dict[str, str] = {
     "grpc": "grpcio",
     "MySQLdb": "mysqlclient",
     "psycopg2": "psycopg2-binary",
-    "pkg_resources": "setuptools",
     "setuptools": "setuptools",
     "_pytest": "pytest",
     "docx": "python-docx",
@@ -105,6 +112,125 @@ DISTRIBUTIONS: dict[str, str] = {
     "numpy": "numpy",
     "scipy": "scipy",
     "IPython": "ipython",
+    "pandas": "pandas",
+    "matplotlib": "matplotlib",
+    "torch": "torch",
+    "torchvision": "torchvision",
+    "tensorflow": "tensorflow",
+    "keras": "keras",
+    "jax": "jax",
+    "numba": "numba",
+    "sympy": "sympy",
+    "networkx": "networkx",
+    "statsmodels": "statsmodels",
+    "seaborn": "seaborn",
+    "xarray": "xarray",
+    "h5py": "h5py",
+    "tables": "tables",
+    "requests": "requests",
+    "six": "six",
+    "click": "click",
+    "tqdm": "tqdm",
+    "pytest": "pytest",
+    "tabulate": "tabulate",
+    "packaging": "packaging",
+    "docutils": "docutils",
+    "sphinx": "sphinx",
+    "nltk": "nltk",
+    "railroad": "railroad-diagrams",
+    "pyparsing": "pyparsing",
+    "past": "future",
+    "future": "future",
+    "builtins": "future",
+    "google.cloud": "google-cloud-core",
+    "Cryptodome": "pycryptodomex",
+    "skbuild": "scikit-build",
+    "pkg_resources": "setuptools<82",  # 82.0.0 removed pkg_resources (checked on the index)
+    "ruamel.yaml": "ruamel.yaml",
+    "sentencepiece": "sentencepiece",
+    "lz4": "lz4",
+    "zstd": "zstd",
+    "snappy": "python-snappy",
+    "tornado": "tornado",
+    "twisted": "Twisted",
+    "gevent": "gevent",
+    "cython": "Cython",
+    "pyximport": "Cython",
+    "colorama": "colorama",
+    "termcolor": "termcolor",
+    "chardet": "chardet",
+    "certifi": "certifi",
+    "urllib3": "urllib3",
+    "nose2": "nose2",
+    "parameterized": "parameterized",
+    "nose_parameterized": "nose-parameterized",
+    "testfixtures": "testfixtures",
+    "responses": "responses",
+    "httpretty": "httpretty",
+    "pyfakefs": "pyfakefs",
+    "hamcrest": "PyHamcrest",
+    "sure": "sure",
+    "ddt": "ddt",
+    "xmlrunner": "unittest-xml-reporting",
+    "pkgconfig": "pkgconfig",
+    "cffi": "cffi",
+    "psutil": "psutil",
+    "scikits": "scikits.bootstrap",
+    "jsonschema": "jsonschema",
+    "attrs": "attrs",
+    "pyrsistent": "pyrsistent",
+    "wrapt": "wrapt",
+    "decorator": "decorator",
+    "ujson": "ujson",
+    "orjson": "orjson",
+    "regex": "regex",
+    "lxml.etree": "lxml",
+    "html5lib": "html5lib",
+    "sgmllib": "sgmllib3k",
+    "editdistance": "editdistance",
+    "unidecode": "Unidecode",
+    "text_unidecode": "text-unidecode",
+    "xlrd": "xlrd",
+    "openpyxl": "openpyxl",
+    "emcee": "emcee",
+    "lmfit": "lmfit",
+    "uncertainties": "uncertainties",
+    "asteval": "asteval",
+    "patsy": "patsy",
+    "pint": "Pint",
+    "sklearn_pandas": "sklearn-pandas",
+    "autograd": "autograd",
+    "opt_einsum": "opt-einsum",
+    "numdifftools": "numdifftools",
+    "filterpy": "filterpy",
+    "hmmlearn": "hmmlearn",
+    "deap": "deap",
+    "simpy": "simpy",
+    "ecdsa": "ecdsa",
+    "rsa": "rsa",
+    "pyasn1": "pyasn1",
+    "gmpy2": "gmpy2",
+    "gmpy": "gmpy2",
+    "feedparser": "feedparser",
+    "parsimonious": "parsimonious",
+    "webencodings": "webencodings",
+    "genshi": "Genshi",
+    "bitarray": "bitarray",
+    "kiwisolver": "kiwisolver",
+    "cppy": "cppy",
+    "msgpack_numpy": "msgpack-numpy",
+    "setproctitle": "setproctitle",
+    "pybind11": "pybind11",
+    "joblib": "joblib",
+    "threadpoolctl": "threadpoolctl",
+    "pyflakes": "pyflakes",
+    "flake8": "flake8",
+    "pycodestyle": "pycodestyle",
+    "coverage": "coverage",
+    "tox": "tox",
+    "virtualenv": "virtualenv",
+    "wheel": "wheel",
+    "pip": "pip",
 }
 # Modules that exist only on another platform or only inside another program: never installable.
 NOT_INSTALLABLE = frozenset(
@@ -159,21 +285,153 @@ class ImportScan:
     local: set[str] = field(default_factory=set)
     required: dict[str, str] = field(default_factory=dict)  # import name -> first file, unguarded
     optional: dict[str, str] = field(default_factory=dict)  # import name -> first file, guarded
+    test_modules: list[str] = field(default_factory=list)  # test_*.py / *_test(s).py files
+    test_functions: int = 0  # `def test...` in them: what a runner should at least collect
 
     def distributions(self, *, optional: bool = False) -> dict[str, str]:
-        """Distribution -> the import name that needs it."""
+        """Distribution -> the import name that needs it, for names the table knows (the
+        others go through `names.resolve_imports`, which asks the index)."""
         names = dict(self.required)
         if optional:
             names.update({k: v for k, v in self.optional.items() if k not in names})
-        return {distribution_for(name): name for name in sorted(names)}
+        out: dict[str, str] = {}
+        for name in sorted(names):
+            dist = distribution_for(name)
+            if dist is not None:
+                out[dist] = name
+        return out
 
 
-def distribution_for(module: str) -> str:
-    """The distribution that provides import name `module` (a dotted name or its top level)."""
+def distribution_for(module: str) -> str | None:
+    """The distribution (a requirement) that provides import name `module` by the maintained
+    table, or None: a name the table does not know is resolved through the index
+    (`names.resolve_imports`), never guessed."""
     if module in DISTRIBUTIONS:
         return DISTRIBUTIONS[module]
-    top = module.split(".")[0]
-    return DISTRIBUTIONS.get(top, top.replace("_", "-"))
+    return DISTRIBUTIONS.get(module.split(".")[0])
+
+
+# Folders that hold no code the project runs: test inputs, fixtures, vendored copies, docs,
+# examples, build output. A file under one of them is never scanned for installs.
+NOT_CODE_DIRS = re.compile(
+    r"^(fixtures?|test_?data|test-data|data|datasets?|inputs?|functional|regrtest_data|"
+    r"samples?|cases|resources|assets|snapshots?|expected|golden|"
+    r"_?vendor(ed)?|third_?party|thirdparty|externals?|extern|contrib_vendor|"
+    r"docs?|doc_?src|examples?|demos?|tutorials?|notebooks?|benchmarks?|bench|"
+    r"site-packages|node_modules|build|dist|\.tox|\.nox|\.eggs)$",
+    re.I,
+)
+TEST_DIRS = re.compile(r"^(tests?|testing|unittests?|test_suite)$", re.I)
+# Root modules that are tooling, not the project: setup.py imports setuptools (installed anyway).
+ROOT_TOOLING = frozenset(
+    {"setup", "conftest", "noxfile", "fabfile", "tasks", "dodo", "pavement", "ez_setup", "docs"}
+)
+
+
+def declared_packages(root: Path) -> list[str]:
+    """Top-level packages and modules the project's metadata names, where it lists them
+    literally (`[tool.setuptools] packages`, Poetry `packages`, Hatch wheel `packages`,
+    setup.cfg `packages`/`py_modules`, setup.py `packages=[...]`/`py_modules=[...]`, Flit's
+    module); empty when it leaves them to discovery (`find:`, `find_packages()`)."""
+    names: list[str] = []
+    try:
+        data = tomllib.loads((root / "pyproject.toml").read_text(errors="replace"))
+    except (OSError, tomllib.TOMLDecodeError):
+        data = {}
+    tool = data.get("tool") or {}
+    setuptools = tool.get("setuptools") or {}
+    if isinstance(setuptools.get("packages"), list):
+        names += [str(p) for p in setuptools["packages"]]
+    if isinstance(setuptools.get("py-modules"), list):
+        names += [str(p) for p in setuptools["py-modules"]]
+    for item in (tool.get("poetry") or {}).get("packages") or []:
+        if isinstance(item, dict) and item.get("include"):
+            names.append(str(item["include"]))
+    wheel = (((tool.get("hatch") or {}).get("build") or {}).get("targets") or {}).get("wheel")
+    if isinstance(wheel, dict) and isinstance(wheel.get("packages"), list):
+        names += [str(p).rstrip("/").split("/")[-1] for p in wheel["packages"]]
+    flit = ((tool.get("flit") or {}).get("module") or {}).get("name")
+    if flit:
+        names.append(str(flit))
+    cfg = root / "setup.cfg"
+    if cfg.is_file():
+        parser = configparser.ConfigParser(interpolation=None, strict=False)
+        try:
+            parser.read_string(cfg.read_text(errors="replace"))
+            for key in ("packages", "py_modules"):
+                if parser.has_option("options", key):
+                    value = parser.get("options", key)
+                    if "find" not in value:
+                        names += re.split(r"[\s,]+", value.strip())
+        except configparser.Error:
+            pass
+    setup_py = root / "setup.py"
+    if setup_py.is_file():
+        text = setup_py.read_text(errors="replace")
+        for key in ("packages", "py_modules"):
+            match = re.search(rf"\b{key}\s*=\s*\[([^\]]*)\]", text)
+            if match:
+                names += re.findall(r"['\"]([\w.]+)['\"]", match.group(1))
+    tops = []
+    for name in names:
+        top = name.replace("/", ".").split(".")[0].strip()
+        if top and re.match(r"^[A-Za-z_]\w*$", top) and top not in tops:
+            tops.append(top)
+    return tops
+
+
+def project_code_files(root: Path) -> list[Path]:
+    """The project's own code: the declared packages, else the top-level package folders (in
+    src/ or the root) and root modules, else every Python file; plus the test folders' modules.
+    Files under test data, fixtures, vendored code, docs or examples are never included."""
+    every = python_files(root)
+
+    def parts(path: Path) -> tuple[str, ...]:
+        return path.relative_to(root).parts
+
+    def is_code(path: Path) -> bool:
+        return not any(NOT_CODE_DIRS.match(part) for part in parts(path)[:-1])
+
+    def in_tests(path: Path) -> bool:
+        return any(TEST_DIRS.match(part) for part in parts(path)[:-1])
+
+    def is_test_module(path: Path) -> bool:
+        stem = path.stem
+        return in_tests(path) or bool(re.match(r"^(test_\w+|\w+_tests?|tests?|conftest)$", stem))
+
+    code = [p for p in every if is_code(p)]
+    declared = declared_packages(root)
+    roots: set[str] = set()
+    for base in ("src", "lib", "."):
+        for name in declared:
+            if (root / base / name).is_dir() or (root / base / f"{name}.py").is_file():
+                roots.add(str(Path(base) / name) if base != "." else name)
+    if not roots:
+        for base in ("src", "."):
+            folder = root / base
+            if not folder.is_dir():
+                continue
+            for entry in sorted(folder.iterdir()):
+                if entry.name.startswith(".") or NOT_CODE_DIRS.match(entry.name):
+                    continue
+                if TEST_DIRS.match(entry.name):
+                    continue
+                if (entry.is_dir() and (entry / "__init__.py").is_file()) or (
+                    entry.suffix == ".py" and entry.stem not in ROOT_TOOLING
+                ):
+                    roots.add(str(entry.relative_to(root)))
+            if roots:
+                break
+    if not roots:  # no package anywhere: scripts in folders (research code)
+        return code
+
+    def under_roots(path: Path) -> bool:
+        rel = str(path.relative_to(root))
+        return any(
+            rel == r or rel.startswith(r.rstrip("/") + "/") or rel == f"{r}.py" for r in roots
+        )
+
+    return [p for p in code if under_roots(p) or is_test_module(p)]
 
 
 def python_files(root: Path) -> list[Path]:
@@ -213,8 +471,11 @@ def local_names(root: Path, files: list[Path]) -> set[str]:
 
 
 def scan(root: Path, *, max_bytes: int = 2_000_000) -> ImportScan:
-    files = python_files(root)
-    result = ImportScan(files=len(files), local=local_names(root, files))
+    """The imports of the project's own code (`project_code_files`); every file of the tree
+    still counts for the local names, so a test's `import helpers` is never installed."""
+    everything = python_files(root)
+    files = project_code_files(root)
+    result = ImportScan(files=len(files), local=local_names(root, everything))
     stdlib = set(sys.stdlib_module_names) | {"__future__"}
     ts = parser(Lang.PYTHON)
     for path in files:
@@ -226,6 +487,9 @@ def scan(root: Path, *, max_bytes: int = 2_000_000) -> ImportScan:
             continue
         tree = ts.parse(data)
         rel = str(path.relative_to(root))
+        if re.match(r"^(test_?\w*|\w+_tests?)\.py$", path.name) and path.name != "test.py":
+            result.test_modules.append(rel)
+            result.test_functions += len(re.findall(rb"^\s*(?:async\s+)?def test\w*\(", data, re.M))
         if tree.root_node.has_error:
             result.files_with_errors.append(rel)
         for name, guarded in _imports(tree.root_node):

@@ -19,6 +19,7 @@ import json
 import re
 import shlex
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,14 @@ from simulator.events import Actor
 from simulator.session import Session
 from simulator.setup.detect import Project, detect
 from simulator.setup.imports import ImportScan, scan
+from simulator.setup.names import (
+    PROBE_SCRIPT,
+    Resolution,
+    checked_requirement,
+    install_argv,
+    parse_probe_output,
+    resolve_imports,
+)
 from simulator.setup.oracle import (
     Category,
     Diagnosis,
@@ -37,7 +46,7 @@ from simulator.setup.oracle import (
     diagnose,
     verdict_from_tests,
 )
-from simulator.setup.repair import Fix, RepairState, plan
+from simulator.setup.repair import SYSTEM_LOOKUP, Fix, RepairState, plan
 from simulator.workflow import WorkflowRun
 
 WORKFLOW = "setup"
@@ -67,6 +76,9 @@ class SetupResult:
     system_packages: list[str] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)  # install commands that succeeded
     seconds: float = 0.0
+    unresolved_imports: dict[str, str] = field(default_factory=dict)  # import -> why not installed
+    rejected: list[str] = field(default_factory=list)  # names refused as not distribution names
+    notes: list[str] = field(default_factory=list)  # why an install went another way
 
     @property
     def test_command(self) -> str | None:
@@ -86,6 +98,9 @@ class SetupResult:
             "system_packages": self.system_packages,
             "commands": self.commands,
             "seconds": round(self.seconds, 3),
+            "unresolved_imports": self.unresolved_imports,
+            "rejected": self.rejected,
+            "notes": self.notes,
         }
 
 
@@ -100,6 +115,9 @@ class _Env:
         self.uv: str | None = None
         self.commands: list[str] = []
         self.installed: list[str] = []
+        self.rejected: list[str] = []  # requirements refused as not distribution names
+        self.notes: list[str] = []  # why an install went another way than planned
+        self.exclude_newer: str | None = None
         self.last_output = ""
 
     async def sh(self, command: str, *, timeout: float | None = None) -> ExecResult:
@@ -107,15 +125,30 @@ class _Env:
         self.last_output = result.output.decode("utf-8", "replace")
         return result
 
-    async def install(self, args: list[str], *, what: str) -> tuple[bool, str]:
-        """Install `args` (requirements, -e ., -r file) with uv, then pip if uv fails."""
-        quoted = " ".join(shlex.quote(a) for a in args)
-        attempts = []
+    async def install(
+        self, requirements: list[str], *, options: list[str] | None = None, what: str = ""
+    ) -> tuple[bool, str]:
+        """Install with uv, then pip if uv fails. `options` are the ladder's own (`-e .[test]`,
+        `-r FILE`, `--only-binary NAME`); `requirements` come after `--` and must be checked
+        requirements (`names.checked_requirement`): no text from the repository is an option."""
+        options = list(options or [])
+        checked = [r for r in requirements if checked_requirement(r) is not None]
+        dropped = [r for r in requirements if r not in checked]
+        if dropped:
+            self.rejected.extend(dropped)
+        if not checked and not options:
+            return False, f"not a distribution requirement: {', '.join(dropped)}"
+        what = what or " ".join([*options, *checked])
+        attempts: list[tuple[str, list[str]]] = []
         if self.uv is not None:
-            attempts.append(f"{self.uv} pip install --python {self.python} {quoted}")
-        attempts.append(f"{self.python} -m pip install --disable-pip-version-check -q {quoted}")
+            attempts.append(("uv", [self.uv, "pip", "install", "--python", self.python]))
+        attempts.append(
+            ("pip", [self.python, "-m", "pip", "install", "--disable-pip-version-check", "-q"])
+        )
         output = ""
-        for command in attempts:
+        for kind, prefix in attempts:
+            argv = install_argv(prefix, [*self.uv_options(kind), *options], checked)
+            command = " ".join(shlex.quote(a) for a in argv)
             result = await self.sh(f"{command} 2>&1", timeout=self.options.install_timeout)
             text = result.output.decode("utf-8", "replace")
             output += text
@@ -125,19 +158,20 @@ class _Env:
                 self.commands.append(command)
                 self.installed.append(what)
                 return True, text
-            if command.startswith(str(self.uv)) and _UV_FINAL.search(text):
+            if kind == "uv" and _UV_FINAL.search(text):
                 break  # pip would resolve the same index the same way: no second, slower try
-            if _no_pip(text) and self.venv:
-                # A uv-made venv has no pip until the pip fallback needs it.
-                await self.sh(f"{self.python} -m ensurepip -q 2>&1", timeout=300)
-                result = await self.sh(f"{command} 2>&1", timeout=self.options.install_timeout)
-                text = result.output.decode("utf-8", "replace")
-                output += text
-                if result.exit_code == 0:
-                    self.commands.append(command)
-                    self.installed.append(what)
-                    return True, text
+            if kind == "uv" and _uv_builds_what_pip_would_not(text):
+                self.notes.append(
+                    "uv tried to build a dependency from source (the project's uv settings "
+                    "or a toolchain download); installed as pip would instead"
+                )
         return False, output
+
+    def uv_options(self, kind: str) -> list[str]:
+        """Options every uv install takes: the time-travel date when one is in force."""
+        if kind == "uv" and self.exclude_newer:
+            return ["--exclude-newer", self.exclude_newer]
+        return []
 
     async def versions(self) -> dict[str, str]:
         script = (
@@ -159,8 +193,16 @@ _UV_FINAL = re.compile(
 )
 
 
-def _no_pip(output: str) -> bool:
-    return "No module named pip" in output
+def _uv_builds_what_pip_would_not(output: str) -> bool:
+    """uv failed building a dependency from source where pip takes a published wheel: a Rust
+    or other toolchain download (blocked here), or a build the project's [tool.uv] forced."""
+    return bool(
+        re.search(
+            r"Cargo, the Rust package manager|rustup|can't find Rust compiler|"
+            r"Failed to (build|download) `|Building source distribution|no-binary",
+            output,
+        )
+    )
 
 
 async def run_setup(
@@ -221,6 +263,9 @@ async def _ladder(session: Session, run: WorkflowRun, options: SetupOptions) -> 
         repairs=repairs,
         system_packages=state.system_packages,
         commands=env.commands,
+        unresolved_imports=state.unresolved,
+        rejected=env.rejected,
+        notes=env.notes,
     )
 
 
@@ -256,7 +301,7 @@ async def _python_ladder(
             detail.update(installed=False, reason="no pyproject.toml or setup.py")
     with run.stage("requirements") as detail:
         for rel in project.requirement_files:
-            ok, _ = await env.install(["-r", rel], what=f"-r {rel}")
+            ok, _ = await env.install([], options=["-r", rel], what=f"-r {rel}")
             detail.setdefault("files", {})[rel] = ok
         if project.extra_requirements:
             await _install_each(env, list(project.extra_requirements), detail)
@@ -266,8 +311,15 @@ async def _python_ladder(
     if options.install_imports:
         with run.stage("imports") as detail:
             missing = await _missing_imports(env, sorted(imports.required))
-            dists = sorted({_dist(name) for name in missing})
-            detail.update(missing=missing, distributions=dists)
+            resolution: Resolution = await resolve_imports(missing, _probe(env))
+            dists = sorted(set(resolution.distributions.values()))
+            detail.update(
+                missing=missing,
+                distributions=dists,
+                unresolved=resolution.unresolved,
+                probed=resolution.probed,
+            )
+            state.unresolved.update(resolution.unresolved)
             if dists:
                 await _install_each(env, dists, detail)
     versions = await env.versions()
@@ -276,21 +328,26 @@ async def _python_ladder(
         verdict = await _oracle(env, project, imports, install_failure, options)
         detail.update(verdict.to_dict())
     for round_no in range(1, options.repair_rounds + 1):
-        if verdict.ready or verdict.category is None:
-            break
-        fix = plan(Diagnosis(verdict.category, verdict.evidence or "", verdict.subject), state)
+        fix = None
+        if not verdict.ready and verdict.category is not None:
+            fix = plan(Diagnosis(verdict.category, verdict.evidence or "", verdict.subject), state)
+        for skipped in verdict.skipped_diagnoses if fix is None else []:
+            # A ready verdict that left test modules out: repair what made them not import.
+            fix = plan(skipped, state)
+            if fix is not None:
+                break
         if fix is None:
             break
         state.tried.add(fix.key)
         with run.stage("repair", round=round_no, fix=fix.kind, reason=fix.reason) as detail:
-            ok = await _apply(env, fix)
+            ok = await _apply(env, fix, state)
             detail.update(applied=ok, requirements=list(fix.requirements))
             repairs.append({"round": round_no, "fix": fix.kind, "reason": fix.reason, "ok": ok})
             if not ok:
                 detail["failed"] = True
         if not ok:
             continue
-        if fix.kind == "binary" and project.installable:
+        if fix.kind in ("binary", "system") and project.installable and install_failure:
             ok, output = await _install_project(env, project)
             install_failure = None if ok else diagnose(output, fallback=Category.DEPENDENCY)
         state.versions = await env.versions()
@@ -337,8 +394,8 @@ async def _make_venv(env: _Env, options: SetupOptions) -> None:
         env.uv = await _find_uv(env, home, in_container)
     made = False
     if env.uv is not None:
-        # No --seed: pip is added only if the pip fallback is ever needed (see _Env.install).
-        result = await env.sh(f"{env.uv} venv -q {env.venv} --python python3 2>&1")
+        # --seed: pip is in the venv, so the pip fallback (and the index probe) can run.
+        result = await env.sh(f"{env.uv} venv --seed -q {env.venv} --python python3 2>&1")
         made = result.exit_code == 0
     if not made:
         await env.sh(f"python3 -m venv {env.venv} 2>&1", timeout=300)
@@ -412,7 +469,7 @@ async def _install_project(env: _Env, project: Project) -> tuple[bool, str]:
     attempts.append([f".{extras}"])
     output = ""
     for args in attempts:
-        ok, text = await env.install(args, what=" ".join(args))
+        ok, text = await env.install([], options=args, what=" ".join(args))
         if ok:
             return True, text
         output = text
@@ -423,19 +480,13 @@ async def _install_each(env: _Env, requirements: list[str], detail: dict[str, An
     """All at once (one resolution), and one by one when that fails so one bad name costs one."""
     if not requirements:
         return
-    ok, _ = await env.install(requirements, what=" ".join(requirements))
+    ok, _ = await env.install(requirements)
     if ok:
         detail.setdefault("installed", []).extend(requirements)
         return
     for requirement in requirements:
-        ok, _ = await env.install([requirement], what=requirement)
+        ok, _ = await env.install([requirement])
         detail.setdefault("installed" if ok else "not_installed", []).append(requirement)
-
-
-def _dist(name: str) -> str:
-    from simulator.setup.imports import distribution_for
-
-    return distribution_for(name)
 
 
 async def _missing_imports(env: _Env, names: list[str]) -> list[str]:
@@ -524,13 +575,15 @@ async def _oracle(
         timed_out=run.timed_out,
         command=command,
         min_tests=options.min_tests,
+        modules=len(imports.test_modules),
     )
     if verdict.category is Category.NO_TESTS and project.test_dirs:
-        unittest = await _unittest(env, project, options)
+        unittest = await _unittest(env, project, imports, options)
         if unittest is not None:
             verdict = unittest
-    if install_failure is not None and not verdict.ready:
-        # The tests could not show the project works: the install failure is the cause.
+    if install_failure is not None:
+        # Tests that pass from the source tree do not show the project installs: every tier
+        # from `installed` up implies it did.
         return Verdict(
             Tier.NONE,
             install_failure.category,
@@ -544,17 +597,27 @@ async def _oracle(
     return verdict
 
 
-async def _unittest(env: _Env, project: Project, options: SetupOptions) -> Verdict | None:
-    """unittest discovery over every file in the test folder, for suites pytest does not see."""
+async def _unittest(
+    env: _Env, project: Project, imports: ImportScan, options: SetupOptions
+) -> Verdict | None:
+    """unittest discovery in the test folder with the file pattern the project uses, for
+    suites pytest does not see. `-t .` only where the folder is a package (otherwise its
+    modules are imported as top-level ones). A run killed at its time limit is a timeout, and
+    one that ran fewer tests than the test files define is not ready."""
     folder = project.test_dirs[0]
-    command = f"{env.python} -m unittest discover -s {folder} -t . -p '*.py'"
+    root = Path(project.root)
+    pattern = unittest_pattern(root / folder)
+    top = " -t ." if (root / folder / "__init__.py").is_file() else ""
+    command = (
+        f"{env.python} -m unittest discover -s {shlex.quote(folder)}{top} -p {shlex.quote(pattern)}"
+    )
     run = await env.session.run_tests(
         command=command, actor=Actor.SYSTEM, timeout=options.test_timeout
     )
     counts = count_generic(run.output, run.exit_code)
-    if "Ran " not in run.output:
+    if "Ran " not in run.output and not run.timed_out:
         return None
-    return verdict_from_tests(
+    verdict = verdict_from_tests(
         counts,
         output=run.output,
         exit_code=run.exit_code,
@@ -562,11 +625,122 @@ async def _unittest(env: _Env, project: Project, options: SetupOptions) -> Verdi
         command=command,
         min_tests=options.min_tests,
     )
+    defined = imports.test_functions
+    ran = sum(counts.get(k, 0) for k in ("passed", "failed", "error"))
+    if verdict.ready and defined and ran < 0.8 * defined:
+        return Verdict(
+            Tier.RUNS,
+            Category.COLLECTION,
+            f"unittest discovery ran {ran} tests; the test files define {defined} test "
+            "functions, so the rest were never run",
+            tests=verdict.tests,
+            pass_ratio=verdict.pass_ratio,
+            test_command=command,
+            output_tail=verdict.output_tail,
+        )
+    return verdict
 
 
-async def _apply(env: _Env, fix: Fix) -> bool:
-    ok, _ = await env.install([*fix.options, *fix.requirements], what=" ".join(fix.requirements))
+def unittest_pattern(folder: Path) -> str:
+    """The discovery pattern the test files follow: test*.py, *_test.py or *_tests.py."""
+    names = [p.name for p in folder.rglob("*.py")] if folder.is_dir() else []
+    counts = {
+        "test*.py": sum(n.startswith("test") for n in names),
+        "*_tests.py": sum(n.endswith("_tests.py") for n in names),
+        "*_test.py": sum(n.endswith("_test.py") for n in names),
+    }
+    best = max(counts, key=lambda k: counts[k])
+    return best if counts[best] else "test*.py"
+
+
+async def _apply(env: _Env, fix: Fix, state: RepairState) -> bool:
+    if fix.kind == "system":
+        return await _install_system(env, fix, state)
+    requirements = list(fix.requirements)
+    if fix.modules:
+        # Import names from a traceback: the table or the index decides, never a guess.
+        resolution = await resolve_imports(list(fix.modules), _probe(env))
+        state.unresolved.update(resolution.unresolved)
+        requirements += sorted(set(resolution.distributions.values()))
+        if not requirements:
+            return False
+    ok, _ = await env.install(requirements, options=list(fix.options))
     return ok
+
+
+def _probe(env: _Env) -> Callable[[list[str]], Awaitable[dict[str, list[str] | None]]]:
+    async def probe(names: list[str]) -> dict[str, list[str] | None]:
+        argv = [env.python, "-c", PROBE_SCRIPT, *names]
+        result = await env.sh(" ".join(shlex.quote(a) for a in argv), timeout=600)
+        return parse_probe_output(result.output.decode("utf-8", "replace"))
+
+    return probe
+
+
+DEBIAN_PACKAGE = re.compile(r"^[a-z0-9][a-z0-9.+-]+$")
+
+
+async def _install_system(env: _Env, fix: Fix, state: RepairState) -> bool:
+    """Debian packages, installed as root in the container (setup has the network); the
+    session's user is not root, so this goes through the engine, and the trajectory gets a note
+    with the command and its outcome. On other backends they are only recorded (the generated
+    Dockerfile installs them)."""
+    session = env.session
+    description = session.description
+    container = description.container if description.kind == "docker" else None
+    packages = [p for p in fix.system_packages if DEBIAN_PACKAGE.match(p)]
+    if container is None:
+        state.system_packages.extend(p for p in packages if p not in state.system_packages)
+        return False
+    # The container drops setuid/setgid: apt must not switch to its _apt sandbox user.
+    apt = "apt-get -o APT::Sandbox::User=root"
+    update = f"ls /var/lib/apt/lists/*_Packages* >/dev/null 2>&1 || {apt} update -qq"
+    if not packages:
+        for library in fix.modules:
+            code, out = await _root(
+                container, f"{update} >/dev/null 2>&1; {SYSTEM_LOOKUP}", [library], timeout=600
+            )
+            found = out.strip().splitlines()[-1:] if code == 0 else []
+            session.note(
+                f"setup: looked up the Debian package that ships {library}: "
+                + (found[0] if found else "none found"),
+                actor=Actor.SYSTEM,
+            )
+            packages += [p for p in found if DEBIAN_PACKAGE.match(p)]
+    if not packages:
+        return False
+    script = (
+        f"{update} && DEBIAN_FRONTEND=noninteractive {apt} install -y -qq "
+        '--no-install-recommends -- "$@" 2>&1 | tail -5'
+    )
+    code, out = await _root(container, script, packages, timeout=900)
+    session.note(
+        f"setup (as root): apt-get install {' '.join(packages)} -> exit {code}\n{out[-800:]}",
+        actor=Actor.SYSTEM,
+    )
+    if code == 0:
+        state.system_packages.extend(p for p in packages if p not in state.system_packages)
+    return code == 0
+
+
+async def _root(container: str, script: str, args: list[str], *, timeout: float) -> tuple[int, str]:
+    """`sh -c SCRIPT -- ARGS` as root in the container; arguments never reach the script as
+    code, only as "$@"."""
+    from backends.docker_engine import connect
+
+    argv = ["timeout", str(int(timeout)), "sh", "-c", script, "setup", *args]
+
+    def run() -> tuple[int, str]:
+        client = connect()
+        try:
+            exec_id = client.api.exec_create(container, argv, user="0:0")
+            output = bytes(client.api.exec_start(exec_id["Id"])).decode("utf-8", "replace")
+            code = client.api.exec_inspect(exec_id["Id"]).get("ExitCode")
+            return int(code if code is not None else 1), output
+        finally:
+            client.close()
+
+    return await asyncio.to_thread(run)
 
 
 # -- C projects ----------------------------------------------------------------------------------

@@ -53,6 +53,7 @@ class Category(StrEnum):
     NAME_ERROR = "name-error"
     SYNTAX_ERROR = "syntax-error"
     BUILD = "build"
+    SYSTEM_LIBRARY = "system-library"  # a shared library (lib*.so) the image lacks
     PYTHON_VERSION = "python-version"
     NETWORK = "network"
     TIMEOUT = "timeout"
@@ -71,6 +72,13 @@ class Diagnosis:
     subject: str | None = None  # the module, attribute, header or version the line names
 
 
+# `ImportError: libgobject-2.0.so.0: cannot open shared object file`, ctypes' and cffi's
+# `OSError: cannot load library 'libcairo.so.2': ...`: the library's file name is the subject.
+SHARED_LIBRARY = (
+    r"(lib[\w.+-]*?\.so(?:\.[\d.]+)?)(?:'|:)?:? cannot open shared object file|"
+    r"cannot load library '(lib[\w.+-]+?\.so[\w.]*)'|"
+    r"(?:no library called|Unable to find library|could not find library) ['\"]?(lib[\w.+-]+)"
+)
 # Ordered: the first pattern that matches a line of the output decides.
 _PATTERNS: list[tuple[Category, re.Pattern[str]]] = [
     (Category.TIMEOUT, re.compile(r"\b(timed out after|still running after) ")),
@@ -117,6 +125,7 @@ _PATTERNS: list[tuple[Category, re.Pattern[str]]] = [
             r"Unknown config option: \w+|'\w+' not found in `markers` configuration option"
         ),
     ),
+    (Category.SYSTEM_LIBRARY, re.compile(SHARED_LIBRARY)),
     (Category.MODULE_NOT_FOUND, re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")),
     (Category.IMPORT_ERROR, re.compile(r"ImportError: .*")),
     (Category.ATTRIBUTE_ERROR, re.compile(r"AttributeError: .*")),
@@ -132,7 +141,12 @@ _SUBJECTS = {
     Category.IMPORT_ERROR: re.compile(
         r"cannot import name '(\w+)' from '([\w.]+)'|No module named '([\w.]+)'"
     ),
-    Category.ATTRIBUTE_ERROR: re.compile(r"module '([\w.]+)' has no attribute '(\w+)'"),
+    Category.ATTRIBUTE_ERROR: re.compile(
+        r"module '([\w.]+)' has no attribute '(\w+)'|"
+        r"`np\.(\w+)` was removed in the NumPy (\d+\.\d+) release|"
+        r"'(\w+)' object has no attribute '(\w+)'"
+    ),
+    Category.SYSTEM_LIBRARY: re.compile(SHARED_LIBRARY),
     Category.BUILD: re.compile(r"fatal error: ([\w/.+-]+\.h)|Failed to build `?([\w.-]+)"),
     Category.MISSING_PLUGIN: re.compile(
         r"fixture '(\w+)' not found|unrecognized arguments: (--?[\w-]+)|(async def)|"
@@ -166,7 +180,11 @@ def _subject(category: Category, line: str) -> str | None:
     if category is Category.IMPORT_ERROR and match.group(1):
         return f"{match.group(2)}:{match.group(1)}"
     if category is Category.ATTRIBUTE_ERROR:
-        return f"{match.group(1)}:{match.group(2)}"
+        if match.group(1):
+            return f"{match.group(1)}:{match.group(2)}"
+        if match.group(3):  # NumPy 2's own message: the release that removed it is named
+            return f"numpy:{match.group(3)}:<{match.group(4)}"
+        return f"object:{match.group(5)}:{match.group(6)}"
     return next((g for g in match.groups() if g), None)
 
 
@@ -180,6 +198,9 @@ class Verdict:
     pass_ratio: float | None = None
     test_command: str | None = None
     output_tail: str = ""  # the last lines of the deciding command, for the repair loop and LLM
+    # What a ready verdict left out, named: test modules that did not import (and why).
+    skipped: list[str] = field(default_factory=list)
+    skipped_diagnoses: list[Diagnosis] = field(default_factory=list)
 
     @property
     def ready(self) -> bool:
@@ -190,14 +211,24 @@ class Verdict:
         data["tier"] = str(self.tier)
         data["category"] = str(self.category) if self.category else None
         data.pop("output_tail")
+        data.pop("skipped_diagnoses")
         return data
 
     def line(self) -> str:
         """One line for a person: the tier, the tests and, short of ready, why."""
         text = str(self.tier)
+        notes = []
         if self.tests:
             ran = sum(self.tests.get(k, 0) for k in ("passed", "failed", "error"))
-            text += f" ({self.tests.get('passed', 0)}/{ran} passed)"
+            notes.append(f"{self.tests.get('passed', 0)}/{ran} passed")
+        if self.skipped:
+            n = len(self.skipped)
+            notes.append(
+                f"{n} test module{'s' if n > 1 else ''} not importable: "
+                + "; ".join(self.skipped[:3])
+            )
+        if notes:
+            text += f" ({'; '.join(notes)})"
         if self.category is not None:
             text += f" [{self.category}] {self.evidence}"
         return text
@@ -211,15 +242,62 @@ def verdict_from_tests(
     timed_out: bool,
     command: str,
     min_tests: int = READY_PLUS_TESTS,
+    modules: int = 0,
 ) -> Verdict:
-    """The tier from a test run's per-test counts (a collection tier passed already)."""
+    """The tier from a test run's per-test counts (a collection tier passed already).
+
+    Test modules that did not import (pytest's collection errors) are not failed tests: they
+    are taken out of the ratio and named (`Verdict.skipped`); a ready verdict with any is
+    "ready (1 test module not importable: ...)", and more than a quarter of the modules
+    failing to import is not ready. A runner that crashed at start-up (pytest's exit 3/4, an
+    INTERNALERROR) is a collection failure, never "no tests"."""
     tail = "\n".join(output.splitlines()[-60:])
+    broken = collection_errors(output)
+    counts = dict(counts)
+    if broken and counts.get("error", 0) >= len(broken):
+        counts["error"] -= len(broken)
     ran = counts.get("passed", 0) + counts.get("failed", 0) + counts.get("error", 0)
     if timed_out:
         return Verdict(
             Tier.COLLECTS,
             Category.TIMEOUT,
             f"the test run was still going when its time limit ended it: {command}",
+            tests=counts,
+            test_command=command,
+            output_tail=tail,
+        )
+    crashed = exit_code in (3, 4) or "INTERNALERROR>" in output
+    if crashed and not broken:
+        line = next(
+            (
+                x
+                for x in reversed(output.splitlines())
+                if re.search(r"INTERNALERROR>.*\w+Error|^ERROR:|Error:", x)
+            ),
+            None,
+        )
+        diagnosis = diagnose(output, fallback=Category.COLLECTION)
+        category = diagnosis.category
+        if category in (Category.NO_TESTS, Category.UNKNOWN):
+            category = Category.COLLECTION
+        return Verdict(
+            Tier.IMPORTS,
+            category,
+            (line or diagnosis.evidence).strip()[:400]
+            if category is Category.COLLECTION
+            else diagnosis.evidence,
+            diagnosis.subject,
+            tests=counts,
+            test_command=command,
+            output_tail=tail,
+        )
+    if ran == 0 and broken:
+        first = broken[0]
+        return Verdict(
+            Tier.IMPORTS,
+            first[1].category if first[1].category is not Category.UNKNOWN else Category.COLLECTION,
+            f"{len(broken)} test module(s) did not import; {first[0]}: {first[1].evidence}"[:400],
+            first[1].subject,
             tests=counts,
             test_command=command,
             output_tail=tail,
@@ -245,9 +323,37 @@ def verdict_from_tests(
             output_tail=tail,
         )
     ratio = counts.get("passed", 0) / ran
+    skipped = [f"{path}: {_why(d)}" for path, d in broken]
+    # A module may be left out of a ready verdict (and named) only for a cause outside the
+    # code: a system library, a distribution or data it needs. A TypeError, a SyntaxError...
+    # while importing it is the project's code failing, so the verdict is a collection error.
+    code_errors = [(p, d) for p, d in broken if d.category not in _ENVIRONMENT_CAUSES]
+    if ratio >= READY_RATIO and (code_errors or len(broken) > max(1, modules // 4)):
+        first = (code_errors or broken)[0]
+        return Verdict(
+            Tier.RUNS,
+            Category.COLLECTION,
+            f"{len(broken)} of {modules} test modules did not import; {first[0]}: "
+            f"{first[1].evidence}"[:400],
+            first[1].subject,
+            tests=counts,
+            pass_ratio=round(ratio, 4),
+            test_command=command,
+            output_tail=tail,
+            skipped=skipped,
+            skipped_diagnoses=[d for _, d in broken],
+        )
     if ratio >= READY_RATIO:
         tier = Tier.READY_PLUS if ran >= min_tests else Tier.READY
-        return Verdict(tier, tests=counts, pass_ratio=round(ratio, 4), test_command=command)
+        return Verdict(
+            tier,
+            tests=counts,
+            pass_ratio=round(ratio, 4),
+            test_command=command,
+            skipped=skipped,
+            skipped_diagnoses=[d for _, d in broken],
+            output_tail=tail if broken else "",
+        )
     diagnosis = diagnose(output, fallback=Category.TEST_FAILURES)
     category = diagnosis.category
     if category in (Category.NO_TESTS, Category.UNKNOWN):
@@ -266,7 +372,48 @@ def verdict_from_tests(
         pass_ratio=round(ratio, 4),
         test_command=command,
         output_tail=tail,
+        skipped=skipped,
+        skipped_diagnoses=[d for _, d in broken],
     )
+
+
+_ENVIRONMENT_CAUSES = (Category.SYSTEM_LIBRARY, Category.MODULE_NOT_FOUND, Category.NETWORK)
+# pytest's short summary names a module that failed to import without a test id:
+# `ERROR tests/test_graph.py - ImportError: libgobject-2.0.so.0: cannot open shared object file`
+_COLLECTION_ERROR = re.compile(r"^ERROR (\S+\.py)(?: - (.*))?$")
+
+
+def collection_errors(output: str) -> list[tuple[str, Diagnosis]]:
+    """(test module, diagnosis of why it did not import) for each collection error pytest
+    reports; the diagnosis reads the module's own traceback section when there is one."""
+    found: list[tuple[str, Diagnosis]] = []
+    seen: set[str] = set()
+    for line in output.splitlines():
+        match = _COLLECTION_ERROR.match(line.strip())
+        if not match or "::" in match.group(1) or match.group(1) in seen:
+            continue
+        path = match.group(1)
+        seen.add(path)
+        section = _section(output, path)
+        diagnosis = diagnose(section or (match.group(2) or ""), fallback=Category.COLLECTION)
+        found.append((path, diagnosis))
+    return found
+
+
+def _section(output: str, path: str) -> str:
+    """The `___ ERROR collecting PATH ___` section of pytest's report."""
+    match = re.search(
+        rf"_+ ERROR collecting {re.escape(path)} _+\n(.*?)(?=\n_{{3,}} |\n=+ |\Z)", output, re.S
+    )
+    return match.group(1) if match else ""
+
+
+def _why(diagnosis: Diagnosis) -> str:
+    if diagnosis.category is Category.SYSTEM_LIBRARY and diagnosis.subject:
+        return f"needs {diagnosis.subject}"
+    if diagnosis.category is Category.MODULE_NOT_FOUND and diagnosis.subject:
+        return f"needs {diagnosis.subject}"
+    return diagnosis.evidence[:160]
 
 
 def _first_failure(output: str) -> str:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from simulator.setup.detect import PLUGIN_FLAGS, PLUGIN_SETTINGS, PLUGIN_USES
 from simulator.setup.imports import NOT_INSTALLABLE, distribution_for
+from simulator.setup.names import valid_distribution_name
 from simulator.setup.oracle import Category, Diagnosis
 
 # A C header a build could not find -> the Debian package that ships it. The session's user is
@@ -42,6 +43,155 @@ HEADER_PACKAGES = {
 }
 
 
+# A shared library a module could not load -> the Debian (bookworm) package that ships it. A
+# library not listed here is looked up in the container (`SYSTEM_LOOKUP`): the candidate
+# packages its name suggests are downloaded, never installed, and kept only when their file list
+# holds that exact file.
+LIBRARY_PACKAGES = {
+    "libgobject-2.0.so.0": "libglib2.0-0",
+    "libglib-2.0.so.0": "libglib2.0-0",
+    "libgio-2.0.so.0": "libglib2.0-0",
+    "libgthread-2.0.so.0": "libglib2.0-0",
+    "libgmodule-2.0.so.0": "libglib2.0-0",
+    "libgirepository-1.0.so.1": "libgirepository-1.0-1",
+    "libcairo.so.2": "libcairo2",
+    "libpango-1.0.so.0": "libpango-1.0-0",
+    "libpangocairo-1.0.so.0": "libpangocairo-1.0-0",
+    "libgdk_pixbuf-2.0.so.0": "libgdk-pixbuf-2.0-0",
+    "libgtk-3.so.0": "libgtk-3-0",
+    "libGL.so.1": "libgl1",
+    "libEGL.so.1": "libegl1",
+    "libGLU.so.1": "libglu1-mesa",
+    "libSM.so.6": "libsm6",
+    "libICE.so.6": "libice6",
+    "libXext.so.6": "libxext6",
+    "libXrender.so.1": "libxrender1",
+    "libX11.so.6": "libx11-6",
+    "libxcb.so.1": "libxcb1",
+    "libfontconfig.so.1": "libfontconfig1",
+    "libfreetype.so.6": "libfreetype6",
+    "libgomp.so.1": "libgomp1",
+    "libgfortran.so.5": "libgfortran5",
+    "libopenblas.so.0": "libopenblas0",
+    "liblapack.so.3": "liblapack3",
+    "libblas.so.3": "libblas3",
+    "libsndfile.so.1": "libsndfile1",
+    "libsndfile.so": "libsndfile1",
+    "libportaudio.so.2": "libportaudio2",
+    "libasound.so.2": "libasound2",
+    "libmagic.so.1": "libmagic1",
+    "libzbar.so.0": "libzbar0",
+    "libgeos_c.so.1": "libgeos-c1v5",
+    "libgeos_c.so": "libgeos-c1v5",
+    "libproj.so.25": "libproj25",
+    "libgdal.so.32": "libgdal32",
+    "libspatialindex_c.so": "libspatialindex-c6",
+    "libhdf5_serial.so.103": "libhdf5-103-1",
+    "libnetcdf.so.19": "libnetcdf19",
+    "libzmq.so.5": "libzmq5",
+    "libpq.so.5": "libpq5",
+    "libmariadb.so.3": "libmariadb3",
+    "libsqlite3.so.0": "libsqlite3-0",
+    "libxml2.so.2": "libxml2",
+    "libxslt.so.1": "libxslt1.1",
+    "libjpeg.so.62": "libjpeg62-turbo",
+    "libpng16.so.16": "libpng16-16",
+    "libtiff.so.6": "libtiff6",
+    "libwebp.so.7": "libwebp7",
+    "libtesseract.so.5": "libtesseract5",
+    "liblept.so.5": "liblept5",
+    "libespeak-ng.so.1": "libespeak-ng1",
+    "libusb-1.0.so.0": "libusb-1.0-0",
+    "libdbus-1.so.3": "libdbus-1-3",
+    "libpcap.so.0.8": "libpcap0.8",
+    "libsnappy.so.1": "libsnappy1v5",
+    "libyaml-0.so.2": "libyaml-0-2",
+    "libgmp.so.10": "libgmp10",
+    "libmpfr.so.6": "libmpfr6",
+    "libtk8.6.so": "libtk8.6",
+    "libtcl8.6.so": "libtcl8.6",
+    "libcurl.so.4": "libcurl4",
+    "libfftw3.so.3": "libfftw3-double3",
+    "libsodium.so.23": "libsodium23",
+    "libgraphviz.so": "libgvc6",
+    "libgvc.so.6": "libgvc6",
+}
+# Run as root in the container with the library's file name: prints the Debian package that
+# ships that exact file (a candidate from the name, checked in its downloaded file list).
+SYSTEM_LOOKUP = r"""
+lib="$1"; stem="${lib%%.so*}"; ver="${lib#*.so}"; ver="${ver#.}"; ver="${ver%%.*}"
+base="${stem#lib}"
+cands="$stem$ver $stem-$ver ${stem}${ver}t64 $stem lib${base}-${ver}"
+[ -n "$ver" ] || cands="$stem $stem-dev"
+tmp=$(mktemp -d) && cd "$tmp" || exit 1
+for c in $cands; do
+  apt-cache show "$c" >/dev/null 2>&1 || continue
+  apt-get -o APT::Sandbox::User=root download -qq "$c" >/dev/null 2>&1 || continue
+  if dpkg-deb -c ./"$c"_*.deb 2>/dev/null | grep -q "/$lib\(\.[0-9.]*\)\?$"; then
+    echo "$c"; rm -rf "$tmp"; exit 0
+  fi
+done
+rm -rf "$tmp"; exit 1
+"""
+# Attributes a newer release removed, and the requirement that still has them (the release
+# that removed them, from the projects' release notes).
+REMOVED_IN = {
+    **{
+        ("numpy", name): "numpy<1.24"
+        for name in ("float", "int", "bool", "object", "str", "complex", "long", "unicode")
+    },
+    **{
+        ("numpy", name): "numpy<2"
+        for name in (
+            "NaN",
+            "NAN",
+            "Inf",
+            "PINF",
+            "NINF",
+            "Infinity",
+            "infty",
+            "float_",
+            "complex_",
+            "string_",
+            "unicode_",
+            "round_",
+            "product",
+            "cumproduct",
+            "sometrue",
+            "alltrue",
+            "row_stack",
+            "asfarray",
+            "find_common_type",
+            "msort",
+            "cast",
+            "source",
+            "lookfor",
+            "who",
+            "issubclass_",
+            "set_string_function",
+            "safe_eval",
+            "recfromcsv",
+            "recfromtxt",
+            "deprecate",
+            "longfloat",
+            "singlecomplex",
+            "cfloat",
+            "longcomplex",
+            "clongfloat",
+            "mat",
+            "obj2sctype",
+            "sctype2char",
+            "maximum_sctype",
+        )
+    },
+    ("DataFrame", "append"): "pandas<2",
+    ("Series", "append"): "pandas<2",
+    ("DataFrame", "iteritems"): "pandas<2",
+    ("Series", "iteritems"): "pandas<2",
+    ("Index", "is_monotonic"): "pandas<2",
+}
+
+
 @dataclass(frozen=True)
 class Fix:
     kind: str  # install | downgrade | binary | plugin | runner | none
@@ -49,10 +199,14 @@ class Fix:
     reason: str = ""
     options: tuple[str, ...] = ()  # installer options (--only-binary NAME)
     system_packages: tuple[str, ...] = ()  # what a Dockerfile would apt-get install
+    modules: tuple[str, ...] = ()  # import names the ladder resolves (table, then the index)
 
     @property
     def key(self) -> str:
-        return f"{self.kind}:{','.join(self.requirements)}:{','.join(self.options)}"
+        return (
+            f"{self.kind}:{','.join(self.requirements)}:{','.join(self.options)}:"
+            f"{','.join(self.modules)}"
+        )
 
 
 @dataclass
@@ -63,6 +217,7 @@ class RepairState:
     local: set[str] = field(default_factory=set)
     versions: dict[str, str] = field(default_factory=dict)  # distribution (lowercase) -> version
     system_packages: list[str] = field(default_factory=list)
+    unresolved: dict[str, str] = field(default_factory=dict)  # import name -> why not installed
 
 
 def plan(diagnosis: Diagnosis, state: RepairState) -> Fix | None:
@@ -83,8 +238,9 @@ def _rule(diagnosis: Diagnosis, state: RepairState) -> Fix | None:
         module, name = subject.split(":", 1)
         return _older(module, state, f"'{name}' is gone from {module}: an older release has it")
     if category is Category.ATTRIBUTE_ERROR and subject:
-        module, attribute = subject.split(":", 1)
-        return _older(module, state, f"{module}.{attribute} was removed in a newer release")
+        return _removed_attribute(subject, state)
+    if category is Category.SYSTEM_LIBRARY and subject:
+        return _system_library(subject, state)
     if category is Category.MISSING_PLUGIN:
         return _plugin(diagnosis)
     if category is Category.BUILD:
@@ -97,25 +253,75 @@ def _install_module(module: str, state: RepairState, evidence: str) -> Fix | Non
     if top in state.local or top in NOT_INSTALLABLE:
         return None
     dist = distribution_for(module)
+    if dist is None:
+        # Not in the table: the ladder asks the index whether a wheel of that name ships it.
+        return Fix("install", (), f"{module} is imported but not installed", modules=(top,))
     return Fix("install", (dist,), f"{module} is imported but not installed ({dist})")
 
 
+def _removed_attribute(subject: str, state: RepairState) -> Fix | None:
+    """`numpy:NaN:<2.0` (the release named by the error), `numpy:float` or
+    `object:DataFrame:append`: pin below the release that removed it."""
+    parts = subject.split(":")
+    if parts[0] == "object":
+        pin = REMOVED_IN.get((parts[1], parts[2]))
+        if pin is None:
+            return None
+        return Fix(
+            "downgrade",
+            (pin,),
+            f"{parts[1]}.{parts[2]} was removed in {pin[len(_name(pin)) + 1 :]}",
+        )
+    module, attribute = parts[0], parts[1]
+    top = module.split(".")[0]
+    reason = f"{module}.{attribute} was removed in a newer release"
+    if len(parts) > 2 and parts[2].startswith("<"):
+        dist = _name(distribution_for(top) or top)
+        pin = f"{dist}{parts[2]}"
+        return Fix("downgrade", (pin,), f"{reason} ({dist} {parts[2][1:]}, the error says)")
+    known = REMOVED_IN.get((top, attribute))
+    if known is not None:
+        return Fix("downgrade", (known,), f"{reason} ({known})")
+    return _older(module, state, reason)
+
+
+def _name(requirement: str) -> str:
+    return re.split(r"[<>=!~;\[ ]", requirement)[0]
+
+
 def _older(module: str, state: RepairState, reason: str) -> Fix | None:
+    """Below the installed major (below the installed minor once the major pin was tried)."""
     top = module.split(".")[0]
     if top in state.local:
         return None
-    dist = distribution_for(top)
+    dist = _name(distribution_for(top) or top)
     version = state.versions.get(dist.lower())
     if version is None:
         return None
     parts = [int(p) for p in re.findall(r"\d+", version)[:2]] or [0]
-    if parts[0] >= 1:
+    if parts[0] >= 1 and f"downgrade:{dist}<{parts[0] + 1}::" not in state.tried:
         bound = f"{parts[0]}"
     elif len(parts) > 1 and parts[1] > 0:
-        bound = f"0.{parts[1]}"
+        bound = f"{parts[0]}.{parts[1]}"
     else:
         return None
     return Fix("downgrade", (f"{dist}<{bound}",), f"{reason} (installed {dist} {version})")
+
+
+def _system_library(library: str, state: RepairState) -> Fix | None:
+    """The Debian package that ships `library`: the table, else looked up in the container."""
+    package = LIBRARY_PACKAGES.get(library)
+    if package is None:
+        base = re.sub(r"\.so.*$", ".so", library)
+        package = next((p for lib, p in LIBRARY_PACKAGES.items() if lib.startswith(base)), None)
+    return Fix(
+        "system",
+        (),
+        f"{library} is missing from the image"
+        + (f": Debian package {package}" if package else ": looking up its Debian package"),
+        system_packages=(package,) if package else (),
+        modules=(library,) if package is None else (),
+    )
 
 
 def _plugin(diagnosis: Diagnosis) -> Fix | None:
@@ -148,13 +354,24 @@ def _build(diagnosis: Diagnosis, state: RepairState) -> Fix | None:
     packages: tuple[str, ...] = ()
     if header and header.group(1) in HEADER_PACKAGES:
         packages = (HEADER_PACKAGES[header.group(1)],)
-        state.system_packages.extend(p for p in packages if p not in state.system_packages)
+    if packages:
+        system = Fix(
+            "system",
+            (),
+            f"{header.group(1) if header else 'a header'} is missing: Debian package "
+            f"{' '.join(packages)}",
+            system_packages=packages,
+        )
+        if system.key not in state.tried:
+            return system
     failed = re.search(r"Failed to build `?([\w.-]+)", diagnosis.evidence)
     if failed is None:
         failed = re.search(r"Building wheel for ([\w.-]+)", diagnosis.evidence)
     if failed is None:
         return None
     dist = failed.group(1).split("@")[0].split("==")[0]
+    if not valid_distribution_name(dist):
+        return None
     return Fix(
         "binary",
         (dist,),

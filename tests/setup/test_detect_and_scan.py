@@ -143,10 +143,18 @@ def test_repairs_match_their_errors() -> None:
     install = plan(Diagnosis(Category.MODULE_NOT_FOUND, "e", "yaml"), state)
     assert install is not None and install.requirements == ("PyYAML",)
     assert plan(Diagnosis(Category.MODULE_NOT_FOUND, "e", "mypkg.sub"), state) is None
-    older = plan(Diagnosis(Category.ATTRIBUTE_ERROR, "e", "numpy:float"), state)
+    # np.float went in NumPy 1.24 (the table), np.NaN in 2.0 (the error text names it)
+    removed = plan(Diagnosis(Category.ATTRIBUTE_ERROR, "e", "numpy:float"), state)
+    assert removed is not None and removed.requirements == ("numpy<1.24",)
+    named = plan(Diagnosis(Category.ATTRIBUTE_ERROR, "e", "numpy:NaN:<2.0"), state)
+    assert named is not None and named.requirements == ("numpy<2.0",)
+    older = plan(Diagnosis(Category.ATTRIBUTE_ERROR, "e", "numpy:somefunc"), state)
     assert older is not None and older.requirements == ("numpy<2",)
     state.tried.add(older.key)
-    assert plan(Diagnosis(Category.ATTRIBUTE_ERROR, "e", "numpy:float"), state) is None
+    state.versions["numpy"] = "1.26.4"
+    # the major pin was tried and the error stays: below the installed minor next
+    minor = plan(Diagnosis(Category.ATTRIBUTE_ERROR, "e", "numpy:somefunc"), state)
+    assert minor is not None and minor.requirements == ("numpy<1.26",)
     plugin = plan(Diagnosis(Category.MISSING_PLUGIN, "E  fixture 'benchmark' not found"), state)
     assert plugin is not None and plugin.requirements == ("pytest-benchmark",)
 

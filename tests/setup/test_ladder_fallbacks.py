@@ -1,0 +1,158 @@
+"""The pip fallback and the repairs by traceback, on real containers with fixtures that fail
+before (each names the rule it exercises)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from simulator.setup import run_setup
+from tests.setup import repos
+from tests.setup.conftest import SessionFactory
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+
+async def test_uv_settings_that_do_not_build_fall_back_to_pip_and_say_why(
+    tmp_path: Path, docker_session: SessionFactory
+) -> None:
+    """The project's [tool.uv] makes uv build a Rust core from source (no toolchain here);
+    pip takes the published wheel. The venv has pip (`--seed`), so the fallback works."""
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": """
+                [build-system]
+                requires = ["setuptools>=61"]
+                build-backend = "setuptools.build_meta"
+
+                [project]
+                name = "rusty"
+                version = "0.1"
+                dependencies = ["rpds-py"]
+
+                [tool.setuptools]
+                packages = ["rusty"]
+
+                [tool.uv]
+                no-binary-package = ["rpds-py"]
+            """,
+            "rusty/__init__.py": "import rpds\n\ndef m():\n    return rpds.HashTrieMap({'a': 1})\n",
+            "tests/test_rusty.py": (
+                "from rusty import m\n\ndef test_m():\n    assert m()['a'] == 1\n"
+            ),
+        },
+    )
+    session = await docker_session(repo)
+    result = await run_setup(session)
+    assert result.verdict.ready, result.verdict.line()
+    assert any(" -m pip install " in c and "-e" in c for c in result.commands), result.commands
+    assert any("installed as pip would" in n for n in result.notes), result.notes
+
+
+def _package(name: str, dependencies: list[str], files: dict[str, str]) -> dict[str, str]:
+    deps = ", ".join(f'"{d}"' for d in dependencies)
+    return {
+        "pyproject.toml": f"""
+            [build-system]
+            requires = ["setuptools>=61"]
+            build-backend = "setuptools.build_meta"
+
+            [project]
+            name = "{name}"
+            version = "0.1"
+            dependencies = [{deps}]
+
+            [tool.setuptools]
+            packages = ["{name}"]
+        """,
+        **files,
+    }
+
+
+async def test_rule_pkg_resources_installs_a_setuptools_that_still_ships_it(
+    tmp_path: Path, docker_session: SessionFactory
+) -> None:
+    """`No module named 'pkg_resources'` in a fresh venv: today's setuptools (>= 82) dropped it;
+    the rule installs `setuptools<82`, not the setuptools already there."""
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        _package(
+            "oldmeta",
+            [],
+            {
+                "oldmeta/__init__.py": (
+                    "def version():\n"
+                    "    import pkg_resources\n"
+                    "    return pkg_resources.parse_version('1.2').release\n"
+                ),
+                "tests/test_meta.py": (
+                    "from oldmeta import version\n\ndef test_v():\n    assert version() == (1, 2)\n"
+                ),
+            },
+        ),
+    )
+    session = await docker_session(repo)
+    result = await run_setup(session)
+    assert result.verdict.ready, result.verdict.line()
+    assert any("setuptools<82" in item for item in result.installed), result.installed
+
+
+async def test_rule_numpy_2_removed_attribute_pins_below_the_release_named(
+    tmp_path: Path, docker_session: SessionFactory
+) -> None:
+    """NumPy 2's own message ("`np.NaN` was removed in the NumPy 2.0 release") names the
+    release: the rule pins numpy<2.0."""
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        _package(
+            "oldnum",
+            ["numpy"],
+            {
+                "oldnum/__init__.py": "import numpy as np\n\nMISSING = np.NaN\n",
+                "tests/test_num.py": (
+                    "import math\nfrom oldnum import MISSING\n\n"
+                    "def test_nan():\n    assert math.isnan(MISSING)\n"
+                ),
+            },
+        ),
+    )
+    session = await docker_session(repo)
+    result = await run_setup(session)
+    assert result.verdict.ready, result.verdict.line()
+    assert [r["fix"] for r in result.repairs] == ["downgrade"], result.repairs
+    assert any("numpy<2.0" in item for item in result.installed), result.installed
+
+
+async def test_rule_missing_system_library_installs_its_debian_package_as_root(
+    tmp_path: Path, docker_session: SessionFactory
+) -> None:
+    """A module loads libgobject (in the table) at import and a test loads libjansson (not in
+    the table: looked up in the container by its file list); both packages are installed as
+    root during setup and recorded for the Dockerfile."""
+    from simulator.setup.envimage import dockerfile_text
+
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        _package(
+            "graphs",
+            [],
+            {
+                "graphs/__init__.py": (
+                    "import ctypes\n\nGOBJECT = ctypes.CDLL('libgobject-2.0.so.0')\n"
+                ),
+                "tests/test_graphs.py": (
+                    "import ctypes\nimport graphs\n\n"
+                    "def test_gobject():\n    assert graphs.GOBJECT\n\n"
+                    "def test_jansson():\n    assert ctypes.CDLL('libjansson.so.4')\n"
+                ),
+            },
+        ),
+    )
+    session = await docker_session(repo)
+    result = await run_setup(session)
+    assert result.verdict.ready, result.verdict.line()
+    assert result.system_packages == ["libglib2.0-0", "libjansson4"], result.repairs
+    dockerfile = dockerfile_text(result, "reposim/base:bookworm-2", "abc")
+    assert "apt-get install -y --no-install-recommends libglib2.0-0 libjansson4" in dockerfile

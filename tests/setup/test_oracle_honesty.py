@@ -1,0 +1,171 @@
+"""Honest tiers: each verdict from a real pytest or unittest process (a local session in this
+project's own venv) on a fixture that the old oracle misjudged."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import pytest
+
+from simulator.backend_factory import make_backend
+from simulator.session import Session
+from simulator.setup.detect import detect
+from simulator.setup.imports import scan
+from simulator.setup.ladder import SetupOptions, _Env, _unittest
+from simulator.setup.oracle import Category, Tier, Verdict, verdict_from_tests
+from tests.setup import repos
+
+PYTEST = f"{sys.executable} -m pytest -p no:cacheprovider --continue-on-collection-errors -q"
+
+Opener = Callable[[Path], Awaitable[Session]]
+
+
+@pytest.fixture
+async def local_session(tmp_path: Path) -> AsyncIterator[Opener]:
+    opened: list[Session] = []
+
+    async def open_(repo: Path) -> Session:
+        session = await Session.open(
+            repo, backend=make_backend("local", repo), trajectory_path=tmp_path / "t.jsonl"
+        )
+        opened.append(session)
+        return session
+
+    yield open_
+    for session in opened:
+        await session.close()
+
+
+async def _pytest_verdict(session: Session, repo: Path) -> Verdict:
+    run = await session.run_tests(command=PYTEST, timeout=120)
+    return verdict_from_tests(
+        run.counts(),
+        output=run.output,
+        exit_code=run.exit_code,
+        timed_out=run.timed_out,
+        command=PYTEST,
+        modules=len(scan(repo).test_modules),
+    )
+
+
+async def test_a_type_error_importing_a_test_module_is_a_collection_error(
+    tmp_path: Path, local_session: Opener
+) -> None:
+    """Ten tests in a module that raises TypeError on import were once "1 of 2 tests failed"."""
+    broken = "raise TypeError('unsupported operand')\n" + "".join(
+        f"def test_{i}():\n    pass\n" for i in range(10)
+    )
+    repo = repos.write_repo(
+        tmp_path / "r",
+        {"tests/test_ok.py": "def test_ok():\n    pass\n", "tests/test_broken.py": broken},
+    )
+    verdict = await _pytest_verdict(await local_session(repo), repo)
+    assert not verdict.ready and verdict.category is Category.COLLECTION, verdict.line()
+    assert "tests/test_broken.py" in (verdict.evidence or "") and "TypeError" in (
+        verdict.evidence or ""
+    )
+
+
+async def test_a_module_needing_a_missing_library_is_named_in_a_ready_verdict(
+    tmp_path: Path, local_session: Opener
+) -> None:
+    files = {f"tests/test_ok{i}.py": "def test_ok():\n    pass\n" for i in range(4)}
+    files["tests/test_draw.py"] = (
+        "import ctypes\nctypes.CDLL('libreposim-absent-2.0.so.0')\n\ndef test_draw():\n    pass\n"
+    )
+    repo = repos.write_repo(tmp_path / "r", files)
+    verdict = await _pytest_verdict(await local_session(repo), repo)
+    assert verdict.ready and verdict.tests["passed"] == 4 and verdict.tests["error"] == 0
+    assert verdict.skipped == ["tests/test_draw.py: needs libreposim-absent-2.0.so.0"]
+    assert "1 test module not importable: tests/test_draw.py: needs libreposim" in verdict.line()
+    assert verdict.skipped_diagnoses[0].category is Category.SYSTEM_LIBRARY
+
+
+async def test_a_pytest_internal_error_at_start_up_is_not_no_tests(
+    tmp_path: Path, local_session: Opener
+) -> None:
+    repo = repos.write_repo(
+        tmp_path / "r",
+        {
+            "tests/conftest.py": (
+                "def pytest_collection_modifyitems(items):\n"
+                "    raise RuntimeError('a deprecation turned into an error')\n"
+            ),
+            "tests/test_a.py": "def test_a():\n    pass\n",
+        },
+    )
+    verdict = await _pytest_verdict(await local_session(repo), repo)
+    assert verdict.category is Category.COLLECTION and verdict.tier is Tier.IMPORTS, verdict.line()
+    assert "a deprecation turned into an error" in (verdict.evidence or "")
+
+
+async def _unittest_verdict(session: Session, repo: Path, timeout: float = 120) -> Verdict | None:
+    env = _Env(session, SetupOptions(test_timeout=timeout))
+    env.python = sys.executable
+    return await _unittest(env, detect(repo), scan(repo), env.options)
+
+
+async def test_a_unittest_fallback_killed_at_its_limit_is_a_timeout(
+    tmp_path: Path, local_session: Opener
+) -> None:
+    repo = repos.write_repo(
+        tmp_path / "r",
+        {
+            "tests/slow_tests.py": (
+                "import time, unittest\n\nclass Slow(unittest.TestCase):\n"
+                "    def test_slow(self):\n        time.sleep(60)\n"
+            )
+        },
+    )
+    verdict = await _unittest_verdict(await local_session(repo), repo, timeout=5)
+    assert verdict is not None and verdict.category is Category.TIMEOUT, verdict
+
+
+async def test_unittest_discovery_follows_the_layout_and_the_projects_pattern(
+    tmp_path: Path, local_session: Opener
+) -> None:
+    """tests/ is not a package (no `-t .`), its modules import a helper beside them, and the
+    files are named *_tests.py."""
+    repo = repos.write_repo(
+        tmp_path / "r",
+        {
+            "tests/helpers.py": "VALUE = 3\n",
+            "tests/math_tests.py": (
+                "import unittest\nimport helpers\n\nclass T(unittest.TestCase):\n"
+                + "".join(
+                    f"    def test_{i}(self):\n        self.assertEqual(helpers.VALUE, 3)\n"
+                    for i in range(12)
+                )
+            ),
+        },
+    )
+    verdict = await _unittest_verdict(await local_session(repo), repo)
+    assert verdict is not None and verdict.tier is Tier.READY_PLUS, verdict
+    assert verdict.tests["passed"] == 12
+    assert " -t " not in (verdict.test_command or "") and "*_tests.py" in (
+        verdict.test_command or ""
+    )
+
+
+async def test_a_fallback_that_runs_fewer_tests_than_defined_is_not_ready(
+    tmp_path: Path, local_session: Opener
+) -> None:
+    """pytest-style functions in *_tests.py files (a runner script collects them): unittest
+    finds only the one TestCase, 1 of 11 tests."""
+    repo = repos.write_repo(
+        tmp_path / "r",
+        {
+            "tests/__init__.py": "",
+            "tests/core_tests.py": (
+                "import unittest\n\nclass T(unittest.TestCase):\n    def test_a(self):\n"
+                "        pass\n\n"
+                + "".join(f"def test_f{i}():\n    assert True\n\n" for i in range(10))
+            ),
+        },
+    )
+    verdict = await _unittest_verdict(await local_session(repo), repo)
+    assert verdict is not None and not verdict.ready, verdict
+    assert verdict.category is Category.COLLECTION
+    assert "ran 1 tests; the test files define 11" in (verdict.evidence or "")
