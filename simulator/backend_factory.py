@@ -10,10 +10,13 @@ happened to run before it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from backends.base import Backend, BackendError
 from simulator.paths import workspaces_dir
+
+if TYPE_CHECKING:  # the docker backend is imported only by sessions that use it
+    from backends.docker.pool import PoolSettings, WarmPool
 
 BACKEND_KINDS = ("local", "docker")
 
@@ -48,3 +51,53 @@ def make_backend(kind: str, source: Path, *, in_place: bool = False, **options: 
 
         return DockerBackend(source, docker_options({**options, "term": term}))
     raise BackendError(f"Unknown backend {kind!r}; choose one of {', '.join(BACKEND_KINDS)}.")
+
+
+def pool_settings(size: int | None = None, idle: float | None = None) -> PoolSettings:
+    """The warm pool's size and idle limit: the caller's (flags), else `[pool]` in the user's
+    config file (`size = 2`, `idle = 300`), else 1 ready container drained after 300 s idle."""
+    from backends.docker.pool import PoolSettings
+    from simulator.paths import config_file
+    from simulator.user_config import ConfigError, load_config
+
+    path = config_file()
+    table = load_config(path).get("pool", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"In {path}, `pool` must be a table ([pool] with size = 2, idle = 300).")
+    unknown = sorted(set(table) - {"size", "idle"})
+    if unknown:
+        raise ConfigError(f"In {path}, [pool] has no setting {unknown[0]!r} (known: idle, size).")
+    values = {"size": table.get("size"), "idle": table.get("idle")}
+    for key, value in values.items():
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise ConfigError(f"In {path}, pool.{key} must be a number.")
+    if size is not None:
+        values["size"] = size
+    if idle is not None:
+        values["idle"] = idle
+    try:
+        return PoolSettings(**{k: v for k, v in values.items() if v is not None})
+    except BackendError as exc:
+        raise ConfigError(f"{exc} (from the flags or {path})") from None
+
+
+def warm_pool(
+    source: Path, *, pool_size: int | None = None, pool_idle: float | None = None, **options: Any
+) -> WarmPool | None:
+    """A pool of warm docker sessions on `source` with these docker `options` (as for
+    make_backend), or None when the pool's size is 0 (sessions then start their own container).
+    The caller owns it: `pool.lease()` is a backend for open_session, `pool.close()` at the end."""
+    from simulator.user_config import docker_options, session_term
+
+    settings = pool_settings(pool_size, pool_idle)
+    if settings.size == 0:
+        return None
+    from backends.docker.channel import WORKSPACE
+    from backends.docker.container import PRIVATE_DIR
+    from backends.docker.pool import WarmPool
+    from simulator.session import checkpoint_init_script
+
+    term = session_term(options.pop("term", None))
+    # Each container gets the session's checkpoint repository ahead (ready for the start's).
+    prepare = checkpoint_init_script(WORKSPACE, PRIVATE_DIR)
+    return WarmPool(source, docker_options({**options, "term": term}), settings, prepare=prepare)

@@ -775,16 +775,7 @@ class Session:
         ctimes). The first `git add -A` then hashes only files that differ from the user's
         index instead of every file: 50k files take well under a second instead of ~13 s.
         """
-        gitdir = quote(f"{self._backend.private_dir}/checkpoints.git")
-        user_git = f"{self._backend.workspace_path}/.git"
-        objects, index = quote(f"{user_git}/objects"), quote(f"{user_git}/index")
-        return (
-            f"git init -q --bare {gitdir} && git --git-dir={gitdir} config core.bare false && "
-            f"git --git-dir={gitdir} config core.checkStat minimal && "
-            f"git --git-dir={gitdir} config core.trustctime false && "
-            f"if [ -d {objects} ] && [ -f {index} ]; then "
-            f"echo {objects} > {gitdir}/objects/info/alternates && cp {index} {gitdir}/index; fi"
-        )
+        return checkpoint_init_script(self._backend.workspace_path, self._backend.private_dir)
 
     async def _git_run(self, *commands: str) -> str:
         """Run git commands, in one backend exec (each exec is a round trip through the
@@ -947,6 +938,23 @@ __all__ = [
     "Session",
     "SessionError",
 ]
+
+
+def checkpoint_init_script(workspace: str, private_dir: str) -> str:
+    """The shell script that creates a session's private checkpoint repository (see
+    Session._git_init_script); it does nothing when the repository is there already, so a warm
+    container pool can run it ahead of the session (simulator/backend_factory.py)."""
+    gitdir = quote(f"{private_dir}/checkpoints.git")
+    user_git = f"{workspace}/.git"
+    objects, index = quote(f"{user_git}/objects"), quote(f"{user_git}/index")
+    return (
+        f"[ -f {gitdir}/HEAD ] || {{ "
+        f"git init -q --bare {gitdir} && git --git-dir={gitdir} config core.bare false && "
+        f"git --git-dir={gitdir} config core.checkStat minimal && "
+        f"git --git-dir={gitdir} config core.trustctime false && "
+        f"if [ -d {objects} ] && [ -f {index} ]; then "
+        f"echo {objects} > {gitdir}/objects/info/alternates && cp {index} {gitdir}/index; fi; }}"
+    )
 
 
 async def open_session(

@@ -23,17 +23,21 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any, SupportsFloat
+from typing import TYPE_CHECKING, Any, SupportsFloat
 
 import gymnasium
 import numpy as np
 from gymnasium import spaces
 
 from simulator.agent.tools import OBSERVATION_LIMIT, TOOL_NAMES, ToolBox, ToolFormatError
+from simulator.backend_factory import warm_pool
 from simulator.events import Actor
 from simulator.gym.task import GymTask, RewardMode, TaskError
-from simulator.session import Session, open_session
+from simulator.session import Session, open_session, repo_info
 from simulator.workspace import skipped_dir
+
+if TYPE_CHECKING:  # the docker backend is imported only by envs that use it
+    from backends.docker.pool import WarmPool
 
 TREE_LIMIT = 200  # paths in the tree summary a reset returns
 TEXT_LIMIT = OBSERVATION_LIMIT + 4_096
@@ -130,6 +134,9 @@ class RepoSimEnv(gymnasium.Env[dict[str, str], dict[str, Any]]):
         )
         self.action_space = ToolCallSpace()
         self._loop = asyncio.new_event_loop()
+        self._pool: WarmPool | None = None
+        self._pool_key: tuple[str, str] | None = None
+        self._pool_repo: dict[str, Any] | None = None
         self._session: Session | None = None
         self._tools: ToolBox | None = None
         self._tree = ""
@@ -198,6 +205,9 @@ class RepoSimEnv(gymnasium.Env[dict[str, str], dict[str, Any]]):
 
     def close(self) -> None:
         self._close_session("closed")
+        if self._pool is not None and not self._loop.is_closed():
+            self._run(self._pool.close())
+        self._pool = None
         if not self._loop.is_closed():
             self._loop.close()
         super().close()
@@ -219,14 +229,35 @@ class RepoSimEnv(gymnasium.Env[dict[str, str], dict[str, Any]]):
         if self.trajectory_dir is not None:
             self.trajectory_dir.mkdir(parents=True, exist_ok=True)
             trajectory = self.trajectory_dir / f"{task.name}-episode{self.episodes + 1}.jsonl"
+        pool = await self._warm_pool(source, options)
+        if pool is not None and self._pool_repo is None:
+            # What the pool's containers hold: the repository as it was when the pool began.
+            self._pool_repo = await asyncio.to_thread(repo_info, source)
         return await open_session(
             source,
-            backend=task.backend,
-            backend_options=options,
+            backend=pool.lease() if pool is not None else task.backend,
+            backend_options=None if pool is not None else options,
             trajectory_path=trajectory,
             agent={"mode": "gym", "task": task.to_dict()},
             test_command=task.test_command,
+            repo=self._pool_repo if pool is not None else None,
         )
+
+    async def _warm_pool(self, source: Path, options: dict[str, Any]) -> WarmPool | None:
+        """The env's pool of warm containers for a Docker task (`pool_size`, `pool_idle` in
+        backend_options, else `[pool]` in the config file); a new task gets a new pool."""
+        size, idle = options.pop("pool_size", None), options.pop("pool_idle", None)
+        if self.task.backend != "docker":
+            return None
+        key = (str(source), json.dumps(options, sort_keys=True, default=str))
+        if self._pool is not None and self._pool_key != key:
+            await self._pool.close()
+            self._pool = None
+        if self._pool is None:
+            self._pool = warm_pool(source, pool_size=size, pool_idle=idle, **options)
+            self._pool_key = key
+            self._pool_repo = None
+        return self._pool
 
     async def _tree_summary(self, session: Session) -> str:
         """Paths of the workspace, breadth first, up to TREE_LIMIT (not recorded: a listing)."""

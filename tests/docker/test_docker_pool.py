@@ -1,0 +1,151 @@
+"""The warm container pool: sessions from ready containers, reset between users, proven clean."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from backends.docker import DockerOptions
+from backends.docker.pool import PoolSettings, WarmPool
+from simulator.session import Session, open_session
+from tests.docker.conftest import TEST_IMAGE, our_containers
+
+# What a hostile session leaves behind, everywhere it may write, for whoever comes next.
+HOSTILE = "\n".join(
+    [
+        "echo secret > /tmp/left.txt",
+        "mkdir -p /tmp/.hidden/deep && echo x > /tmp/.hidden/deep/f && chmod 000 /tmp/.hidden",
+        "echo secret > /var/tmp/left.txt",
+        "echo secret > /dev/shm/left",
+        "mkdir -p ~/.cache/tool && echo secret > ~/.cache/tool/state",
+        "echo secret > ~/.secret_note",
+        "echo changed > calc/ops.py",
+        "echo new > new_in_workspace.txt",
+        "rm -f README.md",
+        "export LEAKED_VAR=secret",
+        "alias ls='echo owned'",
+        "cd /tmp",
+        "(sleep 1000 &)",
+        "nohup sleep 999 > /dev/null 2>&1 &",
+        "setsid sleep 998 > /dev/null 2>&1 < /dev/null &",
+        "true",
+    ]
+)
+
+
+@pytest.fixture
+async def pool_for(docker_client: Any) -> AsyncIterator[Callable[..., WarmPool]]:
+    pools: list[WarmPool] = []
+
+    def factory(source: Path, size: int = 1, **options: Any) -> WarmPool:
+        pool = WarmPool(
+            source,
+            DockerOptions.build(**{"image": TEST_IMAGE, **options}),
+            PoolSettings(size=size),
+        )
+        pools.append(pool)
+        return pool
+
+    yield factory
+    for pool in pools:
+        await pool.close()
+    assert not our_containers(docker_client)
+
+
+async def _session(pool: WarmPool, source: Path) -> Session:
+    return await open_session(source, backend=pool.lease())
+
+
+async def _container_of(session: Session) -> str:
+    container = session.description.container
+    assert container
+    return container
+
+
+async def test_a_container_reused_after_a_hostile_session_shows_none_of_its_traces(
+    pool_for: Callable[..., WarmPool], sample_repo: Path
+) -> None:
+    pool = pool_for(sample_repo, size=1)
+    await pool.fill()
+    first = await _session(pool, sample_repo)
+    used = await _container_of(first)
+    pristine = (await first.exec("cat calc/ops.py; ls -A ~ | sort")).output
+    result = await first.exec(HOSTILE)
+    assert result.exit_code == 0, result.output
+    assert b"sleep 99" in (await first.exec("ps -eo args")).output
+    await first.close()
+    await pool.fill()  # the reset runs in the background; wait for it here
+    assert pool.reused == 1 and pool.discarded == 0 and pool.ready == 1
+
+    second = await _session(pool, sample_repo)
+    try:
+        assert await _container_of(second) == used  # the same container, reset
+        assert (await second.exec("cat calc/ops.py; ls -A ~ | sort")).output == pristine
+        assert (await second.exec("pwd")).output == b"/workspace\n"
+        assert (await second.exec("ls -A /tmp /var/tmp /dev/shm")).output.split() == [
+            b"/dev/shm:",
+            b"/tmp:",
+            b"reposim",
+            b"/var/tmp:",
+        ]
+        assert (await second.exec("ls -A")).output.split() == sorted(
+            p.name.encode() for p in sample_repo.iterdir()
+        )
+        assert (await second.exec("echo ${LEAKED_VAR:-unset}; type -t ls")).output == (
+            b"unset\nfile\n"
+        )
+        processes = (await second.exec("ps -eo args")).output
+        assert not re.search(rb"sleep (998|999|1000)", processes), processes
+        # The session works as a fresh one does: tests, a checkpoint, a restore.
+        run = await second.run_tests()
+        assert run.counts() == {"passed": 1, "failed": 1, "error": 1, "skipped": 1}
+    finally:
+        await second.close()
+
+
+async def test_a_container_whose_image_files_were_changed_is_removed_not_reused(
+    pool_for: Callable[..., WarmPool], sample_repo: Path, docker_client: Any
+) -> None:
+    pool = pool_for(sample_repo, size=1)
+    await pool.fill()
+    first = await _session(pool, sample_repo)
+    used = await _container_of(first)
+    # ~/.bashrc comes with the image: the pool cannot put it back, so it must not reuse this.
+    assert (await first.exec("echo 'export LEAKED_VAR=1' >> ~/.bashrc")).exit_code == 0
+    await first.close()
+    await pool.fill()
+    assert pool.discarded == 1 and pool.reused == 0 and pool.ready == 1
+    assert used not in {c["Id"] for c in our_containers(docker_client)}
+    second = await _session(pool, sample_repo)
+    try:
+        assert await _container_of(second) != used
+        assert b"LEAKED_VAR" not in (await second.exec("cat ~/.bashrc")).output
+    finally:
+        await second.close()
+
+
+async def test_a_pool_under_32_concurrent_requests_hands_out_32_distinct_containers(
+    pool_for: Callable[..., WarmPool], sample_repo: Path
+) -> None:
+    pool = pool_for(sample_repo, size=4)
+    leases = [pool.lease() for _ in range(32)]
+    await asyncio.gather(*(lease.start() for lease in leases))
+    try:
+        assert len({lease.container_id for lease in leases}) == 32
+        outputs = await asyncio.gather(*(lease.exec("hostname") for lease in leases))
+        assert len({o.output for o in outputs}) == 32
+    finally:
+        await asyncio.gather(*(lease.stop() for lease in leases))
+
+
+async def test_a_missing_image_is_one_clear_error_from_the_pool(
+    pool_for: Callable[..., WarmPool], sample_repo: Path
+) -> None:
+    pool = pool_for(sample_repo, size=1, image="reposim/no-such-image:1")
+    with pytest.raises(Exception, match="no-such-image"):
+        await asyncio.wait_for(_session(pool, sample_repo), 60)
