@@ -163,7 +163,11 @@ class WarmBackend(DockerBackend):
         await self._prepared()
         self._clears_seen = reaper.clears
         await reaper.oom_since_last_look()
-        self._disk_tripped = False
+        self._disk_tripped = self._disk_cleared = False
+        if self._disk is not None:  # the loop disk's image as the next user finds it
+            self._disk_baseline = self._disk.allocated()
+        if not self._storage_opt:
+            self._disk_watch = asyncio.ensure_future(self._watch_disk())
         return True
 
     async def _restored(self, archive: Path) -> bool:
@@ -235,7 +239,6 @@ class WarmPool:
         self._starting = 0
         self._resetting = 0
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._starts: set[asyncio.Task[Any]] = set()
         self._start_slots: asyncio.Semaphore | None = None
         self._archive: Path | None = None
         self._archive_lock: asyncio.Lock | None = None
@@ -302,15 +305,14 @@ class WarmPool:
     async def close(self) -> None:
         """Remove every container of the pool, and each one handed out when it comes back.
 
-        Starts not yet done are cancelled (their containers removed); resets and removals
-        under way are waited for."""
+        Starts, resets and removals under way are waited for (a start cancelled while the
+        engine creates its container could leave the container behind); starts still queued
+        do not begin."""
         self._closed = True
         if self._idle_task is not None:
             self._idle_task.cancel()
             with contextlib.suppress(BaseException):
                 await self._idle_task
-        for task in self._starts:
-            task.cancel()
         while pending := [task for task in self._tasks if not task.done()]:
             await asyncio.wait(pending)
         while self._waiters:
@@ -328,7 +330,6 @@ class WarmPool:
         task = asyncio.create_task(coroutine)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-        task.add_done_callback(self._starts.discard)
         return task
 
     def _refill(self) -> None:
@@ -340,7 +341,7 @@ class WarmPool:
         missing = wanted - len(self._ready) - self._starting - self._resetting
         for _ in range(max(0, missing)):
             self._starting += 1
-            self._starts.add(self._spawn(self._start_one()))
+            self._spawn(self._start_one())
 
     async def _start_one(self) -> None:
         if self._start_slots is None:
@@ -348,6 +349,9 @@ class WarmPool:
         backend = WarmBackend(self.source, self.options, self.prepare)
         try:
             async with self._start_slots:
+                if self._closed:
+                    self._starting -= 1
+                    return
                 await self._ensure_archive()
                 await backend.warm(self._scan)
         except BaseException as exc:
