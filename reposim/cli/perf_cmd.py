@@ -14,12 +14,22 @@ from simulator.events import Event, Kind
 
 
 def _settings(
-    quick: bool, rounds: int | None, processes: int | None, affinity: str | None, timer: str
+    quick: bool,
+    rounds: int | None,
+    processes: int | None,
+    affinity: str | None,
+    timer: str,
+    budget: float | None = None,
+    precision: float | None = None,
 ) -> Any:
     from simulator.perf import MeasureSettings
 
     base = MeasureSettings.quick() if quick else MeasureSettings()
     changes: dict[str, Any] = {"timer": timer}
+    if budget is not None:
+        changes["budget"] = budget
+    if precision is not None:
+        changes["precision"] = precision
     if rounds is not None:
         changes["rounds"] = rounds
     if processes is not None:
@@ -40,25 +50,61 @@ def _progress(event: Event) -> None:
     click.echo(f"{step['workflow']}: {step['step']}{where} {step['status']}{took}", err=True)
 
 
+class Duration(click.ParamType[float]):
+    """90, 90s, 2m, 1h30m: seconds."""
+
+    name = "duration"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+        import re
+
+        if isinstance(value, int | float):
+            return float(value)
+        text = str(value).strip().lower()
+        parts = re.fullmatch(
+            r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s?)?", text
+        )
+        if not text or parts is None:
+            self.fail(f"{value!r} is not a duration such as 90s, 2m or 1h.", param, ctx)
+        hours, minutes, seconds = (float(g) if g else 0.0 for g in parts.groups())
+        total = hours * 3600 + minutes * 60 + seconds
+        if total <= 0:
+            self.fail(f"{value!r} is not a duration of more than zero.", param, ctx)
+        return total
+
+
 measure_options = [
     click.option("--quick", is_flag=True, help="Rough answers quickly: 2 rounds x 2 workers."),
     click.option(
-        "--rounds", type=click.IntRange(min=1), help="Interleaved A/B rounds (default 10)."
+        "--rounds",
+        type=click.IntRange(min=1),
+        help="Exactly this many interleaved A/B rounds (default: adaptive, see --budget).",
+    ),
+    click.option(
+        "--budget",
+        type=Duration(),
+        help="Adaptive rounds stop when the measuring would take longer (default 5m).",
+    ),
+    click.option(
+        "--precision",
+        type=click.FloatRange(min=0.001, max=0.5),
+        help="Adaptive rounds stop when the 95% CI is within +-this of the speed-up (0.02).",
     ),
     click.option(
         "--processes",
         type=click.IntRange(min=1),
-        help="pyperf worker processes per side and round (default 2).",
+        help="pyperf worker processes per side and round (default 1).",
     ),
     click.option(
         "--affinity", metavar="CPUS", help="CPU list for pyperf's workers (default: one CPU)."
     ),
     click.option(
         "--timer",
-        type=click.Choice(["wall", "cpu"]),
-        default="wall",
+        type=click.Choice(["auto", "wall", "cpu"]),
+        default="auto",
         show_default=True,
-        help="wall: elapsed time; cpu: CPU time of the code (robust on a busy machine).",
+        help="wall: elapsed time; cpu: CPU time of the code (robust on a busy machine); auto: "
+        "wall, or cpu when the machine is busy (the result says so).",
     ),
     click.option(
         "--python",
@@ -147,6 +193,8 @@ def compare_command(
     as_json: bool,
     quick: bool,
     rounds: int | None,
+    budget: float | None,
+    precision: float | None,
     processes: int | None,
     affinity: str | None,
     timer: str,
@@ -178,7 +226,7 @@ def compare_command(
         api_base=api_base,
         fix_rounds=fix_rounds,
         out_dir=Path(out) if out else None,
-        settings=_settings(quick, rounds, processes, affinity, timer),
+        settings=_settings(quick, rounds, processes, affinity, timer, budget, precision),
         backend=backend,
         backend_options={"image": image} if image else {},
         python=python,
@@ -246,6 +294,8 @@ def mine_command(
     setup: bool,
     quick: bool,
     rounds: int | None,
+    budget: float | None,
+    precision: float | None,
     processes: int | None,
     affinity: str | None,
     timer: str,
@@ -277,7 +327,7 @@ def mine_command(
             since=since,
             limit=limit,
             threshold=threshold,
-            settings=_settings(quick, rounds, processes, affinity, timer),
+            settings=_settings(quick, rounds, processes, affinity, timer, budget, precision),
             timeout=timeout,
             on_candidates=announce,
             on_progress=lambda p: click.echo(f"perf: {p.line()}", err=True),
@@ -310,6 +360,8 @@ def batch_command(
     setup: bool,
     quick: bool,
     rounds: int | None,
+    budget: float | None,
+    precision: float | None,
     processes: int | None,
     affinity: str | None,
     timer: str,
@@ -332,7 +384,7 @@ def batch_command(
     summary = run_rows(
         table,
         Path(out),
-        settings=_settings(quick, rounds, processes, affinity, timer),
+        settings=_settings(quick, rounds, processes, affinity, timer, budget, precision),
         timeout=timeout,
         on_progress=lambda p: click.echo(f"perf: {p.line()}", err=True),
         python=python,

@@ -19,6 +19,7 @@ import contextlib
 import json
 import os
 import re
+import statistics
 import sys
 import time
 from dataclasses import dataclass, field, replace
@@ -33,12 +34,15 @@ from simulator.perf import envcache
 from simulator.perf import harness as harnesses
 from simulator.perf.environment import PerfEnvironment, QuickcheckReport, shared_tools
 from simulator.perf.stats import (
+    LOADED_PER_CPU,
+    NOISY_CV,
     SideStats,
     Verdict,
     compare_runs,
     load_benchmark,
     noise_reasons,
     pyperf_metadata,
+    run_means,
     side_stats,
 )
 from simulator.session import Subscriber
@@ -49,18 +53,30 @@ WORKFLOW = "perf.compare"
 
 @dataclass(frozen=True)
 class MeasureSettings:
-    """How much measuring: `rounds` x `processes` pyperf workers per side, interleaved."""
+    """How much measuring: rounds of `processes` pyperf workers per side, interleaved A B, B A.
 
-    rounds: int = 10
-    processes: int = 2  # worker processes per side and round
-    values: int = 3  # timed values per worker
-    warmups: int = 1  # values run and thrown away first, per worker
+    Adaptive by default (`rounds` None): after `min_rounds`, rounds go on in pairs until the 95%
+    interval's half-width is at most `precision` of the speed-up, `max_rounds` are done or the
+    `budget` (seconds of measuring) would be exceeded. `rounds` N measures exactly N rounds.
+    `values`/`warmups` None: 3 values after 1 warm-up per worker for an API; 1 value and no
+    warm-up for a command (each run is a fresh process already, like a by-hand ABBA)."""
+
+    rounds: int | None = None
+    processes: int = 1  # worker processes per side and round
+    values: int | None = None  # timed values per worker
+    warmups: int | None = None  # values run and thrown away first, per worker
     min_time: float = 0.1  # seconds a value should last; sets the loops at calibration
     affinity: str | None = None  # CPU list for the workers; None: one CPU chosen here
     timeout: float = 1800.0  # seconds per pyperf invocation
     # wall: elapsed time (what a user waits); cpu: the CPU time of the code under test, which
-    # other processes competing for the CPU do not inflate (CPU-bound code on a busy machine)
-    timer: str = "wall"
+    # other processes competing for the CPU do not inflate (CPU-bound code on a busy machine);
+    # auto: wall, or cpu when the machine is busy (at the start, or wall-time runs too noisy)
+    timer: str = "auto"
+    min_rounds: int = 6
+    max_rounds: int = 60
+    precision: float = 0.02  # target half-width of the 95% interval, relative to the speed-up
+    budget: float = 300.0  # seconds of measuring (calibration and rounds) at most
+    busy_load: float = LOADED_PER_CPU  # load average per CPU from which `auto` takes CPU time
 
     @classmethod
     def quick(cls, timer: str = "wall") -> MeasureSettings:
@@ -69,7 +85,14 @@ class MeasureSettings:
 
     @property
     def runs(self) -> int:
-        return self.rounds * self.processes
+        """Runs per side at least (fixed rounds, or the adaptive minimum)."""
+        return (self.rounds or self.min_rounds) * self.processes
+
+    def per_worker(self, command: bool) -> tuple[int, int]:
+        """(values, warm-ups) per worker."""
+        values = self.values if self.values is not None else (1 if command else 3)
+        warmups = self.warmups if self.warmups is not None else (0 if command else 1)
+        return values, warmups
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -122,8 +145,10 @@ class CompareRequest:
             raise WorkflowFailure(f"The harness {self.harness} is not a file.")
         if self.api is not None and not re.fullmatch(r"[A-Za-z_][\w.]*\.[A-Za-z_]\w*", self.api):
             raise WorkflowFailure(f"{self.api!r} is not a dotted name such as pkg.module.func.")
-        if self.settings.timer not in ("wall", "cpu"):
-            raise WorkflowFailure("The timer is wall or cpu.")
+        if self.settings.timer not in ("wall", "cpu", "auto"):
+            raise WorkflowFailure("The timer is wall, cpu or auto.")
+        if self.settings.budget <= 0:
+            raise WorkflowFailure("The budget must be more than zero seconds.")
         if self.settings.runs < 2:
             raise WorkflowFailure("Measure at least two runs per side (rounds x processes).")
 
@@ -145,6 +170,7 @@ class CompareResult:
     harness: dict[str, Any]
     files: dict[str, str]
     settings: dict[str, Any]
+    actions: list[str] = field(default_factory=list)  # what the protocol did, and why
 
     @property
     def noisy(self) -> bool:
@@ -169,6 +195,7 @@ class CompareResult:
             "harness": self.harness,
             "files": self.files,
             "settings": self.settings,
+            "actions": self.actions,
         }
 
     @classmethod
@@ -189,6 +216,7 @@ class CompareResult:
             harness=dict(data["harness"]),
             files=dict(data["files"]),
             settings=dict(data["settings"]),
+            actions=list(data.get("actions") or []),
         )
 
     def summary(self) -> str:
@@ -208,8 +236,9 @@ class CompareResult:
         ]
         if self.harness.get("timed"):
             lines.append(f"  timed: {self.harness['timed']}")
+        lines += [f"  protocol: {action}" for action in self.actions]
         if self.noise:
-            lines.append("  NOISY MACHINE: " + "; ".join(self.noise))
+            lines.append("  noise: " + "; ".join(self.noise))
         lines.append(f"  results: {self.files.get('result')}")
         return "\n".join(lines)
 
@@ -219,6 +248,20 @@ def _seconds(value: float) -> str:
         if value >= scale:
             return f"{value / scale:.3f} {unit}"
     return f"{value / 1e-9:.1f} ns"
+
+
+def _duration(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes}m{rest:02d}s" if minutes else f"{rest}s"
+
+
+def _cv(means: list[float]) -> float:
+    mean = statistics.fmean(means)
+    return statistics.stdev(means) / mean if len(means) > 1 and mean else 0.0
+
+
+def _noisy(a: list[float], b: list[float]) -> bool:
+    return max(_cv(a), _cv(b)) >= NOISY_CV
 
 
 def default_out_dir(repo: Path, target: str) -> Path:
@@ -404,6 +447,19 @@ async def _compare(
         path.unlink(missing_ok=True)
     pinned = ["--affinity", affinity] if affinity else []
     load: list[float] = [os.getloadavg()[0]]
+    cpus = os.cpu_count() or 1
+    actions: list[str] = []
+    timer = settings.timer
+    if timer == "auto":
+        busy = load[0] > settings.busy_load * cpus
+        timer = "cpu" if busy else "wall"
+        if busy:
+            actions.append(
+                f"timed CPU time, not elapsed time: the machine was busy at the start (load "
+                f"{load[0]:.1f} on {cpus} CPUs), and CPU time does not count the other "
+                "processes' share (--timer wall to time elapsed time anyway)"
+            )
+    values, warmups = settings.per_worker(request.command is not None)
 
     async def measure(env: PerfEnvironment, output: Path, options: list[str]) -> None:
         await env.pyperf(
@@ -411,10 +467,11 @@ async def _compare(
             name=name,
             harness=inside[env.label],
             command=request.command,
-            options=[*options, *pinned, "--timer", settings.timer],
+            options=[*options, *pinned, "--timer", timer],
             timeout=settings.timeout,
         )
 
+    started = time.monotonic()
     # Each side is calibrated: pyperf's values are per loop, so the sides may differ in loops;
     # A's loops for B made one value of a 500x slower B last about a minute (50 s per value).
     loops: dict[str, int] = {}
@@ -430,7 +487,7 @@ async def _compare(
                     "--values",
                     "1",
                     "--warmups",
-                    str(settings.warmups),
+                    str(warmups),
                     "--min-time",
                     str(settings.min_time),
                 ],
@@ -443,30 +500,82 @@ async def _compare(
         "--processes",
         str(settings.processes),
         "--values",
-        str(settings.values),
+        str(values),
         "--warmups",
-        str(settings.warmups),
+        str(warmups),
     ]
-    for number in range(settings.rounds):
-        order = envs if number % 2 == 0 else envs[::-1]
+    fixed = settings.rounds
+    limit = fixed or settings.max_rounds
+    done = 0
+    round_seconds: list[float] = []
+    stop = ""
+    while done < limit:
+        order = envs if done % 2 == 0 else envs[::-1]
+        t0 = time.monotonic()
         for env in order:
-            with runs[env.label].stage("measure", round=number + 1, of=settings.rounds):
+            with runs[env.label].stage("measure", round=done + 1, of=limit):
                 loop_option = ["--loops", str(loops[env.label])]
                 await measure(env, files[env.label.lower()], [*per_round, *loop_option])
+        round_seconds.append(time.monotonic() - t0)
         load.append(os.getloadavg()[0])
+        done += 1
+        if fixed or done < settings.min_rounds or done % 2:
+            continue
+        await env_a.fetch(files["a"])
+        await env_b.fetch(files["b"])
+        means_a = run_means(load_benchmark(files["a"]))
+        means_b = run_means(load_benchmark(files["b"]))
+        if settings.timer == "auto" and timer == "wall" and _noisy(means_a, means_b):
+            worst = max(_cv(means_a), _cv(means_b))
+            actions.append(
+                f"switched to CPU time after {done} rounds: the elapsed-time runs varied by "
+                f"{worst:.0%} of their mean (other processes competing for the CPU); the "
+                "elapsed-time rounds were set aside and the rounds started again"
+            )
+            timer = "cpu"
+            for side in ("a", "b"):
+                files[side].unlink(missing_ok=True)
+            done = 0
+            continue
+        check = compare_runs(means_a, means_b, resamples=2000)
+        half = (check.ci_high - check.ci_low) / 2 / check.speedup
+        if half <= settings.precision:
+            stop = (
+                f"stopped after {done} rounds: the 95% interval was within "
+                f"+-{half:.1%} of the speed-up (asked +-{settings.precision:.0%})"
+            )
+            break
+        spent = time.monotonic() - started
+        if spent + 2 * statistics.fmean(round_seconds[-2:]) > settings.budget:
+            stop = (
+                f"stopped at the budget ({_duration(settings.budget)}) after {done} rounds with "
+                f"the 95% interval at +-{half:.1%} of the speed-up (asked "
+                f"+-{settings.precision:.0%}); a larger --budget narrows it"
+            )
+            break
+    if fixed:
+        stop = f"{fixed} rounds, as asked"
+    elif not stop:
+        stop = f"stopped at the most rounds ({settings.max_rounds}) before the interval narrowed"
+    elif done > settings.min_rounds:
+        stop = stop.replace(
+            "stopped", f"added rounds beyond the first {settings.min_rounds}; stopped", 1
+        )
+    actions.append(stop)
+    measured = time.monotonic() - started
 
     await env_a.fetch(files["a"])
     await env_b.fetch(files["b"])
     bench_a, bench_b = load_benchmark(files["a"]), load_benchmark(files["b"])
     stats_a, stats_b = side_stats(bench_a), side_stats(bench_b)
     verdict = compare_runs(list(stats_a.run_means), list(stats_b.run_means))
+    settings = replace(settings, timer=timer)
     for bench in (bench_a, bench_b):
         load += [
             float(run.get_metadata()["load_avg_1min"])
             for run in bench.get_runs()
             if "load_avg_1min" in run.get_metadata()
         ]
-    cpus = os.cpu_count() or 1
     metadata = pyperf_metadata(files["a"])
     environment = {
         "cpu_model": metadata.get("cpu_model_name") or cpu_model(),
@@ -485,11 +594,12 @@ async def _compare(
             "a": {"rev": env_a.rev, "commit": env_a.commit},
             "b": {"rev": env_b.rev, "commit": env_b.commit},
         },
-        "timer": settings.timer,
+        "timer": timer,
+        "measure_seconds": round(measured, 1),
         "protocol": (
-            f"{settings.timer} time; calibration at each side, then {settings.rounds} interleaved "
+            f"{timer} time; calibration at each side, then {done} interleaved "
             f"rounds (A B, B A, ...) of {settings.processes} worker process(es) per side, "
-            f"{settings.warmups} warm-up + {settings.values} values each, "
+            f"{warmups} warm-up + {values} value(s) each, "
             f"{loops['A']} (A) / {loops['B']} (B) loops per value"
         ),
     }
@@ -506,6 +616,7 @@ async def _compare(
         verdict=verdict,
         environment=environment,
         noise=noise_reasons(stats_a, stats_b, load, cpus),
+        actions=actions,
         harness={"path": str(harness_path) if harness_path else None, **source.to_dict()},
         files={
             "a": str(files["a"]),

@@ -56,6 +56,7 @@ class Verdict:
     t_score: float | None
     opt_pct: float  # (1 - B/A) * 100, the published "Opt %"
     opt_pct_std: float  # its bootstrap standard deviation
+    t_significant: bool | None = None  # what the t-test alone says (None: older results)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -64,10 +65,30 @@ class Verdict:
     def from_dict(cls, data: dict[str, Any]) -> Verdict:
         return cls(**data)
 
+    def disagreement(self) -> str | None:
+        """One sentence when the t-test and the interval do not agree, else None."""
+        excludes = not (self.ci_low <= 1.0 <= self.ci_high)
+        if self.t_significant is None or self.t_significant == excludes:
+            return None
+        t = f"t = {self.t_score:.2f}" if self.t_score is not None else "t-test"
+        if self.t_significant:
+            return (
+                f"the t-test on the runs' means finds a difference ({t}) but the "
+                f"{self.confidence:.0%} interval includes 1.0, so the two disagree: the "
+                "difference is borderline; measure longer (--budget) to settle it"
+            )
+        return (
+            f"the {self.confidence:.0%} interval excludes 1.0 but the t-test does not find the "
+            f"difference significant ({t}), so the two disagree: the difference is borderline; "
+            "measure longer (--budget) to settle it"
+        )
+
     def sentence(self) -> str:
         interval = f"{self.confidence:.0%} CI {self.ci_low:.3f}-{self.ci_high:.3f}"
         if not self.significant:
-            return f"not significant: speed-up {self.speedup:.3f}x ({interval})"
+            text = f"not significant: speed-up {self.speedup:.3f}x ({interval})"
+            why = self.disagreement()
+            return f"{text}; {why}" if why else text
         word = "faster" if self.speedup > 1 else "slower"
         return f"B is {word}: speed-up {self.speedup:.3f}x ({interval})"
 
@@ -140,6 +161,7 @@ def compare_runs(
         t_score=float(t_score) if t_score is not None else None,
         opt_pct=(1.0 - 1.0 / speedup) * 100,
         opt_pct_std=statistics.stdev(opts),
+        t_significant=bool(t_significant),
     )
 
 
