@@ -133,6 +133,11 @@ def perf_group() -> None:
 @click.option("--api", metavar="DOTTED.NAME", help="The function to time (pkg.module.func).")
 @click.option("--harness", metavar="FILE", help="A harness file defining bench() (with --api).")
 @click.option("--command", "command", metavar="CMD", help="Time a shell command instead.")
+@click.option(
+    "--cwd",
+    metavar="DIR",
+    help="Where --command runs, relative to the checkout's root (default: the root).",
+)
 @click.option("--model", help="Let this litellm model write the harness (with --api).")
 @click.option("--api-base", help="Base URL of the model's API (an OpenAI-compatible server).")
 @click.option(
@@ -179,6 +184,7 @@ def compare_command(
     api: str | None,
     harness: str | None,
     command: str | None,
+    cwd: str | None,
     model: str | None,
     api_base: str | None,
     fix_rounds: int,
@@ -222,6 +228,7 @@ def compare_command(
         api=api,
         harness=existing_file(harness) if harness else None,
         command=command,
+        cwd=cwd,
         model=model,
         api_base=api_base,
         fix_rounds=fix_rounds,

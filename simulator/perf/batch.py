@@ -85,6 +85,7 @@ def request_of(payload: dict[str, Any]) -> CompareRequest:
         b=payload["b"],
         api=payload.get("api") or None,
         command=payload.get("command") or None,
+        cwd=payload.get("cwd") or None,
         harness=Path(payload["harness"]) if payload.get("harness") else None,
         model=payload.get("model") or None,
         api_base=payload.get("api_base") or None,

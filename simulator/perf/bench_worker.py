@@ -124,12 +124,15 @@ def main() -> int:
     own.add_argument("--root", required=True)
     own.add_argument("--harness")
     own.add_argument("--command")
+    own.add_argument("--cwd")  # where a command runs (default: the root)
     own.add_argument("--name", default="bench")
     own.add_argument("--quickcheck", action="store_true")
     own.add_argument("--repeat", type=int, default=1)
     own.add_argument("--timer", choices=("wall", "cpu"), default="wall")
     mine, _rest = own.parse_known_args()
     _prepare_path(mine.root)
+    if mine.command and mine.cwd:
+        os.chdir(mine.cwd)  # pyperf's worker processes start here too
     if mine.quickcheck:
         return quickcheck(mine.harness, mine.repeat)
 
@@ -141,9 +144,11 @@ def main() -> int:
             cmd.extend(["--harness", mine.harness])
         if mine.command:
             cmd.extend(["--command", mine.command])
+        if mine.cwd:
+            cmd.extend(["--cwd", mine.cwd])
 
     runner = pyperf.Runner(add_cmdline_args=add_cmdline_args)
-    for flag in ("--root", "--harness", "--command", "--name"):
+    for flag in ("--root", "--harness", "--command", "--cwd", "--name"):
         runner.argparser.add_argument(flag)
     runner.argparser.add_argument("--quickcheck", action="store_true")
     runner.argparser.add_argument("--repeat", type=int, default=1)

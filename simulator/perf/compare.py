@@ -106,6 +106,7 @@ class CompareRequest:
     api: str | None = None
     harness: Path | None = None  # a harness file to use as it is
     command: str | None = None  # time a shell command instead of an API
+    cwd: str | None = None  # where the command runs: relative to the checkout's root (default)
     model: str | None = None  # write the harness with this model instead of tracing tests
     api_base: str | None = None
     api_key: str | None = None
@@ -141,6 +142,12 @@ class CompareRequest:
             raise WorkflowFailure("Give exactly one of --api and --command.")
         if self.command is not None and (self.harness is not None or self.model is not None):
             raise WorkflowFailure("--harness and --model go with --api, not with --command.")
+        if self.cwd is not None and self.command is None:
+            raise WorkflowFailure("--cwd goes with --command.")
+        if self.cwd is not None and (self.cwd.startswith("/") or ".." in Path(self.cwd).parts):
+            raise WorkflowFailure(
+                f"--cwd {self.cwd!r} must be a directory inside the checkout, relative to its root."
+            )
         if self.harness is not None and not self.harness.is_file():
             raise WorkflowFailure(f"The harness {self.harness} is not a file.")
         if self.api is not None and not re.fullmatch(r"[A-Za-z_][\w.]*\.[A-Za-z_]\w*", self.api):
@@ -424,6 +431,26 @@ async def _compare(
             detail["python"] = env.python
             detail["cpus"] = cpus_seen[env.label] = await env.visible_cpus()
 
+    command_seconds: dict[str, float] = {}
+    if request.command is not None:
+        # The command runs once at each side before any timing: a command that fails shows
+        # its output now, not "exit code 1" after minutes of calibration and rounds.
+        for env in envs:
+            with runs[env.label].stage("quickcheck", command=request.command) as detail:
+                ran = await env.command_check(
+                    request.command, request.cwd, timeout=request.settings.timeout
+                )
+                detail.update(ran.detail())
+                if not ran.ok:
+                    detail["failed"] = True
+            if not ran.ok:
+                what = "did not finish" if ran.timed_out else f"exits with status {ran.exit_code}"
+                raise WorkflowFailure(
+                    f"The command {what} at {env.label} ({env.rev}) in {ran.cwd}, before any "
+                    f"timing; its last output:\n{ran.tail()}"
+                )
+            command_seconds[env.label] = ran.seconds
+
     harness_path: Path | None = None
     source = harnesses.HarnessSource("command")
     if request.api is not None:
@@ -469,6 +496,7 @@ async def _compare(
             command=request.command,
             options=[*options, *pinned, "--timer", timer],
             timeout=settings.timeout,
+            cwd=request.cwd,
         )
 
     started = time.monotonic()
@@ -477,6 +505,14 @@ async def _compare(
     loops: dict[str, int] = {}
     for env in envs:
         calibration = files[f"calibration_{env.label.lower()}"]
+        if command_seconds and min(command_seconds.values()) >= 10 * settings.min_time:
+            # a command of a second or more: one run per value, as its quickcheck showed
+            with runs[env.label].stage("calibrate", min_time=settings.min_time) as detail:
+                loops[env.label] = 1
+                detail.update(
+                    loops=1, by="the command's quickcheck", command_seconds=command_seconds
+                )
+            continue
         with runs[env.label].stage("calibrate", min_time=settings.min_time) as detail:
             await measure(
                 env,

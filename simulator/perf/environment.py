@@ -18,6 +18,7 @@ import secrets
 import shutil
 import sys
 import tarfile
+import time
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -84,6 +85,32 @@ def install_tools(dest: Path) -> Path:
     if not target.exists():
         shutil.copytree(package, target, ignore=shutil.ignore_patterns("tests", "__pycache__"))
     return dest
+
+
+@dataclass(frozen=True)
+class CommandCheck:
+    """One run of a `--command` before any timing."""
+
+    ok: bool
+    exit_code: int
+    timed_out: bool
+    output: str
+    seconds: float
+    cwd: str
+
+    def detail(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "exit_code": self.exit_code,
+            "timed_out": self.timed_out,
+            "command_seconds": round(self.seconds, 3),
+            "cwd": self.cwd,
+            "output_tail": self.output[-2000:],
+        }
+
+    def tail(self, lines: int = 20) -> str:
+        text = self.output.strip()
+        return "\n".join(text.splitlines()[-lines:]) if text else "(no output)"
 
 
 @dataclass(frozen=True)
@@ -280,6 +307,42 @@ class PerfEnvironment:
         error = "the harness did not finish" if result.timed_out else "no quickcheck report"
         return QuickcheckReport(False, error, text[-4000:], None, text)
 
+    def command_dir(self, cwd: str | None) -> str:
+        """Where a command runs: the checkout's root by default; a relative --cwd is inside it."""
+        if not cwd:
+            return self.root
+        return str(PurePosixPath(self.root) / cwd)
+
+    async def command_check(self, command: str, cwd: str | None, timeout: float) -> CommandCheck:
+        """Run the command once, as the timing will (same directory, same interpreter first on
+        PATH when it is a venv's), and keep its output."""
+        where = self.command_dir(cwd)
+        t0 = time.monotonic()
+        result = await self.run(
+            f"cd {quote(where)} && {self._path_prefix()}bash -c {quote(command)} 2>&1",
+            timeout=timeout,
+        )
+        seconds = time.monotonic() - t0
+        text = result.output.decode("utf-8", "replace")
+        return CommandCheck(
+            result.exit_code == 0 and not result.timed_out,
+            result.exit_code if result.exit_code is not None else -1,
+            result.timed_out,
+            text,
+            seconds,
+            where,
+        )
+
+    def _path_prefix(self) -> str:
+        """`PATH=venv/bin:$PATH ` when the interpreter is a venv's, so `python` and the
+        project's console scripts in a command are that environment's."""
+        folder = PurePosixPath(self.python).parent
+        if folder.name != "bin" or "/" not in self.python:
+            return ""
+        if self.local and self.python == sys.executable:
+            return ""  # RepoSim's own interpreter (the default): commands keep the user's PATH
+        return f"PATH={quote(str(folder))}:$PATH "
+
     async def pyperf(
         self,
         output: Path,
@@ -289,23 +352,27 @@ class PerfEnvironment:
         command: str | None,
         options: list[str],
         timeout: float | None,
+        cwd: str | None = None,
     ) -> ExecResult:
         """One pyperf invocation; its runs are appended to `output`."""
         target = (
             f"--harness {quote(harness)}"
             if harness is not None
-            else f"--command {quote(command or '')}"
+            else f"--command {quote(command or '')} --cwd {quote(self.command_dir(cwd))}"
         )
         line = (
-            f"{self._worker()} --root {quote(self.root)} {target} --name {quote(name)} "
-            f"--python {quote(self.python)} --append {quote(self.path_for(output))} --quiet "
+            f"{self._path_prefix()}{self._worker()} --root {quote(self.root)} {target} "
+            f"--name {quote(name)} --python {quote(self.python)} "
+            f"--append {quote(self.path_for(output))} --quiet "
             + " ".join(quote(option) for option in options)
         )
         result = await self.run(line, timeout=timeout)
         if result.exit_code != 0:
             text = result.output.decode("utf-8", "replace").strip()
-            tail = text.splitlines()[-1] if text else "no output"
-            raise WorkflowFailure(f"pyperf failed at {self.label} ({self.rev}): {tail}")
+            tail = "\n".join(text.splitlines()[-20:]) if text else "no output"
+            raise WorkflowFailure(
+                f"pyperf failed at {self.label} ({self.rev}); its last output:\n{tail}"
+            )
         return result
 
     async def trace(self, api: str, output: Path, *, timeout: float = 900) -> dict[str, Any]:

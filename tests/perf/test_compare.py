@@ -6,10 +6,12 @@ import sys
 from pathlib import Path
 
 import pyperf
+import pytest
 
 from simulator.events import Kind
 from simulator.perf import CompareRequest, MeasureSettings, compare
 from simulator.trajectory import read_trajectory
+from simulator.workflow import WorkflowFailure
 from tests.agent.fake_llm import FakeLLM, Reply, call
 
 # CPU time: the machine running the tests is shared, and wall time there measures the others
@@ -160,3 +162,46 @@ async def test_the_traced_harness_times_the_call_not_the_test_around_it(
     assert result.verdict.ci_high < 0.7 and result.verdict.significant, result.summary()
     assert "1 call(s) of slowlib.core.target captured" in result.harness["timed"]
     assert "timed: 1 call(s)" in result.summary()
+
+
+async def test_a_command_that_fails_at_one_revision_shows_its_output_before_any_timing(
+    twox_repo: Path, tmp_path: Path
+) -> None:
+    # checksums exists at B only: at A the command fails at once
+    command = f"{sys.executable} -c 'from fastlib.core import checksums'"
+    with pytest.raises(WorkflowFailure) as failure:
+        await compare(
+            CompareRequest(twox_repo, "a", "b", command=command, out_dir=tmp_path, settings=QUICK)
+        )
+    message = str(failure.value)
+    assert message.startswith("The command exits with status 1 at A (a) in ")
+    assert "ImportError: cannot import name 'checksums'" in message
+    steps = workflow_steps(tmp_path / "trajectory-a.jsonl")
+    assert ("quickcheck", "failed") in steps
+    assert not any(step in ("calibrate", "measure") for step, _ in steps), steps
+
+
+async def test_a_command_runs_where_cwd_says_inside_the_checkout(
+    twox_repo: Path, tmp_path: Path
+) -> None:
+    # from the package's folder `core.py` is there, from the root (the default) it is not
+    command = f"{sys.executable} -c 'import core; core.checksum(range(20000))'"
+    settings = MeasureSettings(rounds=2, processes=1, min_time=0.01, timer="cpu")
+    result = await compare(
+        CompareRequest(
+            twox_repo,
+            "a",
+            "b",
+            command=command,
+            cwd="fastlib",
+            out_dir=tmp_path / "in-package",
+            settings=settings,
+        )
+    )
+    assert result.a.runs == result.b.runs == 2
+    with pytest.raises(WorkflowFailure, match="No module named 'core'"):
+        await compare(
+            CompareRequest(
+                twox_repo, "a", "b", command=command, out_dir=tmp_path / "root", settings=settings
+            )
+        )
