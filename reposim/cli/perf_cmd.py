@@ -83,7 +83,7 @@ measure_options = [
     click.option(
         "--budget",
         type=Duration(),
-        help="Adaptive rounds stop when the measuring would take longer (default 5m).",
+        help="Adaptive rounds stop when the measuring would take longer (default 2m).",
     ),
     click.option(
         "--precision",

@@ -75,7 +75,7 @@ class MeasureSettings:
     min_rounds: int = 6
     max_rounds: int = 60
     precision: float = 0.02  # target half-width of the 95% interval, relative to the speed-up
-    budget: float = 300.0  # seconds of measuring (calibration and rounds) at most
+    budget: float = 120.0  # seconds of measuring (calibration and rounds) at most
     busy_load: float = LOADED_PER_CPU  # load average per CPU from which `auto` takes CPU time
 
     @classmethod
