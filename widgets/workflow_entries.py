@@ -442,7 +442,10 @@ async def _perf(app: RepoSimApp, cursor: tuple[str, int] | None) -> None:
         return
     a, b = revisions
     settings = replace(
-        MeasureSettings(), rounds=OPTIONS.perf_rounds, min_time=OPTIONS.perf_min_time
+        MeasureSettings(),
+        rounds=OPTIONS.perf_rounds,
+        processes=2,  # perf's default became 1 per round (adaptive); the UI keeps its rounds x 2
+        min_time=OPTIONS.perf_min_time,
     )
     request = CompareRequest(session.source, a, b, api=api, settings=settings)
     app.notify(f"Timing {api} at {a} and {b}: progress in the agent pane.")
