@@ -9,6 +9,7 @@ from enum import StrEnum
 from typing import Any
 
 from simulator import __version__
+from simulator.analysis.code_text import definition_text
 from simulator.analysis.filters import FilterSpec
 from simulator.analysis.index import CodeIndex
 from simulator.analysis.model import FileRecord, FunctionRecord
@@ -79,7 +80,7 @@ def function_record(index: CodeIndex, fn: FunctionRecord) -> dict[str, Any]:
             "literal_returns": fn.literal_returns,
             "yields": fn.yields,
         },
-        "body": record.text(fn.start_byte, fn.end_byte),
+        "body": definition_text(record, fn.start_byte, fn.end_byte),
         "calls": [edge.as_dict() for edge in graph.callees(fn.id)],
         "called_by": [
             {"caller": edge.caller, "line": edge.line, "col": edge.col}

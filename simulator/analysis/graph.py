@@ -26,6 +26,12 @@ from simulator.analysis.model import (
 )
 
 BUILTINS = frozenset(dir(builtins))
+# Method names the builtin types have: `x.get()` on a value of unknown type is as likely a dict.
+BUILTIN_METHODS = frozenset(
+    name
+    for kind in (object, str, bytes, int, float, complex, list, dict, set, frozenset, tuple)
+    for name in dir(kind)
+)
 MAX_DEPTH = 12  # re-exports followed through at most this many modules
 
 
@@ -39,6 +45,7 @@ class Target:
     line: int
     end_line: int
     id: str  # "path::qualname" ("path" alone for a module)
+    by_name: bool = False  # a method found by its name alone (the only class defining it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +128,7 @@ class CallGraph:
         self._attr_cache: dict[tuple[str, str, bool], Value] = {}
         self._method_classes: dict[str, Target | None] = {}
         self._typing: set[tuple[str, str]] = set()  # local variables being typed right now
+        self._methods_named: dict[str, list[str]] = defaultdict(list)  # name -> Python method ids
         self.edges: dict[str, list[Edge]] = {}
         self.callers_of: dict[str, list[Edge]] = defaultdict(list)
         for record in self.files.values():
@@ -177,6 +185,8 @@ class CallGraph:
                 self._locals[symbol_id(record.path, cls.parent_qualname)][cls.name] = target
         for fn in record.functions:
             target = self._function_target(fn)
+            if fn.kind == "method":
+                self._methods_named[fn.name].append(fn.id)
             if fn.kind == "function" and fn.parent_qualname is None:
                 existing = module.names.get(fn.name)
                 if not (isinstance(existing, Target) and existing.kind == "function"):
@@ -223,11 +233,34 @@ class CallGraph:
             value: Value = Unresolved("a computed callee (not a plain or dotted name)")
         else:
             value = self._lookup_name(record, fn, parts[0])
-            for attr in parts[1:]:
-                value = self._attribute(value, attr)
+            if len(parts) == 2 and self._untyped(value, parts[0]):
+                value = self._method_by_name(parts[1], value)
+            else:
+                for attr in parts[1:]:
+                    value = self._attribute(value, attr)
         if key is not None:
             self._cache[key] = value
         return value
+
+    @staticmethod
+    def _untyped(value: Value, name: str) -> bool:
+        """Whether `name` is a parameter or local variable whose type is not known."""
+        return isinstance(value, Unresolved) and value.reason in (
+            f"`{name}` is a parameter",
+            f"`{name}` is a local variable",
+            f"`{name}` is a local variable or not defined",
+        )
+
+    def _method_by_name(self, attr: str, unknown: Value) -> Value:
+        """`value.attr()` on a value of unknown type: the method `attr` when exactly one class
+        of the repository defines it (and no builtin type has it), else `unknown` as it was."""
+        if attr.startswith("__") or attr in BUILTIN_METHODS:
+            return unknown
+        found = self._methods_named.get(attr, [])
+        if len(found) != 1:
+            return unknown
+        fn = self.functions[found[0]]
+        return Target(fn.kind, fn.path, fn.qualname, fn.def_line, fn.end_line, fn.id, True)
 
     def _bound_in(self, fn: FunctionRecord) -> frozenset[str]:
         """Names bound by fn and the functions around it (parameters, nested defs, imports)."""
@@ -557,6 +590,8 @@ class CallGraph:
     def _outcome(self, value: Value) -> tuple[str | None, str | None, str | None]:
         """(target id, target kind, reason unresolved) of a resolved callee."""
         if isinstance(value, Target):
+            if value.by_name:
+                return value.id, value.kind, "by method name: the only class that defines it"
             if value.kind in ("function", "method", "macro", "function-macro"):
                 return value.id, value.kind, None
             if value.kind == "class":

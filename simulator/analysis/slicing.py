@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from tree_sitter import Node, QueryCursor, Tree
 
+from simulator.analysis.code_text import line_indent, reindent, strip_indent
 from simulator.analysis.graph import CallGraph, Instance, Target
 from simulator.analysis.languages import parser, query
 from simulator.analysis.model import FileRecord, FunctionRecord, Lang
@@ -67,11 +69,25 @@ class Piece:
         }
 
 
+CUT_NAMES = 12  # pieces a cut note names; it counts the rest (`dropped` lists them all)
+
+
+def cut_names(names: Iterable[str], brief: bool = False) -> str:
+    """What a cut note says: the pieces' names, or only how many when names do not fit."""
+    listed = list(names)
+    if brief:
+        return f"{len(listed)} piece{'s' if len(listed) != 1 else ''} (listed in `dropped`)"
+    if len(listed) <= CUT_NAMES:
+        return ", ".join(listed)
+    return ", ".join(listed[:CUT_NAMES]) + f" and {len(listed) - CUT_NAMES} more"
+
+
 @dataclass
 class SliceFile:
     path: str
     pieces: list[Piece]
     cut: list[Piece] = field(default_factory=list)  # dropped for the budget
+    brief: bool = False  # the cut note counts the pieces instead of naming them
 
     @property
     def text(self) -> str:
@@ -102,7 +118,9 @@ class SliceFile:
             previous = piece
         close_until(1 << 62)
         if self.cut:
-            names = ", ".join(f"{p.name} (lines {p.start_line}-{p.end_line})" for p in self.cut)
+            names = cut_names(
+                (f"{p.name} (lines {p.start_line}-{p.end_line})" for p in self.cut), self.brief
+            )
             out.append(f"\n\n# cut for the token budget: {names}")
         return "".join(out)
 
@@ -115,6 +133,8 @@ class Slice:
     token_counter: str
     files: list[SliceFile]
     dropped: list[Piece]
+    over_budget: int = 0  # tokens past the budget when the target and its headers alone exceed it
+    brief: bool = False  # cut notes count the pieces instead of naming them (names did not fit)
 
     @property
     def text(self) -> str:
@@ -123,8 +143,9 @@ class Slice:
         elsewhere = [p for p in self.dropped if p.path not in shown]
         tail = ""
         if elsewhere:
-            names = ", ".join(
-                f"{p.path}: {p.name} (lines {p.start_line}-{p.end_line})" for p in elsewhere
+            names = cut_names(
+                (f"{p.path}: {p.name} (lines {p.start_line}-{p.end_line})" for p in elsewhere),
+                self.brief,
             )
             tail = f"\n# cut for the token budget: {names}\n"
         return "\n\n".join(f"# file: {f.path}\n{f.text}" for f in self.files) + "\n" + tail
@@ -140,27 +161,9 @@ class Slice:
                 for f in self.files
             ],
             "dropped": [{"path": p.path, **p.as_dict()} for p in self.dropped],
+            "over_budget": self.over_budget,
             "text": self.text,
         }
-
-
-def _line_indent(record: FileRecord, offset: int) -> str:
-    line_start = record.source.rfind(b"\n", 0, offset) + 1
-    indent = record.source[line_start:offset]
-    return indent.decode() if indent.strip() == b"" else ""
-
-
-def _strip_indent(text: str, indent: str) -> str:
-    if not indent:
-        return text
-    return "".join(
-        line[len(indent) :]
-        if line.startswith(indent)
-        else line.lstrip(" \t")
-        if not line.strip()
-        else line
-        for line in text.splitlines(keepends=True)
-    )
 
 
 def _header_has_body(header: str) -> bool:
@@ -625,6 +628,57 @@ class Slicer:
     def _cut(
         self, target: str, record: FileRecord, order: list[Piece], budget: int | None
     ) -> Slice:
+        """The slice within `budget` tokens of its whole text (file lines, separators and the
+        cut notes included): pieces are chosen, closest first, against the largest allowance
+        whose text fits (a binary search when the budget itself overshoots); what cannot be
+        cut (the target, its imports, the headers around it) and still overshoots is reported
+        as `over_budget`."""
+        if budget is None:
+            result = self._cut_once(target, record, order, None)
+            result.tokens = self.count(result.text)
+            return result
+        whole = self._fitted(target, record, order, budget, budget)
+        if whole.tokens <= budget:
+            return whole
+        best = self._fitted(target, record, order, 0, budget)
+        if best.tokens > budget:  # what is never cut overshoots alone: say by how much
+            best.over_budget = best.tokens - budget
+            return best
+        low, high = 1, budget - 1  # the largest allowance whose text fits
+        while low <= high:
+            middle = (low + high) // 2
+            tried = self._fitted(target, record, order, middle, budget)
+            if tried.tokens <= budget:
+                best, low = tried, middle + 1
+            else:
+                high = middle - 1
+        return best
+
+    def _fitted(
+        self, target: str, record: FileRecord, order: list[Piece], allowance: int, budget: int
+    ) -> Slice:
+        """The cut at `allowance` tokens of pieces, its cut notes brief when only that fits."""
+        result = self._cut_once(target, record, order, allowance)
+        result.budget = budget
+        result.tokens = self.count(result.text)
+        if result.tokens > budget and result.dropped:
+            self._set_brief(result, True)
+            brief = self.count(result.text)
+            if brief <= budget:
+                result.tokens = brief
+            else:
+                self._set_brief(result, False)
+        return result
+
+    @staticmethod
+    def _set_brief(result: Slice, brief: bool) -> None:
+        result.brief = brief
+        for part in result.files:
+            part.brief = brief
+
+    def _cut_once(
+        self, target: str, record: FileRecord, order: list[Piece], budget: int | None
+    ) -> Slice:
         ranked = sorted(enumerate(order), key=lambda item: (item[1].distance, item[0]))
         kept: dict[tuple[str, int], Piece] = {}
         dropped: list[Piece] = []
@@ -641,7 +695,8 @@ class Slicer:
                 continue
             used += cost
             for item in [*imports, piece]:
-                kept[(item.path, item.start_byte)] = item
+                # a copy: completing the file re-indents it, and a cut may be tried again
+                kept[(item.path, item.start_byte)] = replace(item)
         used += self._complete(kept)
         by_file: dict[str, list[Piece]] = {}
         for piece in kept.values():
@@ -686,20 +741,42 @@ class Slicer:
             # What stands in a function that is not kept, or in an `if`/`try` block at module
             # level, comes out of it: the outermost class header (or the piece) at column 0.
             anchor = classes[0][2] if classes else piece.start_byte
-            indent = _line_indent(record, anchor)
-            piece.text = _strip_indent(piece.text, indent)
+            indent = line_indent(record, anchor)
+            piece.text = strip_indent(piece.text, indent)
+            if classes:
+                # A member defined in a block of its class body (`if TYPE_CHECKING: ... else:`)
+                # goes where the class's members stand: under the header, not deeper.
+                own = line_indent(record, piece.start_byte)
+                want = self._member_indent(record, classes[-1][2])
+                if want is not None and len(own) > len(want) and own.startswith(want):
+                    piece.text = reindent(piece.text, own[len(indent) :], want[len(indent) :])
             for _, qualname, start in classes:
                 if (piece.path, start) in kept:
                     continue
                 header = self._class_header(piece.path, qualname, piece.distance)
                 header.forced = True
-                header.text = _strip_indent(header.text, indent)
+                header.text = strip_indent(header.text, indent)
                 header.body_indent = header.body_indent.removeprefix(indent)
                 for item in [*self._imports_for(header), header]:
                     if (item.path, item.start_byte) not in kept:
                         kept[(item.path, item.start_byte)] = item
                         added += item.tokens
         return added
+
+    @staticmethod
+    def _member_indent(record: FileRecord, class_start: int) -> str | None:
+        """The indentation of the first statement in the body of the class starting there."""
+        tree = parsed(record.lang, record.tree_source)
+        node: Node | None = tree.root_node.descendant_for_byte_range(class_start, class_start)
+        while node is not None and node.type not in ("class_definition", "decorated_definition"):
+            node = node.parent
+        if node is not None and node.type == "decorated_definition":
+            node = node.child_by_field_name("definition")
+        body = node.child_by_field_name("body") if node is not None else None
+        for stmt in body.named_children if body is not None else []:
+            if stmt.type != "comment":
+                return line_indent(record, stmt.start_byte)
+        return None
 
     @staticmethod
     def _enclosing(record: FileRecord, start: int, end: int) -> list[tuple[str, str, int]]:

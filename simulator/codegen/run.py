@@ -86,8 +86,10 @@ def prompt(target: Target, source: str) -> list[Message]:
     hidden = masked(target, source)
     indent = indentation(target, source)
     in_place = textwrap.indent(hidden, indent)[len(indent) :].rstrip("\n")
-    context = target.context.replace(target.body.rstrip("\n"), in_place) if target.context else ""
-    if not context or target.body.rstrip("\n") in context:
+    # The body is dedented as a whole; in the context it stands at its own indentation.
+    original = textwrap.indent(target.body, indent)[len(indent) :].rstrip("\n")
+    context = target.context.replace(original, in_place) if target.context else ""
+    if not context or original in context:
         context = hidden  # never show the reference
     return [
         {"role": "system", "content": SYSTEM},
