@@ -193,6 +193,17 @@ class Backend(abc.ABC):
         """A directory outside the workspace, as the shell sees it, for the engine's bookkeeping
         (checkpoint objects, test reports). It goes away with the backend."""
 
+    async def grep_dir(
+        self, path: str, grep_args: list[str], limit: int
+    ) -> tuple[str, bytes] | None:
+        """Run `grep` with `grep_args` on `.` from inside the directory `path`, entered through
+        the same confined descriptors as the file operations (so a directory swapped for a
+        symlink while the search starts cannot take it outside): the directory's own path
+        relative to the workspace (symlinks resolved) and at most `limit` lines of grep's
+        output; None when `path` is not a directory. Backends without such descriptors
+        raise NotImplementedError and the caller greps in the backend's shell instead."""
+        raise NotImplementedError
+
     async def exists(self, path: str) -> bool:
         try:
             await self.stat(path)

@@ -241,6 +241,15 @@ class ConfinedRoot:
 
     # -- operations --------------------------------------------------------------------------
 
+    def open_dir(self, path: str) -> int | None:
+        """A descriptor of the directory `path` beneath the root, or None when `path` is
+        something else (opened without blocking, as a FIFO would)."""
+        fd = self.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        if stat_mod.S_ISDIR(os.fstat(fd).st_mode):
+            return fd
+        os.close(fd)
+        return None
+
     def read(self, path: str) -> bytes:
         fd = self.open(path, os.O_RDONLY | os.O_NONBLOCK)
         try:

@@ -491,6 +491,35 @@ class LocalBackend(ShellBackend):
 
         return await asyncio.to_thread(scan)
 
+    async def grep_dir(
+        self, path: str, grep_args: list[str], limit: int
+    ) -> tuple[str, bytes] | None:
+        fd = await asyncio.to_thread(self.files.open_dir, path)
+        if fd is None:
+            return None
+        try:
+            where = os.path.relpath(Path(f"/proc/self/fd/{fd}").readlink(), self.files.root)
+            # The working directory is the descriptor's own directory: the kernel follows the
+            # /proc magic link to it, never the path again.
+            proc = await asyncio.create_subprocess_exec(
+                "grep", *grep_args, "--", ".",
+                cwd=f"/proc/{os.getpid()}/fd/{fd}",
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            )  # fmt: skip
+        finally:
+            os.close(fd)
+        assert proc.stdout is not None
+        lines: list[bytes] = []
+        try:
+            while len(lines) < limit and (line := await proc.stdout.readline()):
+                lines.append(line)
+        finally:
+            if proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+            await proc.wait()
+        return ("" if where == "." else where), b"".join(lines)
+
     async def open_pty(self, cols: int = 80, rows: int = 24) -> Pty:
         pty = await LocalPty.spawn(self.workspace, self._env, cols, rows)
         self._ptys.append(pty)

@@ -27,6 +27,7 @@ from backends.base import (
     DirEntry,
     ExecResult,
     FileStat,
+    PathEscapeError,
 )
 from backends.output import DEFAULT_CAP, OutputCapture
 from backends.shell import quote
@@ -703,6 +704,22 @@ class Session:
         (`cd -P`), checks it is still in the workspace and greps `.` without following the
         symlinks it meets (-r, not -R). None when `rel` is not a directory."""
         flags = "-rnIZ" + ("E" if regex else "F") + ("i" if ignore_case else "")
+        skipped = [*sorted(SKIP_DIRS), "*.egg-info"]
+        args = [flags, *(f"--exclude-dir={d}" for d in skipped)]
+        args += [f"--include={glob}"] if glob else []
+        try:
+            found = await self._backend.grep_dir(rel, [*args, "-e", pattern], limit)
+        except NotImplementedError:
+            pass
+        except PathEscapeError:
+            raise SessionError(f"{rel} is outside the workspace; refusing to search it.") from None
+        except BackendError as exc:  # e.g. swapped for a symlink while it was being entered
+            raise SessionError(f"Cannot search {rel}: {exc}") from None
+        else:
+            if found is None:
+                return None
+            prefix, output = found
+            return _grep_matches(prefix, output.decode("utf-8", "replace").splitlines())
         excludes = " ".join(f"--exclude-dir={d}" for d in [*sorted(SKIP_DIRS), "'*.egg-info'"])
         include = f" --include={quote(glob)}" if glob else ""
         cmd = (
@@ -720,18 +737,7 @@ class Session:
         lines = result.output.decode("utf-8", "replace").splitlines()
         if not lines:
             return []
-        prefix = lines[0].lstrip("/")
-        matches = []
-        for raw in lines[1:]:
-            name, sep, rest = raw.partition("\0")
-            if not sep:
-                continue
-            number, _, text = rest.partition(":")
-            if not number.isdigit():
-                continue
-            name = name.removeprefix("./")
-            matches.append(SearchMatch(f"{prefix}/{name}" if prefix else name, int(number), text))
-        return matches
+        return _grep_matches(lines[0].lstrip("/"), lines[1:])
 
     async def _search_file(
         self, rel: str, pattern: str, regex: bool, ignore_case: bool, glob: str | None, limit: int
@@ -1000,3 +1006,18 @@ async def open_session(
         session.subscribe(subscriber)
     await session.start(checkpoint_start=checkpoint_start)
     return session
+
+
+def _grep_matches(prefix: str, lines: list[str]) -> list[SearchMatch]:
+    """Matches from `grep -rnZ` lines run on `.` in the directory `prefix` of the workspace."""
+    matches = []
+    for raw in lines:
+        name, sep, rest = raw.partition("\0")
+        if not sep:
+            continue
+        number, _, text = rest.partition(":")
+        if not number.isdigit():
+            continue
+        name = name.removeprefix("./")
+        matches.append(SearchMatch(f"{prefix}/{name}" if prefix else name, int(number), text))
+    return matches

@@ -139,3 +139,22 @@ async def test_a_hard_link_to_an_outside_file_is_neither_read_nor_written(
     with pytest.raises(BackendError, match="hard link"):
         await session.edit("hard", "SECRET", "gone")
     assert (outside / "f").read_text() == "SECRET"
+
+
+SEARCH_ROUNDS = 2000
+
+
+async def test_searches_never_reach_outside(session: Session, swapping: int) -> None:
+    # Issue 25: the search entered the directory by its path in the shell (`cd -P`, a check of
+    # $PWD, then grep): 11 of 4,000 searches under this race returned the outside file.
+    seen = {"inside": 0, "escaped": 0, "refused": 0}
+    for _ in range(SEARCH_ROUNDS):
+        try:
+            matches = await session.search("e", "d", ignore_case=True, actor=Actor.AGENT)
+        except SessionError:
+            seen["refused"] += 1
+            continue
+        texts = {m.text for m in matches}
+        seen["escaped" if "SECRET" in texts or "keep me" in texts else "inside"] += 1
+    assert seen["escaped"] == 0, seen
+    assert seen["inside"] > 0, seen
