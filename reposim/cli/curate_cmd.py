@@ -17,8 +17,8 @@ from themes import theme_names
     "-o",
     "--output",
     type=click.Path(dir_okay=False),
-    help="Where Ctrl+E exports the problems (default: DATASET itself, or "
-    "./<repository>-problems.jsonl for a repository).",
+    help="Where the problems and every decision are saved as they are made (default: DATASET "
+    "itself, or a new ./<repository>-problems.jsonl for a repository); Ctrl+E saves elsewhere.",
 )
 @click.option(
     "--repo",
@@ -54,8 +54,8 @@ def curate_command(
     `valid cov<80`), r runs the selected harness again (after an edit), m runs its mutants,
     d shows its surviving mutants as diffs, M regenerates with the model (--model), a accepts,
     x rejects with a reason, n adds a note, Ctrl+E exports (it asks where), F1 lists every key.
-    Every decision is recorded in the session's trajectory and exported as the problem's
-    curation state.
+    Every decision is recorded in the session's trajectory and saved to the problems file
+    (--output) the moment it is made, as the problem's curation state: quitting loses none.
     """
     if flags.as_json:
         raise CliError("reposim curate is interactive; --json is for exec, test and replay.")
@@ -79,8 +79,10 @@ def curate_command(
     path = Path(source).expanduser()
     problems: list[Problem] | None = None
     if path.is_dir():
+        from widgets.curation.model import default_export
+
         root = path.resolve()
-        export = Path(output or f"{root.name}-problems.jsonl").resolve()
+        export = Path(output).resolve() if output else default_export(Path.cwd(), root.name)
     elif path.is_file():
         try:
             problems = read_problems(path)
@@ -116,6 +118,8 @@ def curate_command(
                 session, chosen, export_path=export, by=by, theme_name=theme, client=client
             )
             await app.run_async()
+            if app.saved_to is not None:
+                click.echo(f"reposim: problems and decisions saved to {app.saved_to}", err=True)
             if app.return_code:
                 reason = "error: the UI stopped on an unexpected exception"
         except BaseException:

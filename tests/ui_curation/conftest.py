@@ -78,6 +78,13 @@ def config_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home / "reposim"
 
 
+@pytest.fixture(autouse=True)
+def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The curation screen saves decisions as they are made, by default into the current
+    folder (`<repo>-problems.jsonl`): never the checkout the tests run from."""
+    monkeypatch.chdir(tmp_path)
+
+
 @pytest.fixture
 def tools_repo(make_repo: RepoFactory) -> Path:
     return make_repo(PROJECT, name="tools")

@@ -94,4 +94,11 @@ class CurationApp(App[None]):
         screen = CurationScreen(
             self.session, problems, export_path=export_path, options=options, by=by
         )
+        self._screen = screen
         self.push_screen(screen, lambda _: self.exit())  # closing the screen ends the app
+
+    @property
+    def saved_to(self) -> Path | None:
+        """The file the screen saved the problems to, if it saved any."""
+        screen = getattr(self, "_screen", None)
+        return screen.export_path if screen is not None and screen.saved else None

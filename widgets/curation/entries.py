@@ -89,6 +89,7 @@ async def problem_under(app: RepoSimApp, cursor: tuple[str, int]) -> Problem | N
 
 async def _open(app: RepoSimApp, cursor: tuple[str, int] | None) -> None:
     from widgets.curation.app import target_problems
+    from widgets.curation.model import default_export
     from widgets.curation.screen import CurationScreen
 
     session = app.session
@@ -99,7 +100,7 @@ async def _open(app: RepoSimApp, cursor: tuple[str, int] | None) -> None:
         problems = [problem]
     else:
         problems = await asyncio.to_thread(target_problems, session)
-    export = Path.cwd() / f"{session.source.name}-problems.jsonl"
+    export = default_export(Path.cwd(), session.source.name)
     screen = CurationScreen(session, problems, export_path=export)
     await app.push_screen(screen)
     if cursor is not None:

@@ -11,6 +11,7 @@ import operator
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from simulator.dataset.schema import CurationState, Problem
 
@@ -79,6 +80,18 @@ SORT_KEYS: dict[str, Callable[[Row], object]] = {
     "coverage": lambda r: -1.0 if r.coverage is None else r.coverage,
     "mutation": lambda r: -1.0 if r.mutation is None else r.mutation,
 }
+
+
+def default_export(folder: Path, repository: str) -> Path:
+    """Where a repository's curation is saved when no file was named: `<repo>-problems.jsonl`
+    in `folder`, or the first `<repo>-problems-N.jsonl` not taken, since decisions are saved
+    as they are made and must never replace an earlier session's file unasked."""
+    path = folder / f"{repository}-problems.jsonl"
+    number = 1
+    while path.exists():
+        number += 1
+        path = folder / f"{repository}-problems-{number}.jsonl"
+    return path
 
 
 class FilterError(ValueError):

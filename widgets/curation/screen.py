@@ -111,6 +111,7 @@ class CurationScreen(Screen[None]):
         self._lock = asyncio.Lock()
         self._sources: dict[str, str] = {}
         self.survivors: list[str] = []  # the selected target's surviving mutants, last run
+        self.saved = False  # whether anything was written to export_path this session
 
     # -- layout -------------------------------------------------------------------------------
 
@@ -185,6 +186,7 @@ class CurationScreen(Screen[None]):
         shown = f"{len(self.shown)} of {len(self.rows)} shown" if self.query_text else ""
         self.query_one("#curation-title", Static).update(
             f" Curation  {self.session.source.name}  {parts}  {shown}  sort: {self.sort}"
+            f"  saves to {self.export_path.name}"
         )
 
     @on(Input.Changed, "#curation-filter")
@@ -328,6 +330,20 @@ class CurationScreen(Screen[None]):
     def _decide(self, index: int, action: str, reason: str = "") -> None:
         record_decision(self.session, self.problems[index], action, by=self.by, reason=reason)
         self._refresh_row(index)
+        self._save()
+
+    def _save(self) -> None:
+        """Write every problem to the dataset now (atomically). A decision is on disk the
+        moment it is made, so no way of leaving (Ctrl+Q, Ctrl+C, a closed terminal, a crash)
+        loses one; a quit prompt would still lose them to a kill or a closed terminal."""
+        try:
+            write_jsonl(export_order(self.problems), self.export_path)
+        except OSError as exc:
+            self.notify(
+                f"Saving the decisions to {self.export_path} failed: {exc}", severity="error"
+            )
+            return
+        self.saved = True
 
     def action_accept(self) -> None:
         chosen = self._selection()
@@ -402,8 +418,10 @@ class CurationScreen(Screen[None]):
             except OSError as exc:
                 self.notify(f"The export failed: {exc}", severity="error")
                 return
-            self.export_path = path
-            self._status(f"exported {count} problems to {path}")
+            self.export_path = path  # and every later decision is saved there
+            self.saved = True
+            self._title()
+            self._status(f"exported {count} problems to {path}; decisions are saved there now")
             self.notify(f"Exported {count} problems to {path}")
 
         self.app.push_screen(AskExportPath(self.export_path, len(self.problems)), chosen)
@@ -515,6 +533,7 @@ class CurationScreen(Screen[None]):
             self.problems[index] = fresh
             self.busy -= 1
             self._refresh_row(index)
+            self._save()
             if index == self.current:
                 self._show(index)
             if pending:
@@ -564,6 +583,7 @@ class CurationScreen(Screen[None]):
                 finally:
                     self.busy -= 1
                 self._refresh_row(index)
+                self._save()
                 if index == self.current:
                     self._show(index)
             self._refilter(chosen)
