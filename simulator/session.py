@@ -176,6 +176,11 @@ def repo_info(source: Path) -> dict[str, Any]:
 HELPER_DIR = ".reposim"
 """The workspace folder for RepoSim's own helper files (Session.write_helper)."""
 
+RUNTIME_DIRS = (f"/{HELPER_DIR}/", "/.reposim-perf/")
+"""RepoSim's own folders in a workspace (harness runtime, tracer, coverage copy, mutants, the
+perf tools): never the person's or the agent's work, so never a change, in a checkpoint or in
+the exit patch (the checkpoint repository ignores them)."""
+
 
 class Session:
     """A running backend, the trajectory recorder and the action policy, behind one API."""
@@ -780,6 +785,8 @@ class Session:
         its index copied, with stat checks cut to mtime and size (the copy has new inodes and
         ctimes). The first `git add -A` then hashes only files that differ from the user's
         index instead of every file: 50k files take well under a second instead of ~13 s.
+        RepoSim's own folders go in its info/exclude, so that every listing built on it (the
+        changes, a checkpoint's tree, a diff, the exit patch) leaves them out.
         """
         return checkpoint_init_script(self._backend.workspace_path, self._backend.private_dir)
 
@@ -951,6 +958,7 @@ def checkpoint_init_script(workspace: str, private_dir: str) -> str:
     Session._git_init_script); it does nothing when the repository is there already, so a warm
     container pool can run it ahead of the session (simulator/backend_factory.py)."""
     gitdir = quote(f"{private_dir}/checkpoints.git")
+    exclude = quote("\n".join(RUNTIME_DIRS) + "\n")
     user_git = f"{workspace}/.git"
     objects, index = quote(f"{user_git}/objects"), quote(f"{user_git}/index")
     return (
@@ -958,6 +966,7 @@ def checkpoint_init_script(workspace: str, private_dir: str) -> str:
         f"git init -q --bare {gitdir} && git --git-dir={gitdir} config core.bare false && "
         f"git --git-dir={gitdir} config core.checkStat minimal && "
         f"git --git-dir={gitdir} config core.trustctime false && "
+        f"mkdir -p {gitdir}/info && printf {exclude} >> {gitdir}/info/exclude && "
         f"if [ -d {objects} ] && [ -f {index} ]; then "
         f"echo {objects} > {gitdir}/objects/info/alternates && cp {index} {gitdir}/index; fi; }}"
     )
