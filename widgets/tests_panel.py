@@ -1,18 +1,30 @@
-"""The tests panel: F5 runs the session's tests; per-test outcomes; Enter opens a failure."""
+"""The tests panel: F5 runs the session's tests; per-test outcomes; Enter opens a failure.
+The command it runs is shown above the results, and can be changed there (kept per
+repository, as `reposim open --test-command` keeps it)."""
 
 from __future__ import annotations
+
+import asyncio
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.containers import VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import OptionList, Static
+from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from simulator import test_command
 from simulator.session import Session
-from simulator.testrun import TestOutcome, TestRunResult, failure_reason
+from simulator.testrun import DEFAULT_TEST_COMMAND, TestOutcome, TestRunResult, failure_reason
+
+DEFAULT_SHOWN = "python -m pytest"  # what the default command is to a person
+
+
+def shown_command(command: str | None) -> str:
+    return DEFAULT_SHOWN if command in (None, "", DEFAULT_TEST_COMMAND) else str(command)
+
 
 ICONS = {
     "passed": ("✓", "green"),
@@ -30,6 +42,10 @@ class TestsPanel(Widget):
 
     DEFAULT_CSS = """
     TestsPanel { height: 1fr; }
+    TestsPanel #tests-command-row { height: 1; }
+    TestsPanel #tests-command-label { width: auto; padding: 0 1; color: $text-muted; }
+    TestsPanel #tests-command { height: 1; border: none; padding: 0 1; width: 1fr; }
+    TestsPanel #tests-command:focus { background: $boost; }
     TestsPanel #tests-summary { height: 1; padding: 0 1; color: $text-muted; }
     TestsPanel #tests-list { height: 1fr; border: none; }
     TestsPanel #tests-detail {
@@ -60,6 +76,15 @@ class TestsPanel(Widget):
         self._tests: list[TestOutcome] = []
 
     def compose(self) -> ComposeResult:
+        with Horizontal(id="tests-command-row"):
+            yield Label("F5 runs", id="tests-command-label")
+            yield Input(
+                self.session.test_command or "",
+                placeholder=f"{DEFAULT_SHOWN} (type another command, Enter runs it)",
+                id="tests-command",
+                tooltip="The test command for this repository; Enter keeps it and runs it, "
+                "an empty one goes back to the detected command",
+            )
         yield Static("Press F5 to run the tests.", id="tests-summary")
         yield OptionList(id="tests-list")
         with VerticalScroll(id="tests-detail"):
@@ -73,9 +98,21 @@ class TestsPanel(Widget):
         self.running = True
         self.run_worker(self._run(), group="tests")
 
+    @on(Input.Submitted, "#tests-command")
+    async def _command_set(self, event: Input.Submitted) -> None:
+        """Keep the typed command for this repository (an empty one forgets it: the detected
+        one again), show it, and run it."""
+        event.stop()
+        chosen = await asyncio.to_thread(test_command.choose, self.session.source, event.value)
+        self.session.test_command = chosen
+        event.input.value = chosen or ""
+        self.notify(f"F5 runs {shown_command(chosen)} in this repository from now on.")
+        self.query_one("#tests-list", OptionList).focus()
+        self.run_tests()
+
     async def _run(self) -> None:
         summary = self.query_one("#tests-summary", Static)
-        summary.update("Running the tests…")
+        summary.update(f"Running {shown_command(self.session.test_command)}…")
         try:
             result = await self.session.run_tests()
         except Exception as exc:  # any failure to run is one sentence here
@@ -95,7 +132,10 @@ class TestsPanel(Widget):
         options.clear_options()
         self.query_one("#tests-detail").remove_class("-shown")
         verdict = "passed" if result.passed else "failed"
-        summary.update(f"Tests {verdict}: {result.summary()} in {result.duration:.1f}s")
+        summary.update(
+            f"Tests {verdict}: {result.summary()} in {result.duration:.1f}s "
+            f"({shown_command(result.command)})"
+        )
         if not result.structured:
             self._tests = []
             lines = result.output.splitlines()[-200:]

@@ -132,7 +132,8 @@ def print_test_report(run: TestRunResult) -> None:
 @click.option(
     "--command",
     "test_command",
-    help="The test command (default: python -m pytest). "
+    help="The test command (default: the one kept for the repository by `reposim open`, else "
+    "the one detected: make test, ctest, unittest, python -m pytest). "
     "pytest commands give per-test results; any other passes or fails by exit code.",
 )
 @click.option(
@@ -151,6 +152,10 @@ def test_command(
     Prints per-test failures with their location and a summary; exits 0 when the run passed.
     """
     root = existing_dir(path)
+    if test_command is None:
+        from simulator.test_command import choose
+
+        test_command = choose(root, None)
 
     async def run() -> int:
         session = await flags.open(root, test_command=test_command)

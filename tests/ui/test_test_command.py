@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from textual.widgets import Input, Static
+
 from simulator import test_command
 from simulator.session import Session
 from tests.ui.helpers import wait_for
@@ -56,5 +58,64 @@ async def test_f5_on_a_c_repository_runs_its_tests(make_repo: RepoFactory, tmp_p
             assert tests.result is not None
             assert tests.result.passed and tests.result.command == "make test"
             assert "1 test passed" in tests.result.output
+    finally:
+        await session.close()
+
+
+# A C library whose test tooling carries two Python helper scripts (issue 26, major 3).
+C_WITH_HELPERS = {
+    **C_REPO,
+    "Makefile": (
+        "test:\n\tcc -o test_add test_add.c add.c && ./test_add\n"
+        "check:\n\t@echo 'check: 3 cases ok'\n"
+    ),
+    "tests/tools/gen_cases.py": "print('generating cases')\n",
+    "tests/tools/lib/compare.py": "def same(a, b):\n    return a == b\n",
+}
+
+
+def test_helper_scripts_do_not_make_a_c_library_python(make_repo: RepoFactory) -> None:
+    assert test_command.detect(make_repo(C_WITH_HELPERS, name="clib")) == "make test"
+    # Python packaging wins, and a Python project's Makefile without C sources stays pytest
+    packaged = make_repo({**C_WITH_HELPERS, "pyproject.toml": "[project]\nname='x'\n"})
+    assert test_command.detect(packaged) is None
+    python_make = make_repo(
+        {"Makefile": "test:\n\tpytest\n", "pkg/__init__.py": "", "tests/test_x.py": ""},
+        name="pymake",
+    )
+    assert test_command.detect(python_make) is None
+
+
+async def test_the_tests_panel_shows_the_command_and_changes_it(
+    make_repo: RepoFactory, tmp_path: Path
+) -> None:
+    repo = make_repo(C_WITH_HELPERS, name="clib")
+    session = await Session.open(
+        repo, trajectory_path=tmp_path / "t.jsonl", test_command=test_command.choose(repo, None)
+    )
+    try:
+        app = RepoSimApp(session)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.press("alt+3")
+            tests = app.query_one(TestsPanel)
+            field = tests.query_one("#tests-command", Input)
+            assert field.value == "make test"
+            await pilot.press("f5")
+            await wait_for(pilot, lambda: tests.result is not None, "the test run")
+            assert tests.result is not None and tests.result.command == "make test"
+            assert tests.result.passed, tests.result.output
+            summary = str(tests.query_one("#tests-summary", Static).render())
+            assert "make test" in summary, summary
+            # change it in the panel: Enter keeps it for the repository and runs it
+            field.focus()
+            await pilot.press("ctrl+a", "ctrl+k", *"make check", "enter")
+            await wait_for(
+                pilot,
+                lambda: tests.result is not None and tests.result.command == "make check",
+                "the changed command's run",
+            )
+            assert "3 cases ok" in tests.result.output
+            assert session.test_command == "make check"
+            assert test_command.remembered(repo) == "make check"
     finally:
         await session.close()
