@@ -95,9 +95,14 @@ def _pct(value: Any) -> str:
 
 
 def _codegen_result(r: dict[str, Any]) -> RenderableType | None:
-    """pass@k: k, n, how many samples passed, the estimate (before and after debug rounds)."""
+    """pass@k: k, n, how many samples passed, the estimate (before and after debug rounds);
+    for a harness its validation found invalid, that and no pass@k."""
+    if "n" not in r:
+        return None
+    if r.get("harness_verdict") not in (None, "valid"):
+        return _codegen_withheld(r)
     first = dict(r.get("pass_at") or {})
-    if "n" not in r or not first:
+    if not first:
         return None
     after = dict(r.get("pass_at_debug") or {})
     table = Table(box=None, padding=(0, 2), show_edge=False)
@@ -115,6 +120,20 @@ def _codegen_result(r: dict[str, Any]) -> RenderableType | None:
     if debugged:
         passes.append(f" ({r.get('correct')} after debug rounds)")
     return Group(passes, table)
+
+
+def _codegen_withheld(r: dict[str, Any]) -> RenderableType:
+    head = Text("HARNESS INVALID", style="bold red")
+    coverage = r.get("harness_coverage")
+    if isinstance(coverage, int | float):
+        head.append(f"  coverage {_pct(coverage)}", style="red")
+    reasons = [Text(f"· {reason}", style="red") for reason in r.get("harness_reasons") or []]
+    passes = Text(
+        f"pass@k not reported: {r.get('correct_first')} of {r.get('n')} samples pass a harness "
+        "that cannot judge them (curate or regenerate the harness first).",
+        style="yellow",
+    )
+    return Group(head, *reasons, passes)
 
 
 def _debug_result(r: dict[str, Any]) -> RenderableType | None:

@@ -304,6 +304,9 @@ async def _codegen(app: RepoSimApp, cursor: tuple[str, int] | None) -> None:
         ks=OPTIONS.codegen_ks,
         debug_rounds=OPTIONS.codegen_debug_rounds,
     )
+    if result.withheld:
+        app.notify(f"Codegen {name}: {result.withheld}", severity="warning", timeout=10)
+        return
     scores = ", ".join(f"{k} {v:.0%}" for k, v in result.pass_at().items())
     app.notify(f"Codegen {name}: {result.correct_first} of {result.n} samples pass; {scores}.")
 
@@ -334,6 +337,7 @@ async def _with_harness(app: RepoSimApp, problem: Problem) -> bool:
         )
         return False
     problem.harness = made.harness
+    problem.validation = made.validation  # codegen reports pass@k only from a valid one
     return True
 
 

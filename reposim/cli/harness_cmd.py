@@ -395,6 +395,10 @@ def codegen_command(
         if str(record.status) == "ok"
     ]
     for outcome in results:
+        if outcome.get("withheld"):
+            click.echo(f"{outcome['problem']}: {outcome['withheld']}", err=flags.as_json)
+    scored = [r for r in results if not r.get("withheld")]  # pass@k means nothing for the rest
+    for outcome in scored:
         line = ", ".join(f"{k} {v:.2f}" for k, v in outcome["pass_at"].items())
         debugged = ", ".join(f"{k} {v:.2f}" for k, v in outcome["pass_at_debug"].items())
         click.echo(
@@ -402,9 +406,9 @@ def codegen_command(
             + (f"; after debug rounds {debugged}" if debug_rounds else ""),
             err=flags.as_json,
         )
-    if results:
+    if scored:
         for key in ("pass_at", "pass_at_debug") if debug_rounds else ("pass_at",):
-            means = {k: statistics.fmean(r[key][k] for r in results) for k in results[0][key]}
+            means = {k: statistics.fmean(r[key][k] for r in scored) for k in scored[0][key]}
             label = "mean over problems" + (
                 " (after debug rounds)" if key == "pass_at_debug" else ""
             )

@@ -5,6 +5,11 @@ A sample is one conversation: the model sees the sliced context with the target 
 (signature and docstring kept) and answers with an implementation; it is spliced into the
 target's file in the workspace and the harness runs. With `debug_rounds` R, a failing sample
 gets the harness output back and up to R more tries. The file is restored after each sample.
+
+pass@k means something only when the harness can judge a sample: a harness without a
+validation is validated first, and when its verdict is invalid (low coverage, weak mutation
+score, failing on the reference) the result says so and carries no pass@k, only how many
+samples passed that harness.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from simulator.harness.format import HARNESS_DIR, harness_path, reference_path
 from simulator.harness.llm import ask, code_block
 from simulator.harness.target import Target
 from simulator.harness.traced import module_env
+from simulator.harness.validate import Thresholds, validate
 from simulator.session import Session
 from simulator.workflow import WorkflowFailure, WorkflowRun
 
@@ -55,6 +61,22 @@ class CodegenResult:
     n: int
     ks: list[int]
     samples: list[Sample] = field(default_factory=list)
+    harness_verdict: str = "valid"  # the scoring harness's validation verdict
+    harness_reasons: list[str] = field(default_factory=list)  # why it is invalid
+    harness_coverage: float | None = None  # its branch coverage of the target (0..1)
+
+    @property
+    def judged(self) -> bool:
+        """Whether the harness can judge the samples (its validation found it valid)."""
+        return self.harness_verdict == "valid"
+
+    @property
+    def withheld(self) -> str | None:
+        """Why pass@k is not reported, in one sentence; None when it is."""
+        if self.judged:
+            return None
+        why = "; ".join(self.harness_reasons) or "its validation failed"
+        return f"pass@k is not reported: the harness is invalid ({why})."
 
     @property
     def correct_first(self) -> int:
@@ -65,6 +87,9 @@ class CodegenResult:
         return sum(s.passed for s in self.samples)
 
     def pass_at(self, *, debug: bool = False) -> dict[str, float]:
+        """pass@k for each k (empty when the harness is invalid: see `withheld`)."""
+        if not self.judged:
+            return {}
         c = self.correct if debug else self.correct_first
         return {f"pass@{k}": round(pass_at_k(self.n, c, k), 4) for k in self.ks if k <= self.n}
 
@@ -77,8 +102,18 @@ class CodegenResult:
             "correct": self.correct,
             "pass_at": self.pass_at(),
             "pass_at_debug": self.pass_at(debug=True),
+            **self.harness_figures(),
             "samples": [s.as_dict() for s in self.samples],
         }
+
+    def harness_figures(self) -> dict[str, Any]:
+        figures: dict[str, Any] = {
+            "harness_verdict": self.harness_verdict,
+            "harness_coverage": self.harness_coverage,
+        }
+        if self.withheld:
+            figures.update(harness_reasons=self.harness_reasons, withheld=self.withheld)
+        return figures
 
 
 def prompt(target: Target, source: str) -> list[Message]:
@@ -130,6 +165,16 @@ async def codegen(
         await session.write(reference_path(target), original, actor=Actor.SYSTEM)
         path = problem.harness.path or harness_path(target)
         await session.write(path, problem.harness.text, actor=Actor.SYSTEM)
+        validation = problem.validation
+        if validation is None:  # never judged: pass@k against it would mean nothing yet
+            with run.stage("validate harness") as detail:
+                validation = await validate(
+                    session, env, target, problem.module, path, Thresholds(repeats=1)
+                )
+                detail.update(verdict=validation.verdict, reasons=validation.reasons)
+        result.harness_verdict = validation.verdict
+        result.harness_reasons = list(validation.reasons)
+        result.harness_coverage = validation.coverage_rate
         try:
             for index in range(n):
                 with run.stage("sample", index=index) as detail:
@@ -151,6 +196,7 @@ async def codegen(
             correct=result.correct,
             pass_at=result.pass_at(),
             pass_at_debug=result.pass_at(debug=True),
+            **result.harness_figures(),
         )
     return result
 

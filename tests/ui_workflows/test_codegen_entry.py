@@ -7,9 +7,11 @@ from pathlib import Path
 
 from simulator.events import Kind
 from tests.agent.fake_llm import FakeLLM, Reply
-from tests.ui.helpers import wait_for
+from tests.conftest import RepoFactory
+from tests.ui.helpers import WAIT, wait_for
 from tests.ui_workflows.conftest import (
     CALC,
+    SHAPES,
     SessionOn,
     app_with_model,
     cards,
@@ -35,6 +37,12 @@ def clamp(value, low, high):
     if high < low:
         raise ValueError("low must not exceed high")
     return max(low, value)
+```'''
+
+DROPS_THE_ERROR = '''```python
+def clamp(value, low, high):
+    """Clamp `value` into [low, high]."""
+    return max(low, min(value, high))
 ```'''
 
 
@@ -115,3 +123,36 @@ async def test_the_workflow_keys_are_in_f1_with_their_ids_and_start_their_entry(
         await wait_for(pilot, lambda: notices(app), "a notice")
         await wait_for(pilot, lambda: not app.workers, "the worker to end")
         assert "No model is configured" in notices(app)[-1]
+
+
+WEAK_TESTS = """\
+from shapes.calc import clamp
+
+
+def test_clamp_inside():
+    assert clamp(5, 0, 10) == 5
+"""
+
+
+async def test_an_invalid_harness_gives_no_pass_at_k(
+    session_on: SessionOn, make_repo: RepoFactory, fake_llm: FakeLLM
+) -> None:
+    """Issue 26, major 4: the repository's tests reach one branch of four, so the traced
+    harness is invalid; a sample that drops the ValueError passes it, and the card must say
+    the harness cannot judge, not "pass@1 100%"."""
+    fake_llm.script = [Reply(DROPS_THE_ERROR), Reply(RIGHT)]
+    repo = make_repo({**SHAPES, "tests/test_calc.py": WEAK_TESTS}, name="weak")
+    session = await session_on(repo)
+    app = app_with_model(session, fake_llm)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await cursor_in(pilot, app, "shapes/calc.py", "if value < low:")
+        run_entry(app, ENTRY)
+        card = await result_card(pilot, app, "codegen", within=4 * WAIT)  # + mutants
+        assert "HARNESS INVALID" in card and "pass@k not reported" in card, card
+        assert "100%" not in card and "samples pass a harness that cannot judge" in card, card
+        [result] = cards(app, Kind.WORKFLOW_RESULT, "codegen")
+        payload = result.event.payload["result"]
+        assert payload["harness_verdict"] == "invalid"
+        assert payload["pass_at"] == {} and payload["correct_first"] == 2
+        assert any("coverage" in reason for reason in payload["harness_reasons"]), payload
+        await wait_for(pilot, lambda: any("not reported" in n for n in notices(app)), "notice")
