@@ -486,6 +486,11 @@ class AgentPane(Widget):
             ),
             PaletteAction("Agent: stop the run", "s", self.action_stop),
             PaletteAction(
+                "Agent: answer the pending approval",
+                "Alt+4 also goes to it: a approve · r reject",
+                self.action_answer_pending,
+            ),
+            PaletteAction(
                 "Agent: follow in the editor (on/off)",
                 "f: open the files the agent edits",
                 self.action_toggle_follow,
@@ -494,6 +499,29 @@ class AgentPane(Widget):
 
     def action_focus_task(self) -> None:
         self.query_one("#agent-task", Input).focus()
+
+    def pending_prompt(self) -> Widget | None:
+        """Where the keyboard answers a question waiting for the person (the agent's or a
+        workflow's approval; its reason field once r was pressed), or None."""
+        for prompt in self.query(ApprovalPrompt):
+            if prompt.display:
+                reasoning = prompt.has_class("-reasoning")
+                return prompt.query_one("#approval-reason") if reasoning else prompt
+        return None
+
+    def keyboard_target(self) -> Widget:
+        """Where Alt+4 / Tab put the keyboard in the pane: a pending question first, else the
+        task input, so text typed there never lands on the cards' one-key actions (Esc from
+        the input reaches them)."""
+        return self.pending_prompt() or self.query_one("#agent-task", Input)
+
+    def action_answer_pending(self) -> None:
+        target = self.pending_prompt()
+        if target is None:
+            self.notify("No approval is waiting for you.")
+            return
+        self.display = True
+        target.focus()
 
     @on(ApprovalPrompt.Decided)
     def _decided(self, message: ApprovalPrompt.Decided) -> None:

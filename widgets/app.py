@@ -557,11 +557,9 @@ class RepoSimApp(App[None]):
             agent = self.query_one(AgentPane)
             self._agent_toggled = self._agent_toggled or not agent.display
             agent.display = True
-            agent.focus(scroll_visible=False)
-            for widget in agent.query("*"):
-                if widget.focusable:
-                    widget.focus()
-                    break
+            # a pending approval first (else nothing brings the keyboard back to it), else
+            # the task input: typed text never lands on the cards' one-key actions
+            agent.keyboard_target().focus()
 
     def action_resize_tree(self, delta: int) -> None:
         self._resized_tree = True
@@ -684,7 +682,7 @@ class RepoSimApp(App[None]):
             panel = self.query_one("#panel", TabbedContent)
             return self.query_one(PANEL_TARGETS[panel.active]) if panel.display else None
         agent = self.query_one(AgentPane)
-        return agent.query_one("#agent-cards") if agent.display else None
+        return agent.keyboard_target() if agent.display else None
 
     def _theme_changed(self, theme: Theme) -> None:
         self._style_editors()

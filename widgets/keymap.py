@@ -132,6 +132,7 @@ APP_BINDINGS: list[Binding] = [
         "focus_pane('agent')",
         "Focus agent",
         id="app.focus_agent",
+        tooltip="The agent pane: a pending approval first, else the task input (Esc: the cards)",
         show=False,
         priority=True,
     ),

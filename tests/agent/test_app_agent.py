@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from textual.pilot import Pilot
 
@@ -78,3 +79,46 @@ async def test_confirm_mode_in_the_app_and_the_editor_follows(session: Session) 
         ("file.edit", True, ""),
         ("test.run", True, ""),
     ]
+
+
+async def test_a_pending_approval_is_reachable_by_keyboard_after_focus_left_it(
+    session: Session,
+) -> None:
+    """Issue 26, major 5: once the keyboard left the question (Alt+1, a click elsewhere), Alt+4,
+    Tab and the palette bring it back; a letter typed elsewhere never answers it."""
+    client = ScriptedClient(
+        [
+            turn("bash", command="echo hello > note.txt"),
+            turn("finish", summary="Done."),
+        ]
+    )
+    config = AgentConfig(client=client, mode=Mode.CONFIRM, task="Write a note.")
+    app = wired_app(session, config)
+    async with app.run_test(size=(160, 50)) as pilot:
+        pane = app.query_one(AgentPane)
+        prompt = app.query_one(ApprovalPrompt)
+        await wait_until(pilot, lambda: bool(prompt.display) and prompt.has_focus)
+        await pilot.press("alt+1")  # the tree: an `a` there is the tree's, not an approval
+        await wait_until(pilot, lambda: not prompt.has_focus)
+        await pilot.press("a")
+        await pilot.pause(0.2)
+        assert prompt.display and pane.running
+        await pilot.press("alt+4")
+        await wait_until(pilot, lambda: prompt.has_focus)
+        await pilot.press("alt+1", "shift+tab")  # Tab walks to it too
+        await wait_until(pilot, lambda: prompt.has_focus)
+        await pilot.press("alt+1")
+        [entry] = [a for a in app.palette_actions() if "pending approval" in a.title]
+        entry.run()
+        await wait_until(pilot, lambda: prompt.has_focus)
+        await pilot.press("a")
+        await wait_until(pilot, lambda: not pane.running)
+        # no question left: Alt+4 is the task input, where letters are text, not actions
+        await pilot.press("alt+4")
+        task = pane.query_one("#agent-task")
+        await wait_until(pilot, lambda: task.has_focus)
+        await pilot.press(*"gsp")
+        assert pane.agent is not None and pane.agent.mode is Mode.CONFIRM  # typed, not run
+        assert task.value == "gsp"  # type: ignore[attr-defined]
+        await pilot.pause(0.3)
+    assert (Path(session.workspace_path) / "note.txt").read_text() == "hello\n"

@@ -30,11 +30,11 @@ async def test_hiding_the_terminal_leaves_the_keyboard_in_a_pane_and_tab_skips_i
         await wait_for(pilot, lambda: app.focused is app.query_one(TerminalPane), "terminal")
         await pilot.press("ctrl+grave_accent")  # hidden again; no file is open
         await wait_for(pilot, lambda: not app.query_one("#panel").display, "the panel hidden")
-        tree, cards = app.query_one(FileTree), app.query_one("#agent-cards")
+        tree, agent = app.query_one(FileTree), app.query_one("#agent-task")
         assert app.focused is tree
-        assert await press_and_see(pilot, app, "tab") is cards
+        assert await press_and_see(pilot, app, "tab") is agent
         assert await press_and_see(pilot, app, "tab") is tree
-        assert await press_and_see(pilot, app, "shift+tab") is cards
+        assert await press_and_see(pilot, app, "shift+tab") is agent
 
 
 async def test_tab_walks_the_visible_panes_in_order_both_ways(session: Session) -> None:
@@ -45,8 +45,8 @@ async def test_tab_walks_the_visible_panes_in_order_both_ways(session: Session) 
         await pilot.press("alt+3", "alt+3")  # the panel's Tests tab
         tests = app.query_one("#tests-list")
         await wait_for(pilot, lambda: app.focused is tests, "the tests list")
-        tree, cards = app.query_one(FileTree), app.query_one("#agent-cards")
-        assert await press_and_see(pilot, app, "tab") is cards
+        tree, agent = app.query_one(FileTree), app.query_one("#agent-task")
+        assert await press_and_see(pilot, app, "tab") is agent
         assert await press_and_see(pilot, app, "tab") is tree
         area = await press_and_see(pilot, app, "tab")
         assert isinstance(area, CodeEditor), "the editor's text, not its tab bar"
@@ -54,7 +54,7 @@ async def test_tab_walks_the_visible_panes_in_order_both_ways(session: Session) 
         assert await press_and_see(pilot, app, "tab") is area, "Tab in the editor indents"
         assert area.text != before
         assert await press_and_see(pilot, app, "shift+tab") is tree
-        assert await press_and_see(pilot, app, "shift+tab") is cards
+        assert await press_and_see(pilot, app, "shift+tab") is agent
         assert await press_and_see(pilot, app, "shift+tab") is tests
 
 
