@@ -78,6 +78,8 @@ def read(data: Any) -> Conversation:
     steps = data.get("trajectory")
     if isinstance(steps, list) and steps:
         _steps_from_trajectory(conversation, steps, raw_history, history, first_action)
+        # which fields each step had, in order: written back, none invented (issue 23)
+        conversation.fields["step_keys"] = [list(raw) for raw in steps]
     else:
         conversation.steps, conversation.trailing = _steps_from_history(
             raw_history[first_action:], history[first_action:]
@@ -193,18 +195,26 @@ def write(conversation: Conversation) -> dict[str, Any]:
         else:
             history.append({"agent": "main", "message_type": _prompt_type(message), **message})
     trajectory = []
-    for step in conversation.steps:
+    step_keys = conversation.fields.get("step_keys") if exact else None
+    # Durations are known for RepoSim's own sessions and for SWE-agent steps that had them;
+    # a conversation from a tool that records none gets no `execution_time` (never a zero).
+    timed = conversation.source_format == "reposim"
+    for number, step in enumerate(conversation.steps):
         history.extend(step.messages_before)
         entry: dict[str, Any] = {
             "action": step.action,
             "observation": step.observation,
             "response": step.response if step.response is not None else step.thought,
             "thought": step.thought,
-            "execution_time": step.duration if step.duration is not None else 0.0,
         }
+        if step.duration is not None and (timed or exact):
+            entry["execution_time"] = step.duration
         entry.update(step.extra)
         if not exact:
             entry.setdefault("state", {})
+        if isinstance(step_keys, list) and number < len(step_keys):
+            keys = step_keys[number]
+            entry = {key: entry.get(key) for key in keys if key in entry or key in _STEP_KEYS}
         trajectory.append(entry)
         if exact:
             if step.assistant_message is not None:
