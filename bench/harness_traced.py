@@ -89,11 +89,7 @@ def main() -> int:
             )
 
     t0 = time.monotonic()
-    summary = asyncio.run(
-        run_repo(
-            repo, args.out.resolve(), HarnessOptions(), session_hook=lambda s: s.subscribe(watch)
-        )
-    )
+    summary = asyncio.run(run_repo(repo, args.out.resolve(), HarnessOptions(), on_event=watch))
     wall = time.monotonic() - t0
     problems = read_problems(args.out)
     n = len(problems)

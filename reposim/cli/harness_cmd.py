@@ -67,11 +67,22 @@ def _dist(values: dict[str, Any] | None) -> str:
     )
 
 
+def _reasons(reasons: dict[str, int] | None) -> str:
+    return ", ".join(f"{kind} {count}" for kind, count in (reasons or {}).items()) or "-"
+
+
 def _summary_lines(summary: dict[str, Any]) -> list[str]:
+    cases = summary.get("cases") or 0
+    readable = f"{summary.get('readable_cases', 0) / cases:.0%}" if cases else "-"
     return [
-        f"targets {summary['targets']}, harnesses {summary['harnesses']}, valid {summary['valid']}",
+        f"targets {summary['targets']}, harnesses {summary['harnesses']} "
+        f"({summary.get('with_cases', '-')} with a case), valid {summary['valid']}",
+        "figures over harnesses with at least one case:",
         f"branch coverage: {_dist(summary.get('coverage'))}",
         f"mutation score:  {_dist(summary.get('mutation'))}",
+        f"suite parity:    {_dist(summary.get('parity'))}",
+        f"cases with no pickle: {readable} of {cases}",
+        f"outcome per target: {_reasons(summary.get('reasons'))}",
     ]
 
 
@@ -152,6 +163,20 @@ def _repositories(path: str) -> list[Path]:
     default=None,
     help="The project's Python in the backend (default: python on the PATH).",
 )
+@click.option(
+    "--min-mutants",
+    type=click.IntRange(min=0),
+    default=10,
+    show_default=True,
+    help="Mutants a valid harness must face (or all the operators make of a smaller function).",
+)
+@click.option(
+    "--min-parity",
+    type=click.FloatRange(0, 1),
+    default=0.75,
+    show_default=True,
+    help="Of the mutants the repository's tests kill, the share a valid harness kills.",
+)
 @click.option("--test-args", default="", help="Extra arguments for the traced test-suite run.")
 @click.option(
     "-o",
@@ -176,6 +201,8 @@ def harness_command(
     max_mutants: int,
     filters: tuple[str, ...],
     python: str | None,
+    min_mutants: int,
+    min_parity: float,
     test_args: str,
     output: str | None,
     batch: BatchSettings,
@@ -204,7 +231,14 @@ def harness_command(
     options = HarnessOptions(
         generator=generator,
         env=PythonEnv(python or DEFAULT_PYTHON),
-        thresholds=Thresholds(min_cov, min_mutation, repeats, max_mutants),
+        thresholds=Thresholds(
+            min_cov,
+            min_mutation,
+            repeats,
+            max_mutants,
+            min_mutants=min_mutants,
+            min_parity=min_parity,
+        ),
         rounds=rounds,
         test_args=test_args,
         client=_client(model, api_base) if model else None,
@@ -259,12 +293,17 @@ def harness_command(
     ]
     batch_summary = run_batch_cli(tasks, repo_task, batch, label="harness")
     results = [r.result for r in batch_summary.records if r.result.get("targets") is not None]
+    reasons: dict[str, int] = {}
+    for result in results:
+        for kind, count in (result.get("reasons") or {}).items():
+            reasons[kind] = reasons.get(kind, 0) + count
     click.echo(
         f"targets {sum(r['targets'] for r in results)}, harnesses "
         f"{sum(r['harnesses'] for r in results)}, valid {sum(r['valid'] for r in results)} "
         f"in {len(results)} repositories; problems under {outdir}",
         err=True,
     )
+    click.echo(f"outcome per target: {_reasons(reasons)}", err=True)
 
 
 def _load(path: str) -> list[Any]:

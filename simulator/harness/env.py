@@ -3,6 +3,7 @@ runtime modules copied into the workspace."""
 
 from __future__ import annotations
 
+import importlib
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +14,8 @@ from simulator.harness.format import RUNTIME_DIR, SUPPORT_MODULE, SUPPORT_PATH
 from simulator.harness.runtime import source as runtime_source
 from simulator.session import Session
 
-# Where RepoSim's own copy of coverage.py goes when the project's Python has none.
+# Where RepoSim's own copies of coverage.py and cloudpickle go when the project's Python has
+# none (every harness, tracer and mutant command has it on its path).
 RUNTIME_SITE = f"{RUNTIME_DIR}/site"
 DEFAULT_PYTHON = '"$(command -v python || command -v python3)"'
 # pytest switches for every harness run: no cache files in the workspace, no coverage plugin
@@ -57,6 +59,10 @@ async def install_runtime(session: Session) -> None:
     for name in ("reposim_tracer", "reposim_mutants"):
         await _write_if_changed(session, f"{RUNTIME_DIR}/{name}.py", runtime_source(name))
     await _write_if_changed(session, SUPPORT_PATH, runtime_source(SUPPORT_MODULE))
+    # the tracer builds and checks constructor expressions with the same support module
+    await _write_if_changed(
+        session, f"{RUNTIME_DIR}/{SUPPORT_MODULE}.py", runtime_source(SUPPORT_MODULE)
+    )
     await _write_if_changed(session, f"{RUNTIME_DIR}/empty.coveragerc", "[run]\n")
 
 
@@ -70,32 +76,38 @@ async def remove_path(session: Session, path: str) -> None:
     await session.exec(f"rm -rf {quote(path)}", actor=Actor.SYSTEM)
 
 
-_coverage_checked: weakref.WeakKeyDictionary[Session, bool] = weakref.WeakKeyDictionary()
+_checked: weakref.WeakKeyDictionary[Session, dict[str, bool]] = weakref.WeakKeyDictionary()
 
 
-async def ensure_coverage(session: Session, env: PythonEnv) -> bool:
-    """Make coverage.py importable by the project's Python: when it has none (a fresh
-    container), RepoSim's own copy (pure Python, with its C tracer when the ABI matches) is
+async def ensure_module(session: Session, env: PythonEnv, name: str) -> bool:
+    """Make the pure-Python package `name` (coverage, cloudpickle) importable by the project's
+    Python: when it has none (a fresh container, a venv without it), RepoSim's own copy is
     uploaded to .reposim/runtime/site, which every harness command has on its path. False when
     it still cannot be imported."""
-    if session in _coverage_checked:
-        return _coverage_checked[session]
-    probe = f"{env.prefix()} -c 'import coverage'"
+    checked = _checked.setdefault(session, {})
+    if name in checked:
+        return checked[name]
+    probe = f"{env.prefix()} -c 'import {name}'"
     ready = (await session.exec(probe, actor=Actor.SYSTEM)).exit_code == 0
     if not ready:
-        import coverage
-
-        package = Path(coverage.__file__).parent
+        package_module = importlib.import_module(name)
+        package = Path(str(package_module.__file__)).parent
         for path in sorted(package.rglob("*")):
             if path.is_file() and "__pycache__" not in path.parts:
                 relative = path.relative_to(package.parent).as_posix()
                 await session.write_helper(f"{RUNTIME_SITE}/{relative}", path.read_bytes())
         ready = (await session.exec(probe, actor=Actor.SYSTEM)).exit_code == 0
+        version = getattr(package_module, "__version__", "?")
         session.note(
-            "coverage.py was not installed in the environment; RepoSim's copy "
-            f"(coverage {coverage.__version__}) was put in {RUNTIME_SITE}"
+            f"{name} was not installed in the environment; RepoSim's copy "
+            f"({name} {version}) was put in {RUNTIME_SITE}"
             + ("" if ready else ", but it does not import there either"),
             actor=Actor.SYSTEM,
         )
-    _coverage_checked[session] = ready
+    checked[name] = ready
     return ready
+
+
+async def ensure_coverage(session: Session, env: PythonEnv) -> bool:
+    """coverage.py importable by the project's Python (see ensure_module)."""
+    return await ensure_module(session, env, "coverage")

@@ -42,9 +42,10 @@ REFERENCE_DIR = ".reposim/reference"
 SUPPORT_MODULE = "reposim_harness_support"
 SUPPORT_PATH = f"{HARNESS_DIR}/{SUPPORT_MODULE}.py"
 SUPPORT_IMPORT = (
-    f"from {SUPPORT_MODULE} import (NOTHING, P, check_call, import_paths, load_candidate, "
-    "load_reference, same)"
+    f"from {SUPPORT_MODULE} import (NOTHING, C, E, O, P, T, check_call, check_discrimination, "
+    "import_paths, load_candidate, load_reference, named, same)"
 )
+SELF_CHECK = "test_the_comparator_tells_recorded_results_apart"
 _CASE_ID = re.compile(r"\[(c\d+)\]$")
 
 
@@ -87,10 +88,15 @@ class TracedCall:
     raises: tuple[str, str] | None = None
     after: list[dict[str, str]] | None = None
     test: str = ""
+    yields: list[dict[str, str]] | None = None  # a generator's items, bounded
+    exhausted: bool = True  # the generator ran to its end (else: the first items only)
+    stdout: str | None = None  # what the call printed, when the target prints at all
+    stderr: str | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TracedCall:
         raises = data.get("raises")
+        yields = data.get("yields")
         return cls(
             args=list(data.get("args") or []),
             kwargs=dict(data.get("kwargs") or {}),
@@ -98,7 +104,19 @@ class TracedCall:
             raises=(str(raises[0]), str(raises[1])) if raises else None,
             after=data.get("after"),
             test=str(data.get("test") or ""),
+            yields=list(yields) if yields is not None else None,
+            exhausted=bool(data.get("exhausted", True)),
+            stdout=data.get("stdout"),
+            stderr=data.get("stderr"),
         )
+
+    @property
+    def pickled(self) -> bool:
+        """Whether any value of the call is kept as a pickle (not readable by eye)."""
+        values = [*self.args, *self.kwargs.values(), *(self.after or []), *(self.yields or [])]
+        if self.returns is not None:
+            values.append(self.returns)
+        return any("p" in v or "P(" in v.get("r", "") for v in values)
 
 
 def _value(encoded: dict[str, str]) -> str:
@@ -113,6 +131,7 @@ def _readable(call: TracedCall) -> list[str]:
     named += [(f"kwargs[{k!r}]", v) for k, v in call.kwargs.items()]
     if call.raises is None and call.returns is not None:
         named.append(("returns", call.returns))
+    named += [(f"yields[{i}]", v) for i, v in enumerate(call.yields or [])]
     named += [(f"after[{i}]", v) for i, v in enumerate(call.after or [])]
     return [
         f"    # {name}: {value['s']}" for name, value in named if "p" in value and value.get("s")
@@ -130,6 +149,7 @@ def render_traced(
     """A harness that replays recorded calls of the reference against `candidate`."""
     generator = "traced from the repository's tests"
     lines = [header(target, module, generator, paths), "", "CASES = ["]
+    prints = any(c.stdout or c.stderr for c in calls)
     for call in calls:
         if call.test:
             lines.append(f"    # recorded in {call.test}")
@@ -141,8 +161,15 @@ def render_traced(
             lines.append(f"        kwargs={{{pairs}}},")
         if call.raises is not None:
             lines.append(f"        raises={call.raises!r},")
-        elif call.returns is not None:
+        elif call.returns is not None and call.yields is None:
             lines.append(f"        returns={_value(call.returns)},")
+        if call.yields is not None:
+            lines.append(f"        yields=[{', '.join(_value(v) for v in call.yields)}],")
+            if not call.exhausted:
+                lines.append("        exhausted=False,  # the tests read only these items")
+        elif prints:
+            lines.append(f"        stdout={call.stdout or ''!r},")
+            lines.append(f"        stderr={call.stderr or ''!r},")
         if call.after is not None:
             lines.append(f"        after={_tuple(call.after)},")
         lines.append("    ),")
@@ -154,7 +181,37 @@ def render_traced(
     )
     lines.append("def test_behaves_like_the_reference(case):")
     lines.append("    check_call(candidate, **case)")
+    results = sum(c.raises is None and (c.returns or c.yields) is not None for c in calls)
+    if results > 1:
+        lines.append("")
+        lines.append("")
+        lines.append(f"def {SELF_CHECK}():")
+        lines.append(
+            '    """Results whose structural dumps differ must compare unequal (else the '
+            'comparator is blind here)."""'
+        )
+        lines.append("    check_discrimination(CASES)")
     return "\n".join(lines) + "\n"
+
+
+def readable_share(text: str) -> tuple[int, int]:
+    """(cases with no pickle, cases) of a traced harness text."""
+    cases = readable = 0
+    inside = False
+    block: list[str] = []
+    for line in text.splitlines():
+        if line == "CASES = [":
+            inside = True
+        elif inside and line == "]":
+            break
+        elif inside and line == "    dict(":
+            block = []
+        elif inside and line == "    ),":
+            cases += 1
+            readable += not any("P(" in b for b in block)
+        elif inside:
+            block.append(line)
+    return readable, cases
 
 
 def case_of(test_id: str) -> int | None:

@@ -15,7 +15,7 @@ from typing import Any
 
 from backends.shell import quote
 from simulator.events import Actor
-from simulator.harness.env import PythonEnv, import_root
+from simulator.harness.env import PythonEnv, ensure_module, import_root
 from simulator.harness.format import RUNTIME_DIR, TracedCall, case_of, render_traced
 from simulator.harness.target import Target
 from simulator.session import Session
@@ -30,8 +30,25 @@ class Trace:
 
     module: str  # the module the tests imported it from ("" if never called)
     calls: list[TracedCall] = field(default_factory=list)
-    dropped: int = 0  # calls with a value that could not be kept
+    dropped: dict[str, int] = field(default_factory=dict)  # calls not kept, by reason
     paths: list[str] = field(default_factory=list)  # workspace dirs the test run imported from
+    kind: str = "function"  # function | generator | coroutine (not traced)
+    tests: list[str] = field(default_factory=list)  # the tests that called it
+    candidates: int = 0  # distinct calls recorded before the choice by coverage
+
+    @property
+    def dropped_total(self) -> int:
+        return sum(self.dropped.values())
+
+
+@dataclass
+class SuiteRun:
+    """How the traced test run went, beside the traces."""
+
+    exit_code: int | None
+    failed: list[str] = field(default_factory=list)  # failed under the tracer and without it
+    tracer_only: list[str] = field(default_factory=list)  # failed only under the tracer
+    collection_errors: int = 0
 
 
 class TraceError(Exception):
@@ -46,9 +63,12 @@ async def trace(
     test_args: str = "",
     max_calls: int = 40,
     timeout: float = 1800.0,
-) -> tuple[dict[str, Trace], int | None]:
-    """Run the test suite once with the tracer on every target: (traces by target id, the
-    suite's exit code)."""
+) -> tuple[dict[str, Trace], SuiteRun]:
+    """Run the test suite once with the tracer on every target: (traces by target id, how the
+    run went). Collection errors do not stop the run (`--continue-on-collection-errors`, as
+    setup's oracle runs it); the tests that fail under the tracer are run again without it,
+    and those that then pass are named as failing only under the tracer."""
+    await ensure_module(session, env, "cloudpickle")
     spec = {
         "root": session.workspace_path,
         "max_calls": max_calls,
@@ -59,7 +79,7 @@ async def trace(
     command = (
         f"REPOSIM_TRACE_SPEC={TRACE_SPEC} REPOSIM_TRACE_OUT={TRACE_OUT} "
         f"{env.prefix(RUNTIME_DIR, plugins=True)} -m pytest -p reposim_tracer "
-        f"-p no:cacheprovider -p no:cov -q {test_args}"
+        f"-p no:cacheprovider -p no:cov --continue-on-collection-errors -q {test_args}"
     )
     result = await session.exec(command, actor=Actor.SYSTEM, timeout=timeout)
     if not await session.exists(TRACE_OUT):
@@ -76,10 +96,42 @@ async def trace(
         traces[target.id] = Trace(
             module=str(raw["modules"].get(target.id) or ""),
             calls=calls,
-            dropped=int(raw["dropped"].get(target.id, 0)),
+            dropped={str(k): int(v) for k, v in (raw["dropped"].get(target.id) or {}).items()},
             paths=[str(p) for p in raw.get("paths") or [] if p != "."],
+            kind=str((raw.get("kinds") or {}).get(target.id) or "function"),
+            tests=[str(t) for t in (raw.get("tests") or {}).get(target.id) or []],
+            candidates=int((raw.get("candidates") or {}).get(target.id) or 0),
         )
-    return traces, result.exit_code
+    output = result.output.decode("utf-8", "replace")
+    suite = SuiteRun(result.exit_code, collection_errors=_collection_errors(output))
+    failed = [str(t) for t in raw.get("failed") or []]
+    if failed:
+        suite.failed, suite.tracer_only = await _without_tracer(session, env, failed, test_args)
+    return traces, suite
+
+
+def _collection_errors(output: str) -> int:
+    """The `N errors` of pytest's summary line that were collection errors."""
+    return sum(1 for line in output.splitlines() if line.startswith("ERROR ") and "::" not in line)
+
+
+async def _without_tracer(
+    session: Session, env: PythonEnv, failed: list[str], test_args: str, limit: int = 50
+) -> tuple[list[str], list[str]]:
+    """(still failing, failing only under the tracer) of the tests that failed traced."""
+    chosen = failed[:limit]
+    command = (
+        f"{env.prefix(plugins=True)} -m pytest -p no:cacheprovider -p no:cov "
+        f"--continue-on-collection-errors -q {test_args}"
+    )
+    selector = " ".join(quote(t) for t in chosen)
+    result = await session.run_tests(selector, command=command, actor=Actor.SYSTEM)
+    passed = {t.id for t in result.tests if t.outcome == "passed"}
+    passed |= {
+        t for t in chosen if any(r.id.endswith(t) and r.outcome == "passed" for r in result.tests)
+    }
+    tracer_only = [t for t in chosen if t in passed]
+    return [t for t in failed if t not in tracer_only], tracer_only
 
 
 def module_env(env: PythonEnv, target: Target, module: str) -> PythonEnv:

@@ -6,8 +6,14 @@
 3. Mutation score: the share of small mutants of the target the harness kills (mutate.py;
    run in one process by runtime/reposim_mutants.py).
 
-The verdict is `valid` when every test passes in every run, coverage >= min_cov and the
-mutation score >= min_mutation; otherwise `invalid`, with the reasons.
+4. Suite parity: the repository's own tests that call the target (from the trace) run against
+   the same mutants; of the mutants they kill, the share the harness kills too. Mutants that
+   neither kills are listed as possibly equivalent.
+
+The verdict is `valid` when every test passes in every run (the comparator's self-check
+included), coverage >= min_cov, at least min_mutants mutants ran (or every mutant the operators
+can make of a small function), the mutation score >= min_mutation and the suite parity >=
+min_parity (when the suite kills any mutant); otherwise `invalid`, with the reasons.
 """
 
 from __future__ import annotations
@@ -25,8 +31,8 @@ from simulator.dataset.schema import Validation
 from simulator.events import Actor
 from simulator.harness.branches import BranchCoverage, executed_arcs, function_branches
 from simulator.harness.env import PythonEnv, ensure_coverage
-from simulator.harness.format import HARNESS_DIR, RUNTIME_DIR
-from simulator.harness.mutate import MutationError, mutants
+from simulator.harness.format import HARNESS_DIR, RUNTIME_DIR, SELF_CHECK
+from simulator.harness.mutate import Mutant, MutationError, mutants
 from simulator.harness.target import Target
 from simulator.session import Session
 from simulator.testrun import TestRunResult
@@ -40,6 +46,9 @@ class Thresholds:
     max_mutants: int | None = 40
     mutant_timeout: float = 10.0
     test_timeout: float = 300.0
+    min_mutants: int = 10  # or every mutant the operators can make, when there are fewer
+    min_parity: float = 0.75  # of the mutants the repository's tests kill, the harness's share
+    max_suite_tests: int = 20  # of the tests that call the target, run against its mutants
 
 
 async def run_repeatedly(
@@ -91,6 +100,38 @@ async def _coverage(session: Session, target: Target, data_file: str) -> BranchC
     return function_branches(source, target.def_line, target.end_line, arcs)
 
 
+async def _run_mutants(
+    session: Session,
+    env: PythonEnv,
+    spec: dict[str, Any],
+    slug: str,
+    count: int,
+    timeout: float,
+    *,
+    plugins: bool = False,
+) -> tuple[dict[str, Any] | None, str]:
+    """The mutant runner's report, or (None, why it failed)."""
+    kind = "suite" if spec.get("tests") else "harness"
+    spec_path = f"{RUNTIME_DIR}/mutants-{slug}-{kind}.json"
+    out_path = f"{RUNTIME_DIR}/mutants-{slug}-{kind}.out.json"
+    # Written through the backend unrecorded: it holds one copy of the file per mutant.
+    await session.write_helper(spec_path, json.dumps(spec).encode())
+    budget = timeout * (count + 3) + 60
+    extra = (RUNTIME_DIR,) if plugins else (HARNESS_DIR,)
+    result = await session.exec(
+        f"{env.prefix(*extra, plugins=plugins)} {RUNTIME_DIR}/reposim_mutants.py "
+        f"{quote(spec_path)} {quote(out_path)}",
+        actor=Actor.SYSTEM,
+        timeout=budget,
+    )
+    if result.exit_code != 0 or not await session.exists(out_path):
+        tail = result.output.decode("utf-8", "replace").strip().splitlines()[-1:]
+        return None, "the mutant runner failed" + (f": {tail[0]}" if tail else "")
+    report = json.loads(await session.read_bytes(out_path))
+    await session.exec(f"rm -f {quote(spec_path)} {quote(out_path)}", actor=Actor.SYSTEM)
+    return report, ""
+
+
 async def mutation_score(
     session: Session,
     env: PythonEnv,
@@ -98,21 +139,29 @@ async def mutation_score(
     module: str,
     harness_path: str,
     thresholds: Thresholds,
+    suite_tests: list[str] | None = None,
 ) -> dict[str, Any]:
-    """{"total", "killed", "score", "survivors": [...], "timeouts"} for the harness; each
-    survivor keeps its id, operator, line, description and diff (a few lines), not the file."""
+    """{"total", "killed", "score", "survivors": [...], "timeouts", "possible", "suite"} for
+    the harness; each survivor keeps its id, operator, line, description and diff (a few
+    lines), not the file. "possible" is how many mutants the operators make of the target
+    (before --max-mutants); "suite" is what the repository's tests that call the target do
+    with the same mutants: {"tests", "killed", "parity", "missed": mutants they kill and the
+    harness does not}, and "equivalent" lists the mutants nothing kills."""
     source = (await session.read_bytes(target.path)).decode("utf-8")
     try:
-        found = mutants(
-            source, target.def_line, target.name, limit=thresholds.max_mutants, path=target.path
-        )
+        everything = mutants(source, target.def_line, target.name, limit=None, path=target.path)
     except MutationError as exc:
         return {"total": 0, "killed": 0, "score": None, "survivors": [], "error": str(exc)}
+    found = _spread(everything, thresholds.max_mutants)
     if not found:
-        return {"total": 0, "killed": 0, "score": None, "survivors": []}
-    spec_path = f"{RUNTIME_DIR}/mutants-{target.slug}.json"
-    out_path = f"{RUNTIME_DIR}/mutants-{target.slug}.out.json"
-    spec = {
+        return {
+            "total": 0,
+            "killed": 0,
+            "score": None,
+            "survivors": [],
+            "possible": len(everything),
+        }
+    spec: dict[str, Any] = {
         "harness": harness_path,
         "module": module,
         "qualname": target.qualname,
@@ -120,45 +169,85 @@ async def mutation_score(
         "timeout": thresholds.mutant_timeout,
         "mutants": [{"id": m.id, "source": m.source} for m in found],
     }
-    # Written through the backend unrecorded: it holds one copy of the file per mutant.
-    await session.write_helper(spec_path, json.dumps(spec).encode())
-    budget = thresholds.mutant_timeout * (len(found) + 3) + 60
-    result = await session.exec(
-        f"{env.prefix(HARNESS_DIR)} {RUNTIME_DIR}/reposim_mutants.py "
-        f"{quote(spec_path)} {quote(out_path)}",
-        actor=Actor.SYSTEM,
-        timeout=budget,
+    report, error = await _run_mutants(
+        session, env, spec, target.slug, len(found), thresholds.mutant_timeout
     )
-    if result.exit_code != 0 or not await session.exists(out_path):
-        tail = result.output.decode("utf-8", "replace").strip().splitlines()[-1:]
-        return {
-            "total": len(found),
-            "killed": 0,
-            "score": None,
-            "survivors": [],
-            "error": "the mutant runner failed" + (f": {tail[0]}" if tail else ""),
-        }
-    report = json.loads(await session.read_bytes(out_path))
-    await session.exec(f"rm -f {quote(spec_path)} {quote(out_path)}", actor=Actor.SYSTEM)
+    base: dict[str, Any] = {"total": len(found), "killed": 0, "score": None, "survivors": []}
+    if report is None:
+        return {**base, "possible": len(everything), "error": error}
     baseline = report.get("baseline") or {}
     if not baseline.get("passed"):
         return {
-            "total": len(found),
-            "killed": 0,
-            "score": None,
-            "survivors": [],
+            **base,
+            "possible": len(everything),
             "error": "the harness does not pass on the unmutated target in the mutant runner",
         }
     by_id = {m.id: m for m in found}
     outcomes = [r for r in report["mutants"] if r["status"] in ("killed", "survived")]
     killed = sum(r["status"] == "killed" for r in outcomes)
     survivors = [by_id[r["id"]].summary() for r in outcomes if r["status"] == "survived"]
-    return {
+    figures: dict[str, Any] = {
         "total": len(outcomes),
         "killed": killed,
         "score": round(killed / len(outcomes), 4) if outcomes else None,
         "survivors": survivors,
         "timeouts": sum(r.get("how") == "timeout" for r in outcomes),
+        "possible": len(everything),
+    }
+    harness_killed = {r["id"] for r in outcomes if r["status"] == "killed"}
+    ran = {r["id"] for r in outcomes}
+    if suite_tests:
+        tests = suite_tests[: thresholds.max_suite_tests]
+        suite_spec = {**spec, "harness": "", "tests": tests}
+        suite, why = await _run_mutants(
+            session,
+            env,
+            suite_spec,
+            target.slug,
+            len(found),
+            thresholds.mutant_timeout,
+            plugins=True,
+        )
+        figures["suite"] = _suite_figures(suite, why, harness_killed, ran, by_id)
+    suite_figures = figures.get("suite") or {}
+    if suite_figures.get("killed_ids") is not None:
+        nothing = ran - harness_killed - set(suite_figures["killed_ids"])
+        figures["equivalent"] = [by_id[i].description for i in sorted(nothing)]
+    return figures
+
+
+def _spread(found: list[Mutant], limit: int | None) -> list[Mutant]:
+    """At most `limit` mutants spread evenly over the function (ids kept)."""
+    if limit is None or len(found) <= limit:
+        return found
+    if limit <= 0:
+        return []
+    step = len(found) / limit
+    return [found[int(i * step)] for i in range(limit)]
+
+
+def _suite_figures(
+    report: dict[str, Any] | None,
+    why: str,
+    harness_killed: set[str],
+    ran: set[str],
+    by_id: dict[str, Mutant],
+) -> dict[str, Any]:
+    if report is None:
+        return {"parity": None, "error": why}
+    baseline = report.get("baseline") or {}
+    if not baseline.get("passed"):
+        return {"parity": None, "error": str(baseline.get("how") or "the tests do not pass")}
+    killed = {r["id"] for r in report["mutants"] if r["status"] == "killed" and r["id"] in ran}
+    both = killed & harness_killed
+    return {
+        "tests": len(baseline.get("tests") or []),
+        "failing": list(baseline.get("failing") or []),
+        "killed": len(killed),
+        "killed_ids": sorted(killed),
+        "both": len(both),
+        "parity": round(len(both) / len(killed), 4) if killed else None,
+        "missed": [by_id[i].summary() for i in sorted(killed - harness_killed)],
     }
 
 
@@ -171,6 +260,7 @@ async def validate(
     thresholds: Thresholds,
     *,
     mutation: bool = True,
+    suite_tests: list[str] | None = None,
 ) -> Validation:
     """Run, measure and judge one harness already written at `harness_path`."""
     t0 = time.monotonic()
@@ -193,7 +283,7 @@ async def validate(
         validation.log = failed_run.output[-4000:]
     if validation.passed and mutation:
         validation.mutation = await mutation_score(
-            session, env, target, module, harness_path, thresholds
+            session, env, target, module, harness_path, thresholds, suite_tests
         )
     judge(validation, thresholds)
     validation.seconds = round(time.monotonic() - t0, 3)
@@ -205,8 +295,14 @@ def judge(validation: Validation, thresholds: Thresholds) -> None:
     reasons = []
     if not validation.tests:
         reasons.append("the harness has no tests that ran")
-    if validation.failing:
-        reasons.append(f"{len(validation.failing)} test(s) fail on the reference")
+    blind = [t for t in validation.failing if t.endswith(SELF_CHECK)]
+    if blind:
+        reasons.append(
+            "the comparator is blind for this target (results that differ compare equal)"
+        )
+    cases = [t for t in validation.failing if not t.endswith(SELF_CHECK)]
+    if cases:
+        reasons.append(f"{len(cases)} test(s) fail on the reference")
     if validation.flaky:
         reasons.append(f"{len(validation.flaky)} test(s) are flaky on the reference")
     rate = validation.coverage_rate
@@ -222,5 +318,24 @@ def judge(validation: Validation, thresholds: Thresholds) -> None:
                 reasons.append(f"no mutation score: {error or 'no mutant ran'}")
         elif score < thresholds.min_mutation:
             reasons.append(f"mutation score {score:.0%} is below {thresholds.min_mutation:.0%}")
+        figures = validation.mutation or {}
+        possible = figures.get("possible")
+        if possible == 0 and not figures.get("error"):
+            reasons.append("no mutant can be made of it (nothing shows the harness catches bugs)")
+        elif possible is not None:
+            needed = min(thresholds.min_mutants, int(possible))
+            if thresholds.max_mutants is not None:  # --max-mutants 0: no mutation asked for
+                needed = min(needed, thresholds.max_mutants)
+            if int(figures.get("total") or 0) < needed:
+                reasons.append(
+                    f"only {figures.get('total') or 0} mutant(s) ran, {needed} needed "
+                    f"(of {possible} possible)"
+                )
+        parity = (figures.get("suite") or {}).get("parity")
+        if parity is not None and parity < thresholds.min_parity:
+            reasons.append(
+                f"suite parity {parity:.0%} is below {thresholds.min_parity:.0%} (the "
+                "repository's tests kill mutants the harness does not)"
+            )
     validation.reasons = reasons
     validation.verdict = "invalid" if reasons else "valid"

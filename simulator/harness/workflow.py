@@ -21,12 +21,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from backends.shell import quote
 from simulator.agent.models import ModelClient
 from simulator.dataset.schema import CurationState, Harness, Problem, Validation
 from simulator.events import Actor
 from simulator.harness import traced
 from simulator.harness.env import PythonEnv, install_runtime
-from simulator.harness.format import check_harness, harness_path, reference_path
+from simulator.harness.format import (
+    case_of,
+    check_harness,
+    harness_path,
+    readable_share,
+    reference_path,
+)
 from simulator.harness.target import Target
 from simulator.harness.validate import Thresholds, judge, mutation_score, validate
 from simulator.session import Session
@@ -54,6 +61,8 @@ class HarnessOptions:
             "min_mutation": t.min_mutation,
             "repeats": t.repeats,
             "max_mutants": t.max_mutants,
+            "min_mutants": t.min_mutants,
+            "min_parity": t.min_parity,
             "rounds": self.rounds,
             "model": self.client.model if self.client else None,
         }
@@ -97,7 +106,7 @@ async def make_problems(
         if options.generator == "traced" and targets:
             with run.stage("trace", targets=len(targets)) as detail:
                 try:
-                    traces, code = await traced.trace(
+                    traces, suite = await traced.trace(
                         session,
                         options.env,
                         targets,
@@ -107,7 +116,10 @@ async def make_problems(
                 except traced.TraceError as exc:
                     raise WorkflowFailure(str(exc)) from None
                 detail.update(
-                    suite_exit_code=code,
+                    suite_exit_code=suite.exit_code,
+                    collection_errors=suite.collection_errors,
+                    failed=suite.failed,
+                    failed_only_under_tracer=suite.tracer_only,
                     called=sum(bool(t.calls) for t in traces.values()),
                     calls=sum(len(t.calls) for t in traces.values()),
                 )
@@ -128,6 +140,31 @@ async def make_problems(
     return problems
 
 
+def _dropped_text(dropped: dict[str, int]) -> str:
+    parts = [f"{reason} x{count}" for reason, count in sorted(dropped.items(), key=lambda x: -x[1])]
+    return "; ".join(parts[:4]) + ("; ..." if len(parts) > 4 else "")
+
+
+async def _why_uncalled(
+    session: Session, env: PythonEnv, target: Target, trace: traced.Trace
+) -> str:
+    """The honest reason a target has no recorded call."""
+    if trace.kind == "coroutine":
+        return "a coroutine (async): not traced"
+    if trace.tests:
+        return (
+            f"no call could be kept: {trace.dropped_total} dropped ({_dropped_text(trace.dropped)})"
+        )
+    probe = await session.exec(
+        f"{env.prefix()} -c {quote('import ' + target.module)}", actor=Actor.SYSTEM
+    )
+    if probe.exit_code != 0 and target.module:
+        tail = probe.output.decode("utf-8", "replace").strip().splitlines()[-1:]
+        return f"module not importable: {tail[0] if tail else 'no output'}"
+    kind = "a generator that " if trace.kind == "generator" else ""
+    return f"{kind}never called by the repository's tests"
+
+
 async def _traced_problem(
     session: Session,
     run: WorkflowRun,
@@ -138,9 +175,7 @@ async def _traced_problem(
 ) -> None:
     if not trace.calls:
         problem.curation.mark(
-            CurationState.NONE,
-            reason="the repository's tests never call it (or every call "
-            f"had a value that could not be kept: {trace.dropped} dropped)",
+            CurationState.NONE, reason=await _why_uncalled(session, options.env, target, trace)
         )
         return
     problem.module = trace.module
@@ -148,16 +183,21 @@ async def _traced_problem(
     path = harness_path(target)
     await _snapshot_reference(session, target)
     keep = list(range(len(trace.calls)))
-    notes = [f"{len(trace.calls)} distinct calls recorded, {trace.dropped} dropped"]
+    notes = [
+        f"{len(trace.calls)} calls chosen by coverage of {trace.candidates or len(trace.calls)} "
+        f"distinct recorded, from {len(trace.tests)} test(s); {trace.dropped_total} dropped"
+        + (f" ({_dropped_text(trace.dropped)})" if trace.dropped else "")
+    ]
     text = traced.harness_text(target, trace)
     await session.write(path, text, actor=Actor.SYSTEM)
     first = await validate(
         session, env, target, trace.module, path, options.thresholds, mutation=False
     )
-    if first.failing or first.flaky:
-        keep = traced.surviving_cases(len(trace.calls), first.failing, first.flaky)
+    case_failures = [t for t in first.failing if case_of(t) is not None]
+    if case_failures or first.flaky:
+        keep = traced.surviving_cases(len(trace.calls), case_failures, first.flaky)
         notes.append(
-            f"{len(first.failing)} call(s) not reproducible and {len(first.flaky)} flaky on "
+            f"{len(case_failures)} call(s) not reproducible and {len(first.flaky)} flaky on "
             "the reference: dropped"
         )
         run.step("prune", target=target.id, kept=len(keep), dropped=len(trace.calls) - len(keep))
@@ -168,20 +208,44 @@ async def _traced_problem(
     problem.curation.mark(CurationState.GENERATED)
     if not keep:
         problem.validation = first
-        problem.curation.mark(CurationState.REJECTED, reason="no recorded call is reproducible")
+        cause = _first_failure(first)
+        problem.curation.mark(
+            CurationState.REJECTED,
+            reason=f"no reproducible call: all {len(trace.calls)} differ on the reference"
+            + (f" ({cause})" if cause else ""),
+        )
         return
-    if first.failing or first.flaky:
-        validation = await validate(session, env, target, trace.module, path, options.thresholds)
+    suite_tests = _suite_tests(trace)
+    if case_failures or first.flaky:
+        validation = await validate(
+            session, env, target, trace.module, path, options.thresholds, suite_tests=suite_tests
+        )
         # the dropped flaky cases stay marked (the notes say they were dropped)
         validation.flaky = sorted(set(validation.flaky) | set(first.flaky))
     else:
         # nothing pruned: the first validation stands; only the mutants are left to run
         validation = first
-        validation.mutation = await mutation_score(
-            session, env, target, trace.module, path, options.thresholds
-        )
+        if validation.passed:
+            validation.mutation = await mutation_score(
+                session, env, target, trace.module, path, options.thresholds, suite_tests
+            )
         judge(validation, options.thresholds)
     _settle(problem, validation)
+
+
+def _suite_tests(trace: traced.Trace) -> list[str]:
+    """The tests that called the target, those the chosen calls came from first."""
+    chosen = [c.test for c in trace.calls if c.test]
+    return list(dict.fromkeys([*chosen, *trace.tests]))
+
+
+def _first_failure(validation: Validation) -> str:
+    """The first assertion message of a failed run, shortened."""
+    for line in validation.log.splitlines():
+        line = line.strip()
+        if line.startswith("E ") and len(line) > 2:
+            return line[2:].strip()[:200]
+    return ""
 
 
 async def _snapshot_reference(session: Session, target: Target) -> None:
@@ -209,17 +273,75 @@ def _summary(problem: Problem) -> dict[str, Any]:
     }
 
 
+def reason_of(problem: Problem) -> str:
+    """The kind of outcome of a problem, for counting: valid, or the first reason it is not."""
+    v = problem.validation
+    if v is None:
+        text = problem.curation.reasons[0] if problem.curation.reasons else "no harness"
+        for kind in (
+            "module not importable",
+            "coroutine",
+            "generator that never called",
+            "never called",
+            "no call could be kept",
+        ):
+            if kind in text:
+                return kind.replace("generator that never called", "never called (generator)")
+        return "no harness"
+    if v.verdict == "valid":
+        return "valid"
+    if str(problem.curation.state) == "rejected":
+        return "no reproducible call"
+    order = (
+        ("comparator is blind", "comparator blind"),
+        ("fail on the reference", "fails on the reference"),
+        ("flaky", "flaky"),
+        ("coverage", "coverage below threshold"),
+        ("no mutant can be made", "no mutant"),
+        ("mutant(s) ran", "too few mutants"),
+        ("mutation", "mutation below threshold"),
+        ("suite parity", "suite parity below threshold"),
+    )
+    for reason in v.reasons:
+        for needle, kind in order:
+            if needle in reason:
+                return kind
+    return "invalid (other)"
+
+
 def summarize(problems: list[Problem]) -> dict[str, Any]:
-    """Counts and distributions for a set of problems (a run's or a batch's result)."""
-    validations = [p.validation for p in problems if p.validation]
+    """Counts and distributions for a set of problems (a run's or a batch's result): the
+    figures are over harnesses with at least one case (a harness whose calls were all
+    dropped says nothing about coverage), with the outcome per reason."""
+    cased = [p for p in problems if p.harness is not None and p.harness.cases > 0]
+    validations = [p.validation for p in cased if p.validation]
     coverage = sorted(v.coverage_rate for v in validations if v.coverage_rate is not None)
     mutation = sorted(v.mutation_score for v in validations if v.mutation_score is not None)
+    parity = sorted(
+        float(((v.mutation or {}).get("suite") or {})["parity"])
+        for v in validations
+        if ((v.mutation or {}).get("suite") or {}).get("parity") is not None
+    )
+    readable = total = 0
+    for p in cased:
+        if p.harness is not None and p.harness.generator == "traced":
+            r, n = readable_share(p.harness.text)
+            readable, total = readable + r, total + n
+    reasons: dict[str, int] = {}
+    for p in problems:
+        kind = reason_of(p)
+        reasons[kind] = reasons.get(kind, 0) + 1
     return {
         "targets": len(problems),
         "harnesses": sum(p.harness is not None for p in problems),
-        "valid": sum(v.verdict == "valid" for v in validations),
+        "with_cases": len(cased),
+        "valid": sum(v.verdict == "valid" for v in (p.validation for p in problems) if v),
         "coverage": quartiles(coverage),
         "mutation": quartiles(mutation),
+        "parity": quartiles(parity),
+        "readable_cases": readable,
+        "cases": total,
+        "reasons": dict(sorted(reasons.items(), key=lambda x: -x[1])),
     }
 
 

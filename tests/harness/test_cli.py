@@ -33,7 +33,8 @@ def test_harness_then_export_and_import(calc_repo: Path, tmp_path: Path) -> None
         cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr
-    assert "targets 1, harnesses 1, valid 1" in proc.stdout
+    assert "targets 1, harnesses 1 (1 with a case), valid 1" in proc.stdout
+    assert "outcome per target: valid 1" in proc.stdout
     assert "harness: target shapes/calc.py::clamp valid cov 100%" in proc.stderr
     [problem] = [json.loads(line) for line in out.read_text().splitlines()]
     assert problem["curation"]["state"] == "valid"

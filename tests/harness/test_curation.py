@@ -46,7 +46,8 @@ async def test_a_person_edits_a_harness_then_it_is_validated_and_accepted(
         edit(problem, "def broken(:\n", by="ada")
 
     validation = await revalidate(session, problem, options)
-    assert validation.verdict == "valid" and validation.tests == 7
+    # 7 cases and the comparator's self-check
+    assert validation.verdict == "valid" and validation.tests == 8
     assert problem.curation.state == CurationState.VALID
     # (3, 3, 3) now kills `low > high` -> `>=`; the two others are equivalent mutants
     assert validation.mutation is not None and validation.mutation["killed"] == 8

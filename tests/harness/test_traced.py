@@ -35,7 +35,8 @@ async def test_traced_harnesses_pass_on_the_reference_and_catch_a_planted_bug(
 
     assert clamp.validation is not None and clamp.validation.verdict == "valid"
     assert clamp.harness is not None and clamp.harness.cases == 4
-    assert clamp.validation.runs == 3 and clamp.validation.tests == 4
+    # 4 cases and the comparator's self-check
+    assert clamp.validation.runs == 3 and clamp.validation.tests == 5
     # clamp: three `if`s, both ways each: 6 of 6 branch arcs
     assert clamp.validation.coverage is not None
     assert (clamp.validation.coverage["covered"], clamp.validation.coverage["total"]) == (6, 6)

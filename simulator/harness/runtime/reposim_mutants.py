@@ -9,6 +9,10 @@ compiled, the target's code object is taken out of it and swapped into the live 
 (`function.__code__`), and the harness runs with pytest in this process: no interpreter start
 and no re-import per mutant. A mutant is killed when the harness fails or runs past the time
 limit. The unmutated target runs first: a harness that fails on it says nothing about mutants.
+
+With "tests": [node ids] instead of "harness", the repository's own tests run against the
+mutants the same way (suite parity: which mutants the tests that call the target kill); the
+tests that fail on the unmutated target are left out, named in the baseline.
 Standard library and pytest only: this runs in the project's Python.
 """
 
@@ -75,8 +79,42 @@ def clear_caches(module: str, qualname: str) -> None:
         obj = getattr(obj, "__wrapped__", None)
 
 
+class _Failures:
+    """A pytest plugin object that notes the tests that failed (any phase)."""
+
+    def __init__(self) -> None:
+        self.failed: list[str] = []
+        self.passed: list[str] = []
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        if report.failed and report.nodeid not in self.failed:
+            self.failed.append(report.nodeid)
+        elif report.when == "call" and report.passed:
+            self.passed.append(report.nodeid)
+
+
+SUITE_FLAGS = ["-q", "-p", "no:cacheprovider", "-p", "no:cov", "-p", "no:randomly"]
+SUITE_FLAGS += ["-p", "no:xdist", "-p", "no:reposim_tracer"]
+
+
+def run_suite(
+    tests: list[str], timeout: float, stop: bool = True, notes: _Failures | None = None
+) -> tuple[bool, str]:
+    """(passed, how) for one pytest run of the repository's tests `tests`."""
+    args = [*tests, *SUITE_FLAGS, *(["-x"] if stop else [])]
+    return _run(args, timeout, [notes] if notes is not None else [])
+
+
 def run_harness(harness: str, timeout: float) -> tuple[bool, str]:
     """(passed, how) for one pytest run of the harness, quietly, under a time limit."""
+    return _run(
+        [harness, "-x", "-q", "-p", "no:cacheprovider", "-p", "no:cov", "-o", "addopts="],
+        timeout,
+        [],
+    )
+
+
+def _run(args: list[str], timeout: float, plugins: list[Any]) -> tuple[bool, str]:
 
     def expire(signum: int, frame: FrameType | None) -> None:
         raise MutantTimeout(f"over {timeout} s")
@@ -86,9 +124,7 @@ def run_harness(harness: str, timeout: float) -> tuple[bool, str]:
     sink = io.StringIO()
     try:
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-            code = pytest.main(
-                [harness, "-x", "-q", "-p", "no:cacheprovider", "-p", "no:cov", "-o", "addopts="],
-            )
+            code = pytest.main(args, plugins=plugins)
     except MutantTimeout:
         return False, "timeout"
     finally:
@@ -106,8 +142,34 @@ def main(argv: list[str]) -> int:
     timeout = float(spec.get("timeout", 10.0))
     out: dict[str, Any] = {"baseline": None, "mutants": []}
     t0 = time.monotonic()
-    passed, how = run_harness(spec["harness"], timeout * 3)
-    out["baseline"] = {"passed": passed, "how": how, "seconds": round(time.monotonic() - t0, 4)}
+    tests = list(spec.get("tests") or [])
+    if tests:
+        notes = _Failures()
+        run_suite(tests, timeout * 3, stop=False, notes=notes)
+        failing = set(notes.failed)
+        tests = [
+            t
+            for t in tests
+            if t not in failing and any(p == t or p.startswith(t) for p in notes.passed)
+        ]
+        passed, how = bool(tests), "passed" if tests else "no test passes on the unmutated target"
+        out["baseline"] = {
+            "passed": passed,
+            "how": how,
+            "failing": sorted(failing),
+            "tests": tests,
+            "seconds": round(time.monotonic() - t0, 4),
+        }
+
+        def run_one() -> tuple[bool, str]:
+            return run_suite(tests, timeout)
+    else:
+        passed, how = run_harness(spec["harness"], timeout * 3)
+        out["baseline"] = {"passed": passed, "how": how, "seconds": round(time.monotonic() - t0, 4)}
+
+        def run_one() -> tuple[bool, str]:
+            return run_harness(spec["harness"], timeout)
+
     if passed:
         for mutant in spec["mutants"]:
             t0 = time.monotonic()
@@ -122,7 +184,7 @@ def main(argv: list[str]) -> int:
                 continue
             try:
                 clear_caches(spec["module"], spec["qualname"])
-                passed, how = run_harness(spec["harness"], timeout)
+                passed, how = run_one()
             finally:
                 function.__code__ = original
             out["mutants"].append(

@@ -8,18 +8,24 @@ configured by environment variables:
 - REPOSIM_TRACE_OUT: where to write what was recorded (JSON).
 
 For every call of a target it keeps the arguments as they were on entry, then the return value
-or the raised exception, and the arguments' state afterwards when the call changed them. Each
-value is kept as a Python literal when `repr` gives one back (readable in the harness), else as
-a pickle with a short readable form beside it (`shown`: for a person to read, never to run);
-a call with a value that is neither is dropped. Calls are deduplicated per target and
-at most `max_calls` distinct ones are kept. Standard library only: this runs in the project's
-Python, locally or in a container.
+or the raised exception (for a generator: the items it yielded, bounded, and whether it ran to
+its end), what it printed, and the arguments' state afterwards when the call changed them. Each
+value is kept as a Python literal when `repr` gives one back, else as a constructor expression
+of the harness support module (`C(...)`, `O(...)`, `E(...)`, `T(...)`: checked to rebuild a
+structurally equal value), else as a pickle (cloudpickle for what the standard pickle refuses,
+when it is importable) with a structural dump beside it (`shown`: for a person to read, never
+to run); a call with a value that is none of these is dropped and counted by reason. Calls are
+deduplicated per target, pooled with the arcs each one ran, and at most `max_calls` are chosen
+greedily by new arcs (then new exception kinds, then in turn from every test that called the
+target). The plugin also names the tests that failed. Standard library (plus cloudpickle and the
+support module, both put on the path by RepoSim): this runs in the project's Python.
 """
 
 from __future__ import annotations
 
 import ast
 import base64
+import importlib
 import inspect
 import io
 import itertools
@@ -115,9 +121,171 @@ def _literal_ok(value: Any, depth: int = 0) -> bool:
     return False
 
 
+def _path(obj: Any) -> str | None:
+    """`module:qualname` of a class or function importable by that name, else None."""
+    module = getattr(obj, "__module__", None)
+    qualname = getattr(obj, "__qualname__", None)
+    if not isinstance(module, str) or not isinstance(qualname, str):
+        return None
+    if "<" in qualname or module == "__main__" or module not in sys.modules:
+        return None
+    found: Any = sys.modules[module]
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    return f"{module}:{qualname}" if found is obj else None
+
+
+class _Builder:
+    """A constructor expression that rebuilds a value readably (support's C, O, E, T), made
+    from the value's class and its fields, or None when there is none."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.size = 0
+
+    def build(self, value: Any, depth: int = 0, stack: frozenset[int] = frozenset()) -> str:
+        if depth > 8 or id(value) in stack:
+            raise Unencodable("no constructor: too deep or a reference cycle")
+        text = self._build(value, depth + 1, stack | {id(value)})
+        self.size += len(text)
+        if self.size > self.max_bytes:
+            raise Unencodable("too big")
+        return text
+
+    def _items(self, values: Any, depth: int, stack: frozenset[int]) -> list[str]:
+        return [self.build(v, depth, stack) for v in values]
+
+    def _build(self, value: Any, depth: int, stack: frozenset[int]) -> str:
+        kind = type(value)
+        if _literal_ok(value) and kind not in (set, frozenset):
+            return repr(value)
+        if kind is float:
+            return f"float({repr(value)!r})"
+        if kind is list:
+            return "[" + ", ".join(self._items(value, depth, stack)) + "]"
+        if kind is tuple:
+            items = self._items(value, depth, stack)
+            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+        if kind in (set, frozenset):
+            items = self._items(value, depth, stack)
+            inner = "{" + ", ".join(items) + "}" if items else ""
+            return inner if kind is set and items else f"{kind.__name__}({inner})"
+        if kind is dict:
+            pairs = [
+                f"{self.build(k, depth, stack)}: {self.build(v, depth, stack)}"
+                for k, v in value.items()
+            ]
+            return "{" + ", ".join(pairs) + "}"
+        if isinstance(value, type) or inspect.isroutine(value):
+            named = _path(value)
+            if named is None:
+                raise Unencodable("no constructor: not importable by name")
+            return f"named({named!r})"
+        path = _path(kind)
+        if path is None:
+            raise Unencodable("no constructor: its class is not importable by name")
+        import enum
+
+        if isinstance(value, enum.Enum):
+            return f"E({path!r}, {value.name!r})"
+        if isinstance(value, tuple) and hasattr(kind, "_fields"):
+            return f"C({path!r}, " + ", ".join(self._items(value, depth, stack)) + ")"
+        import unittest
+
+        if isinstance(value, unittest.TestCase):
+            method = getattr(value, "_testMethodName", "runTest")
+            own = _support().testcase_state(value)
+            return f"T({path!r}, {method!r}" + self._fields(own, depth, stack, lenient=True) + ")"
+        import dataclasses
+
+        if dataclasses.is_dataclass(value):
+            init = {f.name: getattr(value, f.name) for f in dataclasses.fields(value) if f.init}
+            return f"C({path!r}" + self._fields(init, depth, stack) + ")"
+        attributes = getattr(kind, "__attrs_attrs__", None)
+        if attributes is not None:
+            init = {
+                (getattr(a, "alias", None) or a.name.lstrip("_")): getattr(value, a.name)
+                for a in attributes
+                if a.init
+            }
+            return f"C({path!r}" + self._fields(init, depth, stack) + ")"
+        reduced = self._reduced(value, depth, stack)
+        if reduced is not None:
+            return reduced
+        own_state = _support().state(value)
+        if own_state is None or kind.__new__ is not object.__new__:  # type: ignore[comparison-overlap]
+            raise Unencodable("no constructor: its state is not in __dict__ or __slots__")
+        return f"O({path!r}" + self._fields(own_state, depth, stack) + ")"
+
+    def _reduced(self, value: Any, depth: int, stack: frozenset[int]) -> str | None:
+        """`C(factory, *args)` when __reduce_ex__ gives a named factory and plain arguments
+        and no further state (Decimal, Fraction, datetime...)."""
+        if type(value).__module__ not in ("decimal", "fractions", "datetime", "pathlib", "uuid"):
+            return None
+        try:
+            reduced = value.__reduce_ex__(4)
+        except Exception:
+            return None
+        if not isinstance(reduced, tuple) or len(reduced) < 2 or any(reduced[2:3]):
+            return None
+        factory = _path(reduced[0])
+        if factory is None:
+            return None
+        return (
+            f"C({factory!r}"
+            + "".join(", " + item for item in self._items(reduced[1], depth, stack))
+            + ")"
+        )
+
+    def _fields(
+        self, fields: dict[str, Any], depth: int, stack: frozenset[int], lenient: bool = False
+    ) -> str:
+        out = []
+        for name, item in fields.items():
+            if not name.isidentifier():
+                raise Unencodable("no constructor: a field is not a name")
+            try:
+                text = self.build(item, depth, stack)
+            except Unencodable:
+                if not lenient:
+                    raise
+                text = f"P({_pickled(item, self.max_bytes)[0]!r})"
+            out.append(f", {name}={text}")
+        return "".join(out)
+
+
+def _pickled(value: Any, max_bytes: int) -> tuple[str, bool]:
+    """(base64 pickle, made by cloudpickle) of a value that comes back from it; the standard
+    pickle first, cloudpickle for what it refuses (lambdas, closures, local classes)."""
+    try:
+        data = pickle.dumps(value, protocol=4)
+        pickle.loads(data)  # a value that does not come back is of no use to a harness
+        cloud = False
+    except Exception as exc:
+        try:
+            import cloudpickle  # type: ignore[import-untyped]
+        except ImportError:
+            raise Unencodable(f"unpicklable ({type(exc).__name__}; no cloudpickle)") from None
+        try:
+            data = cloudpickle.dumps(value, protocol=4)
+            pickle.loads(data)
+            cloud = True
+        except Exception as cloud_exc:
+            raise Unencodable(f"unpicklable ({type(cloud_exc).__name__})") from None
+    if len(data) > max_bytes:
+        raise Unencodable("too big")
+    return base64.b64encode(data).decode("ascii"), cloud
+
+
+def _support() -> Any:
+    """The harness support module (copied beside this file: same comparator, same dump)."""
+    return importlib.import_module("reposim_harness_support")
+
+
 def encode(value: Any, max_bytes: int) -> dict[str, str]:
-    """{"r": literal source} or {"p": base64 pickle, "s": readable form}; raises
-    Unencodable."""
+    """{"r": source} (a literal, or a constructor expression checked to rebuild an equal
+    value) or {"p": base64 pickle, "s": its structural dump}; raises Unencodable with the
+    reason."""
     if _literal_ok(value) and type(value) not in (set, frozenset):
         text = repr(value)
         try:
@@ -127,46 +295,112 @@ def encode(value: Any, max_bytes: int) -> dict[str, str]:
                 return {"r": text}
         except (ValueError, SyntaxError, RecursionError, MemoryError):
             pass
+    support = _support()
     try:
-        data = pickle.dumps(value, protocol=4)
-        pickle.loads(data)  # a value that does not come back is of no use to a harness
-    except Exception as exc:
-        raise Unencodable(type(exc).__name__) from None
-    if len(data) > max_bytes:
-        raise Unencodable("too big")
-    encoded = {"p": base64.b64encode(data).decode("ascii")}
-    readable = shown(value, data)
+        text = _Builder(max_bytes).build(value)
+        rebuilt = eval(text, vars(support))
+        if support.same(rebuilt, value) and support.dump(rebuilt) == support.dump(value):
+            return {"r": text}
+    except Unencodable as exc:
+        if str(exc) == "too big":
+            raise
+    except Exception:
+        pass
+    data, cloud = _pickled(value, max_bytes)
+    encoded = {"p": data}
+    if hasattr(value, "__next__"):
+        readable = shown(value, base64.b64decode(data))
+    else:
+        try:  # the structural dump: `Class(field=value, ...)`, nested
+            readable = " ".join(support.dump(value).split())
+        except Exception:
+            readable = shown(value)
+        if len(readable) > 400:
+            readable = readable[:399] + "…"
     if readable:
         encoded["s"] = readable
+    if cloud:
+        encoded["c"] = "1"
     return encoded
 
 
+class _Tee(io.TextIOBase):
+    """Writes through to the stream it replaces and keeps a copy (what a target prints)."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.kept = io.StringIO()
+
+    def write(self, text: str) -> int:
+        self.kept.write(text)
+        return int(self.stream.write(text) or 0)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def _start_offset(code: CodeType) -> int:
+    """The offset of a generator's first RESUME: a resume event at or before it is its start
+    (later resumes continue after a yield)."""
+    import dis
+
+    for instruction in dis.get_instructions(code):
+        if instruction.opname == "RESUME":
+            return instruction.offset
+    return 0
+
+
 class Recorder:
+    POOL = 120  # candidate calls kept per target before the greedy choice
+    PER_TEST = 12  # candidates one test may add to a target's pool (more only with new arcs)
+    ENCODED_PER_TEST = 200  # calls of one target encoded in one test at most
+
     def __init__(self, spec: dict[str, Any]) -> None:
         root = os.path.realpath(spec.get("root") or Path.cwd())
         self.max_calls = int(spec.get("max_calls", 40))
         self.max_bytes = int(spec.get("max_bytes", 20000))
+        self.max_yields = int(spec.get("max_yields", 50))
         self.targets: dict[tuple[str, str], str] = {}
         for target in spec["targets"]:
             path = os.path.realpath(Path(root) / target["path"])
             self.targets[(path, target["qualname"])] = target["id"]
         self.root = root
-        self.calls: dict[str, list[dict[str, Any]]] = {t["id"]: [] for t in spec["targets"]}
-        self.seen: dict[str, set[str]] = {t["id"]: set() for t in spec["targets"]}
-        self.dropped: dict[str, int] = {t["id"]: 0 for t in spec["targets"]}
+        ids = [t["id"] for t in spec["targets"]]
+        self.pool: dict[str, list[dict[str, Any]]] = {i: [] for i in ids}
+        self.seen: dict[str, set[str]] = {i: set() for i in ids}
+        self.dropped: dict[str, dict[str, int]] = {i: {} for i in ids}
+        self.tests: dict[str, dict[str, None]] = {i: {} for i in ids}
+        self.kinds: dict[str, str] = {}
+        self.encoded: dict[tuple[str, str], int] = {}
         self.modules: dict[str, str] = {}
+        self.failed: list[str] = []
         self.test = ""
         self._codes: dict[CodeType, str | None] = {}
+        self._starts: dict[CodeType, int] = {}
+        self._generators: dict[FrameType, dict[str, Any]] = {}
         self._lock = threading.Lock()
+
+    def drop(self, target: str, reason: str) -> None:
+        with self._lock:
+            counts = self.dropped[target]
+            counts[reason] = counts.get(reason, 0) + 1
 
     def _target_of(self, code: CodeType) -> str | None:
         found = self._codes.get(code, "")
         if found != "":
             return found
-        target: str | None = None
-        if not code.co_flags & _GENERATOR_FLAGS:
-            key = (os.path.realpath(code.co_filename), code.co_qualname)
-            target = self.targets.get(key)
+        key = (os.path.realpath(code.co_filename), code.co_qualname)
+        target = self.targets.get(key)
+        if target is not None:
+            if code.co_flags & (inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
+                self.kinds[target] = "coroutine"
+                target = None
+            elif code.co_flags & inspect.CO_GENERATOR:
+                self.kinds[target] = "generator"
+                self._starts[code] = _start_offset(code)
         self._codes[code] = target
         return target
 
@@ -174,11 +408,23 @@ class Recorder:
         if event != "call":
             return None
         target = self._target_of(frame.f_code)
-        if target is None or len(self.calls[target]) >= self.max_calls:
+        if target is None:
             return None
-        return self._start(frame, target)
+        generator = frame.f_code.co_flags & inspect.CO_GENERATOR
+        if generator:
+            state = self._generators.get(frame)
+            if state is not None:
+                return state["trace"]
+            if frame.f_lasti > self._starts.get(frame.f_code, 0):
+                return None  # a generator started before it was watched
+        self.tests[target].setdefault(self.test, None)
+        counted = (target, self.test)
+        if self.encoded.get(counted, 0) >= self.ENCODED_PER_TEST:
+            return None
+        self.encoded[counted] = self.encoded.get(counted, 0) + 1
+        return self._start(frame, target, bool(generator))
 
-    def _start(self, frame: FrameType, target: str) -> Any:
+    def _start(self, frame: FrameType, target: str, generator: bool) -> Any:
         code = frame.f_code
         names = list(code.co_varnames[: code.co_argcount])
         kwonly = list(
@@ -196,22 +442,93 @@ class Recorder:
         try:
             args = [encode(value, self.max_bytes) for value in positional]
             kwargs = {k: encode(v, self.max_bytes) for k, v in keywords.items()}
-        except Unencodable:
-            self.dropped[target] += 1
+        except Unencodable as exc:
+            self.drop(target, f"an argument: {exc}")
+            return None
+        except Exception as exc:  # a repr or a property that raises
+            self.drop(target, f"an argument: {type(exc).__name__}")
             return None
         self.modules.setdefault(target, str(frame.f_globals.get("__name__", "")))
-        state: dict[str, Any] = {"exception": None}
+        state: dict[str, Any] = {
+            "exception": None,
+            "arcs": set(),
+            "last": -frame.f_code.co_firstlineno,
+            "test": self.test,
+            "yields": [],
+            "error": None,
+        }
+        tees = None
+        if not generator:
+            tees = (_Tee(sys.stdout), _Tee(sys.stderr))
+            state["streams"] = (sys.stdout, sys.stderr)
+            sys.stdout, sys.stderr = tees
 
         def local_trace(frame: FrameType, event: str, arg: Any) -> Any:
-            if event == "exception":
-                state["exception"] = arg[1]
-            elif event == "line":
+            if event == "line":
                 state["exception"] = None
+                state["arcs"].add((state["last"], frame.f_lineno))
+                state["last"] = frame.f_lineno
+            elif event == "exception":
+                state["exception"] = arg[1]
             elif event == "return":
-                self._finish(target, positional, args, kwargs, arg, state["exception"])
+                state["arcs"].add((state["last"], -frame.f_code.co_firstlineno))
+                if generator:
+                    self._resumed(frame, target, positional, args, kwargs, arg, state)
+                    state["last"] = frame.f_lineno
+                else:
+                    sys.stdout, sys.stderr = state["streams"]
+                    output = (tees[0].kept.getvalue(), tees[1].kept.getvalue()) if tees else None
+                    self._finish(target, positional, args, kwargs, arg, state, output=output)
             return local_trace
 
+        state["trace"] = local_trace
+        if generator:
+            self._generators[frame] = state
+            state.update(target=target, args=args, kwargs=kwargs)
         return local_trace
+
+    def _resumed(
+        self,
+        frame: FrameType,
+        target: str,
+        positional: list[Any],
+        args: list[dict[str, str]],
+        kwargs: dict[str, dict[str, str]],
+        value: Any,
+        state: dict[str, Any],
+    ) -> None:
+        """A generator of a target stopped: at a yield (keep the item, bounded) or for good."""
+        import dis
+
+        opname = dis.opname[frame.f_code.co_code[frame.f_lasti]] if frame.f_lasti >= 0 else ""
+        if opname == "YIELD_VALUE" and state["exception"] is None:
+            if len(state["yields"]) < self.max_yields:
+                try:
+                    state["yields"].append(encode(value, self.max_bytes))
+                except Unencodable as exc:
+                    state["error"] = f"a yielded item: {exc}"
+            else:
+                state["truncated"] = True
+            return
+        self._generators.pop(frame, None)
+        exception = state["exception"]
+        if isinstance(exception, GeneratorExit):
+            state["exhausted"] = False
+            exception = None
+        else:
+            state["exhausted"] = not state.get("truncated")
+        state["exception"] = exception
+        self._finish(target, positional, args, kwargs, None, state, generator=True)
+
+    def flush(self) -> None:
+        """Generators a test left unfinished: kept with the items it read (not exhausted)."""
+        for frame, state in list(self._generators.items()):
+            self._generators.pop(frame, None)
+            state["exhausted"] = False
+            state["exception"] = None
+            self._finish(
+                state["target"], [], state["args"], state["kwargs"], None, state, generator=True
+            )
 
     def _finish(
         self,
@@ -220,31 +537,95 @@ class Recorder:
         args: list[dict[str, str]],
         kwargs: dict[str, dict[str, str]],
         value: Any,
-        exception: BaseException | None,
+        state: dict[str, Any],
+        *,
+        generator: bool = False,
+        output: tuple[str, str] | None = None,
     ) -> None:
-        call: dict[str, Any] = {"args": args, "kwargs": kwargs, "test": self.test}
+        exception = state["exception"]
+        call: dict[str, Any] = {"args": args, "kwargs": kwargs, "test": state["test"]}
         try:
-            if exception is not None and value is None:
+            if state.get("error"):
+                raise Unencodable(state["error"])
+            if generator:
+                call["yields"] = list(state["yields"])
+                call["exhausted"] = bool(state.get("exhausted"))
+                if exception is not None and isinstance(exception, Exception):
+                    kind = type(exception)
+                    call["raises"] = [f"{kind.__module__}.{kind.__qualname__}", str(exception)]
+            elif exception is not None and value is None:
                 if not isinstance(exception, Exception):
                     return  # KeyboardInterrupt, SystemExit, pytest's outcomes: not behaviour
                 kind = type(exception)
                 call["raises"] = [f"{kind.__module__}.{kind.__qualname__}", str(exception)]
             else:
-                call["returns"] = encode(value, self.max_bytes)
-            after = [encode(v, self.max_bytes) for v in positional]
-        except Unencodable:
-            with self._lock:
-                self.dropped[target] += 1
+                try:
+                    call["returns"] = encode(value, self.max_bytes)
+                except Unencodable as exc:
+                    raise Unencodable(f"the result: {exc}") from None
+            after = [] if generator else [encode(v, self.max_bytes) for v in positional]
+        except Unencodable as exc:
+            reason = str(exc)
+            self.drop(target, reason if ":" in reason else f"a value afterwards: {reason}")
             return
-        if _exact(after) != _exact(args):
+        except Exception as exc:
+            self.drop(target, f"a value: {type(exc).__name__}")
+            return
+        if output is not None and (output[0] or output[1]):
+            call["stdout"], call["stderr"] = output
+        if after and _exact(after) != _exact(args):
             call["after"] = after
         exact_kwargs = {k: _exact([v])[0] for k, v in kwargs.items()}
         key = json.dumps([_exact(args), exact_kwargs], sort_keys=True)
+        arcs = state["arcs"]
         with self._lock:
-            if key in self.seen[target] or len(self.calls[target]) >= self.max_calls:
+            pool = self.pool[target]
+            if key in self.seen[target]:
                 return
+            from_test = sum(c["test"] == call["test"] for c in pool)
+            if len(pool) >= self.POOL or from_test >= self.PER_TEST:
+                known = set().union(*(c["arcs"] for c in pool)) if pool else set()
+                if not arcs - known or len(pool) >= 2 * self.POOL:
+                    return
             self.seen[target].add(key)
-            self.calls[target].append(call)
+            call["arcs"] = arcs
+            pool.append(call)
+
+    def choose(self, target: str) -> list[dict[str, Any]]:
+        """At most max_calls of a target's candidate calls: greedily the one that covers most
+        arcs not yet covered, then ones raising an exception kind not yet kept, then the rest
+        taken in turn from every test that called it."""
+        pool = list(self.pool[target])
+        chosen: list[dict[str, Any]] = []
+        covered: set[tuple[int, int]] = set()
+        kinds: set[str] = set()
+        while pool and len(chosen) < self.max_calls:
+            gains = [len(c["arcs"] - covered) for c in pool]
+            best = max(range(len(pool)), key=lambda i: (gains[i], -i))
+            if gains[best] == 0:
+                break
+            call = pool.pop(best)
+            covered |= call["arcs"]
+            kinds.add((call.get("raises") or ["-"])[0])
+            chosen.append(call)
+        for call in list(pool):
+            kind = (call.get("raises") or ["-"])[0]
+            if kind not in kinds and len(chosen) < self.max_calls:
+                kinds.add(kind)
+                chosen.append(call)
+                pool.remove(call)
+        by_test: dict[str, list[dict[str, Any]]] = {}
+        for call in pool:
+            by_test.setdefault(call["test"], []).append(call)
+        queues = list(by_test.values())
+        while queues and len(chosen) < self.max_calls:
+            for queue in list(queues):
+                if len(chosen) >= self.max_calls:
+                    break
+                chosen.append(queue.pop(0))
+                if not queue:
+                    queues.remove(queue)
+        return [{k: v for k, v in c.items() if k != "arcs"} for c in chosen]
 
     def result(self) -> dict[str, Any]:
         paths = []
@@ -253,9 +634,13 @@ class Recorder:
             if full.startswith(self.root + os.sep) and "/.reposim/" not in full + "/":
                 paths.append(os.path.relpath(full, self.root))
         return {
-            "calls": self.calls,
+            "calls": {target: self.choose(target) for target in self.pool},
+            "candidates": {target: len(pool) for target, pool in self.pool.items()},
             "modules": self.modules,
             "dropped": self.dropped,
+            "kinds": self.kinds,
+            "tests": {target: [t for t in tests if t] for target, tests in self.tests.items()},
+            "failed": self.failed,
             "paths": list(dict.fromkeys(paths)),
         }
 
@@ -278,6 +663,16 @@ def pytest_runtest_setup(item: Any) -> None:
     if _recorder is not None:
         _recorder.test = str(item.nodeid)
         sys.settrace(_recorder.global_trace)  # another tracer (a debugger, coverage) may have won
+
+
+def pytest_runtest_teardown(item: Any) -> None:
+    if _recorder is not None:
+        _recorder.flush()
+
+
+def pytest_runtest_logreport(report: Any) -> None:
+    if _recorder is not None and report.failed and report.nodeid not in _recorder.failed:
+        _recorder.failed.append(str(report.nodeid))
 
 
 def pytest_unconfigure(config: Any) -> None:

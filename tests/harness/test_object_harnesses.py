@@ -1,0 +1,306 @@
+"""Traced harnesses on object-heavy code (issue 22): a parse tree kept in `__slots__`, a graph
+with reference cycles, sets of objects, a generator, a function that prints, an object holding
+a lambda, a TestCase helper, and a suite with a collection error. For each, a bug planted in the
+target that the repository's own tests catch is caught by the traced harness too."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import pytest
+
+from simulator.dataset.schema import Problem
+from simulator.harness.env import PythonEnv
+from simulator.harness.format import readable_share
+from simulator.harness.runtime.reposim_harness_support import discriminates, dump, same
+from simulator.harness.target import find_targets
+from simulator.harness.validate import Thresholds
+from simulator.harness.workflow import HarnessOptions, make_problems, summarize
+from simulator.session import Session
+from tests.conftest import RepoFactory
+
+TREE = '''\
+"""A tiny expression parser whose nodes keep their state in __slots__."""
+
+
+class Base:
+    """No __slots__ here: every node also has an (empty) __dict__."""
+
+
+class Node(Base):
+    __slots__ = ("kind", "children", "text")
+
+    def __init__(self, kind, children=(), text=""):
+        self.kind = kind
+        self.children = list(children)
+        self.text = text
+
+
+def parse(source):
+    """`a+b*c` as a tree: a sum of products of names."""
+    terms = []
+    for part in source.split("+"):
+        names = [Node("name", text=t.strip()) for t in part.split("*")]
+        terms.append(Node("product", names))
+    return Node("sum", terms)
+'''
+
+GRAPH = '''\
+"""A graph whose blocks point back to it (reference cycles)."""
+
+
+class Block:
+    def __init__(self, graph, name):
+        self.graph = graph
+        self.name = name
+        self.succ = []
+
+
+class Graph:
+    def __init__(self):
+        self.blocks = {}
+
+
+def build(edges):
+    """The graph of `edges` (pairs of names)."""
+    graph = Graph()
+    for a, b in edges:
+        for name in (a, b):
+            if name not in graph.blocks:
+                graph.blocks[name] = Block(graph, name)
+        graph.blocks[a].succ.append(graph.blocks[b])
+    return graph
+'''
+
+MISC = '''\
+"""Sets of objects, a generator, printing, an object holding a lambda."""
+import collections
+
+
+class Item:
+    def __init__(self, name, weight):
+        self.name = name
+        self.weight = weight
+
+
+def heavy(items, limit):
+    """The items heavier than `limit`, as a set."""
+    return {item for item in items if item.weight > limit}
+
+
+def pairs(items):
+    """Each item with the next one."""
+    for i in range(len(items) - 1):
+        yield items[i], items[i + 1]
+
+
+def report(totals):
+    """Print one line per total; return how many."""
+    for name, value in sorted(totals.items()):
+        print(f"{name}: {value}")
+    return len(totals)
+
+
+class Registry:
+    def __init__(self):
+        self.entries = collections.defaultdict(lambda: None)
+
+
+def register(registry, name, value):
+    """Add an entry; the names that have a value."""
+    registry.entries[name] = value
+    return sorted(k for k, v in registry.entries.items() if v is not None)
+'''
+
+HELPER = '''\
+"""A TestCase helper the tests inherit (its `self` is a TestCase)."""
+import unittest
+
+from objs.tree import parse
+
+
+class ParserCase(unittest.TestCase):
+    def kinds(self, source):
+        """The kinds of the top-level children, times `self.repeat`."""
+        return [child.kind for child in parse(source).children] * self.repeat
+'''
+
+TESTS = """\
+from objs.graph import build
+from objs.misc import Item, Registry, heavy, pairs, register, report
+from objs.testing import ParserCase
+from objs.tree import parse
+
+
+def test_parse():
+    tree = parse("a+b*c")
+    assert [t.kind for t in tree.children] == ["product", "product"]
+    assert [n.text for n in tree.children[1].children] == ["b", "c"]
+    assert parse("x").children[0].children[0].text == "x"
+
+
+def test_build():
+    graph = build([("a", "b"), ("b", "c"), ("c", "a")])
+    assert [s.name for s in graph.blocks["a"].succ] == ["b"]
+    assert graph.blocks["c"].succ[0] is graph.blocks["a"]
+
+
+def test_heavy():
+    items = [Item("a", 1), Item("b", 2), Item("c", 3)]
+    assert {i.name for i in heavy(items, 2)} == {"c"}
+    assert {i.name for i in heavy(items, 0)} == {"a", "b", "c"}
+
+
+def test_pairs():
+    assert list(pairs([1, 2, 3])) == [(1, 2), (2, 3)]
+    assert list(pairs([])) == []
+
+
+def test_report(capsys):
+    assert report({"b": 2, "a": 1}) == 2
+    assert capsys.readouterr().out == "a: 1\\nb: 2\\n"
+
+
+def test_register():
+    registry = Registry()
+    assert register(registry, "a", 1) == ["a"]
+    assert register(registry, "b", None) == ["a"]
+
+
+class TestKinds(ParserCase):
+    def test_kinds(self):
+        self.repeat = 2
+        assert self.kinds("a+b") == ["product", "product"] * 2
+"""
+
+PROJECT = {
+    "objs/__init__.py": "",
+    "objs/tree.py": TREE,
+    "objs/graph.py": GRAPH,
+    "objs/misc.py": MISC,
+    "objs/testing.py": HELPER,
+    "tests/test_objs.py": TESTS,
+    # a test module that does not import: the rest of the suite must still be traced
+    "tests/test_broken.py": "import objs.no_such_module\n",
+}
+
+# target qualname -> (file, what the reference says, the planted bug): each bug is one the
+# repository's own tests catch
+PLANTED = {
+    "parse": ("objs/tree.py", 'Node("product", names)', 'Node("product", names[:1])'),
+    "build": ("objs/graph.py", "succ.append(graph.blocks[b])", "succ.append(graph.blocks[a])"),
+    "heavy": ("objs/misc.py", "item.weight > limit", "item.weight >= limit"),
+    "pairs": ("objs/misc.py", "yield items[i], items[i + 1]", "yield items[i + 1], items[i]"),
+    "report": ("objs/misc.py", 'print(f"{name}: {value}")', 'print(f"{name}={value}")'),
+    "register": ("objs/misc.py", "if v is not None)", "if v is None)"),
+    "ParserCase.kinds": ("objs/testing.py", "* self.repeat", "* 1"),
+}
+
+
+@pytest.fixture
+async def traced(make_repo: RepoFactory, tmp_path: Path) -> tuple[Session, dict[str, Problem]]:
+    repo = make_repo(PROJECT, name="objs")
+    session = await Session.open(repo, trajectory_path=tmp_path / "t.jsonl")
+    targets = [t for t in find_targets(repo, filters=[]) if t.qualname in PLANTED]
+    assert sorted(t.qualname for t in targets) == sorted(PLANTED)
+    problems = await make_problems(
+        session, targets, HarnessOptions(thresholds=Thresholds(repeats=1, max_mutants=0))
+    )
+    yield session, {p.target["qualname"]: p for p in problems}
+    await session.close()
+
+
+async def test_object_heavy_targets_get_harnesses_that_catch_planted_bugs(
+    traced: tuple[Session, dict[str, Problem]],
+) -> None:
+    session, problems = traced
+    for qualname, problem in problems.items():
+        # every target is called despite the collection error, and keeps its calls
+        assert problem.harness is not None and problem.harness.cases > 0, (
+            qualname,
+            problem.curation.reasons,
+        )
+        assert problem.validation is not None and problem.validation.passed, (
+            qualname,
+            problem.validation.log if problem.validation else None,
+        )
+    env = PythonEnv()
+    for qualname, (path, good, bad) in PLANTED.items():
+        problem = problems[qualname]
+        assert problem.harness is not None
+        source = (await session.read_bytes(path)).decode()
+        assert source.count(good) == 1, (qualname, good)
+        await session.write(path, source.replace(good, bad))
+        try:
+            suite = await session.run_tests("tests/test_objs.py", command=env.pytest())
+            assert not suite.passed, f"the repository's tests miss the bug in {qualname}"
+            run = await session.run_tests(
+                problem.harness.path, command=env.pytest(".reposim/harness")
+            )
+            assert not run.passed, f"the harness of {qualname} misses the planted bug"
+        finally:
+            await session.write(path, source)
+
+    # the generator is compared by what it yields; the printing function by what it printed
+    pairs_text = problems["pairs"].harness.text  # type: ignore[union-attr]
+    assert "yields=[(1, 2), (2, 3)]," in pairs_text
+    assert "stdout='a: 1\\nb: 2\\n'," in problems["report"].harness.text  # type: ignore[union-attr]
+    # objects are rebuilt readably where a constructor expression gives them back
+    parse_text = problems["parse"].harness.text  # type: ignore[union-attr]
+    assert "O('objs.tree:Node', kind='sum'" in parse_text
+    assert readable_share(parse_text)[0] == readable_share(parse_text)[1] > 0
+    # the TestCase helper's self is rebuilt from the test's own state, not pickled
+    kinds_text = problems["ParserCase.kinds"].harness.text  # type: ignore[union-attr]
+    assert "T('test_objs:TestKinds', 'test_kinds', repeat=2)" in kinds_text
+    # the lambda inside a defaultdict is kept by cloudpickle, with a dump above it
+    register_text = problems["register"].harness.text  # type: ignore[union-attr]
+    assert "P(" in register_text and "# args[0]: Registry(entries=defaultdict(" in register_text
+
+    summary = summarize(list(problems.values()))
+    assert summary["with_cases"] == len(PLANTED)
+    assert sum(summary["reasons"].values()) == len(PLANTED)
+
+
+class Leaf:
+    pass
+
+
+class Slotted(Leaf):
+    __slots__ = ("children", "kind")
+
+    def __init__(self, kind: str, children: list[Slotted]) -> None:
+        self.kind = kind
+        self.children = children
+
+
+class Vertex:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.edges: list[Vertex] = []
+        self.owner: Vertex | None = None
+
+
+def test_the_comparator_sees_slots_cycles_and_sets() -> None:
+    one = Slotted("sum", [Slotted("name", [])])
+    other = Slotted("sum", [Slotted("call", [])])
+    assert same(one, Slotted("sum", [Slotted("name", [])]))
+    assert not same(one, other)  # the empty __dict__ of Leaf is not all there is
+    assert dump(one) == "Slotted(children=[Slotted(children=[], kind='name')], kind='sum')"
+
+    a, b = Vertex("a"), Vertex("b")
+    a.edges.append(b)
+    b.edges.append(a)
+    a.owner = b.owner = a
+    first, second = pickle.loads(pickle.dumps(a)), pickle.loads(pickle.dumps(a))
+    assert same(first, second)  # no RecursionError, equal
+    second.edges[0].name = "c"
+    assert not same(first, second)
+
+    assert same({Vertex("x"), Vertex("y")}, {Vertex("y"), Vertex("x")})
+    assert not same({Vertex("x"), Vertex("y")}, {Vertex("y"), Vertex("z")})
+    assert same({Vertex("k"): 1}, {Vertex("k"): 1})
+    assert not same({Vertex("k"): 1}, {Vertex("k"): 2})
+
+    assert discriminates([one, other]) is None
+    assert discriminates([1, 2, 1]) is None
