@@ -19,6 +19,7 @@ from simulator.harness.validate import Thresholds
 from simulator.harness.workflow import HarnessOptions, make_problems, summarize
 from simulator.session import Session
 from tests.conftest import RepoFactory
+from widgets.curation.model import COLUMNS, Row
 
 TREE = '''\
 """A tiny expression parser whose nodes keep their state in __slots__."""
@@ -256,6 +257,13 @@ async def test_object_heavy_targets_get_harnesses_that_catch_planted_bugs(
     # the lambda inside a defaultdict is kept by cloudpickle, with a dump above it
     register_text = problems["register"].harness.text  # type: ignore[union-attr]
     assert "P(" in register_text and "# args[0]: Registry(entries=defaultdict(" in register_text
+
+    # the curation table shows the share of readable cases and the outcome
+    row = Row.of(problems["parse"])
+    assert (
+        row.readable == 1.0 and dict(zip(COLUMNS, row.cells(), strict=True))["no pickle"] == "100%"
+    )
+    assert Row.of(problems["register"]).why in ("valid", "too few mutants", "no mutant")
 
     summary = summarize(list(problems.values()))
     assert summary["with_cases"] == len(PLANTED)

@@ -88,7 +88,7 @@ async def test_traced_harnesses_pass_on_the_reference_and_catch_a_planted_bug(
     # RepoST's eval_script runs on its own, and takes `clamp_new_implementation` as candidate
     await session.write("repost_eval.py", repost[0]["eval_script"])
     run = await session.run_tests("repost_eval.py", command=env.pytest())
-    assert run.passed and run.counts()["passed"] == 4, run.output
+    assert run.passed and run.counts()["passed"] == 5, run.output  # 4 cases, the self-check
     wrong = "def clamp_new_implementation(value, low, high):\n    return value\n\n"
     await session.write("repost_eval.py", wrong + repost[0]["eval_script"])
     run = await session.run_tests("repost_eval.py", command=env.pytest())

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from simulator.dataset.schema import CurationState, Problem
+from simulator.harness.format import readable_share
+from simulator.harness.workflow import reason_of
 
 STATES = {str(s) for s in CurationState}
 _COMPARE = re.compile(r"^(cov|mut)(<=|>=|<|>|=)(\d+(?:\.\d+)?)%?$")
@@ -38,6 +40,9 @@ class Row:
     flaky: bool
     last_run: float | None  # seconds the last validation took
     line: int = 0  # where the target starts in its file (the file sort's second key)
+    parity: float | None = None  # of the mutants the repository's tests kill, the harness's share
+    readable: float | None = None  # share of the harness's cases with no pickle
+    why: str = ""  # the outcome: valid, or the kind of its first reason (reason_of)
 
     @classmethod
     def of(cls, problem: Problem) -> Row:
@@ -54,6 +59,9 @@ class Row:
             bool(v and v.flaky),
             v.seconds if v and v.runs else None,
             int(target.get("start_line") or target.get("def_line") or 0),
+            ((v.mutation or {}).get("suite") or {}).get("parity") if v else None,
+            _readable(problem),
+            reason_of(problem),
         )
 
     def cells(self) -> tuple[str, ...]:
@@ -65,6 +73,9 @@ class Row:
             _percent(self.mutation),
             "flaky" if self.flaky else "",
             f"{self.last_run:.1f}s" if self.last_run is not None else "",
+            _percent(self.parity),
+            _percent(self.readable),
+            self.why,
         )
 
 
@@ -72,7 +83,17 @@ def _percent(value: float | None) -> str:
     return "" if value is None else f"{value * 100:.0f}%"
 
 
-COLUMNS = ("function", "file", "state", "coverage", "mutation", "flaky", "last run")
+def _readable(problem: Problem) -> float | None:
+    if problem.harness is None or problem.harness.generator != "traced":
+        return None
+    readable, cases = readable_share(problem.harness.text)
+    return readable / cases if cases else None
+
+
+COLUMNS = (
+    *("function", "file", "state", "coverage", "mutation", "flaky", "last run"),
+    *("parity", "no pickle", "why"),
+)
 SORT_KEYS: dict[str, Callable[[Row], object]] = {
     "function": lambda r: r.function,
     "file": lambda r: (r.file, r.line, r.function),

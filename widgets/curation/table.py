@@ -22,6 +22,7 @@ from textual.strip import Strip
 from widgets.curation.model import COLUMNS, Row
 
 FIXED = {"state": 9, "coverage": 8, "mutation": 8, "flaky": 5, "last run": 8}
+FIXED |= {"parity": 6, "no pickle": 9, "why": 24}
 
 
 class TargetTable(ScrollView, can_focus=True):

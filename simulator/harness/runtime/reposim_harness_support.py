@@ -193,7 +193,7 @@ def state(value: Any) -> dict[str, Any] | None:
         has_state = True
         found.update(instance_dict)
     if _is_testcase(value):
-        found = testcase_state(value, found)
+        found = unittest_state(value, found)
     return found if has_state else None
 
 
@@ -205,7 +205,7 @@ def _is_testcase(value: Any) -> bool:
     return unittest is not None and isinstance(value, unittest.TestCase)
 
 
-def testcase_state(value: Any, fields: dict[str, Any] | None = None) -> dict[str, Any]:
+def unittest_state(value: Any, fields: dict[str, Any] | None = None) -> dict[str, Any]:
     """A TestCase's own state: what its tests set on it, not what unittest and the runner
     keep there (the outcome, cleanups, pytest's wrapper of the test method)."""
     global _TESTCASE_KEYS

@@ -194,7 +194,7 @@ class _Builder:
 
         if isinstance(value, unittest.TestCase):
             method = getattr(value, "_testMethodName", "runTest")
-            own = _support().testcase_state(value)
+            own = _support().unittest_state(value)
             return f"T({path!r}, {method!r}" + self._fields(own, depth, stack, lenient=True) + ")"
         import dataclasses
 
