@@ -1,0 +1,248 @@
+"""Traced harnesses on a corpus of real projects (issue 22): how many targets get a harness a
+benchmark can trust, per project and overall.
+
+    uv run python bench/harness_corpus_build.py             # once: fetch, commit, reposim setup
+    uv run python bench/harness_corpus.py [--label NAME] [--only NAME ...] [--before FILE]
+
+For each project of bench/harness_corpus.txt that `reposim setup --backend local` made ready,
+`reposim harness --generator traced` runs on every target `--filter r2e` selects (the local
+backend, in the venv setup left). Per project and overall: targets, with a harness, with at least
+one case, valid, median branch coverage and mutation score (over harnesses with a case), median
+suite parity (over valid harnesses), the share of cases with no pickle, seconds per target (own
+stage plus a share of the traced test run), and the outcome per reason. Each finished project
+is appended to bench/out/harness-corpus-<label>.jsonl (a rerun skips what it holds), so a run
+that is stopped keeps what it finished. `--before FILE` prints another run's figures beside
+(e.g. the previous code's, run with the same script); the references printed beside are the
+previous release's published figure on toolz (22/41 = 54% valid, BENCHMARKS.md) and R2E's
+published 52% valid at 88% branch coverage (GPT-4 harnesses).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from harness_corpus_build import DEFAULT_DEST, DEFAULT_RESULTS, LIST, verdicts
+
+from bench._report import table
+from bench.corpus.build_setup_corpus import pins, repo_dir
+from simulator.dataset.readers import read_problems
+from simulator.dataset.schema import Problem
+from simulator.events import Event, Kind
+from simulator.harness.batch import run_repo
+from simulator.harness.workflow import HarnessOptions
+
+OUT = Path(__file__).resolve().parent / "out"
+R2E = "R2E (GPT-4): 52% valid at 88% cov"
+PREVIOUS = "previous release, toolz: 22/41 = 54% valid"
+
+
+def _cases(text: str) -> tuple[int, int]:
+    """(cases with no pickle, cases) of a traced harness (kept here so the script runs on the
+    previous code too)."""
+    cases = readable = 0
+    inside = False
+    block: list[str] = []
+    for line in text.splitlines():
+        if line == "CASES = [":
+            inside = True
+        elif inside and line == "]":
+            break
+        elif inside and line == "    dict(":
+            block = []
+        elif inside and line == "    ),":
+            cases += 1
+            readable += not any("P(" in b for b in block)
+        elif inside:
+            block.append(line)
+    return readable, cases
+
+
+def _reason(problem: Problem) -> str:
+    v = problem.validation
+    if v is None:
+        text = problem.curation.reasons[0] if problem.curation.reasons else "no harness"
+        return "no harness: " + text.split(":")[0].split("(")[0].strip()[:60]
+    if v.verdict == "valid":
+        return "valid"
+    if str(problem.curation.state) == "rejected":
+        return "no reproducible call"
+    return (v.reasons[0].split(" is below")[0].split(" (")[0][:70]) if v.reasons else "invalid"
+
+
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def figures(problems: list[Problem], seconds: dict[str, float], trace: float) -> dict[str, Any]:
+    n = len(problems)
+    cased = [p for p in problems if p.harness is not None and p.harness.cases > 0]
+    valid = [p for p in problems if p.validation and p.validation.verdict == "valid"]
+    coverage = [p.validation.coverage_rate for p in cased if p.validation]
+    mutation = [p.validation.mutation_score for p in cased if p.validation]
+    parity = [
+        float(((p.validation.mutation or {}).get("suite") or {})["parity"])
+        for p in valid
+        if p.validation
+        and ((p.validation.mutation or {}).get("suite") or {}).get("parity") is not None
+    ]
+    readable = total = 0
+    for p in cased:
+        r, c = _cases(p.harness.text if p.harness else "")
+        readable, total = readable + r, total + c
+    per_target = [seconds.get(p.target["id"], 0.0) + trace / max(1, n) for p in problems]
+    return {
+        "targets": n,
+        "harnesses": sum(p.harness is not None for p in problems),
+        "with_cases": len(cased),
+        "valid": len(valid),
+        "coverage": _median([c for c in coverage if c is not None]),
+        "mutation": _median([m for m in mutation if m is not None]),
+        "parity": _median(parity),
+        "parity_n": len(parity),
+        "readable": readable,
+        "cases": total,
+        "seconds": _median(per_target),
+        "seconds_all": per_target,
+        "reasons": dict(Counter(_reason(p) for p in problems).most_common()),
+    }
+
+
+async def run_project(repo: Path, out: Path) -> dict[str, Any]:
+    seconds: dict[str, float] = {}
+    trace = 0.0
+
+    def watch(event: Event) -> None:
+        nonlocal trace
+        if event.kind != Kind.WORKFLOW_STEP or event.payload["status"] == "running":
+            return
+        step = event.payload
+        if step["step"] == "trace":
+            trace = float(step["seconds"] or 0.0)
+            print(f"  {repo.name}: traced test run {trace:.1f}s", file=sys.stderr, flush=True)
+        elif step["step"] == "target":
+            detail = step["detail"]
+            seconds[detail["target"]] = float(step["seconds"] or 0.0)
+            print(
+                f"    {detail['target']}: {detail.get('state')} cov {detail.get('coverage')} "
+                f"mut {detail.get('mutation')} ({step['seconds']:.1f}s)",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    t0 = time.monotonic()
+    await run_repo(repo, out, HarnessOptions(), on_event=watch)
+    wall = time.monotonic() - t0
+    result = figures(read_problems(out), seconds, trace)
+    result.update(project=repo.name, wall=round(wall, 1), trace=round(trace, 1))
+    result["load"] = os.getloadavg()
+    return result
+
+
+def _pct(part: float, whole: float) -> str:
+    return f"{part / whole:.0%}" if whole else "-"
+
+
+def _f(value: float | None, unit: str = "%") -> str:
+    if value is None:
+        return "-"
+    return f"{value:.0%}" if unit == "%" else f"{value:.1f}s"
+
+
+def row(r: dict[str, Any]) -> str:
+    return (
+        f"{r['targets']} targets, {r['harnesses']} harness, {r['with_cases']} with cases, "
+        f"valid {r['valid']} ({_pct(r['valid'], r['targets'])}), cov {_f(r['coverage'])}, "
+        f"mut {_f(r['mutation'])}, parity {_f(r['parity'])} (n={r.get('parity_n', 0)}), "
+        f"no pickle {_pct(r['readable'], r['cases'])}, {_f(r['seconds'], 's')}/target"
+    )
+
+
+def overall(results: list[dict[str, Any]]) -> dict[str, Any]:
+    keys = ("targets", "harnesses", "with_cases", "valid", "readable", "cases", "parity_n")
+    total: dict[str, Any] = {k: sum(r.get(k, 0) for r in results) for k in keys}
+    for key in ("coverage", "mutation", "parity"):
+        total[key] = _median([r[key] for r in results if r.get(key) is not None])
+    total["seconds"] = _median([s for r in results for s in r.get("seconds_all", [])])
+    shares = [r["valid"] / r["targets"] for r in results if r["targets"]]
+    total["median_project_valid"] = _median(shares)
+    reasons: Counter[str] = Counter()
+    for r in results:
+        reasons.update(r.get("reasons") or {})
+    total["reasons"] = dict(reasons.most_common())
+    return total
+
+
+def load(path: Path) -> dict[str, dict[str, Any]]:
+    if not path.exists():
+        return {}
+    return {json.loads(line)["project"]: json.loads(line) for line in path.read_text().splitlines()}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--label", default="after")
+    parser.add_argument("--only", nargs="*", default=[])
+    parser.add_argument("--before", type=Path)
+    parser.add_argument("--report", action="store_true", help="Only print what the file holds.")
+    parser.add_argument("--dest", type=Path, default=DEFAULT_DEST)
+    args = parser.parse_args()
+    store = OUT / f"harness-corpus-{args.label}.jsonl"
+    OUT.mkdir(parents=True, exist_ok=True)
+    ready = verdicts(DEFAULT_RESULTS)
+    repos = [repo_dir(args.dest, n, v) for n, v in pins(LIST)]
+    repos = [r for r in repos if ready.get(str(r)) in ("ready", "ready+")]
+    if args.only:
+        repos = [r for r in repos if any(r.name.startswith(o) for o in args.only)]
+    done = load(store)
+    if not args.report:
+        for repo in repos:
+            if repo.name in done:
+                continue
+            print(f"{repo.name}: harnessing (load {os.getloadavg()[0]:.1f})", file=sys.stderr)
+            result = asyncio.run(
+                run_project(repo, OUT / f"problems-{args.label}-{repo.name}.jsonl")
+            )
+            with store.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(result) + "\n")
+            done[result["project"]] = result
+            print(f"{repo.name}: {row(result)}", file=sys.stderr, flush=True)
+    before = load(args.before) if args.before else {}
+    results = [done[r.name] for r in repos if r.name in done]
+    rows: list[tuple[str, str, str]] = []
+    for r in results:
+        b = before.get(r["project"])
+        rows.append((r["project"], row(b) if b else "-", row(r)))
+    if results:
+        mine = overall(results)
+        theirs = overall([before[r["project"]] for r in results if r["project"] in before])
+        rows.append(("overall", row(theirs) if theirs["targets"] else "-", row(mine)))
+        rows.append(
+            (
+                "median project: share valid",
+                _f(theirs.get("median_project_valid")),
+                _f(mine["median_project_valid"]),
+            )
+        )
+        rows.append(("references", PREVIOUS, R2E))
+    print(table("Traced harnesses on the corpus (before | after)", rows))
+    for r in results:
+        print(f"\n{r['project']} (load {r.get('load')}): outcome per target")
+        for reason, count in r["reasons"].items():
+            print(f"  {count:3d}  {reason}")
+    return 0 if results else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
