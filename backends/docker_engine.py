@@ -18,7 +18,6 @@ import json
 import os
 import secrets
 import socket
-import stat as stat_mod
 import tarfile
 import time
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from typing import Any
 import psutil
 
 from backends.base import BackendError, BackendUnavailableError
+from backends.private_state import owner_alive, private_dir, read_records, state_dir, write_record
 
 LABEL_MANAGED = "reposim.managed"
 LABEL_SESSION = "reposim.session"
@@ -36,6 +36,8 @@ LABEL_PID = "reposim.pid"
 LABEL_PID_START = "reposim.pid_start"
 LABEL_HOST = "reposim.host"
 LABEL_KIND = "reposim.kind"
+OWNERSHIP = "containers"
+"""Where the ownership records live, under the private state directory."""
 # sha256 of the session's secret: ties a container to its record before its id is known.
 LABEL_OWNER = "reposim.owner"
 # Labels that describe one session's container: never carried over into an image.
@@ -69,35 +71,8 @@ def owner_labels(kind: str, session: str | None = None) -> dict[str, str]:
     return labels
 
 
-def state_dir() -> Path:
-    """RepoSim's private state on this machine ($XDG_STATE_HOME/reposim, read at each call)."""
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "reposim"
-
-
 def ownership_dir() -> Path:
-    return state_dir() / "containers"
-
-
-def _private_dir(path: Path) -> Path:
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    info = path.lstat()
-    if not stat_mod.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
-        raise BackendUnavailableError(
-            f"RepoSim's state directory {path} is not a directory of yours: remove it."
-        )
-    if info.st_mode & 0o077:
-        path.chmod(0o700)
-    return path
-
-
-def _write_private(path: Path, data: dict[str, Any]) -> None:
-    """Write a record only this user can read, atomically (a crash leaves the old or the new)."""
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        json.dump(data, handle)
-    temp.replace(path)
+    return state_dir() / OWNERSHIP
 
 
 def _secret_digest(secret: str) -> str:
@@ -126,8 +101,8 @@ class ContainerOwnership:
             "host": socket.gethostname(),
             "created": round(time.time(), 3),
         }
-        path = _private_dir(ownership_dir()) / f"{session}.json"
-        _write_private(path, record)
+        path = private_dir(OWNERSHIP) / f"{session}.json"
+        write_record(path, record)
         return cls(path, record)
 
     @property
@@ -141,7 +116,7 @@ class ContainerOwnership:
 
     def bind(self, container_id: str) -> None:
         self.record["id"] = container_id
-        _write_private(self.path, self.record)
+        write_record(self.path, self.record)
 
     def own_volume(self, name: str) -> None:
         """A volume made for this session (its disk, backends/docker/disk.py): recorded before
@@ -154,32 +129,8 @@ class ContainerOwnership:
         self.path.unlink(missing_ok=True)
 
 
-def owner_alive(pid: Any, started: Any) -> bool:
-    """Whether the process that made a record still runs (a recycled pid started later)."""
-    try:
-        proc = psutil.Process(int(pid))
-        return abs(proc.create_time() - float(started)) < 1.0
-    except (psutil.NoSuchProcess, ValueError, TypeError):
-        return False
-
-
 def _owned_records() -> list[tuple[Path, dict[str, Any]]]:
-    """This user's ownership records; anything else in the directory is ignored."""
-    directory = ownership_dir()
-    if not directory.is_dir():
-        return []
-    records = []
-    for path in sorted(directory.glob("*.json")):
-        try:
-            info = path.lstat()
-            if not stat_mod.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
-                continue
-            record = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        if isinstance(record, dict) and isinstance(record.get("secret"), str):
-            records.append((path, record))
-    return records
+    return [(p, r) for p, r in read_records(OWNERSHIP) if isinstance(r.get("secret"), str)]
 
 
 def _docker_host() -> str:

@@ -29,7 +29,7 @@ from backends.base import (
     FileStat,
     PathEscapeError,
 )
-from backends.output import DEFAULT_CAP, OutputCapture
+from backends.output import DEFAULT_BUDGET, DEFAULT_CAP, OutputBudget, OutputCapture
 from backends.shell import quote
 from simulator.backend_factory import make_backend
 from simulator.events import (
@@ -72,8 +72,10 @@ from simulator.trajectory import (
     TrajectoryHeader,
     TrajectoryWriter,
     blob_dir,
+    blob_path,
     sha256_text,
 )
+from simulator.user_config import session_output_budget
 from simulator.workspace import SKIP_DIRS
 
 Subscriber = Callable[[Event], None]
@@ -190,19 +192,25 @@ class Session:
         backend: Backend,
         *,
         source: Path,
-        trajectory_path: Path | None = None,
+        trajectory_path: Path | str | None = None,
         agent: dict[str, Any] | None = None,
         parent: dict[str, Any] | None = None,
         policy: ActionPolicy | None = None,
         test_command: str | None = None,
         repo: dict[str, Any] | None = None,
         output_cap: int | None = DEFAULT_CAP,
+        output_budget: int | None = DEFAULT_BUDGET,
     ) -> None:
         """`repo`: what the header says the workspace starts from, when the caller knows better
         than `repo_info(source)` (a replay that checks out a recorded commit). `output_cap`:
-        bytes of output a command may print before it is stopped (None: no cap)."""
+        bytes of output a command may print before it is stopped (None: no cap).
+        `output_budget`: bytes of command output the session keeps in all, before compression
+        (None: no budget); past it each command keeps a short head and tail, and a note says
+        so once."""
         self._backend = backend
         self.output_cap = output_cap
+        self.output_budget = OutputBudget(output_budget)
+        self._budget_noted = False
         self.source = source
         self.id = secrets.token_hex(6)
         self.policy = policy
@@ -210,8 +218,10 @@ class Session:
         self._agent = agent
         self._parent = parent
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        self.trajectory_path = trajectory_path or (
-            trajectories_dir() / f"{stamp}-{source.name}-{self.id}.jsonl"
+        self.trajectory_path = (
+            Path(trajectory_path)
+            if trajectory_path is not None
+            else trajectories_dir() / f"{stamp}-{source.name}-{self.id}.jsonl"
         )
         self._writer: TrajectoryWriter | None = None
         self._subscribers: list[Subscriber] = []
@@ -558,12 +568,23 @@ class Session:
         )
         data, blobs = self._exec_payload(result)
         self.emit(actor, Kind.EXEC_RESULT, data, cause=action.seq, blobs=blobs)
+        self._note_budget()
         return result
+
+    def _note_budget(self) -> None:
+        """Say once, in the trajectory, that the output budget ran out."""
+        if self.output_budget.exhausted and not self._budget_noted:
+            self._budget_noted = True
+            self.note(self.output_budget.notice(), actor=Actor.SYSTEM)
 
     def _capture(self) -> OutputCapture:
         """Output in bounded memory; what outgrows the window is spooled into the blob
         directory and becomes the output's blob when the command ends."""
-        return OutputCapture(cap=self.output_cap, spool_dir=blob_dir(self.trajectory_path))
+        return OutputCapture(
+            cap=self.output_cap,
+            spool_dir=blob_dir(self.trajectory_path),
+            budget=self.output_budget,
+        )
 
     def _exec_payload(self, result: ExecResult) -> tuple[ExecResultPayload, dict[str, str]]:
         """The exec.result payload, and the blob already holding its whole output if any."""
@@ -580,10 +601,10 @@ class Session:
         return payload, blobs
 
     def _keep_spool(self, result: ExecResult) -> str:
-        """Make a command's spooled output its blob, `<trajectory>.blobs/<sha256>`."""
+        """Make a command's spooled output (gzip) its blob, `<trajectory>.blobs/<sha256>.gz`."""
         assert result.output_spool is not None
         spool = Path(result.output_spool)
-        target = spool.with_name(result.output_sha256)
+        target = blob_path(self.trajectory_path, result.output_sha256)
         if target.exists():
             spool.unlink(missing_ok=True)
         else:
@@ -978,7 +999,7 @@ async def open_session(
     backend: str | Backend | None = "local",
     backend_options: Mapping[str, Any] | None = None,
     in_place: bool = False,
-    trajectory_path: Path | None = None,
+    trajectory_path: Path | str | None = None,
     agent: dict[str, Any] | None = None,
     parent: dict[str, Any] | None = None,
     policy: ActionPolicy | None = None,
@@ -986,6 +1007,7 @@ async def open_session(
     checkpoint_start: bool = True,
     repo: dict[str, Any] | None = None,
     output_cap: int | None = DEFAULT_CAP,
+    output_budget: int | None = None,
     subscribers: Sequence[Subscriber] = (),
 ) -> Session:
     """Open a recorded session on `source`: the one way every command, workflow and test starts
@@ -1010,6 +1032,7 @@ async def open_session(
         test_command=test_command,
         repo=repo,
         output_cap=output_cap,
+        output_budget=output_budget if output_budget is not None else session_output_budget(),
     )
     for subscriber in subscribers:
         session.subscribe(subscriber)

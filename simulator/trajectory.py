@@ -3,7 +3,8 @@ writer, and the one reader every command uses.
 
 JSONL: a header line, then one event a line, each flushed as written so that a killed process
 loses at most the line in flight. A string in a payload longer than `BLOB_THRESHOLD` characters is
-kept whole in `<file>.blobs/<sha256>` and shortened in the line to its head and tail with a note;
+kept whole in `<file>.blobs/<sha256>.gz` (gzip; files before 0.x wrote `<sha256>`, plain, which
+readers still take) and shortened in the line to its head and tail with a note;
 `payload["blobs"][field]` names the blob. A string that is not UTF-8 (a file name made of other
 bytes) is written readable, with its exact bytes in `payload["raw"][field]` (base64).
 
@@ -19,12 +20,14 @@ from __future__ import annotations
 
 import base64
 import bisect
+import gzip
 import hashlib
 import json
 import mmap
 import os
 import re
 import stat
+import zlib
 from array import array
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -60,6 +63,17 @@ def now_iso() -> str:
 
 def blob_dir(path: Path) -> Path:
     return path.with_name(path.name + ".blobs")
+
+
+BLOB_SUFFIX = ".gz"
+MAX_BLOB = (1 << 30) + (1 << 20)
+"""The most a blob may hold once decompressed (a command's output cap, 1 GiB, and some): a
+blob in someone else's file that inflates further is refused, not loaded."""
+
+
+def blob_path(path: Path, digest: str) -> Path:
+    """Where the writer keeps the blob `digest` of the trajectory `path` (gzip-compressed)."""
+    return blob_dir(path) / f"{digest}{BLOB_SUFFIX}"
 
 
 # -- the header --------------------------------------------------------------------------------
@@ -276,12 +290,11 @@ class TrajectoryWriter:
     def _store_blob(self, text: str) -> str:
         raw = _exact_bytes(text)
         digest = hashlib.sha256(raw).hexdigest()
-        directory = blob_dir(self.path)
-        directory.mkdir(exist_ok=True)
-        target = directory / digest
+        target = blob_path(self.path, digest)
+        target.parent.mkdir(exist_ok=True)
         if not target.exists():
             tmp = target.with_suffix(".tmp")
-            tmp.write_bytes(raw)
+            tmp.write_bytes(gzip.compress(raw, compresslevel=6, mtime=0))
             tmp.replace(target)
         return digest
 
@@ -719,28 +732,55 @@ def load_blob(path: Path, event: Event, key: str) -> str:
             f"Step {event.seq} refers to its {key} by {_clip(repr(digest), 40)},"
             " which is not a sha256 digest."
         )
+    data = blob_bytes(path, digest, f"Blob {digest} of step {event.seq}")
+    return data.decode("utf-8", "surrogateescape")
+
+
+def blob_bytes(path: Path, digest: str, what: str | None = None) -> bytes:
+    """The exact bytes of blob `digest` of trajectory `path`: `<digest>.gz` (decompressed, at
+    most MAX_BLOB bytes), else an older file's plain `<digest>`. A regular file, not a symlink,
+    whose bytes hash to the digest; TrajectoryError (one sentence) otherwise."""
+    what = what or f"Blob {digest}"
     directory = blob_dir(path)
-    blob = directory / digest
+    compressed = True
     try:
-        fd = os.open(blob, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(blob_path(path, digest), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except FileNotFoundError:
-        raise TrajectoryError(
-            f"Blob {digest} of step {event.seq} is missing from {directory}."
-        ) from None
+        compressed = False
+        try:
+            fd = os.open(directory / digest, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except FileNotFoundError:
+            raise TrajectoryError(f"{what} is missing from {directory}.") from None
+        except OSError:
+            raise TrajectoryError(f"{what} is not a file in {directory}.") from None
     except OSError:
-        raise TrajectoryError(
-            f"Blob {digest} of step {event.seq} is not a file in {directory}."
-        ) from None
+        raise TrajectoryError(f"{what} is not a file in {directory}.") from None
     with os.fdopen(fd, "rb") as handle:
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise TrajectoryError(f"Blob {digest} of step {event.seq} is not a regular file.")
-        data = handle.read()
+            raise TrajectoryError(f"{what} is not a regular file.")
+        data = _inflate(handle, what) if compressed else handle.read()
     if hashlib.sha256(data).hexdigest() != digest:
         raise TrajectoryError(
-            f"Blob {digest} of step {event.seq} does not match its digest (it was changed"
-            " after it was written)."
+            f"{what} does not match its digest (it was changed after it was written)."
         )
-    return data.decode("utf-8", "surrogateescape")
+    return data
+
+
+def _inflate(handle: IO[bytes], what: str) -> bytes:
+    """A gzip stream's content, refusing more than MAX_BLOB bytes (a decompression bomb)."""
+    inflater = zlib.decompressobj(wbits=31)
+    out = bytearray()
+    try:
+        while chunk := handle.read(1 << 20):
+            out += inflater.decompress(chunk, MAX_BLOB + 1 - len(out))
+            if len(out) > MAX_BLOB or inflater.unconsumed_tail:
+                raise TrajectoryError(f"{what} inflates to more than {MAX_BLOB} bytes.")
+        out += inflater.flush()
+    except zlib.error:
+        raise TrajectoryError(
+            f"{what} does not match its digest (it was changed after it was written)."
+        ) from None
+    return bytes(out)
 
 
 def whole_event(source: EventSource, event: Event) -> Event:

@@ -8,6 +8,7 @@ It holds the docker backend's defaults and the session's:
 
     [session]
     term = "xterm-256color"   # TERM for commands (the default); "dumb" for plain tools
+    output_budget = "4G"      # command output a session keeps on disk in all (before gzip)
 
 The backend never reads it: `docker_options` turns it (and $REPOSIM_DOCKER_IMAGE, and what the
 caller asks for) into the typed `DockerOptions` the backend is given. A file a user broke (not
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from backends.base import BackendError
+from backends.output import DEFAULT_BUDGET, parse_size
 from backends.shell import DEFAULT_TERM, check_term
 from simulator.paths import config_file
 
@@ -91,26 +93,53 @@ def docker_defaults(path: Path | None = None) -> dict[str, Any]:
     return values
 
 
-def session_term(given: str | None = None, path: Path | None = None) -> str:
-    """TERM for a session's commands: `given` (the --term flag), else `[session] term`, else
-    xterm-256color (what a user's terminal has)."""
-    if given is not None:
-        return check_term(given)
-    path = path or config_file()
+_SESSION_KEYS = ("output_budget", "term")
+
+
+def _session_table(path: Path) -> dict[str, Any]:
     table = load_config(path).get("session", {})
     if not isinstance(table, dict):
         raise ConfigError(
             f'In {path}, `session` must be a table ([session] with keys like term = "..."), '
             f"not a {type(table).__name__}."
         )
-    unknown = sorted(set(table) - {"term"})
+    unknown = sorted(set(table) - set(_SESSION_KEYS))
     if unknown:
-        raise ConfigError(f"In {path}, [session] has no setting {unknown[0]!r} (known: term).")
-    term = table.get("term", DEFAULT_TERM)
+        raise ConfigError(
+            f"In {path}, [session] has no setting {unknown[0]!r} (known: "
+            f"{', '.join(_SESSION_KEYS)})."
+        )
+    return table
+
+
+def session_term(given: str | None = None, path: Path | None = None) -> str:
+    """TERM for a session's commands: `given` (the --term flag), else `[session] term`, else
+    xterm-256color (what a user's terminal has)."""
+    if given is not None:
+        return check_term(given)
+    path = path or config_file()
+    term = _session_table(path).get("term", DEFAULT_TERM)
     try:
         return check_term(term)
     except BackendError as exc:
         raise ConfigError(f"In {path}, session.term: {exc}") from None
+
+
+def session_output_budget(path: Path | None = None) -> int:
+    """Bytes of command output a session keeps in all: `[session] output_budget` ("4G", "512M"
+    or a number of bytes), else 4 GiB."""
+    path = path or config_file()
+    value = _session_table(path).get("output_budget", DEFAULT_BUDGET)
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    if isinstance(value, str):
+        try:
+            return parse_size(value)
+        except (ValueError, IndexError):
+            pass
+    raise ConfigError(
+        f'In {path}, session.output_budget must be a size like "4G" or "512M", not {value!r}.'
+    )
 
 
 def docker_options(overrides: Mapping[str, Any] | None = None) -> DockerOptions:

@@ -12,7 +12,8 @@ from reposim.cli.common import CliError
 @click.option("--dry-run", is_flag=True, help="Only list what would be removed.")
 def gc_command(dry_run: bool) -> None:
     """Remove what crashed RepoSim sessions left behind: scratch workspaces and private dirs
-    of local sessions, containers and volumes of Docker ones.
+    of local sessions, containers of Docker ones, and the output spools (`*.partial` beside a
+    trajectory) of commands that were printing when their process was killed.
 
     A container is removed only when RepoSim's private state (a record written when the
     session created it, under $XDG_STATE_HOME/reposim/containers) names it and the process
@@ -23,11 +24,16 @@ def gc_command(dry_run: bool) -> None:
     """
     from backends.docker_engine import collect_garbage, connect
     from backends.local import collect_local_garbage
+    from backends.output import collect_spools
     from simulator.paths import workspaces_dir
 
     found: list[tuple[str, str, object, bool, bool]] = [
         (item.kind, str(item.path), item.owner_pid, item.orphaned, item.removed)
         for item in collect_local_garbage(workspaces_dir(), dry_run=dry_run)
+    ]
+    found += [
+        ("output spool", str(item.path), item.owner_pid, True, item.removed)
+        for item in collect_spools(dry_run=dry_run)
     ]
     try:
         client = connect()

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from simulator.trajectory import blob_bytes
 from tests.docker.conftest import TEST_IMAGE
 
 
@@ -50,5 +51,5 @@ def test_reposim_exec_in_a_container_keeps_memory_bounded(
         e for e in map(json.loads, out.read_text().splitlines()[1:]) if e["kind"] == "exec.result"
     )
     assert end["payload"]["output_bytes"] == size
-    blob = out.with_name(out.name + ".blobs") / end["payload"]["blobs"]["output"]
-    assert hashlib.sha256(blob.read_bytes()).hexdigest() == blob.name
+    digest = end["payload"]["blobs"]["output"]
+    assert hashlib.sha256(blob_bytes(out, digest)).hexdigest() == digest
