@@ -122,7 +122,7 @@ class ContainerOwnership:
         """A volume made for this session (its disk, backends/docker/disk.py): recorded before
         it exists, so gc removes it with the container."""
         self.record["volume"] = name
-        _write_private(self.path, self.record)
+        write_record(self.path, self.record)
 
     def release(self) -> None:
         """The container is gone: nothing is left to collect."""
