@@ -140,6 +140,9 @@ class CurationScreen(Screen[None]):
         self._fill()
         self.query_one(TargetTable).focus()
 
+    def on_resize(self) -> None:
+        self.set_class(self.size.height < 32, "-short")
+
     # -- the table ----------------------------------------------------------------------------
 
     def _fill(self) -> None:

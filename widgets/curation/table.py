@@ -23,6 +23,12 @@ from widgets.curation.model import COLUMNS, Row
 
 FIXED = {"state": 9, "coverage": 8, "mutation": 8, "flaky": 5, "last run": 8}
 FIXED |= {"parity": 6, "no pickle": 9, "why": 24}
+# When the full widths do not fit (80 columns): short headers and narrow figures, and the
+# function and file share what is left, so every column stays on screen.
+COMPACT = {"state": 9, "coverage": 4, "mutation": 4, "flaky": 1, "last run": 5}
+COMPACT |= {"parity": 4, "no pickle": 4, "why": 8}
+SHORT = {"coverage": "cov", "mutation": "mut", "flaky": "!", "last run": "run"}
+SHORT |= {"parity": "par", "no pickle": "npk"}
 
 
 class TargetTable(ScrollView, can_focus=True):
@@ -63,6 +69,7 @@ class TargetTable(ScrollView, can_focus=True):
         self.marked: set[int] = set()
         self.cursor = 0
         self.widths: dict[str, int] = {}
+        self.compact = False
 
     # -- content --------------------------------------------------------------------------
 
@@ -98,6 +105,22 @@ class TargetTable(ScrollView, can_focus=True):
         self.widths = {"function": min(max(longest_fn + 2, 10), 40)}
         self.widths["file"] = min(max(longest_file, 6), 40)
         self.widths.update(FIXED)
+        room = self.size.width
+        self.compact = bool(room) and sum(self.widths.values()) + len(self.widths) > room
+        if self.compact:
+            self.widths.update(COMPACT)
+            fixed = sum(COMPACT.values()) + len(self.widths)
+            left = max(16, room - fixed)
+            function = min(self.widths["function"], max(8, left * 11 // 20))
+            self.widths["file"] = min(self.widths["file"], max(6, left - function))
+            self.widths["function"] = max(8, left - self.widths["file"])
+        self.virtual_size = Size(sum(self.widths.values()) + len(self.widths), len(self.shown) + 1)
+
+    def on_resize(self) -> None:
+        if self.rows:
+            self._measure()
+            self._scroll_to_cursor()
+            self.refresh()
 
     def refresh_row(self, index: int) -> None:
         self.refresh()
@@ -133,7 +156,14 @@ class TargetTable(ScrollView, can_focus=True):
         segments = []
         for name, value in zip(COLUMNS, values, strict=True):
             width = self.widths[name]
-            text = value if len(value) <= width else value[: width - 1] + "…"
+            if self.compact and name == "flaky" and value:
+                value = "!"  # "flaky" in a one-column flaky column
+            if len(value) <= width:
+                text = value
+            elif name == "file":  # the file's name is what tells two rows apart: keep it
+                text = "…" + value[len(value) - width + 1 :]
+            else:
+                text = value[: width - 1] + "…"
             segments.append(Segment(f"{text:<{width}} ", style))
         return segments
 
@@ -143,7 +173,8 @@ class TargetTable(ScrollView, can_focus=True):
         scroll_x = round(self.scroll_offset.x)
         if y == 0:
             style = base + self.get_component_rich_style("target-table--header")
-            strip = Strip(self._cells(COLUMNS, style))
+            names = tuple(SHORT.get(c, c) for c in COLUMNS) if self.compact else COLUMNS
+            strip = Strip(self._cells(names, style))
             return strip.crop(scroll_x, scroll_x + width).adjust_cell_length(width, style)
         position = round(self.scroll_offset.y) + y - 1
         if position >= len(self.shown):
