@@ -306,6 +306,8 @@ class DockerBackend(ShellBackend):
                 self._api, self._require_container(), self.uid
             )
             self.reaper_restarts += 1
+            if isinstance(self._files, PythonFiles):
+                await reaper.guard(self._files.pid)
         return reaper
 
     async def _reaper_for_channel(self) -> Reaper | None:
@@ -485,13 +487,16 @@ class DockerBackend(ShellBackend):
         async with self._files_lock:
             if self._files is None:
                 if self._reaper.python:
-                    self._files = await PythonFiles.open(
+                    files = await PythonFiles.open(
                         self._api,
                         self._require_container(),
                         self._user_spec(),
                         self._reaper.python,
                         WORKSPACE,
                     )
+                    # It runs as the session's uid, within a command's `kill -STOP -1`.
+                    await (await self._live_reaper()).guard(files.pid)
+                    self._files = files
                 else:
                     shell = PersistentShell(
                         self._open_shell_channel, WORKSPACE, term=self.options.term

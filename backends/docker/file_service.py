@@ -115,7 +115,7 @@ class FileService:
         return entries
 
     def serve(self, inp: BinaryIO, out: BinaryIO) -> None:
-        out.write(b"\x1eREADY\x1e\n")
+        out.write(b"\x1eREADY:%d\x1e\n" % os.getpid())
         out.flush()
         while True:
             line = inp.readline()

@@ -31,6 +31,8 @@ class PythonFiles:
     """File operations served by the resident file_service.py in the container."""
 
     def __init__(self, stream: ExecStream) -> None:
+        self.pid = 0
+        """The service's pid in the container (for the reaper to guard)."""
         self._stream = stream
         self._demux = Demuxer(stream.reader, stdout_only=True)
         self._buffer = bytearray()
@@ -45,7 +47,10 @@ class PythonFiles:
             api, container, [python, "-I", "-c", source, workspace], user=user
         )
         files = cls(stream)
-        await files._read_line(b"\x1eREADY\x1e")
+        ready = await files._read_line()
+        if not (ready.startswith(b"\x1eREADY:") and ready.endswith(b"\x1e")):
+            raise BackendError(f"The container's file service did not start: {ready!r}")
+        files.pid = int(ready[7:-1])
         return files
 
     async def _fill(self) -> None:
@@ -54,13 +59,11 @@ class PythonFiles:
             raise BackendError("The container's file service has stopped.")
         self._buffer += chunk
 
-    async def _read_line(self, expected: bytes | None = None) -> bytes:
+    async def _read_line(self) -> bytes:
         while (newline := self._buffer.find(b"\n")) < 0:
             await asyncio.wait_for(self._fill(), 60)
         line = bytes(self._buffer[:newline])
         del self._buffer[: newline + 1]
-        if expected is not None and line != expected:
-            raise BackendError(f"The container's file service did not start: {line!r}")
         return line
 
     async def call(self, op: str, data: bytes = b"", **args: str) -> tuple[int, bytes]:

@@ -117,6 +117,11 @@ class Reaper:
         """Kill every process of the user that no exec started (what runaway commands left)."""
         await self._ask("clear", timeout=60)
 
+    async def guard(self, pid: int) -> None:
+        """Keep `pid` (the file service, which runs as the session's uid) running: a command's
+        `kill -STOP -1` stops it, and the reaper continues it within a fifth of a second."""
+        await self._ask(f"guard {int(pid)}")
+
     async def oom_count(self) -> int:
         answer = await self._ask("oom")
         try:

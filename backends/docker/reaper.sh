@@ -8,6 +8,8 @@
 #   ID kill SIG ROOT tree       the same, ROOT included
 #   ID oom                      the cgroup's oom_kill counter
 #   ID clear                    kill every process of the session's user that no exec started
+#   ID guard PID                keep PID (the file service) running: a command's `kill -STOP -1`
+#                               reaches it, so it is continued within a fifth of a second
 # Between requests it watches the pids cgroup: a session that hit its pids limit (a fork bomb, even
 # one left running in the background) is cleared at once, without being asked, and it says so
 # with lines of its own: `! clearing`, then `! cleared N`.
@@ -64,6 +66,17 @@ clear_session() {
   printf '! cleared %d\n' "$killed"
 }
 
+guarded=()
+# Continue a guarded process that something stopped (state T, or t when traced).
+unfreeze() {
+  local p st f
+  for p in "${guarded[@]}"; do
+    read -r st < "/proc/$p/stat" || continue
+    f=(${st##*) })
+    [[ ${f[0]} == [Tt] ]] && kill -s CONT "$p"
+  done
+}
+
 at_limit() {
   refusals
   ((count > refused)) || return 1
@@ -78,6 +91,7 @@ while :; do
   if ((status > 128)); then  # nothing asked for a while: look at the pids limit
     partial+=$line
     at_limit && clear_session
+    ((${#guarded[@]})) && unfreeze
     continue
   fi
   ((status == 0)) || exit 0  # end of input: the backend closed us
@@ -89,6 +103,12 @@ while :; do
       while read -r k v; do [[ $k == oom_kill ]] && n=$v; done < "$oomfile"
     fi
     printf '%s %s\n' "$id" "$n"
+    continue
+  fi
+  ((${#guarded[@]})) && unfreeze
+  if [[ $cmd == guard ]]; then
+    guarded=($sig)  # one guarded process: the current file service
+    printf '%s ok\n' "$id"
     continue
   fi
   if [[ $cmd == clear ]]; then

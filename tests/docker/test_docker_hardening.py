@@ -256,3 +256,18 @@ async def test_gc_removes_a_killed_sessions_disk(sample_repo: Path, docker_clien
     assert session in removed
     assert not docker_client.api.volumes(filters={"name": volume}).get("Volumes")
     await _detached(device)  # the container gone, the loop device (and its space) goes too
+
+
+@pytest.mark.parametrize("signals", ["kill -STOP -1", "kill -STOP -1; kill -9 -1"])
+async def test_stopping_every_process_does_not_freeze_the_file_service(
+    backend: DockerBackend, signals: str
+) -> None:
+    # Issue 25: the file service ran as the session's uid unguarded; after `kill -STOP -1` the
+    # next file operation stalled 60 s and raised TimeoutError.
+    assert (await backend.read_file("calc/ops.py")).startswith(b"def add")  # service running
+    await backend.exec(signals, timeout=30)
+    started = asyncio.get_running_loop().time()
+    await asyncio.wait_for(backend.write_file("after.txt", b"written"), 10)
+    assert await asyncio.wait_for(backend.read_file("after.txt"), 10) == b"written"
+    assert asyncio.get_running_loop().time() - started < 10
+    assert (await backend.exec("cat after.txt")).output == b"written"
