@@ -238,9 +238,13 @@ asyncio.run(main())
 """
 
 
-async def test_gc_removes_a_killed_sessions_disk(sample_repo: Path, docker_client: Any) -> None:
+async def test_gc_removes_a_killed_sessions_disk(
+    sample_repo: Path, docker_client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     if not loop_devices_usable():
         pytest.skip("this process may not attach loop devices: the disk limit is a watch")
+    # Its own private state, so gc here looks only at this session's record.
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     owner = await asyncio.create_subprocess_exec(
         sys.executable, "-c", KILLED_SESSION, str(sample_repo), TEST_IMAGE,
         stdout=asyncio.subprocess.PIPE,
