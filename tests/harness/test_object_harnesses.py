@@ -5,6 +5,7 @@ target that the repository's own tests catch is caught by the traced harness too
 
 from __future__ import annotations
 
+import collections
 import pickle
 from pathlib import Path
 
@@ -312,3 +313,25 @@ def test_the_comparator_sees_slots_cycles_and_sets() -> None:
 
     assert discriminates([one, other]) is None
     assert discriminates([1, 2, 1]) is None
+
+
+def test_collections_are_rebuilt_readably_and_lambdas_are_pickled_by_cloudpickle() -> None:
+    from simulator.harness.runtime import reposim_harness_support as support
+    from simulator.harness.runtime.reposim_tracer import encode
+
+    values = [
+        collections.defaultdict(list, {"a": [1]}),
+        collections.OrderedDict(a=1),
+        collections.Counter("aab"),
+        collections.deque([1, 2], 3),
+    ]
+    for value in values:
+        encoded = encode(value, 20000)
+        assert "r" in encoded, encoded
+        rebuilt = eval(encoded["r"], vars(support))
+        assert same(rebuilt, value) and type(rebuilt) is type(value)
+    # what the standard pickle refuses is kept by cloudpickle ("c"), with a dump to read
+    encoded = encode(collections.defaultdict(lambda: None, {"a": 1}), 20000)
+    assert encoded.get("c") == "1" and encoded["s"] == "defaultdict({'a': 1})"
+    assert same(support.P(encoded["p"]).load(), {"a": 1}) is False  # a defaultdict, not a dict
+    assert dict(support.P(encoded["p"]).load()) == {"a": 1}

@@ -152,6 +152,13 @@ class _Builder:
             raise Unencodable("too big")
         return text
 
+    def _dict(self, value: Any, depth: int, stack: frozenset[int]) -> str:
+        pairs = [
+            f"{self.build(k, depth, stack)}: {self.build(v, depth, stack)}"
+            for k, v in value.items()
+        ]
+        return "{" + ", ".join(pairs) + "}"
+
     def _items(self, values: Any, depth: int, stack: frozenset[int]) -> list[str]:
         return [self.build(v, depth, stack) for v in values]
 
@@ -171,11 +178,20 @@ class _Builder:
             inner = "{" + ", ".join(items) + "}" if items else ""
             return inner if kind is set and items else f"{kind.__name__}({inner})"
         if kind is dict:
-            pairs = [
-                f"{self.build(k, depth, stack)}: {self.build(v, depth, stack)}"
-                for k, v in value.items()
-            ]
-            return "{" + ", ".join(pairs) + "}"
+            return self._dict(value, depth, stack)
+        import collections
+
+        if kind is collections.defaultdict:
+            factory = value.default_factory
+            made = "None" if factory is None else f"named({_path(factory)!r})"
+            if factory is not None and _path(factory) is None:
+                raise Unencodable("no constructor: the default factory is not importable")
+            return f"C('collections:defaultdict', {made}, {self._dict(value, depth, stack)})"
+        if kind in (collections.OrderedDict, collections.Counter):
+            return f"C('collections:{kind.__name__}', {self._dict(value, depth, stack)})"
+        if kind is collections.deque:
+            inner = "[" + ", ".join(self._items(value, depth, stack)) + "]"
+            return f"C('collections:deque', {inner}, {value.maxlen!r})"
         if isinstance(value, type) or inspect.isroutine(value):
             named = _path(value)
             if named is None:
@@ -279,7 +295,20 @@ def _pickled(value: Any, max_bytes: int) -> tuple[str, bool]:
 
 def _support() -> Any:
     """The harness support module (copied beside this file: same comparator, same dump)."""
-    return importlib.import_module("reposim_harness_support")
+    name = "reposim_harness_support"
+    if name not in sys.modules:
+        try:
+            importlib.import_module(name)
+        except ImportError:  # this file imported as a package module: load the sibling file
+            from importlib import util
+
+            path = Path(__file__).with_name(f"{name}.py")
+            spec = util.spec_from_file_location(name, path)
+            assert spec is not None and spec.loader is not None
+            module = util.module_from_spec(spec)
+            sys.modules[name] = module
+            spec.loader.exec_module(module)
+    return sys.modules[name]
 
 
 def encode(value: Any, max_bytes: int) -> dict[str, str]:
