@@ -109,6 +109,8 @@ def compare_task(task: Task) -> dict[str, Any]:
         category = "harness" if "harness" in message or "test" in message else "compare"
         if "check out" in message:
             category = "checkout"
+        if "could not be collected" in message:
+            category = "collection"
         raise TaskFailure(message, category=category, evidence=message) from None
     data = result.to_dict()
     data["trajectory"] = result.files["trajectory_b"]

@@ -243,6 +243,12 @@ class CompareResult:
         ]
         if self.harness.get("timed"):
             lines.append(f"  timed: {self.harness['timed']}")
+        if self.harness.get("reaches_change") is False:
+            lines.append(
+                f"  change not reached: the chosen tests execute none of the "
+                f"{self.harness.get('changed_lines')} line(s) changed between A and B, so the "
+                "timing may not see the change"
+            )
         lines += [f"  protocol: {action}" for action in self.actions]
         if self.noise:
             lines.append("  noise: " + "; ".join(self.noise))
@@ -726,15 +732,36 @@ async def _harness(
         return path, source
 
     if request.model is None and client is None:
+        # the lines A..B changed (at B): the tests that execute them are preferred, and the
+        # result says when none of the chosen tests reaches the change
+        changed = harnesses.changed_lines(
+            Path(env_b.tree or env_b.root), env_a.commit, env_b.commit
+        )
+        lines_file = out / "changed-lines.json"
+        lines_file.write_text(json.dumps(changed))
         traces = []
         for env in (env_a, env_b):
             with runs[env.label].stage("trace-tests", api=api) as detail:
-                trace = await env.trace(api, out / f"trace-{env.label.lower()}.json")
+                trace = await env.trace(
+                    api,
+                    out / f"trace-{env.label.lower()}.json",
+                    lines=lines_file if changed and env is env_b else None,
+                )
                 calling = [t["nodeid"] for t in trace["tests"] if t.get("calls")]
                 detail.update(tests=len(trace["tests"]), calling=len(calling))
+                collection = harnesses.collection_failure(trace)
+                if collection:
+                    detail["collection_errors"] = len(trace["collection_errors"])
                 traces.append(trace)
         tests = harnesses.usable_tests(traces)
         if not tests:
+            for env, trace in zip((env_a, env_b), traces, strict=True):
+                collection = harnesses.collection_failure(trace)
+                if collection:
+                    raise WorkflowFailure(
+                        f"The tests could not be collected at {env.label} ({env.rev}): "
+                        f"{collection}; no test calling {api} could be traced there."
+                    )
             raise WorkflowFailure(
                 f"No test of the repository calls {api} without fixtures and passes at both "
                 "revisions; write a harness (--harness FILE) or let a model write one (--model)."
@@ -742,6 +769,9 @@ async def _harness(
         revisions = f"{env_a.commit[:10]} and {env_b.commit[:10]}"
         path.write_text(harnesses.traced_harness(api, tests, Path(env_b.root), revisions))
         source = harnesses.HarnessSource("traced", tests=[t.nodeid for t in tests])
+        if changed:
+            source.changed_lines = sum(len(v) for v in changed.values())
+            source.reaches_change = any(t.reached for t in tests)
         await _quickcheck_or_fail(path, (env_a, env_b), runs, "Edit it or pass --model.", source)
         return path, source
 

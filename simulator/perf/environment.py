@@ -375,11 +375,17 @@ class PerfEnvironment:
             )
         return result
 
-    async def trace(self, api: str, output: Path, *, timeout: float = 900) -> dict[str, Any]:
-        """Run the repository's tests with the tracer; which tests call `api`, and how often."""
+    async def trace(
+        self, api: str, output: Path, *, lines: Path | None = None, timeout: float = 900
+    ) -> dict[str, Any]:
+        """Run the repository's tests with the tracer; which tests call `api`, and how often
+        (and, given `lines`, how many of those changed lines each executes)."""
         output.unlink(missing_ok=True)
+        changed = ""
+        if lines is not None:
+            changed = f"REPOSIM_PERF_LINES={quote(await self.put(lines))} "
         await self.run(
-            f"PYTHONPATH={quote(str(self.tools))}${{PYTHONPATH:+:$PYTHONPATH}} "
+            f"{changed}PYTHONPATH={quote(str(self.tools))}${{PYTHONPATH:+:$PYTHONPATH}} "
             f"REPOSIM_PERF_API={quote(api)} REPOSIM_PERF_TRACE_OUT={quote(self.path_for(output))} "
             f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {quote(self.python)} -m pytest -q -p "
             f"{TRACE_PLUGIN} -p no:cacheprovider --rootdir {quote(self.root)}",

@@ -51,6 +51,7 @@ class TracedTest:
     function: str
     cls: str | None
     calls: int
+    reached: int = 0  # lines of the change (A..B) it executed at B, when they were traced
 
 
 @dataclass
@@ -59,6 +60,9 @@ class HarnessSource:
 
     kind: str  # traced | model | file
     tests: list[str] = field(default_factory=list)
+    # traced: the lines A..B changed, and whether the chosen tests execute any of them
+    changed_lines: int | None = None
+    reaches_change: bool | None = None
     model: str | None = None
     rounds: int = 0
     tokens: int = 0
@@ -68,6 +72,8 @@ class HarnessSource:
         return {
             "kind": self.kind,
             "timed": self.timed,
+            "changed_lines": self.changed_lines,
+            "reaches_change": self.reaches_change,
             "tests": self.tests,
             "model": self.model,
             "rounds": self.rounds,
@@ -88,11 +94,69 @@ def usable_tests(traces: Sequence[dict[str, Any]]) -> list[TracedTest]:
         return []
     common = set(per_revision[0]).intersection(*per_revision[1:])
     chosen = [per_revision[-1][nodeid] for nodeid in common]
-    chosen.sort(key=lambda r: (-int(r["calls"]), r["nodeid"]))
+    # the tests that execute the changed lines first (the change is what is measured), then
+    # the ones that call the API most
+    chosen.sort(key=lambda r: (-bool(r.get("reached")), -int(r["calls"]), r["nodeid"]))
     return [
-        TracedTest(r["nodeid"], r["path"], r["function"], r.get("cls"), int(r["calls"]))
+        TracedTest(
+            r["nodeid"],
+            r["path"],
+            r["function"],
+            r.get("cls"),
+            int(r["calls"]),
+            int(r.get("reached") or 0),
+        )
         for r in chosen[:MAX_TRACED_TESTS]
     ]
+
+
+def changed_lines(tree: Path, a: str, b: str) -> dict[str, list[int]]:
+    """{path: line numbers at B} of the non-test Python files that A..B changed."""
+    import subprocess
+
+    def git(*args: str) -> str:
+        proc = subprocess.run(
+            ["git", "-C", str(tree), *args], capture_output=True, text=True, check=False
+        )
+        return proc.stdout if proc.returncode == 0 else ""
+
+    out: dict[str, list[int]] = {}
+    for path in git("diff", "--name-only", "--diff-filter=AM", a, b, "--", "*.py").split():
+        if is_test_path(path):
+            continue
+        lines: list[int] = []
+        for match in HUNK.finditer(git("diff", "-U0", a, b, "--", path)):
+            start, count = int(match.group(1)), int(match.group(2) or 1)
+            lines += range(start, start + max(count, 1))
+        if lines:
+            out[path] = sorted(set(lines))
+    return out
+
+
+HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
+
+
+def is_test_path(path: str) -> bool:
+    parts = Path(path).parts
+    name = parts[-1]
+    return (
+        any(p in ("tests", "test", "testing") for p in parts[:-1])
+        or name.startswith("test_")
+        or name.endswith("_test.py")
+        or name == "conftest.py"
+    )
+
+
+def collection_failure(trace: dict[str, Any]) -> str | None:
+    """One phrase on the collection errors of a traced run, or None when there were none."""
+    errors = trace.get("collection_errors") or []
+    if not errors:
+        return None
+    first = errors[0]
+    return (
+        f"{len(errors)} test file(s) could not be collected (first: {first.get('nodeid')}: "
+        f"{first.get('error')})"
+    )
 
 
 def _module_expression(path: str, root: Path) -> tuple[str, str]:

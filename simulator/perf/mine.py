@@ -41,6 +41,7 @@ class Candidate:
     subject: str
     reasons: list[str]
     apis: list[tuple[str, int]] = field(default_factory=list)  # (dotted name, lines changed)
+    reverted_by: dict[str, str] | None = None  # a later commit that undoes this one
 
     @property
     def api(self) -> str:
@@ -53,7 +54,17 @@ class Candidate:
             "subject": self.subject,
             "reasons": self.reasons,
             "apis": [name for name, _ in self.apis],
+            "reverted_by": self.reverted_by,
         }
+
+    def revert_note(self) -> str:
+        if not self.reverted_by:
+            return ""
+        r = self.reverted_by
+        return (
+            f"; reverted by {r['commit'][:10]} ({r['date']}, {r['subject'][:60]!r}, "
+            f"found by {r['how']})"
+        )
 
 
 @dataclass
@@ -70,20 +81,26 @@ class MineResult:
         out = []
         for candidate in self.candidates:
             record = by_key.get(_key(candidate))
+            revert = candidate.revert_note()
             if record is None:
-                out.append((candidate, "not run"))
+                out.append((candidate, "not run" + revert))
             elif record.status is not TaskStatus.OK:
-                out.append((candidate, f"{record.status}: {record.evidence}"))
+                out.append((candidate, f"{record.status}: {record.evidence}{revert}"))
             else:
                 verdict = record.result["verdict"]
                 keep = _keeps(record.result, self.threshold)
                 word = "kept" if keep else "dropped"
+                reach = ""
+                if (record.result.get("harness") or {}).get("reaches_change") is False:
+                    reach = "; the change is not reached: the tests that call it do not execute "
+                    reach += "the lines the commit changed"
                 out.append(
                     (
                         candidate,
                         f"{word}: speed-up {verdict['speedup']:.3f}x "
                         f"(CI {verdict['ci_low']:.3f}-{verdict['ci_high']:.3f}, "
-                        f"{'significant' if verdict['significant'] else 'not significant'})",
+                        f"{'significant' if verdict['significant'] else 'not significant'})"
+                        f"{reach}{revert}",
                     )
                 )
         return out
@@ -195,7 +212,68 @@ def candidates(
         )
         (said if keyword else hot_only).append(candidate)
     found = said + hot_only
-    return found[:limit] if limit is not None else found
+    found = found[:limit] if limit is not None else found
+    for candidate in found:
+        candidate.reverted_by = find_revert(repo, candidate)
+    return found
+
+
+def _patch_ids(text: str, repo: Path) -> list[tuple[str, str]]:
+    proc = subprocess.run(
+        ["git", "-C", str(repo), "patch-id", "--stable"],
+        input=text,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return [
+        (parts[0], parts[1])
+        for parts in (line.split() for line in proc.stdout.splitlines())
+        if len(parts) == 2
+    ]
+
+
+def find_revert(repo: Path, candidate: Candidate) -> dict[str, str] | None:
+    """A later commit (on the mined branch) that undoes `candidate`: its message says so
+    ("This reverts commit <sha>", or `Revert "<subject>"`), or its diff is the candidate's
+    diff reversed (same patch id), on the files the candidate changed."""
+    later = _git(
+        repo, "log", "--reverse", "--format=%H%x1f%s%x1f%b%x1f%as%x1e", f"{candidate.commit}..HEAD"
+    )
+    entries = {}
+    for entry in later.split("\x1e"):
+        fields = entry.strip("\n").split("\x1f")
+        if len(fields) < 4:
+            continue
+        commit, subject, body, date = fields
+        entries[commit] = (subject, date)
+        if candidate.commit in body or subject == f'Revert "{candidate.subject}"':
+            return {"commit": commit, "subject": subject, "date": date, "how": "its message"}
+    if not entries:
+        return None
+    paths = _git(repo, "diff", "--name-only", candidate.parent, candidate.commit).split()
+    if not paths:
+        return None
+    reverse = _git(repo, "diff", candidate.commit, candidate.parent, "--", *paths)
+    ids = _patch_ids(f"commit {candidate.commit}\n\n{reverse}", repo)
+    if not ids:
+        return None
+    wanted = ids[0][0]
+    log = _git(
+        repo,
+        "log",
+        "--reverse",
+        "-p",
+        "--format=commit %H%n",
+        f"{candidate.commit}..HEAD",
+        "--",
+        *paths,
+    )
+    for patch_id, commit in _patch_ids(log, repo):
+        if patch_id == wanted and commit in entries:
+            subject, date = entries[commit]
+            return {"commit": commit, "subject": subject, "date": date, "how": "its reversed diff"}
+    return None
 
 
 def _key(candidate: Candidate) -> str:
@@ -242,13 +320,20 @@ def mine(
         setup=setup,
     )
     subjects = {c.commit: c.subject for c in found}
+    reverts = {c.commit: c.reverted_by for c in found}
     kept: list[Row] = []
     problems = []
     for record in summary.records:
         if record.status is TaskStatus.OK and _keeps(record.result, threshold):
             result = CompareResult.from_dict(record.result)
             kept.append(Row.of(result))
-            problems.append(problem(result, subject=subjects.get(result.commit_b, "")))
+            problems.append(
+                problem(
+                    result,
+                    subject=subjects.get(result.commit_b, ""),
+                    reverted_by=reverts.get(result.commit_b),
+                )
+            )
     kept.sort(key=lambda row: -row.speedup)
     files = write_outputs(out, kept, problems)
     return MineResult(found, kept, summary.records, files, threshold)

@@ -102,7 +102,9 @@ def json_table(rows: Iterable[Row]) -> str:
     return json.dumps([row.to_dict() for row in rows], indent=2) + "\n"
 
 
-def problem(result: CompareResult, *, subject: str = "") -> dict[str, Any]:
+def problem(
+    result: CompareResult, *, subject: str = "", reverted_by: dict[str, str] | None = None
+) -> dict[str, Any]:
     """A dataset problem: make the target as fast as B starting from A, with the harness."""
     harness_path = result.harness.get("path")
     harness = Path(harness_path).read_text() if harness_path else None
@@ -116,6 +118,7 @@ def problem(result: CompareResult, *, subject: str = "") -> dict[str, Any]:
         "base_commit": result.commit_a,
         "reference_commit": result.commit_b,
         "subject": subject,
+        "reverted_by": reverted_by,
         "task": (
             f"Make {result.target} faster without changing its behaviour. The reference change "
             f"reached a speed-up of {result.verdict.speedup:.2f}x on the harness."

@@ -5,7 +5,11 @@ RepoSim). REPOSIM_PERF_API names the API as a dotted path (`pkg.mod.func`, `pkg.
 while each test runs, a profile hook counts the calls whose code has that module and qualified
 name. At the end it writes, to REPOSIM_PERF_TRACE_OUT, one JSON object per test: its node id,
 file, function (and class), whether pytest can call it without fixtures, the calls counted,
-its outcome and duration.
+its outcome and duration. Collection errors are listed as such (`collection_errors`), so a
+revision whose tests do not even import says so. REPOSIM_PERF_LINES, when set, names a JSON file
+{path relative to the root: [line numbers]} (the lines a change made): each test also records
+how many of those lines it executed (`reached`), so a harness can be chosen that exercises the
+change.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -22,7 +27,22 @@ import pytest
 
 _API = os.environ.get("REPOSIM_PERF_API", "")
 _OUT = os.environ.get("REPOSIM_PERF_TRACE_OUT", "")
+_LINES_FILE = os.environ.get("REPOSIM_PERF_LINES", "")
 _records: dict[str, dict[str, Any]] = {}
+_collection_errors: list[dict[str, str]] = []
+
+
+def _changed_lines() -> dict[str, set[int]]:
+    """{absolute file path: changed line numbers}, from REPOSIM_PERF_LINES."""
+    if not _LINES_FILE:
+        return {}
+    with open(_LINES_FILE) as handle:
+        data = json.load(handle)
+    root = Path.cwd()
+    return {str((root / path).resolve()): set(lines) for path, lines in data.items()}
+
+
+_CHANGED = _changed_lines()
 
 
 def _split(api: str) -> list[tuple[str, str]]:
@@ -71,12 +91,35 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
         if event == "call" and frame.f_code.co_name == name and _matches(frame):
             calls += 1
 
+    reached: set[tuple[str, int]] = set()
+    files: dict[str, set[int] | None] = {}
+
+    def line_tracer(frame: FrameType, event: str, arg: object) -> Any:
+        if event == "line":
+            wanted = files.get(frame.f_code.co_filename)
+            if wanted and frame.f_lineno in wanted:
+                reached.add((frame.f_code.co_filename, frame.f_lineno))
+        return line_tracer
+
+    def global_tracer(frame: FrameType, event: str, arg: object) -> Any:
+        filename = frame.f_code.co_filename
+        if filename not in files:
+            files[filename] = _CHANGED.get(os.path.realpath(filename))
+        if files[filename] is None:
+            return None  # not a changed file: no line events for this frame
+        return line_tracer
+
     previous = sys.getprofile()
+    previous_trace = sys.gettrace()
     sys.setprofile(profile)
+    if _CHANGED:
+        sys.settrace(global_tracer)
     t0 = time.perf_counter()
     try:
         yield
     finally:
+        if _CHANGED:
+            sys.settrace(previous_trace)
         sys.setprofile(previous)
         path, _line, _desc = item.location
         owner = getattr(item, "cls", None)
@@ -91,6 +134,7 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
             "calls": calls,
             "seconds": round(time.perf_counter() - t0, 6),
             "outcome": "unknown",
+            "reached": len(reached),
         }
 
 
@@ -100,7 +144,23 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         record["outcome"] = report.outcome
 
 
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    if report.failed:
+        text = str(report.longrepr or "").strip().splitlines()
+        error = next((line for line in reversed(text) if line.startswith("E ")), "")
+        error = error[1:].strip() or (text[-1] if text else "collection failed")
+        _collection_errors.append({"nodeid": report.nodeid, "error": error[:300]})
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if _OUT:
         with open(_OUT, "w") as handle:
-            json.dump({"api": _API, "tests": list(_records.values())}, handle)
+            json.dump(
+                {
+                    "api": _API,
+                    "tests": list(_records.values()),
+                    "collection_errors": _collection_errors,
+                    "changed_lines": sum(len(lines) for lines in _CHANGED.values()),
+                },
+                handle,
+            )

@@ -200,3 +200,50 @@ def diluted_repo(make_repo: RepoFactory) -> Path:
     write(repo, {"slowlib/core.py": DILUTED_CORE.format(passes=2)}, "Two passes: 2x slower")
     git(repo, "tag", "b")
     return repo
+
+
+# Only inputs of a million items take the branch; B changes what it returns: the tests never
+# execute the one changed line.
+def _huge(result: str) -> str:
+    return CORE.format(passes=1).replace(
+        "def checksum(data):\n",
+        f"def checksum(data):\n    if len(data) > 10**6:\n        return {result}\n",
+    )
+
+
+UNREACHED_A = _huge("checksum(list(data)[:10])")
+UNREACHED_B = _huge("sum(data) % 1000003")
+
+
+@pytest.fixture
+def unreached_repo(make_repo: RepoFactory) -> Path:
+    repo = make_repo(
+        {
+            "fastlib/__init__.py": "",
+            "fastlib/core.py": UNREACHED_A,
+            "tests/test_core.py": TESTS.format(size=3000),
+        },
+        name="unreached",
+    )
+    git(repo, "tag", "a")
+    write(repo, {"fastlib/core.py": UNREACHED_B}, "A faster path for huge inputs")
+    git(repo, "tag", "b")
+    return repo
+
+
+@pytest.fixture
+def uncollectable_repo(make_repo: RepoFactory) -> Path:
+    """At A the test file does not even parse (as old code on a newer Python): 2 errors."""
+    repo = make_repo(
+        {
+            "fastlib/__init__.py": "",
+            "fastlib/core.py": core(2),
+            "tests/test_core.py": TESTS.format(size=300) + "\nprint 'python 2'\n",
+            "tests/test_more.py": "from fastlib.core import no_such_name\n",
+        },
+        name="uncollectable",
+    )
+    git(repo, "tag", "a")
+    write(repo, {"fastlib/core.py": core(1)}, "One pass")
+    git(repo, "tag", "b")
+    return repo

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -205,3 +206,62 @@ async def test_a_command_runs_where_cwd_says_inside_the_checkout(
                 twox_repo, "a", "b", command=command, out_dir=tmp_path / "root", settings=settings
             )
         )
+
+
+async def test_collection_errors_are_named_as_such(
+    uncollectable_repo: Path, tmp_path: Path
+) -> None:
+    with pytest.raises(WorkflowFailure) as failure:
+        await compare(
+            CompareRequest(
+                uncollectable_repo,
+                "a",
+                "b",
+                api="fastlib.core.checksum",
+                out_dir=tmp_path,
+                settings=QUICK,
+            )
+        )
+    message = str(failure.value)
+    assert message.startswith("The tests could not be collected at A (a): 2 test file(s)")
+    assert "tests/test_core.py" in message and "No test of the repository" not in message
+
+
+async def test_a_change_the_tests_do_not_reach_is_said(
+    unreached_repo: Path, tmp_path: Path
+) -> None:
+    result = await compare(
+        CompareRequest(
+            unreached_repo,
+            "a",
+            "b",
+            api="fastlib.core.checksum",
+            out_dir=tmp_path,
+            settings=MeasureSettings(rounds=1, processes=2, min_time=0.01, timer="cpu"),
+        )
+    )
+    assert result.harness["changed_lines"] == 1
+    assert result.harness["reaches_change"] is False
+    assert "change not reached: the chosen tests execute none of the 1 line(s)" in (
+        result.summary()
+    )
+
+
+async def test_the_tests_that_reach_the_change_are_chosen_first(
+    twox_repo: Path, tmp_path: Path
+) -> None:
+    result = await compare(
+        CompareRequest(
+            twox_repo,
+            "a",
+            "b",
+            api="fastlib.core.checksum",
+            out_dir=tmp_path,
+            settings=MeasureSettings(rounds=1, processes=2, min_time=0.01, timer="cpu"),
+        )
+    )
+    assert result.harness["reaches_change"] is True and result.harness["changed_lines"] >= 1
+    trace = json.loads((tmp_path / "trace-b.json").read_text())
+    reached = {t["nodeid"]: t["reached"] for t in trace["tests"]}
+    assert reached["tests/test_core.py::test_checksum"] >= 1
+    assert reached["tests/test_core.py::test_unrelated"] == 0

@@ -8,6 +8,8 @@ from pathlib import Path
 from simulator.batch import BatchProgress
 from simulator.perf import MeasureSettings
 from simulator.perf.mine import candidates, mine
+from tests.conftest import git
+from tests.perf.conftest import DESCRIBE_A, DESCRIBE_B, write
 
 
 def test_candidates_come_from_keywords_and_hot_code(
@@ -62,3 +64,33 @@ def test_mining_keeps_the_real_speedup_only_and_resumes(
     )
     assert progress[0].skipped == 2 and progress[-1].done == 0
     assert [r.commit_b for r in again.kept] == [row.commit_b]
+
+
+def test_a_later_revert_is_reported_beside_the_commit(
+    mining_repo: tuple[Path, dict[str, str]],
+) -> None:
+    repo, commits = mining_repo
+    # five commits later someone undoes the speed-up with git revert (the message says so)
+    git(repo, "revert", "--no-edit", commits["real"])
+    reverted = git(repo, "rev-parse", "HEAD").strip()
+    found = {c.commit: c for c in candidates(repo)}
+    real = found[commits["real"]]
+    assert real.reverted_by is not None
+    assert real.reverted_by["commit"] == reverted and real.reverted_by["how"] == "its message"
+    assert "reverted by " + reverted[:10] in real.revert_note()
+    assert found[commits["noise"]].reverted_by is None
+
+
+def test_a_revert_by_hand_is_found_by_its_diff(
+    mining_repo: tuple[Path, dict[str, str]],
+) -> None:
+    repo, commits = mining_repo
+    # the describe() change undone by hand, under a message that does not say "revert"
+    back = (repo / "fastlib/core.py").read_text().replace(DESCRIBE_B, DESCRIBE_A)
+    undone = write(repo, {"fastlib/core.py": back}, "Tidy describe")
+    found = {c.commit: c for c in candidates(repo)}
+    noise = found[commits["noise"]]
+    assert noise.reverted_by is not None, noise
+    assert noise.reverted_by["commit"] == undone
+    assert noise.reverted_by["how"] == "its reversed diff"
+    assert found[commits["real"]].reverted_by is None

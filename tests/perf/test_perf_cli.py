@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 
@@ -56,3 +57,33 @@ def test_a_rows_file_without_revisions_is_refused(tmp_path: Path) -> None:
     proc = reposim("perf", "batch", str(rows), "--out", str(tmp_path / "out"))
     assert proc.returncode == 2
     assert proc.stderr.strip() == f"reposim: error: Row 1 of {rows} has no b."
+
+
+def test_progress_to_a_pipe_is_at_most_one_line_every_ten_seconds(
+    twox_repo: Path, tmp_path: Path
+) -> None:
+    t0 = time.monotonic()
+    proc = reposim(
+        "perf",
+        "compare",
+        str(twox_repo),
+        "--a",
+        "a",
+        "--b",
+        "b",
+        "--command",
+        "true",
+        "--rounds",
+        "4",
+        "--timer",
+        "cpu",
+        "--out",
+        str(tmp_path / "out"),
+    )
+    took = time.monotonic() - t0
+    assert proc.returncode == 0, proc.stderr
+    progress = [line for line in proc.stderr.splitlines() if line.startswith("perf.compare:")]
+    # about 30 steps happen (checkouts, quickchecks, calibrations, 8 measurements); a pipe
+    # gets the first, one per 10 s after it, and the last
+    assert 1 <= len(progress) <= took / 10 + 2, (took, progress)
+    assert progress[-1].startswith("perf.compare: measure ok")
