@@ -39,15 +39,45 @@ def _settings(
     return MeasureSettings(**{**base.to_dict(), **changes})
 
 
-def _progress(event: Event) -> None:
-    """Workflow steps as they happen, on stderr."""
-    if event.kind != Kind.WORKFLOW_STEP:
-        return
-    step = event.payload
-    detail = step.get("detail") or {}
-    where = f" {detail['round']}/{detail['of']}" if "round" in detail else ""
-    took = f" {step['seconds']:.1f}s" if step.get("seconds") is not None else ""
-    click.echo(f"{step['workflow']}: {step['step']}{where} {step['status']}{took}", err=True)
+class Progress:
+    """Progress lines on stderr: every line on a terminal; when stderr is a file or a pipe (a
+    log, CI), at most one line every `every` seconds (the latest), and the last one at the end."""
+
+    def __init__(self, every: float = 10.0) -> None:
+        import time
+
+        self.clock = time.monotonic
+        self.every = every
+        self.terminal = sys.stderr.isatty()
+        self.last = -every
+        self.pending: str | None = None
+
+    def __call__(self, line: str) -> None:
+        now = self.clock()
+        if self.terminal or now - self.last >= self.every:
+            click.echo(line, err=True)
+            self.last, self.pending = now, None
+        else:
+            self.pending = line
+
+    def flush(self) -> None:
+        if self.pending is not None:
+            click.echo(self.pending, err=True)
+            self.pending = None
+
+
+def _progress(show: Progress) -> Any:
+    def on_event(event: Event) -> None:
+        """Workflow steps as they happen."""
+        if event.kind != Kind.WORKFLOW_STEP:
+            return
+        step = event.payload
+        detail = step.get("detail") or {}
+        where = f" {detail['round']}/{detail['of']}" if "round" in detail else ""
+        took = f" {step['seconds']:.1f}s" if step.get("seconds") is not None else ""
+        show(f"{step['workflow']}: {step['step']}{where} {step['status']}{took}")
+
+    return on_event
 
 
 class Duration(click.ParamType[float]):
@@ -244,7 +274,11 @@ def compare_command(
         image_b=sides["b"]["image"],
     )
     try:
-        result = run_async(lambda: compare(request, on_event=_progress))
+        show = Progress()
+        try:
+            result = run_async(lambda: compare(request, on_event=_progress(show)))
+        finally:
+            show.flush()
     except (WorkflowFailure, ModelError) as exc:
         raise CliError(str(exc)) from None
     if as_json:
@@ -323,10 +357,11 @@ def mine_command(
         for candidate in found:
             click.echo(
                 f"  {candidate.commit[:10]} {candidate.subject[:60]} -> {candidate.api} "
-                f"({'; '.join(candidate.reasons)})",
+                f"({'; '.join(candidate.reasons)}){candidate.revert_note()}",
                 err=True,
             )
 
+    show = Progress()
     try:
         result = mine(
             existing_dir(path),
@@ -337,12 +372,14 @@ def mine_command(
             settings=_settings(quick, rounds, processes, affinity, timer, budget, precision),
             timeout=timeout,
             on_candidates=announce,
-            on_progress=lambda p: click.echo(f"perf: {p.line()}", err=True),
+            on_progress=lambda p: show(f"perf: {p.line()}"),
             python=python,
             setup=setup,
         )
     except WorkflowFailure as exc:
         raise CliError(str(exc)) from None
+    finally:
+        show.flush()
     for candidate, verdict in result.verdicts():
         click.echo(f"{candidate.commit[:10]} {candidate.api}: {verdict}", err=True)
     click.echo(result.files["markdown"].read_text(), nl=False)
@@ -388,15 +425,17 @@ def batch_command(
         table = read_rows(existing_file(rows))
     except RowsError as exc:
         raise CliError(str(exc)) from None
+    show = Progress()
     summary = run_rows(
         table,
         Path(out),
         settings=_settings(quick, rounds, processes, affinity, timer, budget, precision),
         timeout=timeout,
-        on_progress=lambda p: click.echo(f"perf: {p.line()}", err=True),
+        on_progress=lambda p: show(f"perf: {p.line()}"),
         python=python,
         setup=setup,
     )
+    show.flush()
     done = [
         Row.of(CompareResult.from_dict(r.result))
         for r in summary.records
