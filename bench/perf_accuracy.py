@@ -1,0 +1,292 @@
+"""Perf accuracy and cost (issue 28): `reposim perf compare` with its default settings beside a
+by-hand interleaved ABBA x 10, on fixtures whose truth is known by construction.
+
+Fixtures (one git repository, three commits):
+- "10%": `work(data)` does its pass over the data 11 times at A, 10 times at B: B is 1.1x faster
+  by construction (the harness times `work(DATA)` alone). Target: significant in >= 9 of 10 runs.
+- "identical": A against a commit that changes only a comment: truth 1.0. Target: falsely
+  significant in <= 1 of 20 runs.
+- every interval: the 95% CI contains the truth in >= 19 of 20 (here: of all the runs above).
+- "command": a command of about `--command-seconds` (default 2 s) at A, 10% less at B: our cost
+  against the by-hand ABBA x 10's cost for the same interval width (cost x width^2, since the
+  width shrinks as 1/sqrt(runs)). Target <= 2x.
+
+By hand: 10 rounds of A B B A, each a fresh process (the API: a Python process that imports the
+harness and times `bench()` for ~0.1 s of loops, reporting the mean per call; the command: one
+run of it), both wall and CPU time recorded; the same bootstrap interval and t-test as ours.
+
+Sizing (2 loaded cores): a default compare of the API fixture takes ~0.5-2 min, the command
+~2-6 min; `--ten 10 --same 20 --command-runs 1` is the issue's size (~40-90 min at load 5-10);
+smaller numbers give a quicker, rougher table.
+
+Run: uv run python bench/perf_accuracy.py [--ten 10] [--same 20] [--command-runs 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from simulator.perf import CompareRequest, MeasureSettings, compare
+from simulator.perf.stats import compare_runs
+
+WORK = '''"""A workload whose cost is `passes` passes over the data."""
+
+
+def work(data, passes={passes}):
+    total = 0
+    for _ in range(passes):
+        for x in data:
+            total = (total * 31 + x) % 1000003
+    return total
+'''
+HARNESS = """from fastlib.core import work
+
+DATA = list(range(3000))
+
+
+def bench():
+    work(DATA)
+"""
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@reposim.invalid",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@reposim.invalid",
+}
+BY_HAND_API = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+import importlib.util
+spec = importlib.util.spec_from_file_location("h", sys.argv[2])
+h = importlib.util.module_from_spec(spec); spec.loader.exec_module(h)
+h.bench()
+loops = 1
+while True:
+    t0 = time.perf_counter()
+    for _ in range(loops):
+        h.bench()
+    if time.perf_counter() - t0 >= 0.1:
+        break
+    loops *= 2
+w0, c0 = time.perf_counter(), time.process_time()
+for _ in range(loops):
+    h.bench()
+print((time.perf_counter() - w0) / loops, (time.process_time() - c0) / loops)
+"""
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), *args],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **GIT_ENV},
+    ).stdout.strip()
+
+
+def fixture(root: Path) -> tuple[Path, dict[str, str]]:
+    repo = root / "fastlib"
+    (repo / "fastlib").mkdir(parents=True)
+    (repo / "fastlib/__init__.py").write_text("")
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    commits = {}
+    for name, passes, comment in (("a", 11, ""), ("same", 11, "# only a comment\n"), ("b", 10, "")):
+        (repo / "fastlib/core.py").write_text(comment + WORK.format(passes=passes))
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", f"work: {passes} passes {comment}")
+        commits[name] = git(repo, "rev-parse", "HEAD")
+    return repo, commits
+
+
+def checkout(repo: Path, commit: str, dest: Path) -> Path:
+    if not dest.exists():
+        subprocess.run(["git", "clone", "-q", str(repo), str(dest)], check=True)
+        git(dest, "-c", "advice.detachedHead=false", "checkout", "-q", commit)
+    return dest
+
+
+def by_hand(run_one: Any, rounds: int = 10) -> dict[str, Any]:
+    """ABBA x rounds: each call of run_one(side) is one fresh process -> (wall, cpu)."""
+    t0 = time.monotonic()
+    values: dict[str, list[tuple[float, float]]] = {"a": [], "b": []}
+    for _ in range(rounds):
+        for side in ("a", "b", "b", "a"):
+            values[side].append(run_one(side))
+    cost = time.monotonic() - t0
+    out: dict[str, Any] = {"cost": cost}
+    for index, timer in ((0, "wall"), (1, "cpu")):
+        a = [v[index] for v in values["a"]]
+        b = [v[index] for v in values["b"]]
+        verdict = compare_runs(a, b)
+        out[timer] = verdict
+    return out
+
+
+def api_by_hand(trees: dict[str, Path], harness: Path) -> dict[str, Any]:
+    def one(side: str) -> tuple[float, float]:
+        proc = subprocess.run(
+            [sys.executable, "-c", BY_HAND_API, str(trees[side]), str(harness)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        wall, cpu = proc.stdout.split()
+        return float(wall), float(cpu)
+
+    return by_hand(one)
+
+
+def command_by_hand(trees: dict[str, Path], command: str) -> dict[str, Any]:
+    def one(side: str) -> tuple[float, float]:
+        w0 = time.perf_counter()
+        proc = subprocess.Popen(["bash", "-c", command], cwd=trees[side])
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        if os.waitstatus_to_exitcode(status):
+            raise SystemExit(f"{command} failed")
+        return time.perf_counter() - w0, usage.ru_utime + usage.ru_stime
+
+    return by_hand(one)
+
+
+def ours(repo: Path, a: str, b: str, out: Path, **target: Any) -> tuple[Any, float]:
+    t0 = time.monotonic()
+    result = asyncio.run(
+        compare(CompareRequest(repo, a, b, out_dir=out, settings=MeasureSettings(), **target))
+    )
+    return result, time.monotonic() - t0
+
+
+def row(fixture: str, truth: float, verdict: Any, cost: float, how: str) -> dict[str, Any]:
+    return {
+        "fixture": fixture,
+        "how": how,
+        "truth": truth,
+        "speedup": verdict.speedup,
+        "ci": [verdict.ci_low, verdict.ci_high],
+        "width": verdict.ci_high - verdict.ci_low,
+        "significant": bool(verdict.significant),
+        "contains": verdict.ci_low <= truth <= verdict.ci_high,
+        "cost": cost,
+        "load": os.getloadavg()[0],
+    }
+
+
+def show(r: dict[str, Any]) -> str:
+    return (
+        f"{r['fixture']:<10} {r['how']:<16} truth {r['truth']:.3f}  speed-up {r['speedup']:.3f}  "
+        f"CI {r['ci'][0]:.3f}-{r['ci'][1]:.3f} (width {r['width']:.3f}, "
+        f"{'contains' if r['contains'] else 'MISSES'})  "
+        f"{'significant' if r['significant'] else 'not significant':<15}  cost {r['cost']:.0f} s"
+        f"  load {r['load']:.1f}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--ten", type=int, default=10, help="runs of the 10%% fixture")
+    parser.add_argument("--same", type=int, default=20, help="runs of the identical fixture")
+    parser.add_argument("--command-runs", type=int, default=1)
+    parser.add_argument("--command-seconds", type=float, default=2.0)
+    parser.add_argument("--json", type=Path, help="also write every row here")
+    args = parser.parse_args()
+    rows: list[dict[str, Any]] = []
+
+    def add(r: dict[str, Any]) -> None:
+        rows.append(r)
+        print(show(r), flush=True)
+
+    print(f"start: {time.strftime('%H:%M:%S')}, uptime: {os.popen('uptime').read().strip()}")
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        repo, commits = fixture(root)
+        harness = root / "harness.py"
+        harness.write_text(HARNESS)
+        trees = {
+            "a": checkout(repo, commits["a"], root / "tree-a"),
+            "b": checkout(repo, commits["b"], root / "tree-b"),
+        }
+        hand = api_by_hand(trees, harness)
+        add(row("10%", 1.1, hand["wall"], hand["cost"], "by hand, wall"))
+        add(row("10%", 1.1, hand["cpu"], hand["cost"], "by hand, cpu"))
+        for i in range(args.ten):
+            result, cost = ours(
+                repo,
+                commits["a"],
+                commits["b"],
+                root / f"ten{i}",
+                api="fastlib.core.work",
+                harness=harness,
+            )
+            add(row("10%", 1.1, result.verdict, cost, f"ours ({result.settings['timer']})"))
+        for i in range(args.same):
+            result, cost = ours(
+                repo,
+                commits["a"],
+                commits["same"],
+                root / f"same{i}",
+                api="fastlib.core.work",
+                harness=harness,
+            )
+            add(row("identical", 1.0, result.verdict, cost, f"ours ({result.settings['timer']})"))
+        # a command of about --command-seconds at A
+        probe = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-c", "from fastlib.core import work; work(range(100000))"],
+            cwd=trees["a"],
+            check=True,
+        )
+        per = time.perf_counter() - probe
+        size = int(100000 * args.command_seconds / max(per, 0.05))
+        command = f"{sys.executable} -c 'from fastlib.core import work; work(range({size}))'"
+        for _ in range(args.command_runs):
+            hand = command_by_hand(trees, command)
+            add(row("command", 1.1, hand["wall"], hand["cost"], "by hand, wall"))
+            add(row("command", 1.1, hand["cpu"], hand["cost"], "by hand, cpu"))
+            result, cost = ours(
+                root / "fastlib", commits["a"], commits["b"], root / "cmd", command=command
+            )
+            add(row("command", 1.1, result.verdict, cost, f"ours ({result.settings['timer']})"))
+            ref = rows[-3] if result.settings["timer"] == "wall" else rows[-2]
+            normalized = (cost * rows[-1]["width"] ** 2) / (ref["cost"] * ref["width"] ** 2)
+            print(
+                f"command: ours cost {cost:.0f} s, width {rows[-1]['width']:.3f}; by hand "
+                f"({ref['how']}) {ref['cost']:.0f} s, width {ref['width']:.3f}: cost for the same "
+                f"width = {normalized:.2f}x by hand (target <= 2)"
+            )
+    mine = [r for r in rows if r["how"].startswith("ours")]
+    ten = [r for r in mine if r["fixture"] == "10%"]
+    same = [r for r in mine if r["fixture"] == "identical"]
+    print("\nsummary                     target     ours")
+    hits = sum(r["significant"] for r in ten)
+    false = sum(r["significant"] for r in same)
+    scored = ten + same
+    contains = sum(r["contains"] for r in scored)
+    if ten:
+        print(f"10% significant             >= 9/10    {hits}/{len(ten)}")
+    if same:
+        print(f"identical significant       <= 1/20    {false}/{len(same)}")
+    if scored:
+        print(f"CI contains the truth       >= 19/20   {contains}/{len(scored)}")
+        costs = [r["cost"] for r in scored]
+        print(
+            f"API compare cost (s)        -          median {statistics.median(costs):.0f}, "
+            f"min {min(costs):.0f}, max {max(costs):.0f}"
+        )
+    print(f"end: {time.strftime('%H:%M:%S')}, uptime: {os.popen('uptime').read().strip()}")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
