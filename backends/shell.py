@@ -55,6 +55,10 @@ def _bootstrap(term: str) -> str:
         "exec 2>/dev/null\n"
         "set -m\n"
         "trap : INT\n"
+        # `exit N` in a command ends this shell: still say N, in the command's frame, with
+        # \x1f for its directory so the reader knows the shell is gone (issue 25).
+        'trap \'__rse=$?; printf "\\036RSM-%s:%d:\\037\\036\\n" '
+        f'"${COMMAND_ID_VAR}" "$__rse"\' EXIT\n'
         f"export PS1='' PS2='' PAGER=cat GIT_PAGER=cat MANPAGER=cat TERM={check_term(term)}\n"
         "unset HISTFILE PROMPT_COMMAND\n"
     )
@@ -67,6 +71,8 @@ _KILL_GRACE = 1.0
 # one (or from a command that prints a look-alike).
 _FRAME = re.compile(rb"\x1eRSM-([0-9a-f]{12}):(\d+):([^\x1e]*)\x1e\n")
 _INTERRUPT_GRACE = 1.0
+_SHELL_EXITED = "\x1f"
+"""The directory field of the frame the shell's EXIT trap prints (see _bootstrap)."""
 
 
 class ShellChannel(abc.ABC):
@@ -252,6 +258,10 @@ class PersistentShell:
                 shell_restarted=True,
             )
         code, cwd = match
+        if cwd == _SHELL_EXITED:  # the command ran `exit N`: its code is N, the shell is new
+            await self._restart()
+            self._restarted_unreported = False
+            return self._result(code, output, started, shell_restarted=True)
         self._cwd = cwd or self._cwd
         killed = timed_out or self._interrupted or output.cut
         oom = False

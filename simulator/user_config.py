@@ -64,9 +64,40 @@ def load_config(path: Path | None = None) -> dict[str, Any]:
             "save it as UTF-8."
         ) from None
     try:
-        return tomllib.loads(text)
+        config = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML ({exc}).") from None
+    check_config(config, path)
+    return config
+
+
+# The tables config.toml may have, and for [ui] the keys and their types ([docker] and
+# [session] are checked key by key where they are read).
+_TABLES = ("docker", "session", "ui")
+_UI_KEYS: dict[str, type] = {"theme": str}
+
+
+def check_config(config: dict[str, Any], path: Path) -> None:
+    """Refuse what RepoSim would otherwise ignore silently: a table it does not know (a typo
+    such as [dokcer] would leave every default in place) and a [ui] value of the wrong type."""
+    for name, value in config.items():
+        if name not in _TABLES:
+            raise ConfigError(
+                f"In {path}, there is no table [{name}] (known: {', '.join(_TABLES)})."
+            )
+        if not isinstance(value, dict):
+            raise ConfigError(f"In {path}, `{name}` must be a table ([{name}]), not a value.")
+    for key, value in config.get("ui", {}).items():
+        wanted = _UI_KEYS.get(key)
+        if wanted is None:
+            raise ConfigError(
+                f"In {path}, [ui] has no setting {key!r} (known: {', '.join(_UI_KEYS)})."
+            )
+        if not isinstance(value, wanted):
+            raise ConfigError(
+                f"In {path}, ui.{key} must be a {wanted.__name__} (a theme name such as"
+                f' "reposim-dark"), not {type(value).__name__}.'
+            )
 
 
 def docker_defaults(path: Path | None = None) -> dict[str, Any]:
@@ -149,7 +180,16 @@ def docker_options(overrides: Mapping[str, Any] | None = None) -> DockerOptions:
     given = {k: v for k, v in (overrides or {}).items() if v is not None}
     values: dict[str, Any] = {}
     if set(_DOCKER_KEYS) - set(given):
-        values.update(docker_defaults())
+        path = config_file()
+        defaults = docker_defaults(path)
+        for key, value in defaults.items():
+            if key in given:
+                continue
+            try:  # each value the file gives, checked alone: an error can name its place
+                DockerOptions.build(**{key: value})
+            except BackendError as exc:
+                raise ConfigError(f"In {path}, docker.{key}: {exc}") from None
+        values.update(defaults)
     if os.environ.get("REPOSIM_DOCKER_IMAGE"):
         values["image"] = os.environ["REPOSIM_DOCKER_IMAGE"]
     values.update(given)

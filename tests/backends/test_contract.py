@@ -123,7 +123,7 @@ async def test_interrupt_stops_the_command(backend: Backend) -> None:
 async def test_exit_restarts_the_shell_and_says_so(backend: Backend) -> None:
     await backend.exec("cd calc")
     gone = await backend.exec("exit 3")
-    assert gone.shell_restarted and gone.exit_code is None
+    assert gone.shell_restarted and gone.exit_code == 3  # `exit N` says N (issue 25)
     after = await backend.exec("pwd")
     assert after.output.decode().strip() == f"{backend.workspace_path}/calc"
     assert not after.shell_restarted
