@@ -404,6 +404,13 @@ def discriminates(values: list[Any]) -> str | None:
     """The comparator's self-check on one target's recorded results: two values whose
     structural dumps differ must compare unequal. None when it holds, else the first pair it
     cannot tell apart (the comparator is blind for this target)."""
+    # an iterator is what it yields (as `same` compares it), not its internal state
+    values = [
+        list(islice(v, _ITER_LIMIT))
+        if isinstance(v, Iterator) and not isinstance(v, Sequence)
+        else v
+        for v in values
+    ]
     dumps = [dump(v, depth=6) for v in values]
     for i in range(len(values)):
         for j in range(i + 1, len(values)):
