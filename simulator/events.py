@@ -49,6 +49,7 @@ class Kind(StrEnum):
     # the terminal pane
     TERMINAL_INPUT = "terminal.input"
     TERMINAL_OUTPUT = "terminal.output"
+    TERMINAL_SIZE = "terminal.size"
     # the agent
     LLM_CALL = "llm.call"
     LLM_RESPONSE = "llm.response"
@@ -164,6 +165,16 @@ class TerminalInputPayload(Payload):
     """The command line the Enter ran, as it reads (Backspace applied, control keys shown as
     ^X, arrows as arrows; lines typed across a pause whole); absent when the keys did not end
     with Enter or left an empty line."""
+
+
+@dataclass
+class TerminalSizePayload(Payload):
+    """The terminal pane's size: when it opened, and after each resize (asciicast export
+    takes its width and height from here)."""
+
+    KINDS = (Kind.TERMINAL_SIZE,)
+    cols: int
+    rows: int
 
 
 @dataclass
@@ -464,6 +475,7 @@ PAYLOAD_TYPES: dict[Kind, type[Payload]] = {
         ExecResultPayload,
         DataPayload,
         TerminalInputPayload,
+        TerminalSizePayload,
         InterruptPayload,
         FileReadPayload,
         FileChangePayload,

@@ -51,6 +51,7 @@ from simulator.events import (
     SearchPayload,
     SearchResultPayload,
     SessionEndPayload,
+    TerminalSizePayload,
     TestResultPayload,
     TestRunPayload,
 )
@@ -899,6 +900,7 @@ class Session:
         pty = await self._backend.open_pty(cols, rows)
         terminal = RecordedPty(self, pty)
         self._terminals.append(terminal)
+        self.emit(Actor.HUMAN, Kind.TERMINAL_SIZE, TerminalSizePayload(cols, rows))
         return terminal
 
     def note(self, text: str, *, actor: Actor = Actor.HUMAN, mark: str | None = None) -> Event:

@@ -21,7 +21,13 @@ import re
 from typing import TYPE_CHECKING
 
 from backends.base import Pty
-from simulator.events import Actor, DataPayload, Kind, TerminalInputPayload
+from simulator.events import (
+    Actor,
+    DataPayload,
+    Kind,
+    TerminalInputPayload,
+    TerminalSizePayload,
+)
 
 if TYPE_CHECKING:
     from simulator.session import Session
@@ -198,6 +204,8 @@ class RecordedPty:
 
     async def resize(self, cols: int, rows: int) -> None:
         await self._pty.resize(cols, rows)
+        self.flush()  # output drawn at the old size goes before the change
+        self.session.emit(Actor.HUMAN, Kind.TERMINAL_SIZE, TerminalSizePayload(cols, rows))
 
     async def close(self) -> None:
         self.flush()

@@ -21,6 +21,7 @@ from simulator.events import (
     Kind,
     NotePayload,
     TerminalInputPayload,
+    TerminalSizePayload,
     TestResultPayload,
     TestRunPayload,
 )
@@ -79,9 +80,14 @@ def read(text: str) -> tuple[dict[str, Any], list[Event]]:
     return header, events
 
 
+DEFAULT_SIZE = (120, 32)
+"""The header's size for a trajectory with no terminal (commands only) or recorded before the
+terminal's size was."""
+
+
 def write(header: TrajectoryHeader, events: Iterable[Event], *, title: str | None = None) -> str:
     created = header.created
-    cast: dict[str, Any] = {"version": 2, "width": 120, "height": 32}
+    cast: dict[str, Any] = {"version": 2, "width": DEFAULT_SIZE[0], "height": DEFAULT_SIZE[1]}
     if header.imported is not None and isinstance(header.imported.extra.get("asciicast"), dict):
         cast.update(header.imported.extra["asciicast"])
     if title or "title" not in cast:
@@ -93,13 +99,18 @@ def write(header: TrajectoryHeader, events: Iterable[Event], *, title: str | Non
             cast["timestamp"] = int(
                 datetime.fromisoformat(created.replace("Z", "+00:00")).timestamp()
             )
-    lines = [json.dumps(cast)]
     terminal: list[list[Any]] = []
     commands: list[list[Any]] = []
+    size: tuple[int, int] | None = None
     for event in events:
         data = event.data
         t = round(event.t, 6)
-        if isinstance(data, DataPayload) and event.kind == Kind.TERMINAL_OUTPUT:
+        if isinstance(data, TerminalSizePayload):
+            if size is None and not terminal:
+                size = (data.cols, data.rows)  # the size the terminal opened at: the header's
+            else:
+                terminal.append([t, "r", f"{data.cols}x{data.rows}"])
+        elif isinstance(data, DataPayload) and event.kind == Kind.TERMINAL_OUTPUT:
             terminal.append([t, "o", data.data])
         elif isinstance(data, TerminalInputPayload):
             terminal.append([t, "i", data.data])
@@ -113,6 +124,9 @@ def write(header: TrajectoryHeader, events: Iterable[Event], *, title: str | Non
         elif isinstance(data, ExecResultPayload | TestResultPayload) and data.output:
             text = data.output.replace("\r\n", "\n").replace("\n", "\r\n")
             commands.append([t, "o", text])
+    if size is not None:
+        cast["width"], cast["height"] = size
+    lines = [json.dumps(cast)]
     for item in terminal or commands:
         lines.append(json.dumps(item, ensure_ascii=False))
     return "\n".join(lines) + "\n"

@@ -79,3 +79,45 @@ def test_config_errors_name_the_file(
     )  # fmt: skip
     assert result.returncode == 2, result.stdout + result.stderr
     assert result.stderr == f"reposim: error: {raised.value}\n"
+
+
+async def test_the_asciicast_header_has_the_terminals_real_size(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    import asyncio
+    import json
+
+    from simulator.interop import export_text
+    from simulator.trajectory import read_trajectory
+
+    repo = make_repo({"README": "cast\n"})
+    out = tmp_path / "cast.jsonl"
+    async with await Session.open(repo, trajectory_path=out) as session:
+        terminal = await session.open_terminal(100, 40)
+        received = b""
+        first_done = asyncio.Event()
+
+        async def drain() -> None:
+            nonlocal received
+            while not terminal.closed:
+                chunk = await terminal.read()
+                if not chunk:
+                    return
+                received += chunk
+                if b"first-done\r\n" in received.replace(b"echo first-done", b""):
+                    first_done.set()
+
+        reader = asyncio.create_task(drain())
+        await terminal.write(b"stty size; echo first-done\n")
+        async with asyncio.timeout(60):
+            await first_done.wait()
+        await terminal.resize(90, 30)
+        await terminal.write(b"stty size; exit\n")
+        async with asyncio.timeout(60):
+            await reader
+        assert b"40 100" in received and b"30 90" in received
+    recorded = read_trajectory(out)
+    lines = export_text(recorded.header, recorded.events, "asciicast").splitlines()
+    header = json.loads(lines[0])
+    assert (header["width"], header["height"]) == (100, 40)
+    assert [json.loads(line)[1:] for line in lines[1:] if '"r"' in line] == [["r", "90x30"]]
