@@ -544,14 +544,30 @@ def dataset_group() -> None:
     is_flag=True,
     help="Leave out the embedded RepoSim problem of R2E/RepoST records.",
 )
+@click.option(
+    "--keep-unharnessed",
+    is_flag=True,
+    help="R2E/RepoST: keep problems without a harness (left out by default), as errored records.",
+)
 def export_command(
-    problems: str, fmt: str, output: str, states: tuple[str, ...], no_round_trip: bool
+    problems: str,
+    fmt: str,
+    output: str,
+    states: tuple[str, ...],
+    no_round_trip: bool,
+    keep_unharnessed: bool,
 ) -> None:
     """Write PROBLEMS (reposim.problem/1 JSONL) in another shape (docs/dataset.md)."""
     from simulator.dataset.writers import write
 
     chosen = [p for p in _load(problems) if not states or str(p.curation.state) in states]
-    count = write(chosen, Path(output), fmt, round_trip=not no_round_trip)
+    count = write(
+        chosen,
+        Path(output),
+        fmt,
+        round_trip=not no_round_trip,
+        keep_unharnessed=keep_unharnessed,
+    )
     click.echo(f"{count} problem(s) written to {output} ({fmt}).", err=True)
 
 

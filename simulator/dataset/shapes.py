@@ -6,7 +6,8 @@
   context}) plus `test_history` {history: [Tests {tests: {id: code}, operation, gen_model,
   gen_date, exec_stats, chat_messages}]}; a method has method_id / method_code / method_name /
   parent_class_id instead. A code-generation problem adds `spec`. R2E's `is_passing` reads
-  exec_stats.run_tests_logs[*].valid and `latest_coverage` exec_stats.coverage_logs[-1].
+  exec_stats.run_tests_logs[*].valid, its TestGenEvaluator the counts beside it and the
+  coverage keys of exec_stats.coverage_logs[0].
 - RepoST (yiqingxyq/RepoST, data/ExecEval/checked_test_set_final.json): a JSON list of
   {func_name, idx, repo_name, func_path, orig_func, orig_context, eval_script, coverage_rate,
   coverage_report, sandbox_ast_check, sandbox_functionality_check {reasoning, answer},
@@ -17,6 +18,15 @@ from __future__ import annotations
 
 from typing import Any
 
+# What R2E's TestGenEvaluator.parse_coverage_logs reads (r2e_test_server's R2ECodeCoverage).
+R2E_COVERAGE_KEYS = (
+    "num_executable_lines",
+    "num_excluded_lines",
+    "num_unexecuted_lines",
+    "num_executed_branches",
+    "line_coverage_percentage",
+    "branch_coverage_percentage",
+)
 _IDENTIFIER = {
     "type": "object",
     "required": ["identifier"],
@@ -63,11 +73,23 @@ _TESTS = {
                     "type": "object",
                     "additionalProperties": {
                         "type": "object",
-                        "required": ["valid"],
-                        "properties": {"valid": {"type": "boolean"}},
+                        "required": ["valid", "passed_count", "failed_count", "errored_count"],
+                        "properties": {"valid": {"type": "boolean"}}
+                        | {
+                            k: {"type": "integer", "minimum": 0}
+                            for k in ("passed_count", "failed_count", "errored_count")
+                        },
                     },
                 },
-                "coverage_logs": {"type": "array"},
+                "coverage_logs": {
+                    "type": "array",
+                    "maxItems": 1,
+                    "items": {
+                        "type": "object",
+                        "required": list(R2E_COVERAGE_KEYS),
+                        "properties": {k: {"type": "number"} for k in R2E_COVERAGE_KEYS},
+                    },
+                },
             },
         },
         "chat_messages": {"type": ["array", "null"]},

@@ -77,7 +77,7 @@ async def test_traced_harnesses_pass_on_the_reference_and_catch_a_planted_bug(
     # exports load back as the same problems, and the shaped ones hold their datasets' fields
     for fmt in FORMATS:
         path = tmp_path / f"problems.{fmt}"
-        assert write(problems, path, fmt) == 3
+        assert write(problems, path, fmt, keep_unharnessed=True) == 3
         assert [p.as_dict() for p in read_problems(path)] == [p.as_dict() for p in problems]
     jsonschema.validate(json.loads((tmp_path / "problems.r2e").read_text()), R2E_FILE)
     repost = json.loads((tmp_path / "problems.repost").read_text())
@@ -85,14 +85,17 @@ async def test_traced_harnesses_pass_on_the_reference_and_catch_a_planted_bug(
     assert repost[0]["func_name"] == "clamp" and repost[0]["coverage_rate"] == 1.0
     assert repost[0]["test_correctness_check"]["answer"] == "yes"
     assert repost[1]["test_correctness_check"]["answer"] == "no"  # withdraw: 50% coverage
-    # RepoST's eval_script runs on its own, and takes `clamp_new_implementation` as candidate
-    await session.write("repost_eval.py", repost[0]["eval_script"])
-    run = await session.run_tests("repost_eval.py", command=env.pytest())
-    assert run.passed and run.counts()["passed"] == 5, run.output  # 4 cases, the self-check
-    wrong = "def clamp_new_implementation(value, low, high):\n    return value\n\n"
-    await session.write("repost_eval.py", wrong + repost[0]["eval_script"])
-    run = await session.run_tests("repost_eval.py", command=env.pytest())
-    assert run.counts()["failed"] == 3, run.output
+    # RepoST's eval_script holds clamp itself and replays the harness on
+    # `clamp_new_implementation` (RepoST's generation step puts it there): without one it fails
+    # (issue 23: no fallback to the original); tests/dataset runs RepoST's own steps on it
+    script = repost[0]["eval_script"]
+    assert "\ndef clamp(value, low, high):" in script
+    for added, failed in (("", 1), ("value", 1), (clamp.target["body"].split('"""')[-1], 0)):
+        implementation = f"\n\ndef clamp_new_implementation(value, low, high):\n    {added}"
+        text = script + (implementation if added else "")
+        await session.write("repost_eval.py", text.replace("    \n", "\n"))
+        run = await session.run_tests("repost_eval.py", command=env.pytest())
+        assert run.counts()["failed"] == failed, run.output
 
     # a planted bug in the workspace: the same harness fails, on the case that shows it
     source = (await session.read_bytes("shapes/calc.py")).decode()
