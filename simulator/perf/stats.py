@@ -10,6 +10,7 @@ difference is called significant only when that test says so *and* the interval 
 from __future__ import annotations
 
 import json
+import math
 import random
 import statistics
 from dataclasses import asdict, dataclass
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pyperf
-from pyperf._utils import is_significant
+from pyperf._utils import is_significant, tdist95conf_level
 
 CONFIDENCE = 0.95
 BOOTSTRAP_RESAMPLES = 10_000
@@ -126,6 +127,18 @@ def side_stats(bench: pyperf.Benchmark) -> SideStats:
     )
 
 
+def expanded_tail(n: int, confidence: float = CONFIDENCE) -> float:
+    """The tail probability for a percentile bootstrap interval over `n` runs, expanded for
+    small samples (Hesterberg's expanded percentile interval): the plain percentile interval is
+    too narrow with ~10 runs (it covered the truth 17 times in 20 on bench/perf_accuracy.py);
+    widening it by sqrt(n/(n-1)) x t(n-1)/z restores the asked coverage."""
+    tail = (1.0 - confidence) / 2
+    if n < 2 or abs(confidence - 0.95) > 1e-9:
+        return tail
+    z = math.sqrt(n / (n - 1)) * tdist95conf_level(n - 1)
+    return 1.0 - statistics.NormalDist().cdf(z)
+
+
 def compare_runs(
     a: list[float],
     b: list[float],
@@ -143,7 +156,7 @@ def compare_runs(
         statistics.fmean(rng.choices(a, k=len(a))) / statistics.fmean(rng.choices(b, k=len(b)))
         for _ in range(resamples)
     )
-    tail = (1.0 - confidence) / 2
+    tail = expanded_tail(min(len(a), len(b)), confidence)
     low = ratios[int(tail * (resamples - 1))]
     high = ratios[int((1.0 - tail) * (resamples - 1))]
     try:
