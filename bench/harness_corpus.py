@@ -228,6 +228,9 @@ def main() -> int:
         mine = overall(results)
         theirs = overall([before[r["project"]] for r in results if r["project"] in before])
         rows.append(("overall", row(theirs) if theirs["targets"] else "-", row(mine)))
+        both = [r for r in results if r["project"] in before]
+        if both and len(both) < len(results):
+            rows.append(("overall, projects run both ways", row(theirs), row(overall(both))))
         rows.append(
             (
                 "median project: share valid",
