@@ -18,11 +18,12 @@ from simulator.session import Session
 from simulator.setup.oracle import Category, Tier, diagnose, verdict_from_tests
 from simulator.setup.runner import DEFAULT_IMAGE
 
+# The venv goes under $HOME: the container's /tmp is a noexec tmpfs (its pip would not run).
 NAIVE_INSTALL = (
-    "python3 -m venv /tmp/naive && /tmp/naive/bin/pip install -q -e . 2>&1 && "
-    "/tmp/naive/bin/pip install -q pytest 2>&1"
+    'python3 -m venv "$HOME/naive" && "$HOME/naive/bin/pip" install -q -e . 2>&1 && '
+    '"$HOME/naive/bin/pip" install -q pytest 2>&1'
 )
-NAIVE_TEST = "/tmp/naive/bin/python -m pytest -p no:cacheprovider -q"
+NAIVE_TEST = '"$HOME/naive/bin/python" -m pytest -p no:cacheprovider -q'
 
 
 def naive_task(task: Task) -> dict[str, Any]:

@@ -156,10 +156,17 @@ def _has_tests(root: Path) -> int:
 
 
 def _commit(root: Path) -> None:
+    """One commit dated like the release: the newest file time in the archive (so setup's
+    time-travel resolution sees the date a checkout of that release would have)."""
     env = ["-c", "user.name=reposim-bench", "-c", "user.email=bench@reposim.invalid"]
+    newest = max((p.stat().st_mtime for p in root.rglob("*") if p.is_file()), default=0)
+    dated = dict(os.environ)
+    if newest > 0:
+        stamp = f"@{int(newest)} +0000"
+        dated.update(GIT_AUTHOR_DATE=stamp, GIT_COMMITTER_DATE=stamp)
     subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
     subprocess.run(["git", "-C", str(root), "add", "-A", "-f"], check=True)
-    subprocess.run(["git", "-C", str(root), *env, "commit", "-qm", "sdist"], check=True)
+    subprocess.run(["git", "-C", str(root), *env, "commit", "-qm", "sdist"], check=True, env=dated)
 
 
 def build(dest: Path, jobs: int, listing: Path = LIST) -> list[Path]:

@@ -36,6 +36,7 @@ from simulator.setup.names import (
     install_argv,
     parse_probe_output,
     resolve_imports,
+    valid_distribution_name,
 )
 from simulator.setup.oracle import (
     Category,
@@ -47,6 +48,7 @@ from simulator.setup.oracle import (
     verdict_from_tests,
 )
 from simulator.setup.repair import SYSTEM_LOOKUP, Fix, RepairState, plan
+from simulator.setup.testcmd import TestCommand, project_test_commands
 from simulator.workflow import WorkflowRun
 
 WORKFLOW = "setup"
@@ -76,6 +78,10 @@ class SetupResult:
     system_packages: list[str] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)  # install commands that succeeded
     seconds: float = 0.0
+    # How dependencies were resolved: {"mode": "as-of-commit", "date": ...} or {"mode": "today",
+    # "reason": ...}
+    resolution: dict[str, Any] = field(default_factory=lambda: {"mode": "today"})
+    lock: list[str] = field(default_factory=list)  # name==version of the ready environment
     unresolved_imports: dict[str, str] = field(default_factory=dict)  # import -> why not installed
     rejected: list[str] = field(default_factory=list)  # names refused as not distribution names
     notes: list[str] = field(default_factory=list)  # why an install went another way
@@ -98,6 +104,8 @@ class SetupResult:
             "system_packages": self.system_packages,
             "commands": self.commands,
             "seconds": round(self.seconds, 3),
+            "resolution": self.resolution,
+            "lock": self.lock,
             "unresolved_imports": self.unresolved_imports,
             "rejected": self.rejected,
             "notes": self.notes,
@@ -117,7 +125,8 @@ class _Env:
         self.installed: list[str] = []
         self.rejected: list[str] = []  # requirements refused as not distribution names
         self.notes: list[str] = []  # why an install went another way than planned
-        self.exclude_newer: str | None = None
+        self.constraints: str | None = None  # the as-of-the-commit pins (time travel)
+        self.resolution: dict[str, Any] = {"mode": "today"}
         self.last_output = ""
 
     async def sh(self, command: str, *, timeout: float | None = None) -> ExecResult:
@@ -168,10 +177,8 @@ class _Env:
         return False, output
 
     def uv_options(self, kind: str) -> list[str]:
-        """Options every uv install takes: the time-travel date when one is in force."""
-        if kind == "uv" and self.exclude_newer:
-            return ["--exclude-newer", self.exclude_newer]
-        return []
+        """Options every install takes: the time-travel constraints when they are in force."""
+        return ["-c", self.constraints] if self.constraints else []
 
     async def versions(self) -> dict[str, str]:
         script = (
@@ -264,6 +271,8 @@ async def _ladder(session: Session, run: WorkflowRun, options: SetupOptions) -> 
         system_packages=state.system_packages,
         commands=env.commands,
         unresolved_imports=state.unresolved,
+        resolution=env.resolution,
+        lock=await _lock(env, project) if verdict.ready else [],
         rejected=env.rejected,
         notes=env.notes,
     )
@@ -292,6 +301,9 @@ async def _python_ladder(
             detail.update(pretend_version=version)
         if project.installable:
             ok, output = await _install_project(env, project)
+            if ok:
+                await _time_travel(env, project)
+                detail.update(resolution=env.resolution)
             detail.update(installed=ok)
             if not ok:
                 install_failure = diagnose(output, fallback=Category.DEPENDENCY)
@@ -355,6 +367,28 @@ async def _python_ladder(
             verdict = await _oracle(env, project, imports, install_failure, options)
             detail.update(verdict.to_dict())
     return verdict
+
+
+async def _lock(env: _Env, project: Project) -> list[str]:
+    """`name==version` of every distribution in the venv but the project (editable or local):
+    what a rebuild installs to be the same environment."""
+    if env.uv is not None:
+        command = f"{env.uv} pip freeze --python {env.python} --exclude-editable"
+    else:
+        command = f"{env.python} -m pip freeze --exclude-editable --disable-pip-version-check"
+    result = await env.sh(f"{command} 2>/dev/null")
+    lines = result.output.decode("utf-8", "replace").splitlines()
+    own = {_normal(n) for n in (project.name, _sdist_name(Path(project.root))) if n}
+    return sorted(
+        line.strip()
+        for line in lines
+        if re.match(r"^[A-Za-z0-9][\w.-]*==[\w.+!-]+$", line.strip())
+        and _normal(line.split("==")[0]) not in own | {"pip"}
+    )
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 async def reassess(
@@ -446,6 +480,126 @@ async def _copy_host_uv(env: _Env, home: str) -> str | None:
         f"{target} --version"
     )
     return target if moved.exit_code == 0 else None
+
+
+TIME_TRAVEL_AGE = 365 * 24 * 3600  # a commit older than this resolves as of its date
+
+
+def commit_date(root: Path) -> str | None:
+    """The checkout's commit date (ISO 8601), or None outside git."""
+    import subprocess
+
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(root), "log", "-1", "--format=%cI"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    text = proc.stdout.strip()
+    return text if proc.returncode == 0 and text else None
+
+
+async def _time_travel(env: _Env, project: Project) -> None:
+    """Dependencies as of the commit's date. After the project installed (build tools and all
+    from today's index, so old sdists still build), its declared requirements (and those of
+    the test extras) are resolved again with `uv pip compile --exclude-newer DATE
+    --only-binary :all:`, which picks the newest release of that date with a wheel for this
+    Python; those pins are installed and constrain every later install (`-c`). When the index
+    of that date has nothing installable here, today's stays, and the reason is recorded."""
+    from datetime import UTC, datetime
+
+    date = commit_date(Path(project.root))
+    if date is None or env.uv is None:
+        env.resolution = {"mode": "today", "reason": "no commit date" if date is None else "no uv"}
+        return
+    age = datetime.now(UTC).timestamp() - datetime.fromisoformat(date).timestamp()
+    if age < TIME_TRAVEL_AGE:
+        env.resolution = {"mode": "today", "date": date, "reason": "a recent commit"}
+        return
+    requirements = await _declared_requirements(env, project)
+    if not requirements:
+        env.resolution = {"mode": "today", "date": date, "reason": "no declared requirements"}
+        return
+    source = ".reposim/time-travel.in"  # a helper file: the session writes only there
+    target = f"{env.venv}.constraints.txt"
+    await env.session.write_helper(source, ("\n".join(requirements) + "\n").encode())
+    argv = [
+        env.uv, "pip", "compile", "--quiet", "--python", env.python, "--exclude-newer", date,
+        "--only-binary", ":all:", "--no-header", "--no-annotate", "-o", target, source,
+    ]  # fmt: skip
+    result = await env.sh(
+        " ".join(shlex.quote(a) for a in argv) + " 2>&1", timeout=env.options.install_timeout
+    )
+    text = result.output.decode("utf-8", "replace")
+    if result.exit_code == 0:
+        ok, text = await env.install([], options=["-r", target], what=f"as of {date[:10]}")
+        if ok:
+            env.constraints = target
+            env.resolution = {"mode": "as-of-commit", "date": date}
+            return
+    env.resolution = {
+        "mode": "today",
+        "date": date,
+        "reason": "the index as of the commit has no installable set for this Python: "
+        + diagnose(text).evidence[:200],
+    }
+
+
+async def _declared_requirements(env: _Env, project: Project) -> list[str]:
+    """The installed project's Requires-Dist whose markers hold here (with its test extras)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    name = project.name or _sdist_name(Path(project.root))
+    if not name:
+        return []
+    script = (
+        "import importlib.metadata as m, json, sys\n"
+        "try:\n    print(json.dumps(m.requires(sys.argv[1]) or []))\n"
+        "except m.PackageNotFoundError:\n    print('[]')\n"
+    )
+    result = await env.sh(f"{env.python} -c {shlex.quote(script)} {shlex.quote(name)}")
+    try:
+        declared = json.loads(result.output.decode("utf-8", "replace").strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return []
+    out: list[str] = []
+    for text in declared:
+        try:
+            requirement = Requirement(str(text))
+        except InvalidRequirement:
+            continue
+        if requirement.url or not valid_distribution_name(requirement.name):
+            continue
+        extras = ["", *project.extras]
+        if requirement.marker is not None and not any(
+            requirement.marker.evaluate({"extra": e}) for e in extras
+        ):
+            continue
+        requirement.marker = None
+        out.append(str(requirement))
+    return sorted(set(out))
+
+
+def _sdist_name(root: Path) -> str | None:
+    info = root / "PKG-INFO"
+    if not info.is_file():
+        return None
+    match = re.search(r"^Name:\s*(\S+)", info.read_text(errors="replace"), re.M)
+    return match.group(1) if match else None
+
+
+def _toml_has_no_project(path: Path) -> bool:
+    import tomllib
+
+    try:
+        data = tomllib.loads(path.read_text(errors="replace"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return True
+    return "project" not in data and "poetry" not in (data.get("tool") or {})
 
 
 def _sdist_version(root: Path) -> str | None:
@@ -563,20 +717,16 @@ async def _oracle(
                 diagnosis.subject,
                 output_tail=env.last_output[-4000:],
             )
-    command = f"{env.python} -m pytest -p no:cacheprovider --continue-on-collection-errors -q"
-    run = await env.session.run_tests(
-        command=command, actor=Actor.SYSTEM, timeout=options.test_timeout
-    )
-    counts = run.counts()
-    verdict = verdict_from_tests(
-        counts,
-        output=run.output,
-        exit_code=run.exit_code,
-        timed_out=run.timed_out,
-        command=command,
-        min_tests=options.min_tests,
-        modules=len(imports.test_modules),
-    )
+    verdict = None
+    for candidate in project_test_commands(Path(project.root))[:2]:
+        # The project's own command first (CI, tox, nox, scripts, Makefile, README); it decides
+        # unless it runs no test at all (then the default runners try).
+        own = await _run_test_command(env, candidate, imports, options)
+        if sum(own.tests.get(k, 0) for k in ("passed", "failed", "error")) or own.ready:
+            verdict = own
+            break
+    if verdict is None:
+        verdict = await _run_test_command(env, DEFAULT_PYTEST, imports, options)
     if verdict.category is Category.NO_TESTS and project.test_dirs:
         unittest = await _unittest(env, project, imports, options)
         if unittest is not None:
@@ -595,6 +745,28 @@ async def _oracle(
             output_tail=verdict.output_tail,
         )
     return verdict
+
+
+DEFAULT_PYTEST = TestCommand("pytest", (), "default")
+
+
+async def _run_test_command(
+    env: _Env, test: TestCommand, imports: ImportScan, options: SetupOptions
+) -> Verdict:
+    command = test.command(env.python)
+    run = await env.session.run_tests(
+        command=command, actor=Actor.SYSTEM, timeout=options.test_timeout
+    )
+    counts = run.counts() if run.structured else count_generic(run.output, run.exit_code)
+    return verdict_from_tests(
+        counts,
+        output=run.output,
+        exit_code=run.exit_code,
+        timed_out=run.timed_out,
+        command=command,
+        min_tests=options.min_tests,
+        modules=len(imports.test_modules),
+    )
 
 
 async def _unittest(

@@ -128,7 +128,7 @@ async def test_rule_numpy_2_removed_attribute_pins_below_the_release_named(
 async def test_rule_missing_system_library_installs_its_debian_package_as_root(
     tmp_path: Path, docker_session: SessionFactory
 ) -> None:
-    """A module loads libgobject (in the table) at import and a test loads libjansson (not in
+    """A module loads libgobject (in the table) at import and a test loads libonig (not in
     the table: looked up in the container by its file list); both packages are installed as
     root during setup and recorded for the Dockerfile."""
     from simulator.setup.envimage import dockerfile_text
@@ -145,7 +145,7 @@ async def test_rule_missing_system_library_installs_its_debian_package_as_root(
                 "tests/test_graphs.py": (
                     "import ctypes\nimport graphs\n\n"
                     "def test_gobject():\n    assert graphs.GOBJECT\n\n"
-                    "def test_jansson():\n    assert ctypes.CDLL('libjansson.so.4')\n"
+                    "def test_jansson():\n    assert ctypes.CDLL('libonig.so.5')\n"
                 ),
             },
         ),
@@ -153,6 +153,77 @@ async def test_rule_missing_system_library_installs_its_debian_package_as_root(
     session = await docker_session(repo)
     result = await run_setup(session)
     assert result.verdict.ready, result.verdict.line()
-    assert result.system_packages == ["libglib2.0-0", "libjansson4"], result.repairs
+    assert result.system_packages == ["libglib2.0-0", "libonig5"], result.repairs
     dockerfile = dockerfile_text(result, "reposim/base:bookworm-2", "abc")
-    assert "apt-get install -y --no-install-recommends libglib2.0-0 libjansson4" in dockerfile
+    assert "apt-get install -y --no-install-recommends libglib2.0-0 libonig5" in dockerfile
+
+
+def _dated(repo: Path, date: str) -> Path:
+    """Re-commit the fixture as of `date` (author and committer)."""
+    import os
+    import subprocess
+
+    env = {**os.environ, "GIT_COMMITTER_DATE": date, "GIT_AUTHOR_DATE": date}
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
+         "--amend", "--no-edit", "--date", date],
+        check=True,
+        env=env,
+    )  # fmt: skip
+    return repo
+
+
+async def test_dependencies_resolve_as_of_the_commits_date(
+    tmp_path: Path, docker_session: SessionFactory
+) -> None:
+    """A 2021-01-01 commit that needs `packaging`: the newest release of that date (20.8, a
+    pure-Python wheel) is installed, not today's, and the result and Dockerfile say so."""
+    from simulator.setup.envimage import dockerfile_text
+
+    repo = _dated(
+        repos.write_repo(
+            tmp_path / "repo",
+            _package(
+                "oldpack",
+                ["packaging"],
+                {
+                    "oldpack/__init__.py": "import packaging\n\nVERSION = packaging.__version__\n",
+                    "tests/test_v.py": "from oldpack import VERSION\n\ndef test_v():\n"
+                    "    assert VERSION\n",
+                },
+            ),
+        ),
+        "2021-01-01T00:00:00+00:00",
+    )
+    session = await docker_session(repo)
+    result = await run_setup(session)
+    assert result.verdict.ready, result.verdict.line()
+    assert result.resolution["mode"] == "as-of-commit", result.resolution
+    assert "packaging==20.8" in result.lock, result.lock
+    assert "as of the commit's date (2021-01-01" in dockerfile_text(result, "base", "c")
+
+
+async def test_time_travel_falls_back_to_today_when_that_date_has_no_wheel_here(
+    tmp_path: Path, docker_session: SessionFactory
+) -> None:
+    """numpy as of 2019 has no wheel for this Python: today's index, with the reason."""
+    repo = _dated(
+        repos.write_repo(
+            tmp_path / "repo",
+            _package(
+                "oldnp",
+                ["numpy"],
+                {
+                    "oldnp/__init__.py": "import numpy\n",
+                    "tests/test_np.py": "import oldnp\n\ndef test_np():\n    assert oldnp\n",
+                },
+            ),
+        ),
+        "2019-01-01T00:00:00+00:00",
+    )
+    session = await docker_session(repo)
+    result = await run_setup(session)
+    assert result.verdict.ready, result.verdict.line()
+    assert result.resolution["mode"] == "today" and "no installable set" in result.resolution.get(
+        "reason", ""
+    ), result.resolution

@@ -1,0 +1,98 @@
+"""The project's own test command: read from its files, parsed into a known runner with checked
+values (never a shell line from the repository), run first by the oracle."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from simulator.setup import run_setup
+from simulator.setup.testcmd import TestCommand, parse_command, project_test_commands
+from tests.setup import repos
+from tests.setup.conftest import SessionFactory
+
+
+def test_lines_become_known_runners_with_checked_values_only(tmp_path: Path) -> None:
+    root = repos.write_repo(
+        tmp_path / "r", {"tests/runtests.py": "", "src/pkg/__init__.py": "", "x.txt": ""}
+    )
+    cases = {
+        "pytest --cov=x -n auto tests/ ; rm -rf /": ("pytest", ("tests/",)),
+        "coverage run -m pytest -x tests": ("pytest", ("tests",)),
+        "{envpython} -m pytest {posargs}": ("pytest", ()),
+        "poetry run pytest -p evil --rootdir=/ tests": ("pytest", ("tests",)),
+        "python -m unittest discover -s src/pkg -p '*_tests.py'": (
+            "unittest",
+            ("discover", "-s", "src/pkg", "-p", "*_tests.py"),
+        ),
+        "python tests/runtests.py --verbose": ("script", ("tests/runtests.py",)),
+    }
+    for line, (runner, args) in cases.items():
+        command = parse_command(line, root)
+        assert command is not None and (command.runner, command.args) == (runner, args), line
+    for line in (
+        "python -m unittest discover -s ../../etc",  # outside the tree
+        "python -m unittest discover -s src -p '$(touch x)'",  # not a pattern
+        "python setup.py test",
+        "tox -e py311",
+        "bash -c 'pytest'",
+    ):
+        assert parse_command(line, root) is None, line
+    quoted = TestCommand("unittest", ("discover", "-s", "a b", "-p", "*_tests.py"), "x")
+    assert quoted.command("py") == "py -m unittest discover -s 'a b' -p '*_tests.py'"
+
+
+def test_candidates_are_ranked_ci_first(tmp_path: Path) -> None:
+    root = repos.write_repo(
+        tmp_path / "r",
+        {
+            "tests/test_a.py": "",
+            "README.md": "```\n$ python -m pytest tests\n```\n",
+            "Makefile": "test:\n\tpytest tests/test_a.py\n",
+            "tox.ini": "[testenv]\ncommands =\n    pytest {posargs} tests\n",
+            ".github/workflows/ci.yml": (
+                "jobs:\n  t:\n    steps:\n      - run: |\n          pip install .\n"
+                "          python -m unittest discover -s tests\n"
+                "      - run: python -m pytest -p no:randomly 'tests/test_a.py'\n"
+                '      - run: "pytest tests"\n'
+            ),
+        },
+    )
+    commands = project_test_commands(root)
+    assert [(c.runner, c.args, c.source) for c in commands] == [
+        ("unittest", ("discover", "-s", "tests"), "CI workflow ci.yml"),
+        ("pytest", ("tests/test_a.py",), "CI workflow ci.yml"),
+        ("pytest", ("tests",), "CI workflow ci.yml"),
+    ]
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+async def test_the_ci_command_finds_unittest_files_pytest_does_not_collect(
+    tmp_path: Path, docker_session: SessionFactory
+) -> None:
+    """`*_tests.py` inside the package, run by CI with unittest discover: pytest collects
+    nothing and there is no tests/ folder."""
+    cases = "".join(
+        f"    def test_{i}(self):\n        self.assertEqual(add({i}, 1), {i + 1})\n"
+        for i in range(12)
+    )
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        {
+            "setup.py": "from setuptools import setup\nsetup(name='calc', packages=['calc'])\n",
+            "calc/__init__.py": "def add(a, b):\n    return a + b\n",
+            "calc/core_tests.py": (
+                f"import unittest\nfrom calc import add\n\nclass T(unittest.TestCase):\n{cases}"
+            ),
+            ".github/workflows/ci.yml": (
+                "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n"
+                "      - run: python -m unittest discover -s calc -p '*_tests.py'\n"
+            ),
+        },
+    )
+    session = await docker_session(repo)
+    result = await run_setup(session)
+    assert result.verdict.ready and result.verdict.tests["passed"] == 12, result.verdict.line()
+    assert "*_tests.py" in (result.verdict.test_command or "")
