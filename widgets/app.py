@@ -3,15 +3,20 @@
 File tree left, editor tabs centre, a bottom panel (terminal, tests, changes) below the editor,
 the agent pane right and a status bar. Every pane talks to the session; the app subscribes to the
 session's events and forwards them to the panes as Textual messages.
+
+The first frame comes first: compose draws the tree, the (empty) editor and the status bar; the
+bottom panel and the agent pane are mounted just after that frame (`_mount_late_panes`), and
+until then nothing asks for them (their actions are disabled, session events wait).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events, on, work
 from textual.app import App, ComposeResult
@@ -52,6 +57,9 @@ from widgets.terminal_pane import TerminalPane
 from widgets.tests_panel import TestsPanel
 from widgets.theming import ThemeSet
 
+if TYPE_CHECKING:
+    from textual.pilot import Pilot
+
 # Live output chunks are not forwarded to the panes: the terminal pane renders its own stream and
 # exec.result / test.result carry the whole output once it is done.
 STREAM_KINDS = frozenset({Kind.EXEC_OUTPUT, Kind.TERMINAL_OUTPUT})
@@ -66,6 +74,11 @@ PANEL_TARGETS = {
     "panel-changes": "#changes-files",
 }
 """What takes the keyboard in each tab of the bottom panel."""
+LATE_ACTIONS = frozenset(
+    {"toggle_terminal", "toggle_agent", "run_tests", "show_changes", "restart_terminal",
+     "focus_pane", "resize_panel"}
+)  # fmt: skip
+"""Actions on the panes mounted after the first frame: disabled until they are."""
 NARROW = 120
 """Below this many columns the agent pane starts hidden (toggle it with Ctrl+J), unless a run
 starts by itself (the demo): then the file tree gives way to it instead."""
@@ -120,6 +133,8 @@ class RepoSimApp(App[None]):
         self._agent_toggled = False
         self._tree_toggled = False
         self._panes_live = False  # from on_mount until the app starts to exit
+        self._late_mounted = asyncio.Event()  # the panel and the agent pane are mounted
+        self._early_events: list[RepoSimApp.SessionEvent] = []
         # A run that starts by itself (the demo) is what the person came to watch.
         self._agent_runs = bool(agent is not None and agent_config and agent_config.task)
         self._resized_tree = False
@@ -146,24 +161,58 @@ class RepoSimApp(App[None]):
                 yield FileTree(self.session, id="tree")
             with Vertical(id="centre"):
                 yield EditorPane(self.session, id="editor")
-                with TabbedContent(id="panel", initial="panel-terminal"):
-                    with TabPane("Terminal", id="panel-terminal"):
-                        yield TerminalPane(self.session, id="terminal")
-                    with TabPane("Tests", id="panel-tests"):
-                        yield TestsPanel(self.session, id="tests")
-                    with TabPane("Changes", id="panel-changes"):
-                        yield ChangesView(self.session, id="changes")
-            yield AgentPane(
-                self.session,
-                self.agent_config,
-                agent=self._agent,
-                connect=self._connect_agent,
-                id="agent",
-            )
         yield StatusBar(self.session, id="status")
+
+    def _late_panes(self) -> tuple[TabbedContent, AgentPane]:
+        panel = TabbedContent(id="panel", initial="panel-terminal")
+        for title, pane_id, pane in (
+            ("Terminal", "panel-terminal", TerminalPane(self.session, id="terminal")),
+            ("Tests", "panel-tests", TestsPanel(self.session, id="tests")),
+            ("Changes", "panel-changes", ChangesView(self.session, id="changes")),
+        ):
+            panel.compose_add_child(TabPane(title, pane, id=pane_id))
+        agent = AgentPane(
+            self.session,
+            self.agent_config,
+            agent=self._agent,
+            connect=self._connect_agent,
+            id="agent",
+        )
+        return panel, agent
+
+    async def _mount_late_panes(self) -> None:
+        """After the first frame: the bottom panel and the agent pane, then what waited."""
+        if self._late_mounted.is_set() or not self.is_running:
+            return
+        panel, agent = self._late_panes()
+        await self.query_one("#centre").mount(panel)
+        await self.query_one("#main").mount(agent)
+        self._late_mounted.set()
+        self._auto_layout(self.size)
+        early, self._early_events = self._early_events, []
+        for message in early:
+            self._session_event(message)
+
+    @property
+    def panes_mounted(self) -> bool:
+        """Whether the panes mounted after the first frame are there."""
+        return self._late_mounted.is_set()
+
+    @contextlib.asynccontextmanager
+    async def run_test(self, *args: Any, **kwargs: Any) -> AsyncIterator[Pilot[None]]:
+        """Textual's, handing over the pilot once every pane is mounted (what tests drive)."""
+        async with super().run_test(*args, **kwargs) as pilot:
+            await asyncio.wait_for(self._late_mounted.wait(), 30)
+            yield pilot
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in LATE_ACTIONS and not self._late_mounted.is_set():
+            return False
+        return super().check_action(action, parameters)
 
     def on_mount(self) -> None:
         self._panes_live = True
+        self.call_after_refresh(self._mount_late_panes)
         self._auto_layout(self.size)
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         if self._requested_theme != self.theme:
@@ -199,6 +248,10 @@ class RepoSimApp(App[None]):
         A pane the user toggled keeps their choice; a pane they resized keeps its size."""
         width = size.width
         narrow = width < NARROW
+        if not self._late_mounted.is_set():  # the first frame: the tree and the editor
+            if not self._resized_tree:
+                self.query_one("#sidebar").styles.width = max(20, min(32, width // 5))
+            return
         agent = self.query_one(AgentPane)
         if not self._agent_toggled:
             agent.display = self._agent_runs or not narrow
@@ -216,6 +269,9 @@ class RepoSimApp(App[None]):
     @on(SessionEvent)
     def _session_event(self, message: SessionEvent) -> None:
         event = message.event
+        if not self._late_mounted.is_set():
+            self._early_events.append(message)  # shown once every pane is there
+            return
         if not self.query(FileTree):
             return  # the panes are unmounting (the app is closing): nothing to show it in
         self.query_one(AgentPane).add_event(event)
@@ -327,6 +383,8 @@ class RepoSimApp(App[None]):
         if not self._live():
             return
         self.query_one(StatusBar).changed = len(changes)
+        if not self._late_mounted.is_set():
+            return
         changes_view = self.query_one(ChangesView)
         if self.query_one("#panel", TabbedContent).active == "panel-changes":
             changes_view.reload()
@@ -430,6 +488,8 @@ class RepoSimApp(App[None]):
 
     def _agent_palette_actions(self) -> list[PaletteAction]:
         """The agent pane's commands; choosing one brings a hidden pane in first."""
+        if not self._late_mounted.is_set():
+            return []
         pane = self.query_one(AgentPane)
 
         def shown(run: Callable[[], Any]) -> Callable[[], Any]:
@@ -678,6 +738,8 @@ class RepoSimApp(App[None]):
             return self.query_one(FileTree) if sidebar.display else None
         if pane == "editor":
             return self.query_one(EditorPane).current_editor
+        if not self._late_mounted.is_set():
+            return None
         if pane == "panel":
             panel = self.query_one("#panel", TabbedContent)
             return self.query_one(PANEL_TARGETS[panel.active]) if panel.display else None
