@@ -83,6 +83,13 @@ class ExecStream:
                 "(DOCKER_HOST with TLS or ssh:// is not supported yet)."
             )
         reader, writer = await asyncio.open_connection(sock=sock, limit=READ_CHUNK * 4)
+        if raw is not sock:
+            # docker-py hands out a SocketIO (a makefile() of the socket): while it is open,
+            # the transport's sock.close() only marks the socket closed and the descriptor
+            # stays open until garbage collection ("unclosed socket" warnings, issue 25).
+            # The transport owns the socket now; drop the SocketIO's reference.
+            with contextlib.suppress(Exception):
+                raw.close()
         return cls(exec_id, reader, writer)
 
     async def write(self, data: bytes) -> None:
