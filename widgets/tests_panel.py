@@ -5,10 +5,12 @@ repository, as `reposim open --test-command` keeps it)."""
 from __future__ import annotations
 
 import asyncio
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.widget import Widget
@@ -39,6 +41,17 @@ class TestsPanel(Widget):
     """Shows the last test run; failures first."""
 
     __test__ = False  # not a pytest class, despite the name
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "e",
+            "edit_command",
+            "Edit the test command",
+            id="tests.edit_command",
+            tooltip="Change the command F5 runs (kept for this repository)",
+        ),
+        Binding("escape", "leave_command", "Back to the results", show=False, id="tests.back"),
+    ]
 
     DEFAULT_CSS = """
     TestsPanel { height: 1fr; }
@@ -85,7 +98,7 @@ class TestsPanel(Widget):
                 tooltip="The test command for this repository; Enter keeps it and runs it, "
                 "an empty one goes back to the detected command",
             )
-        yield Static("Press F5 to run the tests.", id="tests-summary")
+        yield Static("Press F5 to run the tests (e changes the command).", id="tests-summary")
         yield OptionList(id="tests-list")
         with VerticalScroll(id="tests-detail"):
             yield Static(id="tests-detail-text", markup=False)
@@ -97,6 +110,12 @@ class TestsPanel(Widget):
             return
         self.running = True
         self.run_worker(self._run(), group="tests")
+
+    def action_edit_command(self) -> None:
+        self.query_one("#tests-command", Input).focus()
+
+    def action_leave_command(self) -> None:
+        self.query_one("#tests-list", OptionList).focus()
 
     @on(Input.Submitted, "#tests-command")
     async def _command_set(self, event: Input.Submitted) -> None:

@@ -119,3 +119,16 @@ async def test_the_tests_panel_shows_the_command_and_changes_it(
             assert test_command.remembered(repo) == "make check"
     finally:
         await session.close()
+
+
+async def test_e_in_the_tests_list_edits_the_command_by_keyboard(session: Session) -> None:
+    app = RepoSimApp(session)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("alt+3", "alt+3")
+        tests = app.query_one(TestsPanel)
+        field = tests.query_one("#tests-command", Input)
+        await wait_for(pilot, lambda: app.focused is tests.query_one("#tests-list"), "the list")
+        await pilot.press("e")
+        await wait_for(pilot, lambda: field.has_focus, "the command input")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not field.has_focus, "back to the list")
