@@ -12,6 +12,7 @@ from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
 from simulator.session import Session
+from tests.ui.helpers import wait_for
 from tests.ui_curation.conftest import figured_problems
 from widgets.curation.app import CurationApp
 from widgets.curation.screen import CurationScreen
@@ -37,7 +38,11 @@ async def test_opening_the_screen_builds_its_footer_keys_once_per_burst(
         built.clear()
         screen = CurationScreen(session, problems, export_path=tmp_path / "x.jsonl")
         await app.push_screen(screen)
-        await pilot.pause(0.3)
+        wanted = {"Accept", "Reject", "Run", "Generate", "Survivors", "Export"}
+        # Wait for the final state's keys (a fixed pause found none at load 16).
+        await wait_for(
+            pilot,
+            lambda: wanted <= {key.description for key in screen.query(FooterKey)},
+            "the footer to show the screen's keys",
+        )
         assert 1 <= len(built) <= 3, built  # was 7 builds of every key
-        shown = {key.description for key in screen.query(FooterKey)}
-        assert {"Accept", "Reject", "Run", "Generate", "Survivors", "Export"} <= shown, shown

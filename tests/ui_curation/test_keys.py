@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.command import CommandPalette
+from textual.command import CommandList, CommandPalette
 from textual.widgets import DataTable
 
 from simulator.session import Session
@@ -70,7 +70,7 @@ async def test_f1_and_the_palette_list_every_curation_key(
         app.action_command_palette()
         await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette), "the palette")
         await pilot.press(*"sort by the next")
-        await pilot.pause(0.5)
+        await wait_for(pilot, lambda: _palette_hit(app), "the palette to offer the sort")
         await pilot.press("enter")
         await wait_for(pilot, lambda: screen.sort == "function", "the sort to change")
 
@@ -86,3 +86,9 @@ async def test_f1_over_reposim_open_lists_the_curation_keys_first(session: Sessi
         rows = _help_rows(app)
         assert {r[3] for r in rows if r[3].startswith("curation.")} == IDS
         assert rows[0][0] == "Curation" and rows[len(IDS) - 1][0] == "Survivors"
+
+
+def _palette_hit(app: CurationApp) -> bool:
+    """The command palette lists a hit and has one highlighted (what Enter runs)."""
+    lists = app.screen.query(CommandList)
+    return bool(lists) and lists.first().option_count > 0 and lists.first().highlighted is not None

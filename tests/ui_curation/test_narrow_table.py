@@ -34,7 +34,11 @@ async def test_every_column_fits_at_80x24_and_more_rows_show(
         await wait_for(pilot, lambda: isinstance(app.screen, CurationScreen), "the screen")
         table = app.screen.query_one(TargetTable)
         await wait_for(pilot, lambda: table.size.width == 80, "the layout")
-        await pilot.pause(0.1)
+        await wait_for(
+            pilot,
+            lambda: sum(1 for r in _screen_text(table)[1:] if "sign_variant" in r) > 0,
+            "the rows to be drawn",
+        )
         header, *rows = _screen_text(table)
         for name in ("function", "file", "state", "cov", "mut", "!", "run", "par", "npk", "why"):
             assert name in header, header
