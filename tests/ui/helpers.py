@@ -27,6 +27,22 @@ async def wait_for(pilot: Any, predicate: Callable[[], object], what: str) -> No
         await pilot.pause(0.05)
 
 
+def palette_highlights(app: Any, text: str) -> bool:
+    """The command palette has highlighted a hit whose text contains `text` (what Enter runs:
+    its results arrive asynchronously, so a fixed pause may find none, or an older one)."""
+    from textual.command import CommandList
+
+    lists = app.screen.query(CommandList)
+    if not lists:
+        return False
+    options = lists.first()
+    index = options.highlighted
+    if index is None or index >= options.option_count:
+        return False
+    prompt = options.get_option_at_index(index).prompt
+    return text.lower() in str(getattr(prompt, "plain", prompt)).lower()
+
+
 def recorded(path: Path) -> list[dict[str, Any]]:
     """The events (not the header) of a trajectory file."""
     lines = path.read_text().splitlines()

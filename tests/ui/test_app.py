@@ -12,7 +12,13 @@ from textual.widgets import OptionList, TabbedContent
 
 from simulator.events import Actor
 from simulator.session import Session
-from tests.ui.helpers import quit_prompt_with_an_edit, recorded, wait_for, workspace
+from tests.ui.helpers import (
+    palette_highlights,
+    quit_prompt_with_an_edit,
+    recorded,
+    wait_for,
+    workspace,
+)
 from widgets.agent_pane import AgentPane
 from widgets.app import RepoSimApp
 from widgets.changes_view import ChangesView
@@ -179,7 +185,7 @@ async def test_quick_open_palette_opens_a_file_by_name(session: Session) -> None
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("ctrl+p")
         await pilot.press(*"calc/ops")
-        await pilot.pause(0.5)
+        await wait_for(pilot, lambda: palette_highlights(app, "ops.py"), "the palette's hit")
         await pilot.press("enter")
         editor = app.query_one(EditorPane)
         await wait_for(pilot, lambda: editor.current_path == "calc/ops.py", "the file to open")
@@ -207,7 +213,7 @@ async def test_command_palette_switches_and_saves_the_theme(
         await wait_for(pilot, lambda: area.theme == "editor-reposim-dark", "editor colours")
         await pilot.press("f2")
         await pilot.press(*"reposim-light")
-        await pilot.pause(0.5)
+        await wait_for(pilot, lambda: palette_highlights(app, "reposim-light"), "the theme hit")
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.theme == "reposim-light", "the theme switch")
         assert area.theme == "editor-reposim-light"

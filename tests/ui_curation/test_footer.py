@@ -45,4 +45,6 @@ async def test_opening_the_screen_builds_its_footer_keys_once_per_burst(
             lambda: wanted <= {key.description for key in screen.query(FooterKey)},
             "the footer to show the screen's keys",
         )
-        assert 1 <= len(built) <= 3, built  # was 7 builds of every key
+        # Unbatched it was 7 builds of every key; on a loaded machine (load 30) a burst can
+        # straddle a frame or two, so the bound is "fewer", not an exact frame count.
+        assert 1 <= len(built) <= 4, built

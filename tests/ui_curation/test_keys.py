@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.command import CommandList, CommandPalette
+from textual.command import CommandPalette
 from textual.widgets import DataTable
 
 from simulator.session import Session
-from tests.ui.helpers import wait_for
+from tests.ui.helpers import palette_highlights, wait_for
 from tests.ui_curation.conftest import figured_problems
 from widgets.app import RepoSimApp
 from widgets.curation.app import CurationApp
@@ -20,6 +20,17 @@ from widgets.curation.table import TargetTable
 from widgets.help_screen import HelpScreen
 
 IDS = {b.id for b in [*CURATION_BINDINGS, *SURVIVORS_BINDINGS]}
+
+
+def _help_filled(app: CurationApp | RepoSimApp) -> bool:
+    """F1 is up and its table has its columns and rows (filled after the screen mounts)."""
+    if not isinstance(app.screen, HelpScreen):
+        return False
+    tables = app.screen.query(DataTable)
+    if not tables:
+        return False
+    labels = {str(column.label) for column in tables.first().columns.values()}
+    return {"Where", "Keys", "Action", "Id"} <= labels and tables.first().row_count > 0
 
 
 def _help_rows(app: CurationApp | RepoSimApp) -> list[tuple[str, ...]]:
@@ -42,7 +53,7 @@ async def test_f1_and_the_palette_list_every_curation_key(
         screen = app.screen
         assert isinstance(screen, CurationScreen)
         await pilot.press("f1")
-        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), "F1")
+        await wait_for(pilot, lambda: _help_filled(app), "F1's table")
         rows = _help_rows(app)
         assert {r[3] for r in rows if r[3].startswith("curation.")} == IDS
         accept = next(r for r in rows if r[3] == "curation.accept")
@@ -70,7 +81,7 @@ async def test_f1_and_the_palette_list_every_curation_key(
         app.action_command_palette()
         await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette), "the palette")
         await pilot.press(*"sort by the next")
-        await wait_for(pilot, lambda: _palette_hit(app), "the palette to offer the sort")
+        await wait_for(pilot, lambda: palette_highlights(app, "sort"), "the palette's sort")
         await pilot.press("enter")
         await wait_for(pilot, lambda: screen.sort == "function", "the sort to change")
 
@@ -82,13 +93,7 @@ async def test_f1_over_reposim_open_lists_the_curation_keys_first(session: Sessi
         entry.run()
         await wait_for(pilot, lambda: isinstance(app.screen, CurationScreen), "the screen")
         await pilot.press("f1")
-        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), "F1")
+        await wait_for(pilot, lambda: _help_filled(app), "F1's table")
         rows = _help_rows(app)
         assert {r[3] for r in rows if r[3].startswith("curation.")} == IDS
         assert rows[0][0] == "Curation" and rows[len(IDS) - 1][0] == "Survivors"
-
-
-def _palette_hit(app: CurationApp) -> bool:
-    """The command palette lists a hit and has one highlighted (what Enter runs)."""
-    lists = app.screen.query(CommandList)
-    return bool(lists) and lists.first().option_count > 0 and lists.first().highlighted is not None
