@@ -504,6 +504,8 @@ class TrajectoryIndex:
         self._size = size
         self._number = 1
         self._pos = size
+        self._partial: tuple[int, int] | None = None
+        """Where an incomplete last line starts (offset, line number): `grow` reads it again."""
         if end == -1:
             self._problem = "line 1 is incomplete (the writer was cut off)."
         else:
@@ -531,6 +533,7 @@ class TrajectoryIndex:
             nl = find(b"\n", pos)
             if nl == -1:
                 self._problem = f"line {number} is incomplete (the writer was cut off)."
+                self._partial = (pos, number - 1)
                 pos = size
                 break
             if nl > pos and not self._map[pos:nl].isspace():
@@ -539,6 +542,23 @@ class TrajectoryIndex:
             pos = nl + 1
         self._pos, self._number = pos, number
         return pos >= size
+
+    def grow(self) -> bool:
+        """Take in what a live session appended since the file was opened (or last grown), for
+        a viewer that follows it; True when there is more to `scan`. A last line that was still
+        being written is read again, whole."""
+        size = os.fstat(self._file.fileno()).st_size
+        if size <= self._size:
+            return False
+        if self._partial is not None:
+            self._pos, self._number = self._partial
+            self._partial = None
+            self._problem = None
+        # A new map for the longer file; a reader still holding the old one finishes with it
+        # (it is closed when the last reference goes), so the view can read while this runs.
+        self._map = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
+        self._size = size
+        return True
 
     @property
     def problem(self) -> str | None:

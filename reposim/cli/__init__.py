@@ -24,6 +24,7 @@ COMMAND_MODULES = [
     "reposim.cli.harness_cmd",
     "reposim.cli.setup_cmd",
     "reposim.cli.curate_cmd",
+    "reposim.cli.fleet_cmd",
 ]
 
 
@@ -51,6 +52,7 @@ COMMAND_HOMES = {
     "setup": "reposim.cli.setup_cmd",
     "env": "reposim.cli.setup_cmd",
     "curate": "reposim.cli.curate_cmd",
+    "fleet": "reposim.cli.fleet_cmd",
 }
 
 

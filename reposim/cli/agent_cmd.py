@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import tempfile
 from collections.abc import Callable
@@ -11,6 +12,7 @@ from typing import Any
 
 import click
 
+from reposim.cli.batch import BatchSettings, batch_options, run_batch_cli
 from reposim.cli.common import (
     CliError,
     SessionFlags,
@@ -140,8 +142,15 @@ async def _run_headless(session: Session, agent: Agent, task: str, as_json: bool
 
 
 @click.command("agent")
-@click.argument("path")
-@click.option("--task", "-t", required=True, help="What the agent should do.")
+@click.argument("path", required=False)
+@click.option("--task", "-t", help="What the agent should do (with PATH or a LIST).")
+@click.option(
+    "--tasks",
+    "tasks_file",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="A JSONL file of tasks in the Gym task format (repo, instruction, tests, ...): "
+    "one recorded session each, as a batch.",
+)
 @click.option(
     "--model",
     "-m",
@@ -153,26 +162,53 @@ async def _run_headless(session: Session, agent: Agent, task: str, as_json: bool
     type=click.Choice(["auto", "confirm"]),
     default="auto",
     show_default=True,
-    help="confirm asks you on the terminal before each action that changes something.",
+    help="confirm asks you on the terminal before each action that changes something "
+    "(one repository only; a batch runs in auto).",
+)
+@click.option(
+    "--trajectories",
+    "trajectory_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="A batch's trajectory folder, one file per task, written live (default: beside "
+    "--results, named after it). `reposim fleet` watches it.",
 )
 @budget_options
 @backend_options
+@batch_options(".reposim-agent-results.jsonl")
 def agent_command(
-    path: str,
-    task: str,
+    path: str | None,
+    task: str | None,
+    tasks_file: Path | None,
     model: str | None,
     api_base: str | None,
     mode: str,
+    trajectory_dir: Path | None,
     max_steps: int | None,
     max_tokens: int | None,
     max_cost: float | None,
     max_time: float | None,
     flags: SessionFlags,
+    batch: BatchSettings,
 ) -> None:
     """Run an LLM agent on the repository at PATH until it finishes the task or a budget runs
-    out. Every model call, tool call and decision is recorded in the trajectory."""
-    root = existing_dir(path)
+    out. Every model call, tool call and decision is recorded in the trajectory.
+
+    PATH may also be a LIST file (one repository path a line; every one gets --task), or give
+    --tasks FILE.jsonl instead: then each task is a batch task in its own recorded session, on
+    local worker processes or Ray (--jobs, --executor, --ray-address), resumable from --results.
+    Each task runs its tests before and after the agent; the results say finished / budget /
+    error, the tests on both sides, steps, tokens and cost.
+    """
     budgets = _budgets(max_steps, max_tokens, max_cost, max_time)
+    if tasks_file is not None or (path is not None and Path(path).is_file()):
+        _run_batch(path, task, tasks_file, model, api_base, trajectory_dir, budgets, flags, batch)
+        return
+    if path is None:
+        raise CliError("give a repository PATH, a LIST file, or --tasks FILE.jsonl.")
+    if not task:
+        raise CliError("--task is required with a repository PATH.")
+    root = existing_dir(path)
     client = _client(model, api_base)
 
     async def run() -> tuple[RunResult, Path]:
@@ -190,6 +226,76 @@ def agent_command(
     result, path_written = run_async(run)
     click.echo(f"reposim: trajectory {path_written}", err=True)
     if result.reason != "finished":
+        sys.exit(1)
+
+
+def _run_batch(
+    path: str | None,
+    task: str | None,
+    tasks_file: Path | None,
+    model: str | None,
+    api_base: str | None,
+    trajectory_dir: Path | None,
+    budgets: Budgets,
+    flags: SessionFlags,
+    batch: BatchSettings,
+) -> None:
+    from simulator.agent.batch import agent_task, agent_tasks
+    from simulator.gym import GymTask, TaskError, load_tasks
+
+    if tasks_file is not None and path is not None:
+        raise CliError("give a LIST or --tasks, not both.")
+    # Checked here, in one sentence, rather than once per task in the workers.
+    client = _client(model, api_base)
+    try:
+        if tasks_file is not None:
+            gym_tasks = load_tasks(tasks_file)
+        else:
+            if not task:
+                raise CliError("--task is required with a LIST of repositories.")
+            assert path is not None
+            lines = Path(path).read_text(encoding="utf-8").splitlines()
+            repos = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+            gym_tasks = [
+                GymTask(
+                    repo=repo,
+                    instruction=task,
+                    backend=flags.backend_kind,
+                    image=flags.backend_options.get("image"),
+                )
+                for repo in repos
+            ]
+    except TaskError as exc:
+        raise CliError(str(exc)) from None
+    if not gym_tasks:
+        raise CliError("there are no tasks to run.")
+    folder = trajectory_dir or batch.results.with_name(batch.results.stem + ".trajectories")
+    tasks = agent_tasks(
+        gym_tasks,
+        model=client.model,
+        api_base=api_base,
+        budgets=budgets,
+        trajectories=folder.resolve(),
+        backend_options=flags.backend_options,
+    )
+    click.echo(f"reposim agent: {len(tasks)} tasks; trajectories in {folder}", err=True)
+    summary = run_batch_cli(tasks, agent_task, batch, label="agent")
+    if flags.as_json:
+        for record in summary.records:
+            click.echo(json.dumps(record.to_dict(), default=str))
+    else:
+        width = max((len(r.key) for r in summary.records), default=10)
+        for record in summary.records:
+            res = record.result
+            outcome = res.get("outcome") or str(record.status)
+            after = res.get("tests_after") or {}
+            tests = f"{after.get('passed', '?')} passed {after.get('failed', '?')} failed"
+            why = f"  [{record.category}] {record.evidence}" if record.category else ""
+            click.echo(
+                f"{record.key:{width}}  {outcome:9} {res.get('steps', '-')!s:>4} steps  "
+                f"{tests}{why}"
+            )
+    if any(r.status != "ok" for r in summary.records):
         sys.exit(1)
 
 

@@ -113,7 +113,8 @@ class RetryPolicy:
         return raw * (0.5 + random.random() / 2)
 
 
-def _import_litellm() -> Any:
+def import_litellm() -> Any:
+    """litellm, imported once and quietly (it is slow to import: seconds, a minute under load)."""
     # The remote cost map is unreachable from many machines and costs seconds of retries.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
@@ -156,7 +157,7 @@ class LiteLLMClient:
 
     def _lib(self) -> Any:
         if self._litellm is None:
-            self._litellm = _import_litellm()
+            self._litellm = import_litellm()
         return self._litellm
 
     def _transient(self, exc: Exception) -> bool:

@@ -14,7 +14,9 @@ from tests.agent.conftest import FIX
 from tests.agent.fake_llm import FakeLLM, Reply, call
 
 
-def reposim(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def reposim(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
     environment = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     environment.pop("REPOSIM_MODEL", None)
     environment.update(env or {})
@@ -22,7 +24,7 @@ def reposim(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
         [sys.executable, "-c", "from reposim.cli import main; main()", *args],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=timeout,
         env=environment,
         check=False,
     )

@@ -184,12 +184,17 @@ class ReplayScreen(Screen[None]):
         at_step: int | None = None,
         notice: str | None = None,
         repo: Path | None = None,
+        follow: bool = False,
     ) -> None:
         """`at_step` puts the cursor on that step once loaded, `notice` is shown then (the
         stand-alone view reopens so when a fork it asked for could not start), `repo` is the
-        repository a fork starts from instead of the recorded one."""
+        repository a fork starts from instead of the recorded one. With `follow`, a session
+        still being recorded is followed as its file grows (the fleet view's attach), the
+        cursor staying on the last step while it is there."""
         super().__init__(name=name)
         self.path = Path(path)
+        self.follow = follow
+        self._to_end = follow  # attach opens on the last step
         self._at_step = at_step
         self._notice = notice
         self._fork_repo = repo
@@ -280,6 +285,13 @@ class ReplayScreen(Screen[None]):
                 self.post_message(self.Grew())
             time.sleep(0.001)
         self.post_message(self.Grew())
+        while self.follow and not worker.is_cancelled:
+            # A live session's file: what it appends shows within half a second.
+            time.sleep(0.5)
+            if source.grow():
+                while not source.scan(_CHUNK) and not worker.is_cancelled:
+                    time.sleep(0.001)
+                self.post_message(self.Grew())
 
     @on(Loaded)
     def _loaded(self, message: Loaded) -> None:
@@ -304,7 +316,12 @@ class ReplayScreen(Screen[None]):
     def _grew(self) -> None:
         if self.source is None:
             return
-        self.query_one(Timeline).grow()
+        timeline = self.query_one(Timeline)
+        stay = self.follow and (self._to_end or timeline.cursor >= timeline.row_count - 1)
+        timeline.grow()
+        if stay:
+            timeline.action_last()
+            self._to_end = False
         self._update_title()
         self._update_status()
         scanned = not isinstance(self.source, TrajectoryIndex) or self.source.scanned

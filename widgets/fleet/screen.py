@@ -1,0 +1,294 @@
+"""The fleet view: one row per session of a batch, updated live, filtered and sorted by key.
+
+A thread polls the engine's `Fleet` (simulator/fleet.py) and posts the rows that changed; the
+table updates those cells only, so 500 sessions cost what changed, not a redraw of everything.
+Enter attaches to a session: its trajectory opens in the replay viewer, following the file as
+it grows (read-only). Stuck sessions (nothing written for a while) stand out in the state column.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Static
+
+from simulator.fleet import Fleet, SessionRow, SessionState
+
+COLUMNS = ("session", "repo", "state", "steps", "last action", "elapsed", "tests", "cost")
+SORTS = ("session", "state", "steps", "elapsed", "cost")
+_STATE_STYLE = {
+    SessionState.STARTING: "dim",
+    SessionState.RUNNING: "",
+    SessionState.STUCK: "bold reverse red",
+    SessionState.FINISHED: "green",
+    SessionState.FAILED: "red",
+    SessionState.ENDED: "yellow",
+}
+# Stuck first when sorting by state: they are what a person is looking for.
+_STATE_ORDER = {
+    state: n
+    for n, state in enumerate(
+        (
+            SessionState.STUCK,
+            SessionState.FAILED,
+            SessionState.RUNNING,
+            SessionState.STARTING,
+            SessionState.ENDED,
+            SessionState.FINISHED,
+        )
+    )
+}
+
+
+def _elapsed(seconds: float) -> str:
+    seconds = int(seconds)
+    if seconds < 3600:
+        return f"{seconds // 60}:{seconds % 60:02d}"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}"
+
+
+def _cells(row: SessionRow) -> tuple[str | Text, ...]:
+    cost = f"${row.cost:.3f}" if row.cost_known else (f"≥${row.cost:.3f}" if row.cost else "?")
+    return (
+        row.key,
+        row.repo,
+        Text(
+            str(row.state) + (f" · {row.verdict}" if row.verdict else ""),
+            style=_STATE_STYLE[row.state],
+        ),
+        str(row.steps),
+        row.last_action,
+        _elapsed(row.elapsed),
+        row.tests,
+        cost,
+    )
+
+
+class FleetScreen(Screen[None]):
+    CSS_PATH = "fleet.tcss"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "enter",
+            "attach",
+            "Attach",
+            id="fleet.attach",
+            tooltip="Follow the session's trajectory in the replay viewer (read-only)",
+        ),
+        Binding(
+            "slash",
+            "filter",
+            "Filter",
+            id="fleet.filter",
+            tooltip="Show only sessions whose row contains the text",
+        ),
+        Binding("s", "sort", "Sort", id="fleet.sort", tooltip="Cycle the sort column"),
+        Binding(
+            "S",
+            "only_stuck",
+            "Stuck only",
+            id="fleet.stuck",
+            tooltip="Show only stuck and failed sessions (again: all)",
+        ),
+        Binding("escape", "clear_filter", "Clear filter", show=False, id="fleet.clear"),
+        Binding("q", "quit_fleet", "Quit", id="fleet.quit"),
+    ]
+
+    class Changed(Message):
+        def __init__(self, rows: list[SessionRow]) -> None:
+            super().__init__()
+            self.rows = rows
+
+    def __init__(self, fleet: Fleet, *, interval: float = 0.25) -> None:
+        super().__init__()
+        self.fleet = fleet
+        self.interval = interval
+        self.filter_text = ""
+        self.only_stuck = False
+        self.sort_index = 0
+        self._rows: dict[str, SessionRow] = {}  # every session, as last posted
+        self._shown: dict[str, int] = {}  # key -> the row version on screen
+        self._stop = threading.Event()
+        self.updates = 0  # Changed messages applied (tests and the benchmark wait on it)
+        self.last_update = 0.0
+
+    def compose(self) -> ComposeResult:
+        yield Static(f"Fleet: {self.fleet.folder}", id="fleet-title")
+        yield Input(placeholder="filter: text any column holds (Esc clears)", id="fleet-filter")
+        table: DataTable[str | Text] = DataTable(
+            id="fleet-table", cursor_type="row", zebra_stripes=True
+        )
+        yield table
+        yield Static("", id="fleet-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        for name in COLUMNS:
+            table.add_column(name, key=name)
+        table.focus()
+        self._poll()
+
+    def on_unmount(self) -> None:
+        self._stop.set()
+
+    @work(thread=True, exclusive=True, group="fleet-poll")
+    def _poll(self) -> None:
+        while not self._stop.is_set():
+            changed = self.fleet.poll()
+            if changed:
+                # Copies: the thread goes on updating its rows while the UI reads these.
+                self.post_message(self.Changed([_copy(row) for row in changed]))
+            self._stop.wait(self.interval)
+
+    @on(Changed)
+    def _changed(self, message: Changed) -> None:
+        table = self.query_one(DataTable)
+        resort = False
+        for row in message.rows:
+            visible = self._visible(row)
+            present = row.key in self._shown
+            if visible and present:
+                for column, value in zip(COLUMNS, _cells(row), strict=True):
+                    table.update_cell(row.key, column, value)
+            elif visible:
+                table.add_row(*_cells(row), key=row.key)
+                resort = True
+            elif present:
+                table.remove_row(row.key)
+                del self._shown[row.key]
+            if visible:
+                self._shown[row.key] = row.version
+        self._rows.update({row.key: row for row in message.rows})
+        if resort or SORTS[self.sort_index] != "session":
+            self._sort()
+        self.updates += 1
+        self.last_update = time.monotonic()
+        self._status()
+
+    def _visible(self, row: SessionRow) -> bool:
+        if self.only_stuck and row.state not in (SessionState.STUCK, SessionState.FAILED):
+            return False
+        return not self.filter_text or self.filter_text in row.text()
+
+    def _sort(self) -> None:
+        table = self.query_one(DataTable)
+        column = SORTS[self.sort_index]
+        rows = self._rows
+
+        def key(session: object) -> object:
+            row = rows.get(str(session))
+            if row is None:
+                return 0
+            if column == "state":
+                return (_STATE_ORDER[row.state], row.key)
+            if column == "steps":
+                return -row.steps
+            if column == "elapsed":
+                return -row.elapsed
+            if column == "cost":
+                return -row.cost
+            return row.key
+
+        table.sort("session", key=key)
+
+    def _refilter(self) -> None:
+        table = self.query_one(DataTable)
+        table.clear()
+        self._shown.clear()
+        for row in sorted(self._rows.values(), key=lambda r: r.key):
+            if self._visible(row):
+                table.add_row(*_cells(row), key=row.key)
+                self._shown[row.key] = row.version
+        self._sort()
+        self._status()
+
+    def _status(self) -> None:
+        rows = self._rows.values()
+        counts: dict[SessionState, int] = {}
+        for row in rows:
+            counts[row.state] = counts.get(row.state, 0) + 1
+        parts = [
+            f"{n} {state}" for state, n in sorted(counts.items(), key=lambda i: _STATE_ORDER[i[0]])
+        ]
+        shown = (
+            f"{len(self._shown)} of {len(self._rows)} shown"
+            if len(self._shown) != len(self._rows)
+            else f"{len(self._rows)} sessions"
+        )
+        extra = []
+        if self.filter_text:
+            extra.append(f"filter {self.filter_text!r}")
+        if self.only_stuck:
+            extra.append("stuck and failed only")
+        extra.append(f"sorted by {SORTS[self.sort_index]}")
+        self.query_one("#fleet-status", Static).update(
+            f"{shown}: {', '.join(parts) or 'none yet'} · {' · '.join(extra)}"
+        )
+
+    def action_sort(self) -> None:
+        self.sort_index = (self.sort_index + 1) % len(SORTS)
+        self._sort()
+        self._status()
+
+    def action_only_stuck(self) -> None:
+        self.only_stuck = not self.only_stuck
+        self._refilter()
+
+    def action_filter(self) -> None:
+        box = self.query_one("#fleet-filter", Input)
+        box.add_class("shown")
+        box.focus()
+
+    @on(Input.Changed, "#fleet-filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.filter_text = event.value.strip().casefold()
+        self._refilter()
+
+    @on(Input.Submitted, "#fleet-filter")
+    def _filter_done(self) -> None:
+        self.query_one(DataTable).focus()
+
+    def action_clear_filter(self) -> None:
+        box = self.query_one("#fleet-filter", Input)
+        box.value = ""
+        box.remove_class("shown")
+        self.query_one(DataTable).focus()
+
+    @on(DataTable.RowSelected, "#fleet-table")
+    def _row_selected(self, event: DataTable.RowSelected) -> None:
+        # The table takes Enter itself (as row selection): attach from there.
+        self._follow_session(str(event.row_key.value))
+
+    def action_attach(self) -> None:
+        table = self.query_one(DataTable)
+        if table.row_count:
+            self._follow_session(
+                str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+            )
+
+    def _follow_session(self, key: str) -> None:
+        row = self._rows.get(key)
+        if row is None or row.path is None or not row.path.exists():
+            self.notify("This session has no trajectory to attach to.", severity="warning")
+            return
+        from widgets.replay import ReplayScreen
+
+        self.app.push_screen(ReplayScreen(row.path, follow=True))
+
+    def action_quit_fleet(self) -> None:
+        self.app.exit()
+
+
+def _copy(row: SessionRow) -> SessionRow:
+    from dataclasses import replace
+
+    return replace(row)
