@@ -68,6 +68,7 @@ def _print_report(report: ReplayReport, as_json: bool) -> None:
 
 @click.command("replay")
 @click.argument("file")
+@click.argument("others", nargs=-1)
 @click.option("--verify", is_flag=True, help="Re-execute the actions and compare observations.")
 @click.option(
     "--fork-at",
@@ -122,6 +123,7 @@ def _print_report(report: ReplayReport, as_json: bool) -> None:
 @batch_options(".reposim-verify-results.jsonl")
 def replay(
     file: str,
+    others: tuple[str, ...],
     verify: bool,
     fork_at: int | None,
     backend_kind: str | None,
@@ -146,7 +148,14 @@ def replay(
     With --verify, FILE may be a folder: every trajectory in it (and below) is re-executed as one
     task of the batch layer (--jobs, --timeout, and --results, which a rerun resumes from);
     --trajectory then names the folder for the re-executions' own trajectories.
+
+    With two or more FILEs (`reposim replay A B [C ...]`), the runs open side by side, aligned
+    step by step, the first divergence highlighted (`d` / `D`: next / previous difference);
+    with --json the alignment and summary are printed instead (as `reposim trajectory compare`).
     """
+    if others:
+        _compare(file, others, as_json, verify or fork_at is not None)
+        return
     if verify and Path(file).is_dir():
         _verify_folder(
             Path(file), backend_kind, repo, image, current, ignore, keep, strict, trajectory, batch
@@ -296,6 +305,22 @@ async def _fork(
         sys.stdout.write(json.dumps({"trajectory": str(session.trajectory_path)}) + "\n")
     else:
         click.echo(f"forked at step {step}: {session.trajectory_path}")
+
+
+def _compare(file: str, others: tuple[str, ...], as_json: bool, conflicting: bool) -> None:
+    from simulator.compare import compare_files
+
+    if conflicting:
+        raise CliError("--verify and --fork-at take one trajectory, not several.")
+    comparison = compare_files([existing_file(f) for f in (file, *others)])
+    if as_json:
+        click.echo(json.dumps(comparison.as_dict(), ensure_ascii=False))
+        return
+    if not sys.stdout.isatty():
+        raise CliError("The side-by-side view needs a terminal; use --json.")
+    from widgets.compare import CompareApp
+
+    CompareApp(comparison).run()
 
 
 def _dump(path: Path) -> None:

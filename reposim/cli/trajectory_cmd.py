@@ -122,37 +122,10 @@ def compare(files: tuple[str, ...], show_all: bool, as_json: bool) -> None:
         raise CliError("compare needs at least two trajectories.")
     comparison = compare_files([existing_file(f) for f in files])
     if as_json:
-        click.echo(json.dumps(_comparison_json(comparison), ensure_ascii=False))
+        click.echo(json.dumps(comparison.as_dict(), ensure_ascii=False))
     else:
         click.echo(_comparison_text(comparison, show_all))
     sys.exit(0 if comparison.agree else 1)
-
-
-def _comparison_json(comparison: Any) -> dict[str, Any]:
-    return {
-        "runs": [{"file": str(run.path), "steps": len(run.steps)} for run in comparison.runs],
-        "first_divergence": comparison.first_divergence,
-        "rows": [
-            {
-                "state": str(row.state),
-                "steps": [
-                    None
-                    if step is None
-                    else {
-                        "index": step.index,
-                        "seq": step.seq,
-                        "action": step.text,
-                        "outcome": step.observation,
-                    }
-                    for step in row.cells
-                ],
-            }
-            for row in comparison.rows
-        ],
-        "only_in": [[step.index for step in steps] for steps in comparison.only_in],
-        "files": comparison.files,
-        "tests": {t.test: t.outcomes for t in comparison.tests},
-    }
 
 
 def _comparison_text(comparison: Any, show_all: bool) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 from simulator.compare.align import align
 from simulator.compare.runs import Run, Step, read_run
@@ -71,6 +72,33 @@ class Comparison:
     @property
     def agree(self) -> bool:
         return self.first_divergence is None and not self.files and not self.tests
+
+    def as_dict(self) -> dict[str, Any]:
+        """The alignment and summary as JSON (`--json` of compare and of replay A B)."""
+        return {
+            "runs": [{"file": str(run.path), "steps": len(run.steps)} for run in self.runs],
+            "first_divergence": self.first_divergence,
+            "rows": [
+                {
+                    "state": str(row.state),
+                    "steps": [
+                        None
+                        if step is None
+                        else {
+                            "index": step.index,
+                            "seq": step.seq,
+                            "action": step.text,
+                            "outcome": step.observation,
+                        }
+                        for step in row.cells
+                    ],
+                }
+                for row in self.rows
+            ],
+            "only_in": [[step.index for step in steps] for steps in self.only_in],
+            "files": self.files,
+            "tests": {t.test: t.outcomes for t in self.tests},
+        }
 
 
 def align_runs(runs: list[Run]) -> list[Row]:

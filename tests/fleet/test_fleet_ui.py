@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Static
 
 from simulator.fleet import Fleet
 from tests.fleet.helpers import GrowingRun
 from tests.ui.helpers import wait_for
+from widgets.compare import CompareScreen
 from widgets.fleet import FleetApp, FleetScreen
 from widgets.replay import ReplayScreen
 from widgets.replay.timeline import Timeline
@@ -94,3 +95,38 @@ async def test_a_stuck_session_stands_out_and_can_be_shown_alone(tmp_path: Path)
         assert _cell(app, "stalled", "session") == "stalled"
         await pilot.press("S")
         await wait_for(pilot, lambda: _table(app).row_count == 2, "every session again")
+
+
+async def test_marked_runs_compare_side_by_side_with_the_first_divergence_highlighted(
+    tmp_path: Path,
+) -> None:
+    for key, detour in (("run-a", False), ("run-b", True)):
+        run = GrowingRun(tmp_path, key)
+        run.command("ls")
+        run.command("cat setup.cfg")
+        if detour:
+            run.command("grep -rn mean src")  # the third step: only run-b takes it
+        run.command("python -m pytest")
+        run.finish("done")
+    app = FleetApp(Fleet(tmp_path), interval=0.05)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: _first_poll_shown(app), "the fleet screen")
+        await wait_for(pilot, lambda: _table(app).row_count == 2, "two sessions")
+        await pilot.press("equals_sign")  # nothing marked: a notice, no screen
+        assert isinstance(app.screen, FleetScreen)
+        for row in (0, 1):
+            _table(app).move_cursor(row=row)
+            await pilot.press("m")
+        assert _cell(app, "run-a", "session") == "● run-a"
+        await pilot.press("equals_sign")
+        await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen), "the comparison")
+        grid = app.screen.query_one(DataTable)
+        await wait_for(pilot, lambda: grid.row_count == 5, "the aligned rows")
+        assert grid.cursor_row == 2  # on the first divergence
+        assert str(grid.get_cell_at((2, 1))) == "partial"
+        assert "grep -rn mean src" in str(grid.get_cell_at((2, 3)))
+        assert str(grid.get_cell_at((2, 2))) == "·"
+        summary = str(app.screen.query_one("#compare-summary", Static).render())
+        assert "First divergence: row 3, a step not every run took." in summary
+        await pilot.press("q")
+        await wait_for(pilot, lambda: isinstance(app.screen, FleetScreen), "back to the fleet")

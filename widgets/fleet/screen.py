@@ -9,7 +9,8 @@ it grows (read-only). Stuck sessions (nothing written for a while) stand out in 
 from __future__ import annotations
 
 import threading
-import time
+from collections.abc import Callable
+from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
@@ -98,6 +99,14 @@ class FleetScreen(Screen[None]):
             id="fleet.stuck",
             tooltip="Show only stuck and failed sessions (again: all)",
         ),
+        Binding("m", "mark", "Mark", id="fleet.mark", tooltip="Mark the session for comparing"),
+        Binding(
+            "equals_sign",
+            "compare",
+            "Compare marked",
+            id="fleet.compare",
+            tooltip="Open the marked sessions side by side, aligned step by step",
+        ),
         Binding("escape", "clear_filter", "Clear filter", show=False, id="fleet.clear"),
         Binding("q", "quit_fleet", "Quit", id="fleet.quit"),
     ]
@@ -118,7 +127,10 @@ class FleetScreen(Screen[None]):
         self._shown: dict[str, int] = {}  # key -> the row version on screen
         self._stop = threading.Event()
         self.updates = 0  # Changed messages applied (tests and the benchmark wait on it)
-        self.last_update = 0.0
+        self.observer: Callable[[list[SessionRow]], None] | None = None
+        """Called with the rows of each update once the table shows them (bench/fleet.py)."""
+        self._sort_pending = False
+        self.marked: list[str] = []
 
     def compose(self) -> ComposeResult:
         yield Static(f"Fleet: {self.fleet.folder}", id="fleet-title")
@@ -157,10 +169,10 @@ class FleetScreen(Screen[None]):
             visible = self._visible(row)
             present = row.key in self._shown
             if visible and present:
-                for column, value in zip(COLUMNS, _cells(row), strict=True):
+                for column, value in zip(COLUMNS, self._cells(row), strict=True):
                     table.update_cell(row.key, column, value)
             elif visible:
-                table.add_row(*_cells(row), key=row.key)
+                table.add_row(*self._cells(row), key=row.key)
                 resort = True
             elif present:
                 table.remove_row(row.key)
@@ -168,11 +180,19 @@ class FleetScreen(Screen[None]):
             if visible:
                 self._shown[row.key] = row.version
         self._rows.update({row.key: row for row in message.rows})
-        if resort or SORTS[self.sort_index] != "session":
-            self._sort()
+        # At most one re-sort a second: with 500 sessions sorting on every update would cost
+        # more than the updates themselves.
+        if (resort or SORTS[self.sort_index] != "session") and not self._sort_pending:
+            self._sort_pending = True
+            self.set_timer(1.0, self._sort_later)
         self.updates += 1
-        self.last_update = time.monotonic()
         self._status()
+        if self.observer is not None:
+            self.observer(message.rows)
+
+    def _sort_later(self) -> None:
+        self._sort_pending = False
+        self._sort()
 
     def _visible(self, row: SessionRow) -> bool:
         if self.only_stuck and row.state not in (SessionState.STUCK, SessionState.FAILED):
@@ -206,7 +226,7 @@ class FleetScreen(Screen[None]):
         self._shown.clear()
         for row in sorted(self._rows.values(), key=lambda r: r.key):
             if self._visible(row):
-                table.add_row(*_cells(row), key=row.key)
+                table.add_row(*self._cells(row), key=row.key)
                 self._shown[row.key] = row.version
         self._sort()
         self._status()
@@ -267,6 +287,50 @@ class FleetScreen(Screen[None]):
     def _row_selected(self, event: DataTable.RowSelected) -> None:
         # The table takes Enter itself (as row selection): attach from there.
         self._follow_session(str(event.row_key.value))
+
+    def _cursor_key(self) -> str | None:
+        table = self.query_one(DataTable)
+        if not table.row_count:
+            return None
+        return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+
+    def action_mark(self) -> None:
+        key = self._cursor_key()
+        if key is None:
+            return
+        if key in self.marked:
+            self.marked.remove(key)
+        else:
+            self.marked.append(key)
+        row = self._rows[key]
+        self.query_one(DataTable).update_cell(key, "session", self._session_cell(row))
+
+    def _session_cell(self, row: SessionRow) -> str:
+        return f"● {row.key}" if row.key in self.marked else row.key
+
+    def _cells(self, row: SessionRow) -> tuple[str | Text, ...]:
+        return (self._session_cell(row), *_cells(row)[1:])
+
+    def action_compare(self) -> None:
+        paths = [self._rows[k].path for k in self.marked if self._rows[k].path is not None]
+        if len(paths) < 2:
+            self.notify("Mark two or more sessions with m first.", severity="warning")
+            return
+        self._compare([p for p in paths if p is not None])
+
+    @work(thread=True, exclusive=True, group="fleet-compare")
+    def _compare(self, paths: list[Path]) -> None:
+        from simulator.compare import compare_files
+        from simulator.trajectory import TrajectoryError
+
+        try:
+            comparison = compare_files(list(paths))
+        except TrajectoryError as exc:
+            self.app.call_from_thread(self.notify, str(exc), severity="error")
+            return
+        from widgets.compare import CompareScreen
+
+        self.app.call_from_thread(self.app.push_screen, CompareScreen(comparison))
 
     def action_attach(self) -> None:
         table = self.query_one(DataTable)

@@ -319,7 +319,7 @@ class ReplayScreen(Screen[None]):
         timeline = self.query_one(Timeline)
         stay = self.follow and (self._to_end or timeline.cursor >= timeline.row_count - 1)
         timeline.grow()
-        if stay:
+        if stay and timeline.row_count:
             timeline.action_last()
             self._to_end = False
         self._update_title()

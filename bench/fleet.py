@@ -1,0 +1,176 @@
+"""The fleet view with 500 live sessions: first frame, update lag, key latency (issue 27).
+
+500 trajectories (the real writer) sit in a folder; the fleet app opens on it headless
+(App.run_test, 160x48). Then a writer thread appends commands to random sessions at 20 events
+a second in total, each command carrying the wall-clock time it was written; the lag of an
+update is the time from that write to the moment the table applied the row that shows it.
+Keys: the time `pilot.press` takes for a cursor move and for a re-sort, as a person would press
+them while the fleet updates. Reference, same run: a bare Textual app showing a 500-row
+DataTable filled in one go (what the first frame costs before any fleet work).
+
+Targets (DESIGN.md): first frame <= 1 s; update lag p95 <= 500 ms; a key <= 50 ms.
+
+    uv run python bench/fleet.py [--sessions 500] [--seconds 20] [--rate 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from textual.app import App, ComposeResult
+from textual.widgets import DataTable
+
+from bench._report import ms, percentile, table
+from simulator.events import Actor, Event
+from simulator.fleet import Fleet, SessionRow
+from simulator.trajectory import RepoInfo, TrajectoryHeader, TrajectoryWriter
+from widgets.fleet import FleetApp, FleetScreen
+
+
+class BareTable(App[None]):
+    def __init__(self, rows: int) -> None:
+        super().__init__()
+        self.rows = rows
+
+    def compose(self) -> ComposeResult:
+        yield DataTable()
+
+    def on_mount(self) -> None:
+        grid = self.query_one(DataTable)
+        grid.add_columns("session", "repo", "state", "steps", "last", "elapsed", "tests", "cost")
+        for n in range(self.rows):
+            grid.add_row(f"s{n}", "repo", "running", "1", "$ ls", "0:01", "", "$0.000")
+
+
+async def bare_first_frame(rows: int) -> float:
+    start = time.perf_counter()
+    app = BareTable(rows)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        return time.perf_counter() - start
+
+
+def make_sessions(folder: Path, count: int) -> list[TrajectoryWriter]:
+    writers = []
+    for n in range(count):
+        header = TrajectoryHeader.new(f"s{n}", repo=RepoInfo(source=f"/src/repo{n % 37}"))
+        writer = TrajectoryWriter(folder / f"session-{n:04d}.jsonl", header)
+        writer.write(Event(1, 0.1, Actor.AGENT, "exec", {"command": "ls"}))  # type: ignore[arg-type]
+        writers.append(writer)
+    return writers
+
+
+async def measure(sessions: int, seconds: float, rate: float) -> dict[str, list[float]]:
+    folder = Path(tempfile.mkdtemp(prefix="fleet-bench-"))
+    writers = make_sessions(folder, sessions)
+    seqs = [1] * sessions
+    written: dict[str, float] = {}
+    lags: list[float] = []
+    stop = threading.Event()
+
+    def writer_thread() -> None:
+        rng = random.Random(5)
+        count = 0
+        while not stop.is_set():
+            n = rng.randrange(sessions)
+            count += 1
+            stamp = f"w{count}"
+            seqs[n] += 1
+            written[stamp] = time.perf_counter()
+            writers[n].write(
+                Event(seqs[n], seqs[n] * 0.1, Actor.AGENT, "exec", {"command": f"echo {stamp}"})  # type: ignore[arg-type]
+            )
+            stop.wait(1 / rate)
+
+    start = time.perf_counter()
+    app = FleetApp(Fleet(folder, stuck_after=3600))
+    first = 0.0
+    keys: list[float] = []
+    async with app.run_test(size=(160, 48)) as pilot:
+        while not (isinstance(app.screen, FleetScreen) and app.screen.updates):
+            await pilot.pause(0.01)
+        screen = app.screen
+        assert isinstance(screen, FleetScreen)
+        grid = screen.query_one(DataTable)
+        while grid.row_count < sessions:
+            await pilot.pause(0.01)
+        first = time.perf_counter() - start
+
+        def timed(rows: list[SessionRow]) -> None:
+            now = time.perf_counter()
+            for row in rows:
+                stamp = row.last_action.rpartition(" ")[2]
+                if stamp in written:
+                    lags.append(now - written.pop(stamp))
+
+        screen.observer = timed
+        thread = threading.Thread(target=writer_thread, daemon=True)
+        thread.start()
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            for key in ("down", "down", "up", "s"):
+                t0 = time.perf_counter()
+                await pilot.press(key)
+                keys.append(time.perf_counter() - t0)
+            await pilot.pause(0.2)
+        stop.set()
+        thread.join()
+    for writer in writers:
+        writer.close()
+    return {"first": [first], "lags": lags, "keys": keys}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=500)
+    parser.add_argument("--seconds", type=float, default=20)
+    parser.add_argument("--rate", type=float, default=20)
+    args = parser.parse_args()
+    bare = asyncio.run(bare_first_frame(args.sessions))
+    got = asyncio.run(measure(args.sessions, args.seconds, args.rate))
+    lags, keys = got["lags"], got["keys"]
+    print(
+        f"load average {os.getloadavg()[0]:.1f}; {args.sessions} sessions, "
+        f"{args.rate:g} events/s for {args.seconds:g} s; {len(lags)} updates timed"
+    )
+    print(
+        table(
+            "fleet view (targets: first frame <= 1 s, lag p95 <= 500 ms, key <= 50 ms)",
+            [
+                (
+                    "first frame with every row",
+                    f"bare 500-row DataTable {ms(bare)}",
+                    ms(got["first"][0]),
+                ),
+                (
+                    "update lag (write -> row on screen)",
+                    "-",
+                    f"median {ms(statistics.median(lags))}, p95 {ms(percentile(lags, 0.95))}, "
+                    f"max {ms(max(lags))}"
+                    if lags
+                    else "none timed",
+                ),
+                (
+                    "key press (move, sort)",
+                    "-",
+                    f"median {ms(statistics.median(keys))}, p95 {ms(percentile(keys, 0.95))}, "
+                    f"max {ms(max(keys))}",
+                ),
+            ],
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
