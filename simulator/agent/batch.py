@@ -20,17 +20,12 @@ from typing import Any
 
 from simulator.agent.config import litellm_client
 from simulator.agent.loop import Agent, Budgets, Mode
-from simulator.agent.models import ModelConfigError, import_litellm
+from simulator.agent.models import ModelConfigError
 from simulator.batch.runner import InfrastructureError, Task, TaskFailure
 from simulator.gym.task import GymTask
 from simulator.testrun import TestRunResult
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-
-# The batch's forkserver preloads the task function's module: importing litellm here makes that
-# one import for the whole batch instead of one per task (3-5 s each when idle, over a minute
-# at load 20 on two cores: a first version timed out doing it in every task).
-import_litellm()
 
 
 def trajectory_name(key: str) -> str:
@@ -75,6 +70,13 @@ def agent_tasks(
 def agent_task(task: Task) -> dict[str, Any]:
     """One task: a fresh session, tests before, the agent, tests after (a batch TaskFunction)."""
     return asyncio.run(_agent_task(task))
+
+
+# The batch's forkserver imports these once for the whole batch instead of once per task
+# (litellm takes 3-5 s when idle, over a minute at load 20 on two cores: a first version timed
+# out importing it in every task). Not imported with this module: collecting the tests, or a
+# command that only lists tasks, should not pay for it.
+agent_task.preload = ("simulator.agent.litellm_loaded",)  # type: ignore[attr-defined]
 
 
 def _counts(run: TestRunResult) -> dict[str, Any]:

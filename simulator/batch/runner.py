@@ -330,7 +330,9 @@ def _context(fn: TaskFunction) -> Any:
     from simulator.batch import forkserver_setup
 
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload([forkserver_setup.__name__, *_PRELOAD, fn.__module__])
+    # A task function may name heavy modules its tasks all import (`fn.preload`).
+    extra = [str(name) for name in getattr(fn, "preload", ())]
+    context.set_forkserver_preload([forkserver_setup.__name__, *_PRELOAD, fn.__module__, *extra])
     data = spawn.get_preparation_data("batch")
     setup = {"sys_path": data.get("sys_path"), "main": data.get("init_main_from_path")}
     os.environ[forkserver_setup.ENV_VAR] = json.dumps(setup)
