@@ -195,6 +195,7 @@ class ReplayScreen(Screen[None]):
         self.path = Path(path)
         self.follow = follow
         self._to_end = follow  # attach opens on the last step
+        self._rows_shown = 0
         self._at_step = at_step
         self._notice = notice
         self._fork_repo = repo
@@ -317,8 +318,11 @@ class ReplayScreen(Screen[None]):
         if self.source is None:
             return
         timeline = self.query_one(Timeline)
-        stay = self.follow and (self._to_end or timeline.cursor >= timeline.row_count - 1)
+        # The source has already grown when this arrives: "at the end" is judged against the
+        # rows shown before this growth.
+        stay = self.follow and (self._to_end or timeline.cursor >= self._rows_shown - 1)
         timeline.grow()
+        self._rows_shown = timeline.row_count
         if stay and timeline.row_count:
             timeline.action_last()
             self._to_end = False
