@@ -56,9 +56,13 @@ def _bootstrap(term: str) -> str:
         "set -m\n"
         "trap : INT\n"
         # `exit N` in a command ends this shell: still say N, in the command's frame, with
-        # \x1f for its directory so the reader knows the shell is gone (issue 25).
-        'trap \'__rse=$?; printf "\\036RSM-%s:%d:\\037\\036\\n" '
-        f'"${COMMAND_ID_VAR}" "$__rse"\' EXIT\n'
+        # \x1f for its directory so the reader knows the shell is gone (issue 25). A function,
+        # not an EXIT trap: a trap is inherited by a background job's subshell, which then
+        # cannot exec its command, and that subshell's frame and job notices leaked into later
+        # commands' output. Subshells calling `exit` print nothing ($BASHPID is not $$).
+        'exit() { __rse=${1:-$?}; [ "$BASHPID" = "$$" ] && '
+        'printf "\\036RSM-%s:%d:\\037\\036\\n" '
+        f'"${COMMAND_ID_VAR}" "$__rse"; builtin exit "$@"; }}\n'
         f"export PS1='' PS2='' PAGER=cat GIT_PAGER=cat MANPAGER=cat TERM={check_term(term)}\n"
         "unset HISTFILE PROMPT_COMMAND\n"
     )

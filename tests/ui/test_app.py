@@ -224,7 +224,7 @@ async def test_command_palette_switches_and_saves_the_theme(
 async def test_theme_and_keymap_come_from_the_config_files(
     session: Session, config_home: Path
 ) -> None:
-    config_home.mkdir(parents=True, exist_ok=True)  # the session made it: its trajectory key lives there
+    config_home.mkdir(parents=True, exist_ok=True)  # the session keeps its trajectory key here
     (config_home / "config.toml").write_text('# mine\n[ui]\ntheme = "reposim-light"\n')
     (config_home / "keymap.toml").write_text('"app.toggle_tree" = "ctrl+e"\n"app.nope" = "f9"\n')
     app = RepoSimApp(session)
