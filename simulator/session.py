@@ -707,6 +707,9 @@ class Session:
             matches = await self._grep_dir(rel, pattern, regex, ignore_case, glob, limit)
         if matches is None:  # a file, or a symlink to one
             matches = await self._search_file(rel, pattern, regex, ignore_case, glob, limit)
+        # In path and line order: grep walks directories in the filesystem's order, which two
+        # filesystems (a container's loop disk and its re-execution's) do not share.
+        matches.sort(key=lambda m: (m.path, m.line))
         self.emit(
             actor,
             Kind.SEARCH_RESULT,
