@@ -75,15 +75,17 @@ def resolve(repo: Path, rev: str, label: str) -> str:
 def revision_tree(repo: Path, commit: str) -> Path:
     """The revision's own tree: a private clone of `repo` checked out at `commit`, made once.
 
-    `--shared` borrows the repository's objects (nothing is copied but the checkout), and the
-    user's checkout is never touched."""
+    A plain local clone: git hard-links the objects on the same filesystem, and the tree stands
+    on its own — a `--shared` clone's alternates point at the host's path, so a container given
+    a copy of the tree found no commit ("reference is not a tree"). The user's checkout is never
+    touched."""
     tree = repo_dir(repo) / "trees" / commit
     if (tree / ".git").exists() and _at(tree, commit):
         return tree
     tree.parent.mkdir(parents=True, exist_ok=True)
     tmp = tree.parent / f".{commit}.{secrets.token_hex(4)}"
     try:
-        _git(tree.parent, "clone", "-q", "--shared", "--no-checkout", str(repo.resolve()), str(tmp))
+        _git(tree.parent, "clone", "-q", "--no-checkout", str(repo.resolve()), str(tmp))
         _git(tmp, "-c", "advice.detachedHead=false", "checkout", "-q", "--detach", commit)
         shutil.rmtree(tree, ignore_errors=True)
         tmp.replace(tree)
