@@ -37,7 +37,7 @@ MAX_CARDS = 400
 # Kinds the pane leaves out: the status line says a model call is running, the terminal shows
 # its own traffic.
 HIDDEN_KINDS = frozenset(
-    {Kind.CHECKPOINT, Kind.TERMINAL_INPUT, Kind.TERMINAL_OUTPUT, Kind.LLM_CALL}
+    {Kind.CHECKPOINT, Kind.TERMINAL_INPUT, Kind.TERMINAL_OUTPUT, Kind.TERMINAL_SIZE, Kind.LLM_CALL}
 )
 # File events of the agent that the editor follows (opens the file at the change).
 FOLLOWED_KINDS = frozenset({Kind.FILE_READ, Kind.FILE_EDIT, Kind.FILE_WRITE, Kind.FILE_CREATE})
