@@ -19,7 +19,7 @@ import pytest
 from backends.docker import DockerBackend, DockerOptions
 from backends.docker.disk import images_dir, loop_devices_usable, volume_name
 from backends.docker_engine import collect_garbage
-from tests.docker.conftest import TEST_IMAGE
+from tests.docker.conftest import REQUIRED, TEST_IMAGE
 
 BackendFactory = Callable[..., Awaitable[DockerBackend]]
 
@@ -196,6 +196,18 @@ def _backing_file(device: str) -> str | None:
         return None
 
 
+def _needs_loop_devices() -> None:
+    """Where the process may not attach loop devices the limit is a watch and these checks do not
+    apply: a skip with the reason locally, a failure in CI (REPOSIM_REQUIRE_DOCKER=1, as root),
+    where the kernel-enforced disk must be what is tested."""
+    if loop_devices_usable():
+        return
+    reason = "this process may not attach loop devices: the disk limit is a watch"
+    if REQUIRED:
+        pytest.fail(f"REPOSIM_REQUIRE_DOCKER=1 but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
 async def _detached(device: str) -> None:
     deadline = asyncio.get_running_loop().time() + 30
     while _backing_file(device) is not None:
@@ -204,8 +216,7 @@ async def _detached(device: str) -> None:
 
 
 async def test_the_disk_leaves_nothing_behind(sample_repo: Path, docker_client: Any) -> None:
-    if not loop_devices_usable():
-        pytest.skip("this process may not attach loop devices: the disk limit is a watch")
+    _needs_loop_devices()
     backend = DockerBackend(sample_repo, DockerOptions.build(image=TEST_IMAGE, disk="100m"))
     await backend.start()
     try:
@@ -241,8 +252,7 @@ asyncio.run(main())
 async def test_gc_removes_a_killed_sessions_disk(
     sample_repo: Path, docker_client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if not loop_devices_usable():
-        pytest.skip("this process may not attach loop devices: the disk limit is a watch")
+    _needs_loop_devices()
     # Its own private state, so gc here looks only at this session's record.
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     owner = await asyncio.create_subprocess_exec(
