@@ -44,7 +44,7 @@ async def test_rounds_go_on_until_the_interval_is_narrow_enough(
     twox_repo: Path, tmp_path: Path
 ) -> None:
     settings = MeasureSettings(
-        timer="cpu", min_time=0.01, min_rounds=2, max_rounds=40, precision=0.05, budget=240
+        timer="cpu", min_time=0.02, min_rounds=2, max_rounds=100, precision=0.10, budget=240
     )
     result = await compare(
         CompareRequest(
@@ -58,11 +58,11 @@ async def test_rounds_go_on_until_the_interval_is_narrow_enough(
         )
     )
     stop = result.actions[-1]
-    assert "stopped after" in stop and "asked +-5%" in stop, result.actions
+    assert "stopped after" in stop and "asked +-10%" in stop, result.actions
     half = (result.verdict.ci_high - result.verdict.ci_low) / 2 / result.verdict.speedup
-    assert half <= 0.06, result.summary()
+    assert half <= 0.11, result.summary()
     assert result.a.runs == result.b.runs and result.a.runs % 2 == 0
-    assert 2 <= result.a.runs < 40
+    assert 2 <= result.a.runs < 100
     assert "protocol: " in result.summary()
 
 
