@@ -95,7 +95,7 @@ def warm_pool(
     from backends.docker.channel import WORKSPACE
     from backends.docker.container import PRIVATE_DIR
     from backends.docker.pool import WarmPool
-    from simulator.session import checkpoint_init_script
+    from simulator.checkpoint_repo import checkpoint_init_script
 
     term = session_term(options.pop("term", None))
     # Each container gets the session's checkpoint repository ahead (ready for the start's).

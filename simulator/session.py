@@ -32,6 +32,7 @@ from backends.base import (
 from backends.output import DEFAULT_BUDGET, DEFAULT_CAP, OutputBudget, OutputCapture
 from backends.shell import quote
 from simulator.backend_factory import make_backend
+from simulator.checkpoint_repo import HELPER_DIR, checkpoint_init_script
 from simulator.events import (
     TRANSIENT_KINDS,
     Actor,
@@ -57,6 +58,7 @@ from simulator.events import (
 )
 from simulator.git import diff_texts, git_output
 from simulator.paths import trajectories_dir
+from simulator.session_errors import ActionDenied, BinaryFileError, EditError, SessionError
 from simulator.terminal_record import RecordedPty
 from simulator.testrun import (
     DEFAULT_TEST_COMMAND,
@@ -82,22 +84,6 @@ from simulator.workspace import SKIP_DIRS
 Subscriber = Callable[[Event], None]
 _NAME_MAX = 255
 _PATH_MAX = 4096
-
-
-class SessionError(Exception):
-    """An action that could not be done; the message is one clear sentence."""
-
-
-class EditError(SessionError):
-    """A str_replace edit whose old text is missing or ambiguous."""
-
-
-class BinaryFileError(SessionError):
-    """A file that is not UTF-8 text."""
-
-
-class ActionDenied(SessionError):
-    """The action policy refused an action; the message carries the reason."""
 
 
 @dataclass(frozen=True)
@@ -174,15 +160,6 @@ def repo_info(source: Path) -> dict[str, Any]:
             dirty=bool(git("status", "--porcelain", "--untracked-files=normal")),
         )
     return info
-
-
-HELPER_DIR = ".reposim"
-"""The workspace folder for RepoSim's own helper files (Session.write_helper)."""
-
-RUNTIME_DIRS = (f"/{HELPER_DIR}/", "/.reposim-perf/")
-"""RepoSim's own folders in a workspace (harness runtime, tracer, coverage copy, mutants, the
-perf tools): never the person's or the agent's work, so never a change, in a checkpoint or in
-the exit patch (the checkpoint repository ignores them)."""
 
 
 class Session:
@@ -977,25 +954,6 @@ __all__ = [
     "Session",
     "SessionError",
 ]
-
-
-def checkpoint_init_script(workspace: str, private_dir: str) -> str:
-    """The shell script that creates a session's private checkpoint repository (see
-    Session._git_init_script); it does nothing when the repository is there already, so a warm
-    container pool can run it ahead of the session (simulator/backend_factory.py)."""
-    gitdir = quote(f"{private_dir}/checkpoints.git")
-    exclude = quote("\n".join(RUNTIME_DIRS) + "\n")
-    user_git = f"{workspace}/.git"
-    objects, index = quote(f"{user_git}/objects"), quote(f"{user_git}/index")
-    return (
-        f"[ -f {gitdir}/HEAD ] || {{ "
-        f"git init -q --bare {gitdir} && git --git-dir={gitdir} config core.bare false && "
-        f"git --git-dir={gitdir} config core.checkStat minimal && "
-        f"git --git-dir={gitdir} config core.trustctime false && "
-        f"mkdir -p {gitdir}/info && printf {exclude} >> {gitdir}/info/exclude && "
-        f"if [ -d {objects} ] && [ -f {index} ]; then "
-        f"echo {objects} > {gitdir}/objects/info/alternates && cp {index} {gitdir}/index; fi; }}"
-    )
 
 
 async def open_session(

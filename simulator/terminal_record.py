@@ -18,19 +18,28 @@ from __future__ import annotations
 import asyncio
 import codecs
 import re
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from backends.base import Pty
 from simulator.events import (
     Actor,
     DataPayload,
+    Event,
     Kind,
+    Payload,
     TerminalInputPayload,
     TerminalSizePayload,
 )
 
-if TYPE_CHECKING:
-    from simulator.session import Session
+
+class Recorder(Protocol):
+    """Where the terminal's events go: a session's `emit` (simulator.session.Session is one)."""
+
+    @property
+    def closed(self) -> bool: ...
+
+    def emit(self, actor: Actor, kind: Kind, data: Payload, cause: int | None = None) -> Event: ...
+
 
 LINE_ENDS = b"\r\n\x03\x04\x1a"
 """Keys that end what is typed on a line: Enter (CR, or LF from a paste or a script), Ctrl+C,
@@ -109,7 +118,7 @@ class RecordedPty:
     INPUT_MAX = 4096
     """Bytes typed without a line end after which they are recorded (a long paste)."""
 
-    def __init__(self, session: Session, pty: Pty) -> None:
+    def __init__(self, session: Recorder, pty: Pty) -> None:
         self.session = session
         self._pty = pty
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")

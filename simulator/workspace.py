@@ -8,14 +8,13 @@ from __future__ import annotations
 import asyncio
 import posixpath
 from collections.abc import AsyncGenerator, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from backends.base import BackendError, DirEntry
+from simulator.session_errors import SessionError
 
 if TYPE_CHECKING:
     import pathspec
-
-    from simulator.session import Session
 
 # Never shown or walked, whatever the .gitignore files say.
 ALWAYS_HIDDEN = frozenset({".git"})
@@ -85,6 +84,15 @@ class IgnoreRules:
         return False
 
 
+class WorkspaceReader(Protocol):
+    """What a walk reads through: a session's unrecorded listing and reading (simulator.session
+    .Session is one)."""
+
+    async def list_dir(self, path: str = ".") -> list[DirEntry]: ...
+
+    async def read_bytes(self, path: str) -> bytes: ...
+
+
 class WorkspaceWalk:
     """A gitignore-aware view of a session's workspace, read through the session (unrecorded).
 
@@ -94,7 +102,9 @@ class WorkspaceWalk:
     below it from then on. `skip_dir(name)` prunes directories by name on top of .gitignore.
     """
 
-    def __init__(self, session: Session, *, skip_dir: Callable[[str], bool] | None = None) -> None:
+    def __init__(
+        self, session: WorkspaceReader, *, skip_dir: Callable[[str], bool] | None = None
+    ) -> None:
         self.session = session
         self.rules = IgnoreRules()
         self._skip_dir = skip_dir
@@ -102,8 +112,6 @@ class WorkspaceWalk:
     async def entries(self, directory: str = ".") -> list[DirEntry]:
         """The visible entries of `directory`; SessionError / BackendError if it cannot be
         listed. An unreadable .gitignore hides nothing."""
-        from simulator.session import SessionError
-
         listed = await self.session.list_dir(directory)
         if any(e.name == ".gitignore" and e.kind == "file" for e in listed):
             try:
@@ -129,8 +137,6 @@ class WorkspaceWalk:
         """(path, entry) of every visible entry that is not a directory (files, and symlinks and
         others by their own kind), breadth first; a folder that cannot be listed hides its
         files, it does not stop the walk."""
-        from simulator.session import SessionError
-
         queue = ["."]
         while queue:
             directory = queue.pop(0)
