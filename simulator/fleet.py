@@ -49,9 +49,15 @@ class SessionState(StrEnum):
     STARTING = "starting"
     RUNNING = "running"
     STUCK = "stuck"
+    PAUSED = "paused"  # the agent waits for a person who took the session over
     FINISHED = "finished"
     FAILED = "failed"
     ENDED = "ended"  # the session closed without the agent finishing (a budget, a stop, an error)
+
+
+_LIVE = frozenset(
+    (SessionState.STARTING, SessionState.RUNNING, SessionState.STUCK, SessionState.PAUSED)
+)
 
 
 @dataclass
@@ -135,6 +141,7 @@ class Fleet:
                     changed[key] = row
         for row in self._read_results():
             changed[row.key] = row
+        # A paused session waits for a person: quiet, but not stuck.
         live = (SessionState.STARTING, SessionState.RUNNING, SessionState.STUCK)
         for row in self.rows.values():
             if row.state not in live:
@@ -201,6 +208,9 @@ class Fleet:
             row.last_action = describe_event(event)
         elif kind == "note" and payload.get("mark") == "agent.task" and not row.task:
             row.task = str(payload.get("text", ""))
+        elif kind == "note" and payload.get("mark") == "agent.mode" and row.state in _LIVE:
+            human = str(payload.get("text", "")).endswith(": human")
+            row.state = SessionState.PAUSED if human else SessionState.RUNNING
         elif kind == "test.result":
             row.tests = describe_event(event).removeprefix("tests: ")
         elif kind == "llm.response":

@@ -19,9 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from simulator.agent.config import litellm_client
+from simulator.agent.control import ControlError, ControlServer
 from simulator.agent.loop import Agent, Budgets, Mode
 from simulator.agent.models import ModelConfigError
 from simulator.batch.runner import InfrastructureError, Task, TaskFailure
+from simulator.events import Actor
 from simulator.gym.task import GymTask
 from simulator.testrun import TestRunResult
 
@@ -133,7 +135,18 @@ async def _agent_task(task: Task) -> dict[str, Any]:
     async with session:
         before = await session.run_tests(selector)
         agent = Agent(session, client, mode=Mode.AUTO, budgets=budgets)
-        run = await agent.run(gym.instruction)
+        # The fleet view's take-over reaches the session through this while the agent runs.
+        control = ControlServer(session, agent, trajectory)
+        try:
+            await control.start()
+        except (ControlError, OSError) as exc:
+            session.note(
+                f"Take-over is off for this session: {exc}", actor=Actor.SYSTEM, mark="control"
+            )
+        try:
+            run = await agent.run(gym.instruction)
+        finally:
+            await control.close()
         after = await session.run_tests(selector)
     usage = run.usage
     result: dict[str, Any] = {

@@ -64,6 +64,24 @@ def test_a_session_with_no_new_event_for_a_while_is_stuck_until_it_moves(tmp_pat
     assert fleet.rows["slow"].state == SessionState.RUNNING
 
 
+def test_a_session_a_person_took_over_is_paused_not_stuck_until_the_agent_goes_on(
+    tmp_path: Path,
+) -> None:
+    fleet = Fleet(tmp_path, stuck_after=30)
+    run = GrowingRun(tmp_path, "taken")
+    run.command("ls")
+    run.event("note", {"text": "agent mode: human", "mark": "agent.mode"})
+    fleet.poll(now=100.0)
+    assert fleet.rows["taken"].state == SessionState.PAUSED
+    assert fleet.poll(now=500.0) == []  # quiet for minutes: the person has it, not stuck
+    assert fleet.rows["taken"].state == SessionState.PAUSED
+    run.event("note", {"text": "agent mode: auto", "mark": "agent.mode"})
+    fleet.poll(now=501.0)
+    assert fleet.rows["taken"].state == SessionState.RUNNING
+    fleet.poll(now=540.0)
+    assert fleet.rows["taken"].state == SessionState.STUCK
+
+
 def test_the_results_store_gives_verdicts_and_names_tasks_that_wrote_nothing(
     tmp_path: Path,
 ) -> None:

@@ -29,6 +29,7 @@ _STATE_STYLE = {
     SessionState.STARTING: "dim",
     SessionState.RUNNING: "",
     SessionState.STUCK: "bold reverse red",
+    SessionState.PAUSED: "bold yellow",
     SessionState.FINISHED: "green",
     SessionState.FAILED: "red",
     SessionState.ENDED: "yellow",
@@ -39,6 +40,7 @@ _STATE_ORDER = {
     for n, state in enumerate(
         (
             SessionState.STUCK,
+            SessionState.PAUSED,
             SessionState.FAILED,
             SessionState.RUNNING,
             SessionState.STARTING,
@@ -82,7 +84,7 @@ class FleetScreen(Screen[None]):
             "attach",
             "Attach",
             id="fleet.attach",
-            tooltip="Follow the session's trajectory in the replay viewer (read-only)",
+            tooltip="Follow the session's trajectory in the replay viewer; p there takes it over",
         ),
         Binding(
             "slash",
@@ -344,9 +346,9 @@ class FleetScreen(Screen[None]):
         if row is None or row.path is None or not row.path.exists():
             self.notify("This session has no trajectory to attach to.", severity="warning")
             return
-        from widgets.replay import ReplayScreen
+        from widgets.fleet.attached import AttachedScreen
 
-        self.app.push_screen(ReplayScreen(row.path, follow=True))
+        self.app.push_screen(AttachedScreen(row.path))
 
     def action_quit_fleet(self) -> None:
         self.app.exit()

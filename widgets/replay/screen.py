@@ -289,10 +289,13 @@ class ReplayScreen(Screen[None]):
         while self.follow and not worker.is_cancelled:
             # A live session's file: what it appends shows within half a second.
             time.sleep(0.5)
-            if source.grow():
-                while not source.scan(_CHUNK) and not worker.is_cancelled:
-                    time.sleep(0.001)
-                self.post_message(self.Grew())
+            try:
+                if self.follow and source.grow():
+                    while not source.scan(_CHUNK) and not worker.is_cancelled:
+                        time.sleep(0.001)
+                    self.post_message(self.Grew())
+            except (ValueError, OSError):  # the viewer closed the file meanwhile
+                return
 
     @on(Loaded)
     def _loaded(self, message: Loaded) -> None:
@@ -682,6 +685,7 @@ class ReplayScreen(Screen[None]):
 
     def action_close(self) -> None:
         self._stop()
+        self.follow = False  # the follow loop stops before the file closes under it
         self._first_frame.set()
         if self.source is not None:
             self.source.close()
