@@ -32,33 +32,36 @@ from array import array
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, Protocol
 
 from simulator.events import Event
-from simulator.wire import Record, WireError, optional
+from simulator.trajectory_header import (
+    MAX_DEPTH,
+    SCHEMA,
+    AgentInfo,
+    BackendInfo,
+    ImportInfo,
+    ParentInfo,
+    RepoInfo,
+    TrajectoryError,
+    TrajectoryHeader,
+    check_header,
+    clip,
+    json_depth,
+    now_iso,
+)
+from simulator.wire import WireError
 
-SCHEMA = "reposim.trajectory/1"
 BLOB_THRESHOLD = 16 * 1024
 _KEEP = 4 * 1024
-MAX_DEPTH = 100
-"""How deeply a line's JSON may nest; deeper lines are refused as corrupt."""
 _BOM = b"\xef\xbb\xbf"
 _DIGEST = re.compile(r"[0-9a-f]{64}")
-
-
-class TrajectoryError(Exception):
-    """A trajectory that cannot be read; the message is one clear sentence."""
 
 
 def sha256_text(data: str | bytes) -> str:
     raw = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
     return hashlib.sha256(raw).hexdigest()
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def blob_dir(path: Path) -> Path:
@@ -77,150 +80,6 @@ def blob_path(path: Path, digest: str) -> Path:
 
 
 # -- the header --------------------------------------------------------------------------------
-
-
-@dataclass
-class RepoInfo(Record):
-    """Where a session's workspace came from."""
-
-    source: str | None = None
-    git: bool = False
-    commit: str | None = optional()
-    branch: str | None = optional()
-    dirty: bool | None = optional()
-
-
-@dataclass
-class BackendInfo(Record):
-    """Where the commands ran (`Backend.describe()`); backends add their own fields."""
-
-    REST = "extra"
-    kind: str | None = None
-    workspace: str | None = optional()
-    image: str | None = optional()
-    image_id: str | None = optional()
-    container: str | None = optional()
-    limits: dict[str, Any] | None = optional()
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class AgentInfo(Record):
-    REST = "extra"
-    model: str | None = None
-    mode: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class ParentInfo(Record):
-    """The trajectory this one forks, resumes or re-executes."""
-
-    file: str
-    step: int | None = None
-    resumed: bool = optional(False)
-    replay: str | None = optional()
-    foreign: bool = optional(False)
-    """The parent was not provably recorded here: what this one re-ran came from elsewhere,
-    so this file is not sealed either (a re-execution must not launder a stranger's commands)."""
-
-
-@dataclass
-class ImportInfo(Record):
-    """For a file converted from another tool: which, and what of it has no event."""
-
-    REST = "extra"
-    format: str
-    file: str
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class TrajectoryHeader(Record):
-    """Line 1 of a trajectory. Build one with `TrajectoryHeader.new`."""
-
-    REST = "extra"
-    schema: str
-    session: str
-    created: str
-    repo: RepoInfo
-    backend: BackendInfo
-    agent: AgentInfo | None
-    reposim: str
-    host: str | None = optional()
-    """Older files: a digest of machine id and uid, which anyone can compute; never trusted."""
-    seal: str | None = optional()
-    """HMAC of the rest of the header under this user's key (simulator.provenance)."""
-    parent: ParentInfo | None = optional()
-    imported: ImportInfo | None = optional()
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def new(
-        cls,
-        session: str,
-        *,
-        repo: RepoInfo | None = None,
-        backend: BackendInfo | None = None,
-        agent: AgentInfo | None = None,
-        parent: ParentInfo | None = None,
-        imported: ImportInfo | None = None,
-    ) -> TrajectoryHeader:
-        """The header of a trajectory written now, on this machine. The writer seals it unless
-        it is imported or re-runs a foreign parent (see `sealable`)."""
-        from simulator import __version__
-
-        return cls(
-            schema=SCHEMA,
-            session=session,
-            created=now_iso(),
-            repo=repo or RepoInfo(),
-            backend=backend or BackendInfo(),
-            agent=agent,
-            reposim=__version__,
-            parent=parent,
-            imported=imported,
-        )
-
-    @property
-    def sealable(self) -> bool:
-        """Whether a file with this header is this user's own recording."""
-        return self.imported is None and not (self.parent is not None and self.parent.foreign)
-
-    @property
-    def recorded_here(self) -> bool:
-        """Whether this user recorded it on this machine (its seal checks out under the user's
-        key), so its commands are this user's own. The `host` field of older files is not
-        evidence: anyone can compute it."""
-        from simulator.provenance import sealed_here
-
-        return self.seal is not None and sealed_here(self.to_dict())
-
-
-def check_header(data: Any, where: str) -> TrajectoryHeader:
-    """The header of a file, checked; TrajectoryError (one sentence) if it is not one we read."""
-    if not isinstance(data, dict) or "schema" not in data:
-        raise TrajectoryError(
-            f"{where} is not a RepoSim trajectory (its first line has no schema)."
-        )
-    schema = data["schema"]
-    if schema != SCHEMA:
-        if isinstance(schema, str) and schema.startswith("reposim.trajectory/"):
-            raise TrajectoryError(
-                f"{where} uses schema {schema}; this version of RepoSim reads {SCHEMA} only."
-            )
-        raise TrajectoryError(f"{where} has schema {_clip(repr(schema))}, not {SCHEMA}.")
-    try:
-        return TrajectoryHeader.from_dict(data, "its header")
-    except WireError as exc:
-        raise TrajectoryError(f"{where} cannot be read: {exc}.") from None
-
-
-def _clip(text: str, width: int = 80) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-# -- writing -----------------------------------------------------------------------------------
 
 
 class TrajectoryWriter:
@@ -388,24 +247,6 @@ def parse_line(raw: bytes) -> Any:
     if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and json_depth(value) > MAX_DEPTH:
         raise _LineError(f"is corrupt (nested more than {MAX_DEPTH} levels deep)")
     return value
-
-
-def json_depth(value: Any) -> int:
-    deepest = 0
-    stack = [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
-        deepest = max(deepest, level)
-        if deepest > MAX_DEPTH:
-            return deepest
-        stack.extend((child, level + 1) for child in children)
-    return deepest
 
 
 def _event_of(raw: bytes) -> Event:
@@ -749,7 +590,7 @@ def load_blob(path: Path, event: Event, key: str) -> str:
         return value if isinstance(value, str) else ""
     if not isinstance(digest, str) or not _DIGEST.fullmatch(digest):
         raise TrajectoryError(
-            f"Step {event.seq} refers to its {key} by {_clip(repr(digest), 40)},"
+            f"Step {event.seq} refers to its {key} by {clip(repr(digest), 40)},"
             " which is not a sha256 digest."
         )
     data = blob_bytes(path, digest, f"Blob {digest} of step {event.seq}")
@@ -867,3 +708,40 @@ def read_trajectory(path: Path | str) -> Trajectory:
     with open_trajectory(path) as source:
         events = list(source.events())
         return Trajectory(Path(path), source.header, events, source.problem)
+
+
+# The header's names are re-exported: readers import everything of a trajectory from here.
+__all__ = [
+    "BLOB_SUFFIX",
+    "BLOB_THRESHOLD",
+    "MAX_BLOB",
+    "MAX_DEPTH",
+    "SCHEMA",
+    "AgentInfo",
+    "BackendInfo",
+    "EventSource",
+    "ImportInfo",
+    "MemoryTrajectory",
+    "ParentInfo",
+    "RepoInfo",
+    "Trajectory",
+    "TrajectoryError",
+    "TrajectoryHeader",
+    "TrajectoryIndex",
+    "TrajectoryWriter",
+    "blob_bytes",
+    "blob_dir",
+    "blob_path",
+    "check_header",
+    "is_native",
+    "json_depth",
+    "json_line",
+    "load_blob",
+    "now_iso",
+    "open_trajectory",
+    "parse_line",
+    "read_trajectory",
+    "readable",
+    "sha256_text",
+    "whole_event",
+]

@@ -22,7 +22,7 @@ from simulator.interop.model import (
     conversation_events,
     events_conversation,
 )
-from simulator.trajectory import MAX_DEPTH, ImportInfo, TrajectoryHeader, json_depth
+from simulator.trajectory_header import MAX_DEPTH, ImportInfo, TrajectoryHeader, json_depth
 
 EXPORT_FORMATS = ("swe-agent", "mini-swe-agent", "openai-chat", "asciicast")
 _MAX_SIZE = 512 * 1024 * 1024

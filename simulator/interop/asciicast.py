@@ -26,7 +26,7 @@ from simulator.events import (
     TestRunPayload,
 )
 from simulator.interop.model import InteropError
-from simulator.trajectory import TrajectoryHeader
+from simulator.trajectory_header import TrajectoryHeader
 
 FORMAT = "asciicast"
 

@@ -37,7 +37,7 @@ from simulator.events import (
     ToolResultPayload,
     parse_payload,
 )
-from simulator.trajectory import (
+from simulator.trajectory_header import (
     AgentInfo,
     BackendInfo,
     ImportInfo,
