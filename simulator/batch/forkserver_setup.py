@@ -1,4 +1,4 @@
-"""Imported first by the batch layer's forkserver (simulator/batch/runner.py `_context`): gives it
+"""Imported first by the batch layer's forkserver (simulator/batch/workers.py `_context`): gives it
 the driver's sys.path and main script, which Python 3.11's forkserver means to pass but does not
 (it asks the preparation data for `main_path`, which that data calls `init_main_from_path`, and
 it never applies `sys_path`). Without them a task module only the main script makes importable

@@ -19,8 +19,8 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from simulator.batch.runner import Task, TaskFunction, retryable, run_isolated
 from simulator.batch.store import TaskRecord, TaskStatus
+from simulator.batch.workers import Task, TaskFunction, retryable, run_isolated
 
 SLOT = "reposim_slot"
 
