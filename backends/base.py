@@ -13,14 +13,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from backends.errors import BackendError as BackendError
+
 if TYPE_CHECKING:
     from backends.output import OutputCapture
 
 OutputCallback = Callable[[bytes], None]
-
-
-class BackendError(Exception):
-    """An error a user can act on; its message is one clear sentence."""
 
 
 class PathEscapeError(BackendError):

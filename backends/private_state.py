@@ -16,7 +16,7 @@ from typing import Any
 
 import psutil
 
-from backends.base import BackendError
+from backends.errors import BackendError
 
 
 def state_dir() -> Path:
