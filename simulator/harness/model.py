@@ -9,20 +9,16 @@ the next round. The first valid harness wins; after k rounds the last one is kep
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from simulator.agent.models import Message, ModelError
 from simulator.dataset.schema import CurationState, Harness, Problem, Validation
 from simulator.events import Actor
 from simulator.harness.format import check_harness, harness_path, header
+from simulator.harness.generation import HarnessOptions, settle, snapshot_reference
 from simulator.harness.llm import ask, code_block
 from simulator.harness.target import Target
 from simulator.harness.validate import validate
 from simulator.session import Session
 from simulator.workflow import StepStatus, WorkflowFailure, WorkflowRun
-
-if TYPE_CHECKING:
-    from simulator.harness.workflow import HarnessOptions
 
 SYSTEM = """You write equivalence test harnesses for Python functions.
 A harness is a pytest file that checks that `candidate` (an implementation of the target
@@ -102,7 +98,6 @@ async def model_problem(
     options: HarnessOptions,
 ) -> None:
     assert options.client is not None
-    from simulator.harness.workflow import _settle, _snapshot_reference
 
     module = problem.module or target.module
     if not module:
@@ -112,7 +107,7 @@ async def model_problem(
 
     env = module_env(options.env, target, module)
     path = harness_path(target)
-    await _snapshot_reference(session, target)
+    await snapshot_reference(session, target)
     messages = first_prompt(target, module)
     validation: Validation | None = None
     text = ""
@@ -163,4 +158,4 @@ async def model_problem(
         )
         return
     problem.curation.mark(CurationState.GENERATED)
-    _settle(problem, validation)
+    settle(problem, validation)

@@ -18,11 +18,10 @@ follows them by subscribing to the session.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from backends.shell import quote
-from simulator.agent.models import ModelClient
 from simulator.dataset.schema import CurationState, Harness, Problem, Validation
 from simulator.events import Actor
 from simulator.harness import traced
@@ -32,40 +31,16 @@ from simulator.harness.format import (
     check_harness,
     harness_path,
     readable_share,
-    reference_path,
 )
+from simulator.harness.generation import HarnessOptions as HarnessOptions
+from simulator.harness.generation import settle, snapshot_reference
 from simulator.harness.target import Target
-from simulator.harness.validate import Thresholds, judge, mutation_score, validate
+from simulator.harness.validate import judge, mutation_score, validate
 from simulator.session import Session
 from simulator.workflow import StepStatus, WorkflowFailure, WorkflowRun
 
 WORKFLOW = "harness"
 GENERATORS = ("traced", "model")
-
-
-@dataclass
-class HarnessOptions:
-    generator: str = "traced"
-    env: PythonEnv = field(default_factory=PythonEnv)
-    thresholds: Thresholds = field(default_factory=Thresholds)
-    rounds: int = 3  # generate-execute rounds of the model generator
-    max_calls: int = 40  # recorded calls kept per target (traced)
-    test_args: str = ""  # extra arguments for the repository's test run (traced)
-    client: ModelClient | None = None  # the model generator's client
-
-    def params(self) -> dict[str, Any]:
-        t = self.thresholds
-        return {
-            "generator": self.generator,
-            "min_cov": t.min_cov,
-            "min_mutation": t.min_mutation,
-            "repeats": t.repeats,
-            "max_mutants": t.max_mutants,
-            "min_mutants": t.min_mutants,
-            "min_parity": t.min_parity,
-            "rounds": self.rounds,
-            "model": self.client.model if self.client else None,
-        }
 
 
 ProblemHook = Callable[[Problem], None]
@@ -181,7 +156,7 @@ async def _traced_problem(
     problem.module = trace.module
     env = traced.module_env(options.env, target, trace.module)
     path = harness_path(target)
-    await _snapshot_reference(session, target)
+    await snapshot_reference(session, target)
     keep = list(range(len(trace.calls)))
     notes = [
         f"{len(trace.calls)} calls chosen by coverage of {trace.candidates or len(trace.calls)} "
@@ -230,7 +205,7 @@ async def _traced_problem(
                 session, env, target, trace.module, path, options.thresholds, suite_tests
             )
         judge(validation, options.thresholds)
-    _settle(problem, validation)
+    settle(problem, validation)
 
 
 def _suite_tests(trace: traced.Trace) -> list[str]:
@@ -246,20 +221,6 @@ def _first_failure(validation: Validation) -> str:
         if line.startswith("E ") and len(line) > 2:
             return line[2:].strip()[:200]
     return ""
-
-
-async def _snapshot_reference(session: Session, target: Target) -> None:
-    """Keep the reference file where load_reference() finds it."""
-    text = (await session.read_bytes(target.path)).decode("utf-8")
-    await session.write(reference_path(target), text, actor=Actor.SYSTEM)
-
-
-def _settle(problem: Problem, validation: Validation) -> None:
-    problem.validation = validation
-    if validation.verdict == "valid":
-        problem.curation.mark(CurationState.VALID)
-    else:
-        problem.curation.mark(CurationState.GENERATED, reason="; ".join(validation.reasons))
 
 
 def _summary(problem: Problem) -> dict[str, Any]:
@@ -381,7 +342,7 @@ async def revalidate(session: Session, problem: Problem, options: HarnessOptions
     target = _target(problem)
     with WorkflowRun(session, WORKFLOW, {"action": "revalidate", "problem": problem.id}) as run:
         await install_runtime(session)
-        await _snapshot_reference(session, target)
+        await snapshot_reference(session, target)
         why = check_harness(problem.harness.text)
         if why is not None:
             run.step("format", StepStatus.FAILED, problem=problem.id, reason=why)
@@ -394,7 +355,7 @@ async def revalidate(session: Session, problem: Problem, options: HarnessOptions
                 session, env, target, problem.module, path, options.thresholds
             )
             detail.update(verdict=validation.verdict, reasons=validation.reasons)
-        _settle(problem, validation)
+        settle(problem, validation)
         run.result(**_summary(problem))
     return validation
 
