@@ -34,6 +34,7 @@ from backends.base import (
     FileStat,
     Pty,
 )
+from backends.command_output import CommandOutputs
 from backends.confined import ConfinedRoot
 from backends.session_env import (
     PreparedVenv,
@@ -56,11 +57,6 @@ SESSION_MARK_VAR = "REPOSIM_SESSION_MARK"
 """In the environment of everything a local session runs, so closing it finds them all."""
 SHELL_MARK_VAR = "REPOSIM_SHELL_MARK"
 """Which command shell (a session has a new one after `exit`) a process belongs to."""
-# The command shell's output pipe: 1 MiB instead of Linux's 64 KiB, so a command that prints a
-# lot fills each of asyncio's reads (256 KiB) instead of waking it every 64 KiB. The reads stay
-# at asyncio's size: a 1 MiB buffer allocated per read doubled a short command's Python time.
-_SHELL_PIPE = 1 << 20
-_F_SETPIPE_SZ = 1031
 
 
 OWNER_FILE = "reposim-owner.json"
@@ -168,20 +164,19 @@ class _LocalShellChannel(ShellChannel):
     def __init__(
         self,
         proc: subprocess.Popen[bytes],
-        reader: asyncio.StreamReader,
+        outputs: CommandOutputs,
         writer: asyncio.StreamWriter,
-        read_transport: asyncio.BaseTransport,
         mark: str,
     ) -> None:
         self._proc = proc
-        self._reader = reader
+        self._outputs = outputs
         self._writer = writer
-        self._read_transport = read_transport
         self._mark = mark
         self._sent_at = time.time()
 
     @classmethod
-    async def spawn(cls, cwd: Path, env: dict[str, str]) -> _LocalShellChannel:
+    async def spawn(cls, cwd: Path, env: dict[str, str], private: Path) -> _LocalShellChannel:
+        """`private`: a directory of the session's own, for its commands' FIFOs."""
         mark = secrets.token_hex(8)
         env = {**env, SHELL_MARK_VAR: mark}
         proc = subprocess.Popen(  # noqa: ASYNC220 - reaped by close(), not by asyncio
@@ -194,14 +189,9 @@ class _LocalShellChannel(ShellChannel):
             start_new_session=True,
         )
         assert proc.stdin is not None and proc.stdout is not None
-        with contextlib.suppress(OSError):
-            fcntl.fcntl(proc.stdout.fileno(), _F_SETPIPE_SZ, _SHELL_PIPE)
         loop = asyncio.get_running_loop()
         try:
-            reader = asyncio.StreamReader(limit=_SHELL_PIPE, loop=loop)
-            read_transport, _ = await loop.connect_read_pipe(
-                lambda: asyncio.StreamReaderProtocol(reader, loop=loop), proc.stdout
-            )
+            outputs = CommandOutputs(private, proc.stdout.fileno())
             write_transport, write_protocol = await loop.connect_write_pipe(
                 asyncio.streams.FlowControlMixin, proc.stdin
             )
@@ -210,7 +200,7 @@ class _LocalShellChannel(ShellChannel):
             await asyncio.to_thread(proc.wait)
             raise
         writer = asyncio.StreamWriter(write_transport, write_protocol, None, loop)
-        return cls(proc, reader, writer, read_transport, mark)
+        return cls(proc, outputs, writer, mark)
 
     async def send(self, data: bytes) -> None:
         self._sent_at = time.time()  # a command's script is sent once, as it starts
@@ -221,7 +211,16 @@ class _LocalShellChannel(ShellChannel):
             pass  # the shell died; the reader sees EOF and the shell is restarted
 
     async def recv(self) -> bytes:
-        return await self._reader.read(_SHELL_PIPE)
+        return await self._outputs.recv()
+
+    def output_dir(self) -> str:
+        return self._outputs.directory
+
+    def output_name(self) -> str:
+        return self._outputs.name
+
+    async def command_done(self) -> None:
+        self._outputs.command_done()
 
     async def signal_children(self, sig: int) -> None:
         pids = proctree.descendants(self._proc.pid)
@@ -255,7 +254,9 @@ class _LocalShellChannel(ShellChannel):
         # Close the pipes now: left to the garbage collector they are closed after the event
         # loop, which prints "Event loop is closed" tracebacks on the way out.
         self._writer.close()
-        self._read_transport.close()
+        self._outputs.close()
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()
 
 
 class LocalPty(Pty):
@@ -421,10 +422,12 @@ class LocalBackend(ShellBackend):
             assert self.prepared_venv is not None
             with_import_roots(self._env, workspace, self.prepared_venv.import_roots)
         self._files = ConfinedRoot(str(workspace))
-        self._private = Path(tempfile.mkdtemp(prefix=PRIVATE_PREFIX))
+        self._private = private = Path(tempfile.mkdtemp(prefix=PRIVATE_PREFIX))
         _write_owner(self._private / OWNER_FILE, self.mark)
         self._shell = PersistentShell(
-            lambda: _LocalShellChannel.spawn(workspace, self._env), str(workspace), term=self.term
+            lambda: _LocalShellChannel.spawn(workspace, self._env, private),
+            str(workspace),
+            term=self.term,
         )
         await self._shell.start()
 

@@ -14,6 +14,10 @@ command runs next; a command's own stderr is its output as before. Each command 
 `REPOSIM_COMMAND_ID` (its nonce), so a timeout or an interrupt can tell the processes of this
 command, however detached (nohup, setsid), from the background jobs of earlier ones.
 
+Where the channel offers it (`ShellChannel.output_dir`), each command writes its output and then
+its frame to a FIFO of its own (backends/command_output.py): what a command's background jobs
+print after its frame is drained apart and dropped, never read as a later command's output.
+
 Output goes through an `OutputCapture` (backends/output.py): memory stays bounded however much a
 command prints, and a command whose output reaches the capture's cap is stopped.
 """
@@ -93,6 +97,21 @@ class ShellChannel(abc.ABC):
     async def signal_children(self, sig: int) -> None:
         """Send `sig` to every process group the shell started (never to the shell itself)."""
 
+    def output_dir(self) -> str | None:
+        """A directory of FIFOs, one per command, that this channel reads (see
+        backends/command_output.py), or None: commands write to the shell's own stdout. A
+        command's own channel keeps what its leftover background processes print out of later
+        commands' output: after `command_done` it is drained apart and thrown away."""
+        return None
+
+    def output_name(self) -> str:
+        """The name, in `output_dir`, of the next command's FIFO."""
+        raise NotImplementedError
+
+    async def command_done(self) -> None:
+        """The command whose frame was just read is over; the next one gets a fresh channel."""
+        return None
+
     async def signal_command(self, sig: int, command_id: str) -> None:
         """Send `sig` to the processes of the command whose `REPOSIM_COMMAND_ID` is
         `command_id`; channels that cannot tell commands apart signal every child."""
@@ -152,7 +171,11 @@ class PersistentShell:
         self._channel = await self._open_channel()
         self._buffer.clear()
         self._eof = False
-        await self._channel.send((self._bootstrap + f"cd {quote(cwd)} 2>/dev/null\n").encode())
+        fifos = self._channel.output_dir()
+        outputs = "" if fifos is None else f"__rd={quote(fifos)}\n"
+        await self._channel.send(
+            (self._bootstrap + outputs + f"cd {quote(cwd)} 2>/dev/null\n").encode()
+        )
 
     async def close(self) -> None:
         if self._channel is not None:
@@ -208,10 +231,14 @@ class PersistentShell:
         # timeout or close like any others, but a later command reaches them by pid ($!),
         # not by %N. Names are short: bash reads a pipe one byte per read(2), so every byte
         # here is on each command's round trip.
+        own = self._channel.output_dir() is not None
+        # With a channel of its own, the command's output and then its frame go to its FIFO
+        # in the directory the bootstrap put in $__rd (short: every byte costs, see above).
+        to = f" >$__rd/{self._channel.output_name()}" if own else ""
         script = (
             f"__rsc={quote(command)}\n"
-            f'{{ {exports}eval "$__rsc"\n}} </dev/null 2>&1\n'
-            f"printf '\\036RSM-{nonce}:%d:%s\\036\\n' $? \"$PWD\";disown -a\n"
+            f'{{ {exports}eval "$__rsc"\n}} </dev/null{to} 2>&1\n'
+            f"printf '\\036RSM-{nonce}:%d:%s\\036\\n' $? \"$PWD\"{to};disown -a\n"
         )
         started = time.monotonic()
         wall_started = time.time()
@@ -248,6 +275,10 @@ class PersistentShell:
             raise
         finally:
             self._idle.set()
+        if match is not None:
+            await self._channel.command_done()
+            if own:
+                self._buffer.clear()  # what followed the frame is the leftovers' output
         restarted = self._restarted_unreported
         self._restarted_unreported = False
         if match is None:  # the shell died under the command (`exit`, killed)
