@@ -53,6 +53,19 @@ def tier_of(record: TaskRecord | None) -> str:
     return str(verdict.get("tier") or record.status)
 
 
+def _interleaved(repos: list[Path], categories: dict[str, str]) -> list[Path]:
+    """One repository of each category in turn, each category in the list's order."""
+    queues: dict[str, list[Path]] = {}
+    for repo in repos:
+        queues.setdefault(categories.get(repo.name, "-"), []).append(repo)
+    out: list[Path] = []
+    while any(queues.values()):
+        for queue in queues.values():
+            if queue:
+                out.append(queue.pop(0))
+    return out
+
+
 def _span(records: list[TaskRecord]) -> float:
     """Seconds from the first task's start to the last task's end, from the records."""
     if not records:
@@ -67,12 +80,25 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=4)
     parser.add_argument("--store", type=Path, default=Path("/tmp/reposim-setup-corpus.jsonl"))
     parser.add_argument("--limit", type=int, default=0)
-    parser.add_argument("--timeout", type=float, default=1200.0)
+    parser.add_argument(
+        "--interleave",
+        action="store_true",
+        help="Take the categories in turn (with --limit, or a run cut short: a stratified subset).",
+    )
+    parser.add_argument("--timeout", type=float, default=1200.0, help="per task, both ways")
+    parser.add_argument(
+        "--budget", type=float, default=1200.0, help="reposim's own ladder budget (--budget)"
+    )
     parser.add_argument("--fresh", action="store_true")
     parser.add_argument(
         "--retry-reposim-failed",
         action="store_true",
         help="Run `reposim setup` again on the repositories it failed (the naive runs stay).",
+    )
+    parser.add_argument(
+        "--only",
+        choices=("naive", "reposim"),
+        help="Run one way only (the other's results already in the store stay and are reported).",
     )
     parser.add_argument("--markdown", action="store_true", help="The table as Markdown.")
     parser.add_argument(
@@ -85,6 +111,8 @@ def main() -> int:
     categories = {repo_dir(args.corpus, n, v).name: c for n, v, c in categorised_pins(listing)}
     repos = [repo_dir(args.corpus, n, v) for n, v, _ in categorised_pins(listing)]
     repos = [r for r in repos if (r / ".git").is_dir()]
+    if args.interleave:
+        repos = _interleaved(repos, categories)
     if args.limit:
         repos = repos[: args.limit]
     if not repos:
@@ -93,7 +121,9 @@ def main() -> int:
     if args.fresh and args.store.exists():
         args.store.unlink()
     trajectories = args.store.with_suffix(".trajectories")
-    request = SetupRequest(image=DEFAULT_IMAGE, trajectory_dir=str(trajectories))
+    request = SetupRequest(
+        image=DEFAULT_IMAGE, trajectory_dir=str(trajectories), budget=args.budget
+    )
     tasks: list[Task] = []
     for repo in repos:
         tasks.append(
@@ -112,6 +142,8 @@ def main() -> int:
         skipped, wall = 0, _span(records)
     else:
         retry: frozenset[TaskStatus] = frozenset()
+        if args.only:
+            tasks = [t for t in tasks if t.key.startswith(f"{args.only}:")]
         if args.retry_reposim_failed:
             # Only `reposim setup` runs again (after a fix); the naive reference stays as it ran.
             tasks = [t for t in tasks if t.key.startswith("reposim:")]

@@ -68,6 +68,14 @@ def _progress(as_json: bool) -> Any:
 )
 @click.option("--min-tests", type=int, default=10, show_default=True, help="Tests for ready+.")
 @click.option(
+    "--budget",
+    type=click.FloatRange(min=1),
+    default=1200.0,
+    show_default=True,
+    help="Seconds for the ladder: no repair round starts that would not end, with the "
+    "whole-suite run that confirms it, within them.",
+)
+@click.option(
     "--save-env", is_flag=True, help="Commit a ready container to reposim/env/NAME:COMMIT."
 )
 @click.option("--name", "env_name", help="The environment's name (default: the directory's).")
@@ -88,6 +96,7 @@ def setup_command(
     api_base: str | None,
     model_rounds: int,
     min_tests: int,
+    budget: float,
     save_env: bool,
     env_name: str | None,
     trajectory_dir: str | None,
@@ -118,6 +127,7 @@ def setup_command(
         api_base=api_base,
         model_rounds=model_rounds,
         min_tests=min_tests,
+        budget=budget,
         trajectory_dir=trajectory_dir,
         save_env=save_env,
         env_name=env_name,

@@ -43,12 +43,14 @@ from simulator.setup.oracle import (
     Diagnosis,
     Tier,
     Verdict,
+    collection_errors,
     count_generic,
     diagnose,
     verdict_from_tests,
 )
 from simulator.setup.repair import SYSTEM_LOOKUP, Fix, RepairState, plan
 from simulator.setup.testcmd import TestCommand, project_test_commands
+from simulator.testrun import TestRunResult
 from simulator.workflow import WorkflowRun
 
 WORKFLOW = "setup"
@@ -63,6 +65,9 @@ class SetupOptions:
     use_uv: bool = True
     install_imports: bool = True  # the import-scan rung (off to measure the ladder without it)
     venv_dir: str | None = None  # where to make the venv (default: the session's private dir)
+    # Seconds for the whole ladder: no repair round starts that would leave too little for the
+    # whole-suite run that confirms it (None: rounds are capped by `repair_rounds` only).
+    budget: float | None = 1200.0
 
 
 @dataclass
@@ -128,6 +133,7 @@ class _Env:
         self.constraints: str | None = None  # the as-of-the-commit pins (time travel)
         self.resolution: dict[str, Any] = {"mode": "today"}
         self.last_output = ""
+        self.deadline = time.monotonic() + options.budget if options.budget else None
 
     async def sh(self, command: str, *, timeout: float | None = None) -> ExecResult:
         result = await self.session.exec(command, actor=Actor.SYSTEM, timeout=timeout or 120.0)
@@ -339,17 +345,33 @@ async def _python_ladder(
     with run.stage("oracle") as detail:
         verdict = await _oracle(env, project, imports, install_failure, options)
         detail.update(verdict.to_dict())
-    for round_no in range(1, options.repair_rounds + 1):
-        fix = None
-        if not verdict.ready and verdict.category is not None:
-            fix = plan(Diagnosis(verdict.category, verdict.evidence or "", verdict.subject), state)
-        for skipped in verdict.skipped_diagnoses if fix is None else []:
-            # A ready verdict that left test modules out: repair what made them not import.
-            fix = plan(skipped, state)
-            if fix is not None:
-                break
+    # Repair rounds. After a fix only the test files that failed run again (what the fix can
+    # change), which says whether it helped and what to repair next; the whole suite runs once
+    # more before the verdict is given, since an install or a downgrade can break other tests.
+    round_no = 0
+    unconfirmed = False  # fixes applied since the whole suite last ran
+    last_round = 0.0  # how long the last round (fix and re-run) took
+    whole = verdict.seconds  # how long the whole suite took last
+    while True:
+        fix = _next_fix(verdict, state) if round_no < options.repair_rounds else None
+        # A round, then the whole suite to confirm it: both must fit.
+        if fix is not None and not _time_for(env, last_round + whole):
+            env.notes.append(
+                f"repairs stopped at the time budget ({options.budget:.0f} s) after "
+                f"{round_no} round(s); not tried: {fix.kind} ({fix.reason})"
+            )
+            fix = None
         if fix is None:
-            break
+            if not unconfirmed:
+                break
+            unconfirmed = False
+            with run.stage("oracle", round=round_no, whole_suite=True) as detail:
+                verdict = await _oracle(env, project, imports, install_failure, options)
+                detail.update(verdict.to_dict())
+            whole = verdict.seconds
+            continue  # what the whole suite shows may still be repaired, rounds permitting
+        round_no += 1
+        started = time.monotonic()
         state.tried.add(fix.key)
         with run.stage("repair", round=round_no, fix=fix.kind, reason=fix.reason) as detail:
             ok = await _apply(env, fix, state)
@@ -359,14 +381,48 @@ async def _python_ladder(
                 detail["failed"] = True
         if not ok:
             continue
+        reinstalled = False
         if fix.kind in ("binary", "system") and project.installable and install_failure:
             ok, output = await _install_project(env, project)
             install_failure = None if ok else diagnose(output, fallback=Category.DEPENDENCY)
+            reinstalled = True
         state.versions = await env.versions()
-        with run.stage("oracle", round=round_no) as detail:
-            verdict = await _oracle(env, project, imports, install_failure, options)
-            detail.update(verdict.to_dict())
+        if verdict.retest and not reinstalled:
+            files = verdict.retest
+            with run.stage("retest", round=round_no) as detail:
+                verdict = await _run_test_command(
+                    env, TestCommand("pytest", tuple(files), "retest"), imports, options
+                )
+                detail.update(verdict.to_dict(), files=files)
+            unconfirmed = True
+        else:
+            with run.stage("oracle", round=round_no) as detail:
+                verdict = await _oracle(env, project, imports, install_failure, options)
+                detail.update(verdict.to_dict())
+            unconfirmed = False
+            whole = verdict.seconds
+        last_round = time.monotonic() - started
     return verdict
+
+
+def _next_fix(verdict: Verdict, state: RepairState) -> Fix | None:
+    if not verdict.ready and verdict.category is not None:
+        fix = plan(Diagnosis(verdict.category, verdict.evidence or "", verdict.subject), state)
+        if fix is not None:
+            return fix
+    for skipped in verdict.skipped_diagnoses:
+        # A ready verdict that left test modules out: repair what made them not import.
+        fix = plan(skipped, state)
+        if fix is not None:
+            return fix
+    return None
+
+
+def _time_for(env: _Env, seconds: float) -> bool:
+    """Whether `seconds` more (a round and the whole-suite run that confirms it) fit the budget."""
+    if env.deadline is None:
+        return True
+    return time.monotonic() + seconds <= env.deadline
 
 
 async def _lock(env: _Env, project: Project) -> list[str]:
@@ -758,15 +814,41 @@ async def _run_test_command(
         command=command, actor=Actor.SYSTEM, timeout=options.test_timeout
     )
     counts = run.counts() if run.structured else count_generic(run.output, run.exit_code)
-    return verdict_from_tests(
+    verdict = verdict_from_tests(
         counts,
         output=run.output,
         exit_code=run.exit_code,
         timed_out=run.timed_out,
         command=command,
         min_tests=options.min_tests,
-        modules=len(imports.test_modules),
+        modules=len(test.args) if test.source == "retest" else len(imports.test_modules),
     )
+    verdict.seconds = run.duration
+    verdict.retest = failing_files(run, Path(env.session.source))
+    return verdict
+
+
+def failing_files(run: TestRunResult, root: Path) -> list[str]:
+    """The test files of a pytest run that hold every failed, erroring or unimportable test,
+    each a file of the checkout; empty when some failure has no such file (a doctest of an
+    installed module, a crash, a timeout): then only the whole suite can tell."""
+    if not run.structured or run.timed_out or run.exit_code in (2, 3, 4):
+        return []
+    files = {t.id.split("::")[0] for t in run.tests if t.outcome in ("failed", "error")}
+    files.update(path for path, _ in collection_errors(run.output))
+    checked = []
+    for name in sorted(files):
+        path = Path(name)
+        if (
+            not name.endswith(".py")
+            or name.startswith("-")
+            or path.is_absolute()
+            or ".." in path.parts
+            or not (root / path).is_file()
+        ):
+            return []
+        checked.append(name)
+    return checked
 
 
 async def _unittest(
@@ -797,6 +879,7 @@ async def _unittest(
         command=command,
         min_tests=options.min_tests,
     )
+    verdict.seconds = run.duration
     defined = imports.test_functions
     ran = sum(counts.get(k, 0) for k in ("passed", "failed", "error"))
     if verdict.ready and defined and ran < 0.8 * defined:

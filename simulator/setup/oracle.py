@@ -161,9 +161,16 @@ def diagnose(output: str, *, fallback: Category = Category.UNKNOWN) -> Diagnosis
     lines = [line.strip() for line in output.splitlines() if line.strip()]
     for category, pattern in _PATTERNS:
         # Errors are reported last: search from the end so the final cause wins over warnings.
-        for line in reversed(lines):
-            if pattern.search(line):
-                return Diagnosis(category, line[:400], _subject(category, line))
+        matching = [line for line in reversed(lines) if pattern.search(line)]
+        if not matching:
+            continue
+        # pytest's one-line summary cuts a long message ("... was removed in ..."); the
+        # traceback's `E` line above it has it whole: the line that names a subject is preferred.
+        for line in matching:
+            subject = _subject(category, line)
+            if subject is not None:
+                return Diagnosis(category, line[:400], subject)
+        return Diagnosis(category, matching[0][:400])
     evidence = next((line for line in reversed(lines) if re.search(r"[Ee]rror", line)), None)
     if evidence is None:
         evidence = lines[-1] if lines else "(no output)"
@@ -201,6 +208,11 @@ class Verdict:
     # What a ready verdict left out, named: test modules that did not import (and why).
     skipped: list[str] = field(default_factory=list)
     skipped_diagnoses: list[Diagnosis] = field(default_factory=list)
+    # The test files a repair can change the outcome of (those with a failed, erroring or
+    # unimportable test), when the run named every one of them; empty when it did not (a
+    # generic runner, a timeout): then only the whole suite can tell.
+    retest: list[str] = field(default_factory=list)
+    seconds: float = 0.0  # how long the deciding test run took
 
     @property
     def ready(self) -> bool:
@@ -212,6 +224,8 @@ class Verdict:
         data["category"] = str(self.category) if self.category else None
         data.pop("output_tail")
         data.pop("skipped_diagnoses")
+        data.pop("retest")
+        data.pop("seconds")
         return data
 
     def line(self) -> str:

@@ -31,6 +31,7 @@ class SetupRequest:
     api_base: str | None = None
     min_tests: int = 10
     repair_rounds: int = 5
+    budget: float | None = 1200.0  # seconds for the ladder (SetupOptions.budget)
     trajectory_dir: str | None = None
     save_env: bool = False  # commit a ready container to reposim/env/<name>:<commit>
     env_name: str | None = None
@@ -93,6 +94,7 @@ async def setup_repository(
             session,
             SetupOptions(
                 repair_rounds=request.repair_rounds,
+                budget=request.budget,
                 min_tests=request.min_tests,
                 use_uv=request.use_uv,
                 venv_dir=str(venv_dir) if venv_dir is not None else None,

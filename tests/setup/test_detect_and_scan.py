@@ -171,3 +171,47 @@ def test_tox_extras_for_one_factor_are_left_out(tmp_path: Path) -> None:
     )
     project = detect(repo)
     assert project.extras == ["tests"] and project.extra_requirements == ["pytest-xdist"]
+
+
+def test_a_module_that_importorskips_a_name_makes_its_imports_of_it_optional(
+    tmp_path: Path,
+) -> None:
+    """pint's dask tests: `pytest.importorskip("dask")`, then `from dask.distributed import
+    Client` at module level. The tests skip without dask; setup must not install it up front
+    (dask and distributed made the suite much slower and were not what the project needs)."""
+    repo = repos.write_repo(
+        tmp_path / "r",
+        {
+            "setup.py": "from setuptools import setup\nsetup(name='units')\n",
+            "units/__init__.py": "X = 1\n",
+            "units/tests/test_dask.py": (
+                "import pytest\n\n"
+                'dask = pytest.importorskip("dask", reason="no dask")\n'
+                "from dask.distributed import Client\n"
+                "import tabulate\n\n"
+                "def test_x():\n    assert Client\n"
+            ),
+        },
+    )
+    found = scan(repo)
+    assert "dask" in found.optional and "dask" not in found.required
+    assert "tabulate" in found.required
+
+
+def test_a_cut_summary_line_gives_way_to_the_traceback_line_that_names_the_release() -> None:
+    """pytest's short summary cuts NumPy 2's message; the `E` line above has it whole, so the
+    repair pins below the release the message names."""
+    output = (
+        "    def test_nan():\n"
+        ">       assert math.isnan(np.NaN)\n"
+        "E       AttributeError: `np.NaN` was removed in the NumPy 2.0 release. "
+        "Use `np.nan` instead.\n"
+        "=========================== short test summary info ============================\n"
+        "FAILED tests/test_num.py::test_nan - AttributeError: `np.NaN` was removed in ...\n"
+        "1 failed, 3 passed in 1.28s\n"
+    )
+    diagnosis = diagnose(output)
+    assert diagnosis.category is Category.ATTRIBUTE_ERROR
+    assert diagnosis.subject == "numpy:NaN:<2.0"
+    fix = plan(diagnosis, RepairState(versions={"numpy": "2.1.0"}))
+    assert fix is not None and fix.requirements == ("numpy<2.0",)

@@ -1,0 +1,103 @@
+"""Time to verdict in the repair loop, on a real container: after a fix only the test files that
+failed run again, the whole suite runs once more before the verdict, and rounds stop at the
+ladder's time budget (with a note that says so)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from simulator.setup import run_setup
+from simulator.setup.ladder import SetupOptions
+from tests.setup import repos
+from tests.setup.conftest import SessionFactory
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+# Each run of the passing module appends a line to this file in the container's home.
+COUNTED = (
+    "import os\n\n"
+    "def _count():\n"
+    "    with open(os.path.expanduser('~/counted-runs'), 'a') as f:\n"
+    "        f.write('ran\\n')\n\n"
+    "def test_one():\n    _count()\n\n"
+    "def test_two():\n    assert 1 + 1 == 2\n"
+)
+
+
+def _two_repairs_repo(root: Path) -> Path:
+    """Two test modules each need one repair (pkg_resources, then NumPy 2's removed np.NaN);
+    a third module passes from the start."""
+    return repos.write_repo(
+        root,
+        {
+            "pyproject.toml": """
+                [build-system]
+                requires = ["setuptools>=61"]
+                build-backend = "setuptools.build_meta"
+
+                [project]
+                name = "twofix"
+                version = "0.1"
+                dependencies = ["numpy"]
+
+                [tool.setuptools]
+                packages = ["twofix"]
+            """,
+            "twofix/__init__.py": "def double(x):\n    return 2 * x\n",
+            "tests/test_counted.py": COUNTED,
+            "tests/test_meta.py": (
+                "def test_version():\n"
+                "    import pkg_resources\n"
+                "    assert pkg_resources.parse_version('1.2').release == (1, 2)\n"
+            ),
+            "tests/test_num.py": (
+                "import math\nimport numpy as np\n\n"
+                "def test_nan():\n    assert math.isnan(np.NaN)\n"
+            ),
+        },
+    )
+
+
+def _stages(path: Path) -> list[dict[str, object]]:
+    """The setup run's finished stages, in order, from the trajectory."""
+    out = []
+    for line in path.read_text().splitlines():
+        event = json.loads(line)
+        payload = event.get("payload") or {}
+        if event.get("kind") == "workflow.step" and payload.get("status") != "running":
+            out.append(payload)
+    return out
+
+
+async def test_a_repair_reruns_only_the_failing_files_then_the_whole_suite_once(
+    tmp_path: Path, docker_session: SessionFactory
+) -> None:
+    repo = _two_repairs_repo(tmp_path / "repo")
+    session = await docker_session(repo)
+    result = await run_setup(session)
+    assert result.verdict.ready, result.verdict.line()
+    assert result.verdict.tests.get("passed") == 4, result.verdict.tests
+    assert [r["fix"] for r in result.repairs] == ["install", "downgrade"], result.repairs
+    # The passing module ran twice: the first whole run and the one that confirms the repairs,
+    # never in the rounds between (each round re-ran only the files that had failed).
+    runs = await session.exec("wc -l < ~/counted-runs")
+    assert runs.output.decode().strip() == "2", runs.output
+    stages = [s for s in _stages(session.trajectory_path) if s.get("step") == "retest"]
+    files = [s["detail"]["files"] for s in stages]  # type: ignore[index]
+    assert files == [["tests/test_meta.py", "tests/test_num.py"], ["tests/test_num.py"]], stages
+    # The verdict is the whole suite's, with the project's own files named, not the retest's.
+    assert "test_counted.py" not in (result.verdict.test_command or "")
+
+
+async def test_repairs_stop_at_the_time_budget_and_say_so(
+    tmp_path: Path, docker_session: SessionFactory
+) -> None:
+    repo = _two_repairs_repo(tmp_path / "repo")
+    session = await docker_session(repo)
+    result = await run_setup(session, SetupOptions(budget=1.0))
+    assert not result.verdict.ready, result.verdict.line()
+    assert result.repairs == [], result.repairs
+    assert any("time budget" in n and "not tried: install" in n for n in result.notes), result.notes
