@@ -448,5 +448,40 @@ def batch_command(
         sys.exit(1)
 
 
+@perf_group.command("gc")
+@click.option(
+    "--older-than",
+    "days",
+    type=click.FloatRange(min=0.0),
+    default=30.0,
+    show_default=True,
+    help="Remove trees and environments no comparison used for this many days.",
+)
+@click.option("--dry-run", is_flag=True, help="Say what would be removed; remove nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def gc_command(days: float, dry_run: bool, as_json: bool) -> None:
+    """Remove from the perf cache (revision trees, environments, old tools) what no running
+    comparison holds and none used for --older-than days; what is held is kept and listed."""
+    from simulator.perf.envcache import cache_root, collect_garbage
+    from simulator.perf.environment import current_tools
+
+    report = collect_garbage(days * 86400, keep_tools=current_tools(), dry_run=dry_run)
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2))
+        return
+    verb = "would remove" if dry_run else "removed"
+    for path in report.removed:
+        click.echo(f"{verb} {path}")
+    for path in report.in_use:
+        click.echo(f"kept (in use by a running comparison) {path}")
+    for image in report.images:
+        click.echo(f"no longer referenced: image {image} (docker image rm {image} removes it)")
+    click.echo(
+        f"perf gc: {verb} {len(report.removed)} entries ({report.freed / 1e6:.1f} MB) "
+        f"under {cache_root()}",
+        err=True,
+    )
+
+
 def register(group: click.Group) -> None:
     group.add_command(perf_group)

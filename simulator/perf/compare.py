@@ -5,10 +5,11 @@
 Two environments (each a recorded Session checked out at its revision) run the same harness.
 pyperf does the measuring: a calibration run fixes the number of loops per value, then rounds
 alternate between the sides (A B, B A, A B, ...) so that a drift of the machine during the
-measurement falls on both sides alike; in each round pyperf spawns fresh worker processes,
-runs warm-ups, then the values, every worker pinned to the same CPU. Both sides' runs are
-stored as pyperf JSON beside the result. The verdict (speed-up, its bootstrap confidence
-interval over runs, significance) comes from `stats`, and the machine's state (CPU, load,
+measurement falls on both sides alike; in each round each side runs a fresh pyperf worker
+process (started directly in `--worker` mode), warm-ups, then the values, every worker pinned
+to the same CPU. Both sides' runs are stored as pyperf JSON beside the result. The verdict
+(speed-up, its bootstrap confidence interval over the rounds' A/B pairs, a paired t-test)
+comes from `stats`, and the machine's state (CPU, load,
 Python, isolation) goes with it, with the reasons not to trust it when there are some.
 """
 
@@ -58,8 +59,9 @@ class MeasureSettings:
     Adaptive by default (`rounds` None): after `min_rounds`, rounds go on in pairs until the 95%
     interval's half-width is at most `precision` of the speed-up, `max_rounds` are done or the
     `budget` (seconds of measuring) would be exceeded. `rounds` N measures exactly N rounds.
-    `values`/`warmups` None: 3 values after 1 warm-up per worker for an API; 1 value and no
-    warm-up for a command (each run is a fresh process already, like a by-hand ABBA)."""
+    `values`/`warmups` None: 3 values after 1 warm-up per worker for an API; 2 values and no
+    warm-up for a command (each value is a fresh process of the command already, like a run of
+    a by-hand ABBA; two per worker halve the worker's own start-up per timed run)."""
 
     rounds: int | None = None
     processes: int = 1  # worker processes per side and round
@@ -90,7 +92,7 @@ class MeasureSettings:
 
     def per_worker(self, command: bool) -> tuple[int, int]:
         """(values, warm-ups) per worker."""
-        values = self.values if self.values is not None else (1 if command else 3)
+        values = self.values if self.values is not None else (2 if command else 3)
         warmups = self.warmups if self.warmups is not None else (0 if command else 1)
         return values, warmups
 
@@ -314,6 +316,12 @@ def _cpu_list(text: str) -> list[int]:
     return cpus
 
 
+def loops_of_one(command_seconds: dict[str, float], settings: MeasureSettings) -> bool:
+    """A command of a second or more at both sides (its quickcheck showed): one run per value,
+    no calibration."""
+    return bool(command_seconds) and min(command_seconds.values()) >= 10 * settings.min_time
+
+
 def cpu_model() -> str:
     with contextlib.suppress(OSError):
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -342,12 +350,16 @@ async def compare(
         options.setdefault("cpus", float(len(_cpu_list(affinity))))
         isolation += f"; each container pinned to CPU {options['cpuset']} (docker cpuset)"
     envs: list[PerfEnvironment] = []
+    leases: list[envcache.TreeLease] = []
     try:
         for label, rev in (("A", request.a), ("B", request.b)):
             # Each side runs on its revision's own tree, so setup detects that revision's
             # project (its python_requires, requirement files, test tools), not HEAD's.
             commit = envcache.resolve(repo, rev, label)
-            tree = await asyncio.to_thread(envcache.revision_tree, repo, commit)
+            # held by this side alone until it closes (a busy tree: a private clone)
+            lease = await asyncio.to_thread(envcache.lease_tree, repo, commit)
+            leases.append(lease)
+            tree = lease.path
             side_options = dict(options)
             key: envcache.EnvKey | None = None
             cached: envcache.CachedEnv | None = None
@@ -374,6 +386,7 @@ async def compare(
                 commit=commit,
             )
             env.cache_key, env.cached = key, cached
+            env.private_venv = lease.private_venv
             envs.append(env)
         env_a, env_b = envs
         params = {
@@ -402,6 +415,8 @@ async def compare(
     finally:
         for env in envs:
             await env.close()
+        for lease in leases:
+            lease.release()
 
 
 async def _compare(
@@ -493,6 +508,8 @@ async def _compare(
                 "processes' share (--timer wall to time elapsed time anyway)"
             )
     values, warmups = settings.per_worker(request.command is not None)
+    # a command's every value is a fresh process of it: the unit of the statistics
+    each_value = request.command is not None
 
     async def measure(env: PerfEnvironment, output: Path, options: list[str]) -> None:
         await env.pyperf(
@@ -511,7 +528,7 @@ async def _compare(
     loops: dict[str, int] = {}
     for env in envs:
         calibration = files[f"calibration_{env.label.lower()}"]
-        if command_seconds and min(command_seconds.values()) >= 10 * settings.min_time:
+        if loops_of_one(command_seconds, settings):
             # a command of a second or more: one run per value, as its quickcheck showed
             with runs[env.label].stage("calibrate", min_time=settings.min_time) as detail:
                 loops[env.label] = 1
@@ -524,8 +541,7 @@ async def _compare(
                 env,
                 calibration,
                 [
-                    "--processes",
-                    "1",
+                    "--calibrate-loops",
                     "--values",
                     "1",
                     "--warmups",
@@ -538,14 +554,7 @@ async def _compare(
             loops[env.label] = int(load_benchmark(calibration).get_metadata().get("loops") or 1)
             detail["loops"] = loops[env.label]
 
-    per_round = [
-        "--processes",
-        str(settings.processes),
-        "--values",
-        str(values),
-        "--warmups",
-        str(warmups),
-    ]
+    per_worker = ["--values", str(values), "--warmups", str(warmups)]
     fixed = settings.rounds
     limit = fixed or settings.max_rounds
     done = 0
@@ -557,7 +566,8 @@ async def _compare(
         for env in order:
             with runs[env.label].stage("measure", round=done + 1, of=limit):
                 loop_option = ["--loops", str(loops[env.label])]
-                await measure(env, files[env.label.lower()], [*per_round, *loop_option])
+                for _ in range(settings.processes):
+                    await measure(env, files[env.label.lower()], [*per_worker, *loop_option])
         round_seconds.append(time.monotonic() - t0)
         load.append(os.getloadavg()[0])
         done += 1
@@ -565,8 +575,8 @@ async def _compare(
             continue
         await env_a.fetch(files["a"])
         await env_b.fetch(files["b"])
-        means_a = run_means(load_benchmark(files["a"]))
-        means_b = run_means(load_benchmark(files["b"]))
+        means_a = run_means(load_benchmark(files["a"]), each_value=each_value)
+        means_b = run_means(load_benchmark(files["b"]), each_value=each_value)
         if settings.timer == "auto" and timer == "wall" and _noisy(means_a, means_b):
             worst = max(_cv(means_a), _cv(means_b))
             actions.append(
@@ -579,7 +589,7 @@ async def _compare(
                 files[side].unlink(missing_ok=True)
             done = 0
             continue
-        check = compare_runs(means_a, means_b, resamples=2000)
+        check = compare_runs(means_a, means_b, resamples=2000, paired=True)
         half = (check.ci_high - check.ci_low) / 2 / check.speedup
         if half <= settings.precision:
             stop = (
@@ -609,8 +619,10 @@ async def _compare(
     await env_a.fetch(files["a"])
     await env_b.fetch(files["b"])
     bench_a, bench_b = load_benchmark(files["a"]), load_benchmark(files["b"])
-    stats_a, stats_b = side_stats(bench_a), side_stats(bench_b)
-    verdict = compare_runs(list(stats_a.run_means), list(stats_b.run_means))
+    stats_a = side_stats(bench_a, each_value=each_value)
+    stats_b = side_stats(bench_b, each_value=each_value)
+    # the k-th runs of A and B ran in the same round: compared in pairs (see stats)
+    verdict = compare_runs(list(stats_a.run_means), list(stats_b.run_means), paired=True)
     settings = replace(settings, timer=timer)
     for bench in (bench_a, bench_b):
         load += [
@@ -681,8 +693,9 @@ async def _setup(
     environment is kept under `key` for the next compare, mine or batch of this revision."""
     from simulator.setup import SetupOptions, run_setup
 
-    venv = envcache.venv_dir(key) if env.local else None
-    if venv is not None:
+    private = env.private_venv is not None
+    venv = env.private_venv or (envcache.venv_dir(key) if env.local else None)
+    if venv is not None and not private:
         envcache.discard(key)  # a half-made venv of an interrupted setup
         venv.parent.mkdir(parents=True, exist_ok=True)
     result = await run_setup(
@@ -701,7 +714,9 @@ async def _setup(
     if not result.python:
         return detail
     if env.local:
-        if Path(result.python).exists():
+        if private:
+            detail["cache"] = "not kept: made on a private clone (the cached tree was in use)"
+        elif Path(result.python).exists():
             envcache.record(key, python=result.python, tier=detail["tier"])
             detail["cache"] = str(key.directory)
     elif result.verdict.ready:

@@ -38,6 +38,8 @@ IN_WORKSPACE = ".reposim-perf"  # a container's perf files, inside its workspace
 
 
 CALLS_MODULE = "reposim_perf_calls"  # simulator/perf/capture.py, as the harness imports it
+# what a timed process inherits besides PATH (pyperf's create_environ keeps the same)
+WORKER_ENVIRONMENT = ("HOME", "TEMP", "PYTHONPATH", "PYTHON_CPU_COUNT", "PYTHON_GIL")
 
 
 def _tool_files() -> dict[str, Path]:
@@ -49,6 +51,15 @@ def _tool_files() -> dict[str, Path]:
     }
 
 
+def current_tools() -> Path:
+    """Where `shared_tools` keeps the tools of this version (made or not)."""
+    files = _tool_files()
+    digest = hashlib.sha256(pyperf.__version__.encode())
+    for name, path in sorted(files.items()):
+        digest.update(name.encode() + b"\0" + path.read_bytes())
+    return cache_root() / f"tools-{digest.hexdigest()[:12]}"
+
+
 def shared_tools() -> Path:
     """The tools directory every comparison uses, made once per version of these files and of
     pyperf (under the perf cache), not copied into each output directory.
@@ -56,11 +67,7 @@ def shared_tools() -> Path:
     The worker runs under the environment's interpreter, which need not have pyperf; pyperf is
     pure Python, so one copy beside the worker (its script directory is on sys.path) serves
     every interpreter and every container (a container gets the directory as a tar)."""
-    files = _tool_files()
-    digest = hashlib.sha256(pyperf.__version__.encode())
-    for name, path in sorted(files.items()):
-        digest.update(name.encode() + b"\0" + path.read_bytes())
-    dest = cache_root() / f"tools-{digest.hexdigest()[:12]}"
+    dest = current_tools()
     if (dest / ".complete").exists():
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -174,6 +181,9 @@ class PerfEnvironment:
         self.tree = tree  # the revision's own tree the session was opened on
         self.cache_key: EnvKey | None = None  # where --setup keeps this side's environment
         self.cached: CachedEnv | None = None  # the environment found there, reused
+        # the cached tree was held by another comparison: this side runs on its own clone, and
+        # a setup there makes its venv here, outside the cache (see envcache.TreeLease)
+        self.private_venv: Path | None = None
 
     @property
     def tools(self) -> PurePosixPath:
@@ -336,12 +346,26 @@ class PerfEnvironment:
     def _path_prefix(self) -> str:
         """`PATH=venv/bin:$PATH ` when the interpreter is a venv's, so `python` and the
         project's console scripts in a command are that environment's."""
+        venv = self._venv_bin()
+        return f"PATH={quote(venv)}:$PATH " if venv else ""
+
+    def _venv_bin(self) -> str | None:
+        """The interpreter's bin directory when it is a venv's (not RepoSim's own default)."""
         folder = PurePosixPath(self.python).parent
         if folder.name != "bin" or "/" not in self.python:
-            return ""
+            return None
         if self.local and self.python == sys.executable:
-            return ""  # RepoSim's own interpreter (the default): commands keep the user's PATH
-        return f"PATH={quote(str(folder))}:$PATH "
+            return None  # RepoSim's own interpreter (the default): commands keep the user's PATH
+        return str(folder)
+
+    def _clean_environment(self) -> str:
+        """`env -i` keeping only what pyperf's own workers keep (PATH, HOME, PYTHONPATH...):
+        the variables of the shell (PWD, whose length differs between the two trees, among
+        them) do not reach the timed process, as with pyperf's worker spawner."""
+        venv = self._venv_bin()
+        path = f'PATH={quote(venv)}:"$PATH"' if venv else '${PATH+PATH="$PATH"}'
+        kept = " ".join(f'${{{name}+{name}="${name}"}}' for name in WORKER_ENVIRONMENT)
+        return f"env -i {path} {kept} "
 
     async def pyperf(
         self,
@@ -354,16 +378,17 @@ class PerfEnvironment:
         timeout: float | None,
         cwd: str | None = None,
     ) -> ExecResult:
-        """One pyperf invocation; its runs are appended to `output`."""
+        """One pyperf worker process (`--worker`), run directly: its run is appended to
+        `output`. pyperf's own spawner would start a second Python (and import pyperf again)
+        only to start this one; per round that doubled the start-up cost."""
         target = (
             f"--harness {quote(harness)}"
             if harness is not None
             else f"--command {quote(command or '')} --cwd {quote(self.command_dir(cwd))}"
         )
         line = (
-            f"{self._path_prefix()}{self._worker()} --root {quote(self.root)} {target} "
-            f"--name {quote(name)} --python {quote(self.python)} "
-            f"--append {quote(self.path_for(output))} --quiet "
+            f"{self._clean_environment()}{self._worker()} --worker --root {quote(self.root)} "
+            f"{target} --name {quote(name)} --append {quote(self.path_for(output))} --quiet "
             + " ".join(quote(option) for option in options)
         )
         result = await self.run(line, timeout=timeout)

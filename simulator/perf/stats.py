@@ -5,6 +5,14 @@ memory layout, hash seeds and CPU state, so they are not independent draws. The 
 confidence interval is a bootstrap over runs (each side resampled separately, ratio of the
 means), and significance is pyperf's own two-sample t-test applied to the per-run means; a
 difference is called significant only when that test says so *and* the interval excludes 1.0.
+
+Runs measured in interleaved rounds (A B, B A, ...) are compared *paired*: the k-th run of A and
+the k-th run of B ran one after the other, so whatever drifts on the machine during the
+comparison (other processes' load, caches, the CPU's frequency) moves both alike. On this
+2-core machine at load 3-8 the CPU time of one fixed call drifted by 50% over two minutes while
+A and B of one round differed by about 8%; treated as independent samples that drift widened
+the interval until a 10% change went unseen. Paired, the bootstrap resamples rounds (ratio of
+the resampled sums) and the t-test is the one-sample test of the rounds' log ratios.
 """
 
 from __future__ import annotations
@@ -103,14 +111,21 @@ def load_benchmark(path: Path) -> pyperf.Benchmark:
     return benchmarks[0]
 
 
-def run_means(bench: pyperf.Benchmark) -> list[float]:
-    """The mean value of each run that has values (calibration runs have none)."""
-    return [statistics.fmean(run.values) for run in bench.get_runs() if run.values]
+def run_means(bench: pyperf.Benchmark, *, each_value: bool = False) -> list[float]:
+    """The mean value of each run that has values (calibration runs have none).
+
+    `each_value`: every value counts alone, in order. For a command each value is a fresh
+    process of the command, as independent as a run of the worker (the worker only starts it),
+    so a worker timing it twice gives two units, not one."""
+    runs = [run for run in bench.get_runs() if run.values]
+    if each_value:
+        return [value for run in runs for value in run.values]
+    return [statistics.fmean(run.values) for run in runs]
 
 
-def side_stats(bench: pyperf.Benchmark) -> SideStats:
+def side_stats(bench: pyperf.Benchmark, *, each_value: bool = False) -> SideStats:
     values = list(bench.get_values())
-    means = run_means(bench)
+    means = run_means(bench, each_value=each_value)
     mean = statistics.fmean(values)
     std = statistics.stdev(values) if len(values) > 1 else 0.0
     mean_of_runs = statistics.fmean(means)
@@ -146,23 +161,36 @@ def compare_runs(
     confidence: float = CONFIDENCE,
     resamples: int = BOOTSTRAP_RESAMPLES,
     seed: int = 0,
+    paired: bool = False,
 ) -> Verdict:
-    """Speed-up of B over A from per-run mean times, with a bootstrap interval and a t-test."""
+    """Speed-up of B over A from per-run mean times, with a bootstrap interval and a t-test.
+
+    `paired`: a[k] and b[k] were measured in the same round (see the module's note)."""
     if len(a) < 2 or len(b) < 2:
         raise ValueError("a comparison needs at least two runs on each side.")
+    if paired and len(a) != len(b):
+        raise ValueError("paired runs come in pairs: both sides need as many runs.")
     speedup = statistics.fmean(a) / statistics.fmean(b)
     rng = random.Random(seed)
-    ratios = sorted(
-        statistics.fmean(rng.choices(a, k=len(a))) / statistics.fmean(rng.choices(b, k=len(b)))
-        for _ in range(resamples)
-    )
+    if paired:
+        rounds = range(len(a))
+        picks = (rng.choices(rounds, k=len(a)) for _ in range(resamples))
+        ratios = sorted(sum(a[k] for k in pick) / sum(b[k] for k in pick) for pick in picks)
+    else:
+        ratios = sorted(
+            statistics.fmean(rng.choices(a, k=len(a))) / statistics.fmean(rng.choices(b, k=len(b)))
+            for _ in range(resamples)
+        )
     tail = expanded_tail(min(len(a), len(b)), confidence)
     low = ratios[int(tail * (resamples - 1))]
     high = ratios[int((1.0 - tail) * (resamples - 1))]
-    try:
-        t_significant, t_score = is_significant(a, b)
-    except ZeroDivisionError:  # identical constant samples: no difference at all
-        t_significant, t_score = False, 0.0
+    if paired:
+        t_significant, t_score = _paired_t(a, b)
+    else:
+        try:
+            t_significant, t_score = is_significant(a, b)
+        except ZeroDivisionError:  # identical constant samples: no difference at all
+            t_significant, t_score = False, 0.0
     significant = bool(t_significant) and not (low <= 1.0 <= high)
     opts = [(1.0 - 1.0 / ratio) * 100 for ratio in ratios]
     return Verdict(
@@ -176,6 +204,17 @@ def compare_runs(
         opt_pct_std=statistics.stdev(opts),
         t_significant=bool(t_significant),
     )
+
+
+def _paired_t(a: list[float], b: list[float]) -> tuple[bool, float | None]:
+    """The one-sample t-test of the rounds' log ratios against 0 (95%, two-sided); the score
+    is None when every round gave the same nonzero ratio (no spread to scale it by)."""
+    logs = [math.log(x / y) for x, y in zip(a, b, strict=True)]
+    mean, spread = statistics.fmean(logs), statistics.stdev(logs)
+    if spread == 0.0:
+        return mean != 0.0, (None if mean else 0.0)
+    t_score = mean / (spread / math.sqrt(len(logs)))
+    return abs(t_score) >= tdist95conf_level(len(logs) - 1), t_score
 
 
 def noise_reasons(

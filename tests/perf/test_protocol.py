@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from simulator.perf import CompareRequest, MeasureSettings, compare
+from simulator.perf import CompareRequest, CompareResult, MeasureSettings, compare
 from simulator.perf.stats import compare_runs
 
 HARNESS = """from fastlib.core import checksum
@@ -32,12 +32,47 @@ def bench():
     checksum(DATA)
     time.sleep(EXTRA)
 """
+# Every process that imports it logs its parent and whether the shell's PWD reached it, and
+# takes a speed from its place in the sequence: the quickchecks (A, B), the calibrations (A, B),
+# then one A and one B per round, so the two processes of a round share a speed and the rounds
+# differ by up to 9x (a machine whose load drifts during the comparison, made exact).
+DRIFTING = """import os
+
+from fastlib.core import checksum
+
+with open({log!r}, "a+") as log:
+    log.seek(0)
+    n = len(log.read().splitlines())
+    with open(f"/proc/{{os.getppid()}}/cmdline", "rb") as parent:
+        started_by = parent.read().replace(b"\\0", b" ").decode()
+    log.write(f"{{n}}\\t{{'PWD' in os.environ}}\\t{{started_by}}\\n")
+REPEAT = (1, 4, 9)[(n // 2) % 3]
+DATA = list(range(1500))
 
 
-def harness(tmp_path: Path, text: str) -> Path:
+def bench():
+    for _ in range(REPEAT):
+        checksum(DATA)
+"""
+
+
+async def measure(
+    repo: Path, tmp_path: Path, settings: MeasureSettings, text: str = HARNESS
+) -> CompareResult:
+    """`perf compare` of tags a and b with the harness `text` timing checksum."""
     path = tmp_path / "harness.py"
     path.write_text(text)
-    return path
+    return await compare(
+        CompareRequest(
+            repo,
+            "a",
+            "b",
+            api="fastlib.core.checksum",
+            harness=path,
+            out_dir=tmp_path / "out",
+            settings=settings,
+        )
+    )
 
 
 async def test_rounds_go_on_until_the_interval_is_narrow_enough(
@@ -46,17 +81,7 @@ async def test_rounds_go_on_until_the_interval_is_narrow_enough(
     settings = MeasureSettings(
         timer="cpu", min_time=0.02, min_rounds=2, max_rounds=100, precision=0.10, budget=240
     )
-    result = await compare(
-        CompareRequest(
-            twox_repo,
-            "a",
-            "b",
-            api="fastlib.core.checksum",
-            harness=harness(tmp_path, HARNESS),
-            out_dir=tmp_path / "out",
-            settings=settings,
-        )
-    )
+    result = await measure(twox_repo, tmp_path, settings)
     stop = result.actions[-1]
     assert "stopped after" in stop and "asked +-10%" in stop, result.actions
     half = (result.verdict.ci_high - result.verdict.ci_low) / 2 / result.verdict.speedup
@@ -68,17 +93,7 @@ async def test_rounds_go_on_until_the_interval_is_narrow_enough(
 
 async def test_the_budget_stops_the_rounds_and_says_so(twox_repo: Path, tmp_path: Path) -> None:
     settings = MeasureSettings(timer="cpu", min_time=0.01, min_rounds=2, precision=0.001, budget=25)
-    result = await compare(
-        CompareRequest(
-            twox_repo,
-            "a",
-            "b",
-            api="fastlib.core.checksum",
-            harness=harness(tmp_path, HARNESS),
-            out_dir=tmp_path / "out",
-            settings=settings,
-        )
-    )
+    result = await measure(twox_repo, tmp_path, settings)
     assert "stopped at the budget (25s)" in result.actions[-1], result.actions
     assert "a larger --budget narrows it" in result.actions[-1]
     assert result.environment["measure_seconds"] < 25 + 15
@@ -91,17 +106,7 @@ async def test_noisy_elapsed_time_switches_to_cpu_time_and_says_so(
     settings = MeasureSettings(
         timer="auto", min_time=0.01, min_rounds=4, max_rounds=12, precision=0.05, busy_load=1e6
     )
-    result = await compare(
-        CompareRequest(
-            twox_repo,
-            "a",
-            "b",
-            api="fastlib.core.checksum",
-            harness=harness(tmp_path, SLEEPY),
-            out_dir=tmp_path / "out",
-            settings=settings,
-        )
-    )
+    result = await measure(twox_repo, tmp_path, settings, SLEEPY)
     assert result.actions[0].startswith("switched to CPU time after 4 rounds"), result.actions
     assert result.environment["timer"] == "cpu" and result.settings["timer"] == "cpu"
     # only the CPU-time rounds count: B does half of A's work
@@ -136,3 +141,24 @@ def test_the_interval_covers_the_truth_with_few_runs() -> None:
         verdict = compare_runs(a, b, resamples=1000, seed=rng.randrange(1 << 30))
         covered += verdict.ci_low <= 1.1 <= verdict.ci_high
     assert covered >= 0.92 * trials, covered
+
+
+async def test_a_drift_shared_by_each_round_does_not_hide_the_change(
+    twox_repo: Path, tmp_path: Path
+) -> None:
+    """B is 2x faster; the machine's speed changes 9-fold between rounds but not within one.
+    Compared in pairs (A and B of a round) the interval stays at 2x; compared as independent
+    samples it spanned most of 0.5x-5x. Each timed process is started by the session's shell
+    (not by a second Python, pyperf's spawner) and does not inherit the shell's variables."""
+    log = tmp_path / "processes.log"
+    settings = MeasureSettings(rounds=6, min_time=0.01, timer="cpu")
+    result = await measure(twox_repo, tmp_path, settings, DRIFTING.format(log=str(log)))
+    verdict = result.verdict
+    assert verdict.significant, result.summary()
+    assert 1.8 <= verdict.ci_low <= 2.0 <= verdict.ci_high <= 2.2, result.summary()
+    processes = [line.split("\t") for line in log.read_text().splitlines()]
+    # 2 quickchecks, 2 calibrations, then one process per side and round
+    assert len(processes) == 2 + 2 + 2 * 6, processes
+    assert not [p for p in processes if "bench_worker.py" in p[2]], processes
+    # the timed processes (after the two quickchecks, which run in the shell as it is)
+    assert all(p[1] == "False" for p in processes[2:]), processes
