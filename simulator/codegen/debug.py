@@ -3,7 +3,8 @@
 The tests (the repository's, a selection of them, or a harness) run first; if they already
 pass there is nothing to do. Otherwise the agent gets the failure and works through the session
 until it finishes or a budget runs out; the tests run again, and the result carries the diff of
-what changed since the session started (RepoSim's own `.reposim/` files left out).
+what the agent changed: the diff against a checkpoint taken just before it ran (RepoSim's own
+`.reposim/` files left out).
 """
 
 from __future__ import annotations
@@ -74,6 +75,11 @@ async def debug(
             )
             run.result(**result.as_dict())
             return result
+        # what the agent changed is measured from here, not from the session's start: a fix
+        # that puts a file back as it was at the start would otherwise read as "no change"
+        before_agent = await session.checkpoint(
+            f"before-debug-{len(session.checkpoints) + 1}", actor=Actor.SYSTEM
+        )
         agent = Agent(session, client, budgets=budgets or Budgets(max_steps=30))
         with run.stage("agent") as detail:
             outcome = await agent.run(task_text(selector, before.output))
@@ -83,8 +89,9 @@ async def debug(
                 selector, command=command, actor=Actor.SYSTEM, timeout=timeout
             )
             detail.update(summary=after.summary(), passed=after.passed)
-        changes = [c for c in await session.changes() if not c.path.startswith(".reposim/")]
-        diff = "".join([await session.diff(path=c.path) for c in changes])
+        since = before_agent.name
+        changes = [c for c in await session.changes(since) if not c.path.startswith(".reposim/")]
+        diff = "".join([await session.diff(since, path=c.path) for c in changes])
         result = DebugResult(
             "fixed" if after.passed else "not fixed",
             selector,

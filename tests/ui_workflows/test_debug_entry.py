@@ -10,9 +10,11 @@ from simulator.agent import Mode
 from simulator.events import Actor, Kind
 from simulator.trajectory import read_trajectory
 from tests.agent.fake_llm import FakeLLM, Reply, Slow, call
-from tests.ui.helpers import wait_for
+from tests.conftest import RepoFactory
+from tests.ui.helpers import WAIT, wait_for
 from tests.ui_workflows.conftest import (
     BUG,
+    BUGGY,
     FIX,
     SessionOn,
     app_with_model,
@@ -44,7 +46,7 @@ async def test_debug_fixes_the_failing_test_and_shows_the_diff(
     app = app_with_model(session, fake_llm)
     async with app.run_test(size=(160, 48)) as pilot:
         run_entry(app, ENTRY)
-        card = await result_card(pilot, app, "debug")
+        card = await result_card(pilot, app, "debug", within=4 * WAIT)  # a loaded machine
         assert "FIXED" in card and "1 passed, 1 failed" in card and "2 passed" in card, card
         assert f"-    return {BUG}" in card and f"+    return {FIX}" in card, card
         await wait_for(pilot, lambda: any("Debug: fixed" in n for n in notices(app)), "notice")
@@ -122,3 +124,34 @@ async def test_stopping_a_running_workflow_ends_it_as_interrupted(
         await wait_for(pilot, lambda: "No workflow is running." in notices(app), "notice")
         await pilot.pause(0.3)
     assert BUG in await session.read("stats/core.py")
+
+
+async def test_the_card_shows_the_agents_fix_even_when_it_restores_the_start(
+    session_on: SessionOn, make_repo: RepoFactory, fake_llm: FakeLLM
+) -> None:
+    """Issue 26, major 7: the repository starts correct, the person breaks a file during the
+    session, and the agent's fix puts it back as it was at the start. Against the start there
+    is no change; the card must show the agent's edit."""
+    good = {**BUGGY, "stats/core.py": BUGGY["stats/core.py"].replace(BUG, FIX)}
+    session = await session_on(make_repo(good, name="good"))
+    broken = "total(values) * len(values)"
+    await session.edit("stats/core.py", FIX, broken, actor=Actor.HUMAN)
+    fake_llm.script = [
+        Reply(
+            "mean multiplies.",
+            [
+                call(
+                    "edit", command="str_replace", path="stats/core.py", old_str=broken, new_str=FIX
+                )
+            ],
+        ),
+        Reply("", [call("run_tests")]),
+        Reply("", [call("finish", summary="mean divides again.")]),
+    ]
+    app = app_with_model(session, fake_llm)
+    async with app.run_test(size=(160, 48)) as pilot:
+        run_entry(app, ENTRY)
+        card = await result_card(pilot, app, "debug", within=4 * WAIT)  # a loaded machine
+        assert "FIXED" in card and "no change" not in card, card
+        assert f"-    return {broken}" in card and f"+    return {FIX}" in card, card
+        await pilot.pause(0.5)  # the app's debounced reload after the test run
