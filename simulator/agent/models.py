@@ -191,7 +191,11 @@ class LiteLLMClient:
         *,
         on_retry: RetryHook | None = None,
     ) -> ModelTurn:
-        lib = self._lib()
+        if self._litellm is None:
+            # in a thread: the first import takes seconds (a minute under load), and on the
+            # event loop it froze a UI for all of it as a workflow called the model
+            self._litellm = await asyncio.to_thread(import_litellm)
+        lib = self._litellm
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": list(messages),
