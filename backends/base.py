@@ -202,6 +202,13 @@ class Backend(abc.ABC):
         raise NotImplementedError and the caller greps in the backend's shell instead."""
         raise NotImplementedError
 
+    @property
+    def prepared(self) -> str:
+        """What the preparation a warm pool ran in this backend before handing it out printed
+        (empty when none did): the engine that gave the pool its preparation reads here, at the
+        start, the work done ahead instead of redoing it."""
+        return ""
+
     async def exists(self, path: str) -> bool:
         try:
             await self.stat(path)

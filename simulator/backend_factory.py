@@ -95,9 +95,10 @@ def warm_pool(
     from backends.docker.channel import WORKSPACE
     from backends.docker.container import PRIVATE_DIR
     from backends.docker.pool import WarmPool
-    from simulator.checkpoint_repo import checkpoint_init_script
+    from simulator.checkpoint_repo import checkpoint_prepare_script
 
     term = session_term(options.pop("term", None))
-    # Each container gets the session's checkpoint repository ahead (ready for the start's).
-    prepare = checkpoint_init_script(WORKSPACE, PRIVATE_DIR)
+    # Each container gets the session's checkpoint repository ahead, with the workspace staged
+    # in its index: the start's checkpoint then only stats the files instead of hashing them.
+    prepare = checkpoint_prepare_script(WORKSPACE, PRIVATE_DIR)
     return WarmPool(source, docker_options({**options, "term": term}), settings, prepare=prepare)

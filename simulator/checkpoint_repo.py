@@ -6,6 +6,9 @@ ahead of the session without importing the gateway.
 
 from __future__ import annotations
 
+import functools
+import re
+
 from backends.shell import quote
 
 HELPER_DIR = ".reposim"
@@ -34,3 +37,40 @@ def checkpoint_init_script(workspace: str, private_dir: str) -> str:
         f"if [ -d {objects} ] && [ -f {index} ]; then "
         f"echo {objects} > {gitdir}/objects/info/alternates && cp {index} {gitdir}/index; fi; }}"
     )
+
+
+# The line before the start's tree in a warm pool's preparation (checkpoint_prepare_script).
+_START_TREE = "reposim-start-tree"
+
+
+def checkpoint_git(workspace: str, private_dir: str, args: str) -> str:
+    """A git command on a session's private checkpoint repository, its work tree the workspace."""
+    gitdir = f"{private_dir}/checkpoints.git"
+    return (
+        f"git -C {quote(workspace)} --git-dir={quote(gitdir)} --work-tree={quote(workspace)} "
+        f"-c core.autocrlf=false -c gc.auto=0 -c core.quotepath=false {args}"
+    )
+
+
+def checkpoint_prepare_script(workspace: str, private_dir: str) -> str:
+    """What a warm container pool runs ahead of a session, once its container is reset and
+    proven clean: the checkpoint repository, and the start's checkpoint of the workspace as the
+    next session will find it (nothing runs in the container between the two). The session
+    takes the tree from the output (`prepared_start_tree`) instead of a round trip of three git
+    processes at its start."""
+    git = functools.partial(checkpoint_git, workspace, private_dir)
+    ref = quote("refs/reposim/start")
+    return (
+        f"{checkpoint_init_script(workspace, private_dir)} && {git('add -A .')} && "
+        f'(__rst=$({git("write-tree")}) && {git("update-ref")} {ref} "$__rst" && '
+        f'echo "{_START_TREE} $__rst")'
+    )
+
+
+def prepared_start_tree(prepared: str) -> str | None:
+    """The start's tree a pool's preparation printed (checkpoint_prepare_script), if it did."""
+    for line in reversed(prepared.splitlines()):
+        marker, _, tree = line.partition(" ")
+        if marker == _START_TREE and re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", tree):
+            return tree
+    return None

@@ -32,7 +32,12 @@ from backends.base import (
 from backends.output import DEFAULT_BUDGET, DEFAULT_CAP, OutputBudget, OutputCapture
 from backends.shell import quote
 from simulator.backend_factory import make_backend
-from simulator.checkpoint_repo import HELPER_DIR, checkpoint_init_script
+from simulator.checkpoint_repo import (
+    HELPER_DIR,
+    checkpoint_git,
+    checkpoint_init_script,
+    prepared_start_tree,
+)
 from simulator.events import (
     TRANSIENT_KINDS,
     Actor,
@@ -162,6 +167,11 @@ def repo_info(source: Path) -> dict[str, Any]:
     return info
 
 
+# The line the checkpoint repository's creation prints when it fails (in the same exec as the
+# first git command: tells the two failures apart).
+_GIT_INIT_FAILED = "reposim: no checkpoint repository"
+
+
 class Session:
     """A running backend, the trajectory recorder and the action policy, behind one API."""
 
@@ -236,7 +246,11 @@ class Session:
             )
             self._writer = TrajectoryWriter(self.trajectory_path, header)
             self._t0 = time.monotonic()
-            if checkpoint_start:
+            tree = prepared_start_tree(self._backend.prepared)
+            if checkpoint_start and tree is not None:  # a warm pool took it ahead
+                self._git_ready = True
+                self._record_checkpoint("start", tree, Actor.SYSTEM)
+            elif checkpoint_start:
                 await self.checkpoint("start", actor=Actor.SYSTEM)
             stale = self.description.extra.get("venv_stale")
             if stale:  # the venv setup left no longer fits: say why it is not used
@@ -773,12 +787,7 @@ class Session:
     # -- checkpoints -------------------------------------------------------------------------
 
     def _git(self, args: str) -> str:
-        gitdir = f"{self._backend.private_dir}/checkpoints.git"
-        return (
-            f"git -C {quote(self._backend.workspace_path)} --git-dir={quote(gitdir)} "
-            f"--work-tree={quote(self._backend.workspace_path)} "
-            f"-c core.autocrlf=false -c gc.auto=0 -c core.quotepath=false {args}"
-        )
+        return checkpoint_git(self._backend.workspace_path, self._backend.private_dir, args)
 
     def _git_init_script(self) -> str:
         """Create the private checkpoint repository.
@@ -796,16 +805,27 @@ class Session:
         """Run git commands, in one backend exec (each exec is a round trip through the
         session's shell, and a checkpoint or a changes listing runs at every start), stopping at
         the first that fails; their output together."""
+        return await self._git_script(" && ".join(self._git(c) for c in commands), commands)
+
+    async def _git_script(self, script: str, commands: Sequence[str]) -> str:
+        """Run a shell script of git commands in one backend exec; the first one also creates
+        the checkpoint repository, in the same exec (a round trip less at every start)."""
         async with self._git_lock:
-            if not self._git_ready:
-                init = await self._backend.exec(self._git_init_script())
-                if init.exit_code != 0:
+            ready = self._git_ready
+            if not ready:
+                script = (
+                    f"if {{ {self._git_init_script()}; }}; then {script}; "
+                    f"else echo {_GIT_INIT_FAILED}; false; fi"
+                )
+            result = await self._backend.exec(script)
+            if not ready and result.exit_code != 0:
+                output = result.output.decode(errors="replace")
+                if output.rstrip().endswith(_GIT_INIT_FAILED):
                     raise SessionError(
                         "Checkpoints need git in the backend: "
-                        + init.output.decode(errors="replace").strip()
+                        + output.rstrip().removesuffix(_GIT_INIT_FAILED).strip()
                     )
-                self._git_ready = True
-            result = await self._backend.exec(" && ".join(self._git(c) for c in commands))
+            self._git_ready = True
         if result.exit_code != 0:
             names = " / ".join(c.split()[0] for c in commands)
             raise SessionError(
@@ -813,18 +833,24 @@ class Session:
             )
         return result.output.decode("utf-8", "replace")
 
-    async def _snapshot_tree(self) -> str:
-        # `add` may warn (an embedded repository, say): the tree is write-tree's line, the last.
-        return (await self._git_run("add -A .", "write-tree")).strip().splitlines()[-1]
-
     async def checkpoint(
         self, name: str | None = None, *, actor: Actor = Actor.HUMAN
     ) -> Checkpoint:
         """Snapshot the whole workspace (git objects in a private repository, any backend)."""
         self._check_open()
         name = name or f"cp{len(self._checkpoints) + 1}"
-        tree = await self._snapshot_tree()
-        await self._git_run(f"update-ref refs/reposim/{quote(name)} {tree}")
+        # One exec: stage, write the tree, point the ref at it (a subshell keeps the tree's
+        # variable out of the session's shell); the tree is the output's last line (`add`
+        # may warn before it: an embedded repository, say).
+        ref = quote(f"refs/reposim/{name}")
+        script = (
+            f"{self._git('add -A .')} && (__rst=$({self._git('write-tree')}) && "
+            f'{self._git("update-ref")} {ref} "$__rst" && echo "$__rst")'
+        )
+        out = await self._git_script(script, ("add", "write-tree", "update-ref"))
+        return self._record_checkpoint(name, out.strip().splitlines()[-1], actor)
+
+    def _record_checkpoint(self, name: str, tree: str, actor: Actor) -> Checkpoint:
         event = self.emit(actor, Kind.CHECKPOINT, CheckpointPayload(name, tree))
         checkpoint = Checkpoint(name, tree, event.seq)
         self._checkpoints[name] = checkpoint

@@ -73,6 +73,8 @@ class WarmBackend(DockerBackend):
         self._warm_look: Look = {}
         self._home = ""
         self._home_mode = "755"
+        self.prepared_output = ""
+        """What the preparation printed, for the next user (cleared when it is handed out)."""
         self.uses = 0
         """How many users this container has had."""
 
@@ -134,11 +136,13 @@ class WarmBackend(DockerBackend):
 
     async def _prepared(self) -> None:
         """Run the pool's preparation (the engine's work a session would do first)."""
+        self.prepared_output = ""
         if self._prepare:
             result = await self.exec(self._prepare)
             if result.exit_code != 0:
                 detail = result.output.decode(errors="replace").strip()
                 raise BackendError(f"The pool could not prepare a container: {detail}")
+            self.prepared_output = result.output.decode(errors="replace")
 
     async def recycle(self, archive: Path) -> bool:
         """Reset the container for its next user; False when it cannot be proven clean."""
@@ -469,6 +473,7 @@ class PooledBackend(Backend):
     def __init__(self, pool: WarmPool) -> None:
         self.pool = pool
         self._inner: WarmBackend | None = None
+        self._prepared = ""
 
     @property
     def inner(self) -> WarmBackend:
@@ -484,8 +489,15 @@ class PooledBackend(Backend):
         if self._inner is not None:
             raise BackendError("This docker backend is already started.")
         self._inner = await self.pool.take()
+        # The preparation's output is good for this user only, and only until it runs anything.
+        self._prepared, self._inner.prepared_output = self._inner.prepared_output, ""
+
+    @property
+    def prepared(self) -> str:
+        return self._prepared
 
     async def stop(self) -> None:
+        self._prepared = ""
         if self._inner is not None:
             inner, self._inner = self._inner, None
             self.pool.give_back(inner)

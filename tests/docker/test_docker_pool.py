@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 
+from backends.base import ExecResult
 from backends.docker import DockerOptions
-from backends.docker.pool import PoolSettings, WarmPool
+from backends.docker.pool import PooledBackend, PoolSettings, WarmPool
+from simulator.backend_factory import warm_pool
 from simulator.session import Session, open_session
 from tests.docker.conftest import TEST_IMAGE, our_containers
 
@@ -149,3 +151,50 @@ async def test_a_missing_image_is_one_clear_error_from_the_pool(
     pool = pool_for(sample_repo, size=1, image="reposim/no-such-image:1")
     with pytest.raises(Exception, match="no-such-image"):
         await asyncio.wait_for(_session(pool, sample_repo), 60)
+
+
+class _CountingLease(PooledBackend):
+    """A pool's lease that counts the commands its session runs."""
+
+    commands: list[str]
+
+    async def exec(self, command: str, **kwargs: Any) -> ExecResult:
+        self.commands.append(command)
+        return await super().exec(command, **kwargs)
+
+
+async def test_the_start_checkpoint_taken_ahead_is_the_workspace_the_next_user_finds(
+    docker_client: Any, sample_repo: Path
+) -> None:
+    pool = warm_pool(sample_repo, pool_size=1, image=TEST_IMAGE)
+    assert pool is not None
+    try:
+        await pool.fill()
+        first = await open_session(sample_repo, backend=pool.lease())
+        await first.exec("echo changed > calc/ops.py; echo new > added.txt; rm README.md")
+        await first.checkpoint("edited")
+        await first.close()
+        await pool.fill()  # reset and prepared again in the background
+        assert pool.reused == 1
+
+        lease = _CountingLease(pool)
+        lease.commands = []
+        second = await open_session(sample_repo, backend=lease)
+        try:
+            # The pool took the start's checkpoint ahead: starting ran no command...
+            assert lease.commands == []
+            # ...and it is the workspace as this session found it, not the last one's.
+            assert second.checkpoints[0].tree == (await second.checkpoint("now")).tree
+            assert await second.changes() == []
+            await second.exec("echo mine > calc/ops.py; echo x > other.txt")
+            assert {c.path for c in await second.changes()} == {"calc/ops.py", "other.txt"}
+            await second.restore("start")
+            assert (await second.read_bytes("calc/ops.py")) == (
+                sample_repo / "calc/ops.py"
+            ).read_bytes()
+            assert not await second.exists("other.txt")
+        finally:
+            await second.close()
+    finally:
+        await pool.close()
+    assert not our_containers(docker_client)
