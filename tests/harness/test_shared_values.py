@@ -1,0 +1,261 @@
+"""Values neither pickle nor cloudpickle kept (issue 22, the corpus's biggest cause of invalid
+harnesses): module-level singletons whose class answers any attribute (sqlparse's token types:
+unpickling asks them for `__setstate__` and gets a new token type back), sentinels compared by
+identity (`value is missing`), and regular-expression match objects (parse, parsimonious). A
+small real repository has each; its traced harnesses keep the calls and catch a bug planted in
+each target that the repository's own tests catch."""
+
+from __future__ import annotations
+
+import pickle
+import re
+from pathlib import Path
+
+import pytest
+
+from simulator.dataset.schema import Problem
+from simulator.harness.env import PythonEnv
+from simulator.harness.runtime import reposim_harness_support as support
+from simulator.harness.runtime.reposim_tracer import encode
+from simulator.harness.target import find_targets
+from simulator.harness.validate import Thresholds
+from simulator.harness.workflow import HarnessOptions, make_problems
+from simulator.session import Session
+from tests.conftest import RepoFactory
+
+TOKENS = '''\
+"""Token types in the style of pygments and sqlparse: a tuple that makes children on demand."""
+
+
+class _TokenType(tuple):
+    parent = None
+
+    def __getattr__(self, name):
+        new = _TokenType(self + (name,))
+        setattr(self, name, new)
+        new.parent = self
+        return new
+
+    def __repr__(self):
+        return "Token" + ("." if self else "") + ".".join(self)
+
+
+Token = _TokenType()
+Keyword = Token.Keyword
+Name = Token.Name
+Number = Token.Literal.Number
+'''
+
+LEXER = '''\
+"""A lexer whose tokens point at module-level token types, compared by identity."""
+import re
+
+from toks import tokens as T
+
+RULES = [
+    (re.compile(r"\\s+"), None),
+    (re.compile(r"[0-9]+"), T.Number),
+    (re.compile(r"(select|from)\\b", re.I), T.Keyword),
+    (re.compile(r"\\w+"), T.Name),
+]
+PAIR = re.compile(r"(\\w+)=([0-9]+)")
+
+
+class Tok:
+    __slots__ = ("ttype", "value")
+
+    def __init__(self, ttype, value):
+        self.ttype = ttype
+        self.value = value
+
+    def match(self, ttype, values):
+        """Whether this token is of `ttype` and one of `values` (any case)."""
+        if self.ttype is not ttype:
+            return False
+        return self.value.upper() in values
+
+
+def tokenize(text):
+    """The tokens of `text`, whitespace left out."""
+    out, at = [], 0
+    while at < len(text):
+        for pattern, ttype in RULES:
+            found = pattern.match(text, at)
+            if found:
+                if ttype is not None:
+                    out.append(Tok(ttype, found.group()))
+                at = found.end()
+                break
+        else:
+            raise ValueError(f"no token at {at}")
+    return out
+
+
+def evaluate(match):
+    """The name and number a `name=number` match holds."""
+    return match.group(1), int(match.group(2))
+
+
+def find(text):
+    """The first `name=number` match in `text`, or None."""
+    return PAIR.search(text)
+
+
+class _Missing:
+    def __repr__(self):
+        return "<missing>"
+
+
+missing = _Missing()
+
+
+def get(mapping, key, default=missing):
+    """`mapping[key]`; `default` when it is absent; "absent" when no default is given."""
+    value = mapping.get(key, missing)
+    if value is missing:
+        return "absent" if default is missing else default
+    return value
+'''
+
+TESTS = """\
+from toks import tokens as T
+from toks.lexer import PAIR, Tok, evaluate, find, get, tokenize
+
+
+def test_tokenize():
+    tokens = tokenize("select a from b1 2")
+    assert [t.ttype for t in tokens] == [T.Keyword, T.Name, T.Keyword, T.Name, T.Number]
+    assert tokens[0].ttype is T.Keyword
+
+
+def test_match():
+    assert Tok(T.Keyword, "select").match(T.Keyword, ("SELECT",))
+    assert not Tok(T.Name, "select").match(T.Keyword, ("SELECT",))
+    assert not Tok(T.Keyword, "from").match(T.Keyword, ("SELECT",))
+
+
+def test_evaluate():
+    assert evaluate(PAIR.search("x a=12")) == ("a", 12)
+    assert evaluate(PAIR.match("b=3")) == ("b", 3)
+
+
+def test_find():
+    assert find("x a=12").group() == "a=12"
+    assert find("nothing") is None
+
+
+def test_get():
+    assert get({"a": 1}, "a") == 1
+    assert get({"a": 1}, "b") == "absent"
+    assert get({"a": 1}, "b", 0) == 0
+"""
+
+PROJECT = {
+    "toks/__init__.py": "",
+    "toks/tokens.py": TOKENS,
+    "toks/lexer.py": LEXER,
+    "tests/test_toks.py": TESTS,
+}
+
+# target qualname -> (what the reference says, the planted bug), all in toks/lexer.py; each bug
+# is one the repository's own tests catch
+PLANTED = {
+    "tokenize": ("out.append(Tok(ttype, found.group()))", "out.append(Tok(T.Name, found.group()))"),
+    "Tok.match": ("return self.value.upper() in values", "return self.value in values"),
+    "evaluate": ("match.group(1), int(match.group(2))", "match.group(0), int(match.group(2))"),
+    "find": ("return PAIR.search(text)", "return PAIR.match(text)"),
+    "get": ('"absent" if default is missing', 'None if default is missing'),
+}
+
+
+@pytest.fixture
+async def traced(make_repo: RepoFactory, tmp_path: Path) -> tuple[Session, dict[str, Problem]]:
+    repo = make_repo(PROJECT, name="toks")
+    session = await Session.open(repo, trajectory_path=tmp_path / "t.jsonl")
+    targets = [t for t in find_targets(repo, filters=[]) if t.qualname in PLANTED]
+    assert sorted(t.qualname for t in targets) == sorted(PLANTED)
+    problems = await make_problems(
+        session, targets, HarnessOptions(thresholds=Thresholds(repeats=1, max_mutants=0))
+    )
+    yield session, {p.target["qualname"]: p for p in problems}
+    await session.close()
+
+
+async def test_singletons_sentinels_and_matches_are_kept_and_catch_planted_bugs(
+    traced: tuple[Session, dict[str, Problem]],
+) -> None:
+    session, problems = traced
+    for qualname, problem in problems.items():
+        assert problem.harness is not None and problem.harness.cases > 0, (
+            qualname,
+            problem.curation.reasons,
+        )
+        assert problem.validation is not None and problem.validation.passed, (
+            qualname,
+            problem.validation.log if problem.validation else None,
+        )
+    # every call the tests made is kept: none dropped, none unreproducible
+    assert problems["get"].harness is not None and problems["get"].harness.cases == 3
+    assert problems["Tok.match"].harness is not None
+    assert problems["Tok.match"].harness.cases == 3
+    # module-level singletons are named, readably, not copied
+    match_text = problems["Tok.match"].harness.text  # type: ignore[union-attr]
+    assert "ttype=named('toks.tokens:Keyword')" in match_text
+    assert "named('toks.lexer:missing')" in problems["get"].harness.text  # type: ignore[union-attr]
+
+    env = PythonEnv()
+    path = "toks/lexer.py"
+    for qualname, (good, bad) in PLANTED.items():
+        problem = problems[qualname]
+        assert problem.harness is not None
+        source = (await session.read_bytes(path)).decode()
+        assert source.count(good) == 1, (qualname, good)
+        await session.write(path, source.replace(good, bad))
+        try:
+            suite = await session.run_tests("tests/test_toks.py", command=env.pytest())
+            assert not suite.passed, f"the repository's tests miss the bug in {qualname}"
+            run = await session.run_tests(
+                problem.harness.path, command=env.pytest(".reposim/harness")
+            )
+            assert not run.passed, f"the harness of {qualname} misses the planted bug"
+        finally:
+            await session.write(path, source)
+
+
+class _Kind(tuple):
+    """A tuple that answers any attribute (as sqlparse's token types do)."""
+
+    def __getattr__(self, name: str) -> _Kind:
+        new = _Kind((*self, name))
+        setattr(self, name, new)
+        return new
+
+
+ROOT = _Kind()
+WORD = ROOT.Word
+
+
+def test_the_pickler_names_singletons_and_rebuilds_matches() -> None:
+    # the standard pickle copies a token type and cannot load it back
+    with pytest.raises(TypeError):
+        pickle.loads(pickle.dumps([WORD]))
+    # ours names it: what comes back is the module's object itself
+    assert pickle.loads(support.dumps([WORD, ROOT.Word.Deep]))[0] is WORD
+    assert pickle.loads(support.dumps(ROOT.Word.Deep)) is WORD.Deep
+    assert pickle.loads(support.dumps(re)) is re  # a module, by name
+    found = re.compile(r"(a|ab)(c?)").fullmatch("abc", 0)
+    assert found is not None
+    for value in (found, re.compile("b+").search("abbb", 1), re.compile("x").match("yx", 1)):
+        again = pickle.loads(support.dumps(value))
+        assert (again.re, again.string, again.pos, again.endpos) == (
+            value.re,
+            value.string,
+            value.pos,
+            value.endpos,
+        )
+        assert again.regs == value.regs and support.same(again, value)
+    # the comparator tells two matches apart by what they matched
+    assert not support.same(re.compile("b+").search("abb"), re.compile("b+").search("abbb"))
+    # a match is kept as a pickle, with its span and text to read
+    encoded = encode(re.compile("b+").search("abbb"), 20000)
+    assert "p" in encoded and "span=(1, 4), match='bbb'" in encoded["s"]
