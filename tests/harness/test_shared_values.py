@@ -164,7 +164,7 @@ PLANTED = {
     "Tok.match": ("return self.value.upper() in values", "return self.value in values"),
     "evaluate": ("match.group(1), int(match.group(2))", "match.group(0), int(match.group(2))"),
     "find": ("return PAIR.search(text)", "return PAIR.match(text)"),
-    "get": ('"absent" if default is missing', 'None if default is missing'),
+    "get": ('"absent" if default is missing', "None if default is missing"),
 }
 
 
@@ -233,6 +233,7 @@ class _Kind(tuple):
 
 ROOT = _Kind()
 WORD = ROOT.Word
+MARK = object()  # a bare marker compared with `is`
 
 
 def test_the_pickler_names_singletons_and_rebuilds_matches() -> None:
@@ -243,6 +244,8 @@ def test_the_pickler_names_singletons_and_rebuilds_matches() -> None:
     assert pickle.loads(support.dumps([WORD, ROOT.Word.Deep]))[0] is WORD
     assert pickle.loads(support.dumps(ROOT.Word.Deep)) is WORD.Deep
     assert pickle.loads(support.dumps(re)) is re  # a module, by name
+    assert pickle.loads(support.dumps({"m": MARK}))["m"] is MARK
+    assert pickle.loads(support.dumps(object())) is not MARK  # only what a module holds
     found = re.compile(r"(a|ab)(c?)").fullmatch("abc", 0)
     assert found is not None
     for value in (found, re.compile("b+").search("abbb", 1), re.compile("x").match("yx", 1)):
@@ -259,3 +262,37 @@ def test_the_pickler_names_singletons_and_rebuilds_matches() -> None:
     # a match is kept as a pickle, with its span and text to read
     encoded = encode(re.compile("b+").search("abbb"), 20000)
     assert "p" in encoded and "span=(1, 4), match='bbb'" in encoded["s"]
+
+
+class Marker:
+    """State of its own, no __eq__: two copies are equal by structure, not by `==`."""
+
+    def __init__(self, key: int) -> None:
+        self.key = key
+
+
+class Rule:
+    """Equality that compares a member with `==` (parsimonious's expressions compare their
+    `regex` patterns so, which have no __eq__)."""
+
+    __slots__ = ("marker", "name")
+
+    def __init__(self, name: str, marker: Marker) -> None:
+        self.name, self.marker = name, marker
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Rule) and (self.name, self.marker) == (other.name, other.marker)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def test_an_eq_that_compares_members_by_identity_does_not_make_copies_unequal() -> None:
+    rule = Rule("a", Marker(1))
+    copy = pickle.loads(pickle.dumps(rule))
+    assert copy != rule  # its own __eq__ says different: the marker is another object
+    assert support.same(copy, rule)  # all its state is equal
+    assert not support.same(Rule("a", Marker(2)), rule)
+    assert not support.same(Rule("b", Marker(1)), rule)
+    # a compiled pattern is its source and flags
+    assert support.same(pickle.loads(pickle.dumps(re.compile("a+", re.I))), re.compile("a+", re.I))
+    assert not support.same(re.compile("a+"), re.compile("a+", re.I))

@@ -13,6 +13,7 @@ containers where RepoSim itself is not installed.
 from __future__ import annotations
 
 import base64
+import collections
 import contextlib
 import copy
 import importlib
@@ -20,6 +21,7 @@ import importlib.util
 import inspect
 import io
 import math
+import operator
 import os
 import pickle
 import re
@@ -60,12 +62,16 @@ class _Nothing:
 NOTHING: Any = _Nothing()
 
 
+_NAMED: dict[int, Any] = {}  # what `named` returned: copies of a recorded value share it
+
+
 def named(path: str) -> Any:
-    """The object at `module:qualname`."""
+    """The object at `module:qualname` (a function, a class, or a module-level singleton)."""
     module, _, qualname = path.partition(":")
     obj: Any = importlib.import_module(module)
     for part in qualname.split("."):
         obj = getattr(obj, part)
+    _NAMED[id(obj)] = obj
     return obj
 
 
@@ -111,10 +117,170 @@ def import_paths(paths: list[str]) -> None:
 
 
 def materialize(value: Any) -> Any:
-    """A fresh copy of a recorded value (so one test's mutations never reach another)."""
+    """A fresh copy of a recorded value (so one test's mutations never reach another); the
+    module-level objects it names stay themselves (code compares them with `is`)."""
     if isinstance(value, P):
         return value.load()
-    return copy.deepcopy(value)
+    return copy.deepcopy(value, dict(_NAMED))
+
+
+# Values the standard pickle does not keep as they are, and how they are kept (`dumps`):
+# - a module-level singleton (a sentinel compared with `is`, sqlparse's token types: a tuple
+#   class answering any attribute, so unpickling a copy asks it for `__setstate__` and calls the
+#   new token type it gets back) is named: it unpickles as the module's own object;
+# - a module, by its name;
+# - a regular-expression match (`re`, or the `regex` package's), by the pattern method that
+#   finds it again (match, search or fullmatch over the same string, pos and endpos).
+# Every reduction uses the standard library only, so a pickle loads without this module.
+
+_SHARED_DEPTH = 8  # attribute hops from a module global to a singleton (Token.Keyword.DML)
+_SHARED_REBUILDS = 20  # index rebuilds per module when a singleton was made after it was read
+_shared: dict[str, dict[int, tuple[Any, str]]] = {}
+_shared_kinds: dict[str, set[type]] = {}
+_shared_rebuilds: dict[str, int] = {}
+
+
+def _plain_object(value: Any) -> bool:
+    """Whether `value` is an instance of a class of its own (not a builtin value, a class, a
+    module or a function: those pickle by value or by name already)."""
+    kind = type(value)
+    return not (
+        kind.__module__ == "builtins"
+        or isinstance(value, type | ModuleType)
+        or inspect.isroutine(value)
+    )
+
+
+def _index_shared(module_name: str) -> dict[int, tuple[Any, str]]:
+    """Every instance of a class of its own that module `module_name` holds as a global, or as
+    an attribute (hop by hop, of the same class) of one: id -> (object, dotted path). Breadth
+    first, public names first, so a singleton gets its shortest name."""
+    module = sys.modules.get(module_name)
+    found: dict[int, tuple[Any, str]] = {}
+    if module is None:
+        return found
+    items = sorted(list(vars(module).items()), key=lambda item: item[0].startswith("_"))
+    queue = [(name, value, 0) for name, value in items if _plain_object(value)]
+    while queue:
+        path, value, depth = queue.pop(0)
+        if id(value) in found:
+            continue
+        found[id(value)] = (value, path)
+        try:
+            own = dict(vars(value)) if depth < _SHARED_DEPTH else {}
+        except TypeError:
+            own = {}
+        queue.extend(
+            (f"{path}.{name}", item, depth + 1)
+            for name, item in own.items()
+            if type(item) is type(value) and name.isidentifier()
+        )
+    _shared[module_name] = found
+    _shared_kinds[module_name] = {type(value) for value, _ in found.values()}
+    return found
+
+
+_bare: dict[int, tuple[Any, str]] | None = None  # `object()` sentinels of every module
+
+
+def _bare_sentinel(value: Any) -> str | None:
+    """`module:name` of a bare `object()` a module holds as a global (a marker compared with
+    `is`: sqlparse's PROCESS_AS_KEYWORD); its class tells nothing of where it lives, so every
+    loaded module is read (once, and again a bounded number of times on a miss)."""
+    global _bare
+    for _ in range(2):
+        if _bare is None:
+            _bare = {}
+            for module_name, module in list(sys.modules.items()):
+                try:
+                    items = list(vars(module).items())
+                except TypeError:
+                    continue
+                for name, item in items:
+                    if type(item) is object and id(item) not in _bare:
+                        _bare[id(item)] = (item, f"{module_name}:{name}")
+        hit = _bare.get(id(value))
+        if hit is not None and hit[0] is value:
+            return hit[1]
+        if _shared_rebuilds.get("", 0) >= _SHARED_REBUILDS:
+            return None
+        _shared_rebuilds[""] = _shared_rebuilds.get("", 0) + 1
+        _bare = None
+    return None
+
+
+def shared_name(value: Any) -> str | None:
+    """`module:path` of a module-level singleton (looked for in the module of its class; a bare
+    `object()` in every module), or None for any other value."""
+    if type(value) is object:
+        return _bare_sentinel(value)
+    if not _plain_object(value):
+        return None
+    module = type(value).__module__
+    if not isinstance(module, str) or module == "__main__":
+        return None
+    index = _shared.get(module)
+    if index is None:
+        index = _index_shared(module)
+    hit = index.get(id(value))
+    rebuilds = _shared_rebuilds.get(module, 0)
+    if hit is None and type(value) in _shared_kinds.get(module, ()) and rebuilds < _SHARED_REBUILDS:
+        # one of a class that has singletons, made after the index was read (a token type
+        # made on first use): read the module again, a bounded number of times
+        _shared_rebuilds[module] = rebuilds + 1
+        hit = _index_shared(module).get(id(value))
+    if hit is None or hit[0] is not value:
+        return None
+    return f"{module}:{hit[1]}"
+
+
+def _is_match(value: Any) -> bool:
+    kind = type(value)
+    return kind.__name__ == "Match" and all(
+        hasattr(kind, name) for name in ("re", "string", "pos", "endpos", "regs")
+    )
+
+
+def _match_reduction(value: Any) -> tuple[Any, tuple[Any, ...]] | None:
+    """(pattern.method, (string, pos, endpos)) that finds `value` again, or None."""
+    for method in ("match", "search", "fullmatch"):
+        try:
+            found = getattr(value.re, method)(value.string, value.pos, value.endpos)
+        except Exception:
+            continue
+        if found is not None and found.regs == value.regs:
+            return getattr(value.re, method), (value.string, value.pos, value.endpos)
+    return None
+
+
+def reduction(value: Any) -> Any:
+    """How `dumps` keeps a value the standard pickle would copy wrongly or refuse (a reduce
+    tuple), or NotImplemented for the standard way."""
+    if isinstance(value, ModuleType):
+        if sys.modules.get(value.__name__) is value:
+            return importlib.import_module, (value.__name__,)
+        return NotImplemented
+    if _is_match(value):
+        found = _match_reduction(value)
+        return NotImplemented if found is None else found
+    name = shared_name(value)
+    if name is None:
+        return NotImplemented
+    module, _, path = name.partition(":")
+    return operator.attrgetter(path), (sys.modules[module],)
+
+
+class Pickler(pickle.Pickler):
+    """The standard pickler, with `reduction` first."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        return reduction(obj)
+
+
+def dumps(value: Any, protocol: int = 4) -> bytes:
+    out = io.BytesIO()
+    Pickler(out, protocol=protocol).dump(value)
+    return out.getvalue()
 
 
 def resolve(root: Any, qualname: str) -> Any:
@@ -168,6 +334,26 @@ def _own_eq(kind: type) -> bool:
     return any("__eq__" in vars(k) for k in kind.__mro__[:-1])
 
 
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement, not written in C
+
+
+# bases written in C whose content `same` compares item by item
+_SEEN_BASES = frozenset({object, list, tuple, dict, set, frozenset, collections.OrderedDict})
+
+
+def _hidden_state(kind: type) -> bool:
+    """Whether instances may keep state Python code cannot read: a base written in C other
+    than the containers compared item by item."""
+    return any(not k.__flags__ & _HEAPTYPE and k not in _SEEN_BASES for k in kind.__mro__)
+
+
+def _is_pattern(value: Any) -> bool:
+    kind = type(value)
+    return kind.__name__ == "Pattern" and all(
+        hasattr(kind, name) for name in ("pattern", "flags", "groupindex", "match")
+    )
+
+
 def state(value: Any) -> dict[str, Any] | None:
     """An object's own state: its `__dict__` and every `__slots__` entry of every class in its
     MRO (unset slots left out), or None for an object that keeps none where Python code can see
@@ -185,9 +371,9 @@ def state(value: Any) -> dict[str, Any] | None:
             attribute = name
             if name.startswith("__") and not name.endswith("__"):
                 attribute = f"_{kind.__name__.lstrip('_')}{name}"
-            item = getattr(value, attribute, _MISSING)
-            if item is not _MISSING:
-                found[attribute] = item
+            # the slot itself: an unset one is left out, never asked of a class's __getattr__
+            with contextlib.suppress(AttributeError, KeyError):
+                found[attribute] = vars(kind)[attribute].__get__(value, kind)
     instance_dict = getattr(value, "__dict__", None)
     if isinstance(instance_dict, dict):
         has_state = True
@@ -276,9 +462,20 @@ def same(actual: Any, expected: Any, _memo: set[tuple[int, int]] | None = None) 
             return True
     if isinstance(expected, BaseException):
         return same(actual.args, expected.args, memo) and _same_state(actual, expected, memo)
+    if _is_match(expected):  # no state Python sees, and no __eq__: what it matched, where
+        return all(
+            same(getattr(actual, name), getattr(expected, name), memo)
+            for name in ("re", "string", "pos", "endpos", "regs")
+        )
+    if _is_pattern(expected):  # a compiled pattern (the `regex` package's has no __eq__)
+        return bool(actual.pattern == expected.pattern and actual.flags == expected.flags)
     if isinstance(expected, type | ModuleType) or (callable(expected) and not state(expected)):
         return _name(actual) == _name(expected)
-    if _own_eq(type(expected)):
+    kind = type(expected)
+    if _own_eq(kind) and (_hidden_state(kind) or state(expected) is None):
+        # its __eq__ sees state this comparator cannot; where all its state is in __dict__ and
+        # __slots__ the structure decides (an __eq__ comparing members by identity, as one
+        # holding a `regex` pattern does, would call two equal copies different)
         try:
             if not bool(actual == expected):
                 return False

@@ -61,11 +61,12 @@ def shown(value: Any, data: bytes | None = None) -> str:
     what an iterator yields (read from a copy unpickled from `data`, so the value itself is
     not consumed, and only when no project code runs for it: see _StandardOnly), else its repr
     (shortened when long) without memory addresses; "" when repr fails."""
-    name = getattr(value, "__qualname__", None)
-    module = getattr(value, "__module__", None)
-    if isinstance(name, str) and isinstance(module, str) and callable(value):
-        return f"{module}.{name}"
-    if data is not None and hasattr(value, "__next__"):
+    if callable(value):  # (asked first: a class answering any attribute makes new objects)
+        name = getattr(value, "__qualname__", None)
+        module = getattr(value, "__module__", None)
+        if isinstance(name, str) and isinstance(module, str):
+            return f"{module}.{name}"
+    if data is not None and hasattr(type(value), "__next__"):
         try:
             items = list(itertools.islice(_StandardOnly(io.BytesIO(data)).load(), 9))
             head = _SHOWN.repr(items[:8])
@@ -204,6 +205,9 @@ class _Builder:
 
         if isinstance(value, enum.Enum):
             return f"E({path!r}, {value.name!r})"
+        shared = _support().shared_name(value)
+        if shared is not None:  # a module-level singleton: itself, not a copy
+            return f"named({shared!r})"
         if isinstance(value, tuple) and hasattr(kind, "_fields"):
             return f"C({path!r}, " + ", ".join(self._items(value, depth, stack)) + ")"
         import unittest
@@ -270,27 +274,59 @@ class _Builder:
         return "".join(out)
 
 
+_cloud_pickler: Any = None
+
+
+def _cloud_dumps(value: Any) -> bytes:
+    """cloudpickle's pickle of `value`, with the support module's reductions first (named
+    singletons, modules, regular-expression matches)."""
+    global _cloud_pickler
+    import cloudpickle  # type: ignore[import-untyped]
+
+    if _cloud_pickler is None:
+        reduction = _support().reduction
+
+        class CloudPickler(cloudpickle.Pickler):  # type: ignore[misc]
+            def reducer_override(self, obj: Any) -> Any:
+                found = reduction(obj)
+                return super().reducer_override(obj) if found is NotImplemented else found
+
+        _cloud_pickler = CloudPickler
+    out = io.BytesIO()
+    _cloud_pickler(out, protocol=4).dump(value)
+    return out.getvalue()
+
+
 def _pickled(value: Any, max_bytes: int) -> tuple[str, bool]:
     """(base64 pickle, made by cloudpickle) of a value that comes back from it; the standard
-    pickle first, cloudpickle for what it refuses (lambdas, closures, local classes)."""
+    pickle first (module-level singletons named, matches found again: the support module's
+    `dumps`), cloudpickle for what it refuses (lambdas, closures, local classes)."""
     try:
-        data = pickle.dumps(value, protocol=4)
+        data = _support().dumps(value)
         pickle.loads(data)  # a value that does not come back is of no use to a harness
         cloud = False
     except Exception as exc:
         try:
-            import cloudpickle  # type: ignore[import-untyped]
+            import cloudpickle  # noqa: F401
         except ImportError:
-            raise Unencodable(f"unpicklable ({type(exc).__name__}; no cloudpickle)") from None
+            raise Unencodable(f"unpicklable ({_why(exc)}; no cloudpickle)") from None
         try:
-            data = cloudpickle.dumps(value, protocol=4)
+            data = _cloud_dumps(value)
             pickle.loads(data)
             cloud = True
         except Exception as cloud_exc:
-            raise Unencodable(f"unpicklable ({type(cloud_exc).__name__})") from None
+            raise Unencodable(f"unpicklable ({_why(cloud_exc)})") from None
     if len(data) > max_bytes:
         raise Unencodable("too big")
     return base64.b64encode(data).decode("ascii"), cloud
+
+
+def _why(exc: BaseException) -> str:
+    """An exception as a short reason (`TypeError: cannot pickle 'generator' object`): the
+    kind alone does not tell which value was at fault."""
+    text = " ".join(str(exc).split())
+    text = _ADDRESS.sub("", text)
+    return f"{type(exc).__name__}: {text[:60]}" if text else type(exc).__name__
 
 
 def _support() -> Any:
@@ -337,7 +373,7 @@ def encode(value: Any, max_bytes: int) -> dict[str, str]:
         pass
     data, cloud = _pickled(value, max_bytes)
     encoded = {"p": data}
-    if hasattr(value, "__next__"):
+    if hasattr(type(value), "__next__"):
         readable = shown(value, base64.b64decode(data))
     else:
         try:  # the structural dump: `Class(field=value, ...)`, nested
