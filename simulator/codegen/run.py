@@ -64,6 +64,7 @@ class CodegenResult:
     harness_verdict: str = "valid"  # the scoring harness's validation verdict
     harness_reasons: list[str] = field(default_factory=list)  # why it is invalid
     harness_coverage: float | None = None  # its branch coverage of the target (0..1)
+    harness_parity: float | None = None  # its suite parity (None: the tests kill no mutant)
 
     @property
     def judged(self) -> bool:
@@ -110,6 +111,7 @@ class CodegenResult:
         figures: dict[str, Any] = {
             "harness_verdict": self.harness_verdict,
             "harness_coverage": self.harness_coverage,
+            "harness_parity": self.harness_parity,
         }
         if self.withheld:
             figures.update(harness_reasons=self.harness_reasons, withheld=self.withheld)
@@ -169,12 +171,19 @@ async def codegen(
         if validation is None:  # never judged: pass@k against it would mean nothing yet
             with run.stage("validate harness") as detail:
                 validation = await validate(
-                    session, env, target, problem.module, path, Thresholds(repeats=1)
+                    session,
+                    env,
+                    target,
+                    problem.module,
+                    path,
+                    Thresholds(repeats=1),
+                    suite_tests=problem.harness.suite_tests,
                 )
                 detail.update(verdict=validation.verdict, reasons=validation.reasons)
         result.harness_verdict = validation.verdict
         result.harness_reasons = list(validation.reasons)
         result.harness_coverage = validation.coverage_rate
+        result.harness_parity = ((validation.mutation or {}).get("suite") or {}).get("parity")
         try:
             for index in range(n):
                 with run.stage("sample", index=index) as detail:

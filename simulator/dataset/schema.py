@@ -118,6 +118,8 @@ class Harness:
     cases: int = 0  # recorded calls (traced) or test functions
     rounds: int = 0  # generate-execute rounds it took (model)
     notes: list[str] = field(default_factory=list)  # what was dropped and why
+    # the repository's tests that call the target (traced): suite parity runs them on mutants
+    suite_tests: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -179,7 +179,10 @@ async def _traced_problem(
         if keep:
             text = traced.harness_text(target, trace, keep)
             await session.write(path, text, actor=Actor.SYSTEM)
-    problem.harness = Harness("traced", text, path=path, cases=len(keep), notes=notes)
+    suite_tests = _suite_tests(trace)
+    problem.harness = Harness(
+        "traced", text, path=path, cases=len(keep), notes=notes, suite_tests=suite_tests
+    )
     problem.curation.mark(CurationState.GENERATED)
     if not keep:
         problem.validation = first
@@ -190,7 +193,6 @@ async def _traced_problem(
             + (f" ({cause})" if cause else ""),
         )
         return
-    suite_tests = _suite_tests(trace)
     if case_failures or first.flaky:
         validation = await validate(
             session, env, target, trace.module, path, options.thresholds, suite_tests=suite_tests
@@ -352,7 +354,13 @@ async def revalidate(session: Session, problem: Problem, options: HarnessOptions
         env = traced.module_env(options.env, target, problem.module)
         with run.stage("validate", problem=problem.id) as detail:
             validation = await validate(
-                session, env, target, problem.module, path, options.thresholds
+                session,
+                env,
+                target,
+                problem.module,
+                path,
+                options.thresholds,
+                suite_tests=problem.harness.suite_tests,
             )
             detail.update(verdict=validation.verdict, reasons=validation.reasons)
         settle(problem, validation)
@@ -381,7 +389,13 @@ async def remutate(session: Session, problem: Problem, options: HarnessOptions) 
         env = traced.module_env(options.env, target, problem.module)
         with run.stage("mutate", problem=problem.id) as detail:
             figures = await mutation_score(
-                session, env, target, problem.module, path, options.thresholds
+                session,
+                env,
+                target,
+                problem.module,
+                path,
+                options.thresholds,
+                problem.harness.suite_tests,
             )
             detail.update(score=figures.get("score"), total=figures.get("total"))
         problem.validation = replace(problem.validation, mutation=figures)

@@ -184,3 +184,23 @@ async def test_the_codegen_command_runs_problems_as_a_resumable_batch(
         assert len(server.requests) == 2, "a scored problem is not sampled again"
     finally:
         server.close()
+
+
+async def test_codegen_judges_a_traced_harness_with_suite_parity(
+    session: Session, calc_repo: Path
+) -> None:
+    from simulator.harness.validate import Thresholds
+    from simulator.harness.workflow import HarnessOptions, make_problems
+
+    options = HarnessOptions(thresholds=Thresholds(repeats=1))
+    [problem] = await make_problems(session, find_targets(calc_repo, selectors=["clamp"]), options)
+    assert problem.harness is not None and problem.harness.suite_tests
+    problem.validation = None  # never judged (as after a person's edit)
+    server = FakeLLM([Reply(RIGHT)]).start()
+    try:
+        result = await codegen(session, problem, client(server), n=1)
+    finally:
+        server.close()
+    # the harness codegen scores with is judged as `reposim harness` judges it: parity included
+    assert result.harness_parity == 1.0
+    assert result.harness_figures()["harness_parity"] == 1.0

@@ -37,6 +37,12 @@ async def test_a_person_edits_a_harness_then_it_is_validated_and_accepted(
     assert problem.harness is not None and problem.validation is not None
     assert problem.validation.mutation is not None
     assert problem.validation.mutation["killed"] == 7
+    # the tests that called the target travel with the harness: suite parity needs them again
+    assert problem.harness.suite_tests == [
+        "tests/test_calc.py::test_clamp_inside",
+        "tests/test_calc.py::test_clamp_outside",
+        "tests/test_calc.py::test_clamp_bad_bounds",
+    ]
 
     # the person adds the boundary cases the recorded tests lacked
     text = problem.harness.text.replace("\n]", BOUNDARY_CASES, 1)
@@ -51,9 +57,12 @@ async def test_a_person_edits_a_harness_then_it_is_validated_and_accepted(
     assert problem.curation.state == CurationState.VALID
     # (3, 3, 3) now kills `low > high` -> `>=`; the two others are equivalent mutants
     assert validation.mutation is not None and validation.mutation["killed"] == 8
+    # suite parity is computed on revalidation too, not only when the harness is made
+    assert validation.mutation["suite"]["parity"] == 1.0
 
     figures = await remutate(session, problem, HarnessOptions(thresholds=Thresholds(max_mutants=3)))
     assert figures["total"] == 3
+    assert figures["suite"]["parity"] is not None  # and on remutation
 
     with pytest.raises(ValueError, match="reason"):
         reject(problem, by="ada", reason=" ")
