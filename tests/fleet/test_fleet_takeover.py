@@ -8,7 +8,7 @@ import threading
 import time
 from pathlib import Path
 
-from textual.widgets import DataTable, Static, TextArea
+from textual.widgets import Static, TextArea
 
 from simulator.agent.batch import agent_task, agent_tasks
 from simulator.agent.control import ControlClient
@@ -23,6 +23,7 @@ from tests.conftest import RepoFactory
 from tests.ui.helpers import wait_for
 from widgets.fleet import FleetApp, FleetScreen
 from widgets.fleet.attached import AttachedScreen, EditFileScreen
+from widgets.fleet.table import FleetTable
 
 
 async def settle(pilot: object, predicate: object, what: str, timeout: float = 240) -> None:
@@ -37,10 +38,10 @@ async def settle(pilot: object, predicate: object, what: str, timeout: float = 2
 def _cell(app: FleetApp, key: str, column: str) -> str:
     screen = app.screen_stack[1] if len(app.screen_stack) > 1 else app.screen
     assert isinstance(screen, FleetScreen)
-    table = screen.query_one(DataTable)
+    table = screen.query_one(FleetTable)
     try:
-        return str(table.get_cell(key, column))
-    except Exception:
+        return table.get_cell(key, column)
+    except KeyError:
         return ""
 
 
@@ -99,7 +100,7 @@ async def test_a_batch_session_is_attached_taken_over_and_let_go_on(
                 lambda: "while [ ! -e" in _cell(app, "held", "last action"),
                 "the held run's command",
             )
-            table = app.screen.query_one(DataTable)
+            table = app.screen.query_one(FleetTable)
             table.move_cursor(row=table.get_row_index("held"))
             await pilot.press("enter")
             await wait_for(pilot, lambda: isinstance(app.screen, AttachedScreen), "attach")

@@ -12,6 +12,7 @@ from tests.fleet.helpers import GrowingRun
 from tests.ui.helpers import wait_for
 from widgets.compare import CompareScreen
 from widgets.fleet import FleetApp, FleetScreen
+from widgets.fleet.table import FleetTable
 from widgets.replay import ReplayScreen
 from widgets.replay.timeline import Timeline
 
@@ -20,8 +21,8 @@ def _first_poll_shown(app: FleetApp) -> bool:
     return isinstance(app.screen, FleetScreen) and app.screen.updates > 0
 
 
-def _table(app: FleetApp) -> DataTable[object]:
-    return app.screen.query_one(DataTable)
+def _table(app: FleetApp) -> FleetTable:
+    return app.screen.query_one(FleetTable)
 
 
 def _cell(app: FleetApp, key: str, column: str) -> str:
@@ -63,8 +64,23 @@ async def test_sessions_show_live_and_can_be_filtered_sorted_and_attached(
         await pilot.press("s", "s")
         screen = app.screen
         assert isinstance(screen, FleetScreen)
-        first = str(_table(app).coordinate_to_cell_key((0, 0)).row_key.value)
-        assert first == "alpha"
+        assert _table(app).keys[0] == "alpha"
+        # What is on screen: the header, and each row's cells under it.
+        lines = app.screen.query_one("#fleet-header", Static).render().plain  # type: ignore[union-attr]
+        assert lines.split() == [
+            "session",
+            "repo",
+            "state",
+            "steps",
+            "elapsed",
+            "tests",
+            "cost",
+            "last",
+            "action",
+        ]
+        drawn = [_table(app).render_line(y).text for y in range(4)]
+        assert drawn[0].split()[:4] == ["alpha", "calc", "running", "2"]
+        assert drawn[0].rstrip().endswith("$ make test")
 
         # Attach: the replay viewer follows the session as it grows.
         _table(app).move_cursor(row=0)

@@ -91,6 +91,26 @@ class AttachedScreen(ReplayScreen):
             yield Static("", id="takeover-output")
             yield Input(id="takeover-input")
 
+    def on_mount(self) -> None:
+        # Textual calls ReplayScreen.on_mount too (handlers run for each class of the MRO).
+        self._say_if_live()
+
+    @work(thread=True, group="takeover-probe")
+    def _say_if_live(self) -> None:
+        client = ControlClient.for_trajectory(self.path)
+        if client is None:
+            return
+        try:
+            status = client.request("status")
+        except ControlError:
+            return
+        self.app.call_from_thread(
+            self.notify,
+            f"This session is running (agent {status.get('state')}): p pauses its agent after "
+            "its step and gives you its terminal.",
+            timeout=8,
+        )
+
     # -- requests --------------------------------------------------------------------------
 
     @work(thread=True, group="takeover")

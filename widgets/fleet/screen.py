@@ -1,7 +1,8 @@
 """The fleet view: one row per session of a batch, updated live, filtered and sorted by key.
 
 A thread polls the engine's `Fleet` (simulator/fleet.py) and posts the rows that changed; the
-table updates those cells only, so 500 sessions cost what changed, not a redraw of everything.
+table (widgets/fleet/table.py) repaints those lines only, so 500 sessions cost what changed, not
+a redraw of everything.
 Enter attaches to a session: its trajectory opens in the replay viewer, following the file as
 it grows (read-only). Stuck sessions (nothing written for a while) stand out in the state column.
 """
@@ -13,26 +14,39 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
 
-from rich.text import Text
+from rich.style import Style
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import Footer, Input, Static
 
 from simulator.fleet import Fleet, SessionRow, SessionState
+from widgets.fleet.table import Column, FleetTable
 
-COLUMNS = ("session", "repo", "state", "steps", "last action", "elapsed", "tests", "cost")
+# The last action takes the width the others leave: at 80 columns every other column still shows.
+TABLE_COLUMNS = (
+    Column("session", 28),
+    Column("repo", 20),
+    Column("state", 24),
+    Column("steps", 6, right=True),
+    Column("elapsed", 8, right=True),
+    Column("tests", 24),
+    Column("cost", 9, right=True),
+    Column("last action", 60, flexible=True),
+)
+COLUMNS = tuple(column.name for column in TABLE_COLUMNS)
+_STATE_COLUMN = COLUMNS.index("state")
 SORTS = ("session", "state", "steps", "elapsed", "cost")
 _STATE_STYLE = {
-    SessionState.STARTING: "dim",
-    SessionState.RUNNING: "",
-    SessionState.STUCK: "bold reverse red",
-    SessionState.PAUSED: "bold yellow",
-    SessionState.FINISHED: "green",
-    SessionState.FAILED: "red",
-    SessionState.ENDED: "yellow",
+    SessionState.STARTING: Style(dim=True),
+    SessionState.RUNNING: Style(),
+    SessionState.STUCK: Style(bold=True, reverse=True, color="red"),
+    SessionState.PAUSED: Style(bold=True, color="yellow"),
+    SessionState.FINISHED: Style(color="green"),
+    SessionState.FAILED: Style(color="red"),
+    SessionState.ENDED: Style(color="yellow"),
 }
 # Stuck first when sorting by state: they are what a person is looking for.
 _STATE_ORDER = {
@@ -58,20 +72,17 @@ def _elapsed(seconds: float) -> str:
     return f"{seconds // 3600}h{seconds % 3600 // 60:02d}"
 
 
-def _cells(row: SessionRow) -> tuple[str | Text, ...]:
+def _cells(row: SessionRow) -> tuple[str, ...]:
     cost = f"${row.cost:.3f}" if row.cost_known else (f"≥${row.cost:.3f}" if row.cost else "?")
     return (
         row.key,
         row.repo,
-        Text(
-            str(row.state) + (f" · {row.verdict}" if row.verdict else ""),
-            style=_STATE_STYLE[row.state],
-        ),
+        str(row.state) + (f" · {row.verdict}" if row.verdict else ""),
         str(row.steps),
-        row.last_action,
         _elapsed(row.elapsed),
         row.tests,
         cost,
+        row.last_action,
     )
 
 
@@ -137,18 +148,16 @@ class FleetScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(f"Fleet: {self.fleet.folder}", id="fleet-title")
         yield Input(placeholder="filter: text any column holds (Esc clears)", id="fleet-filter")
-        table: DataTable[str | Text] = DataTable(
-            id="fleet-table", cursor_type="row", zebra_stripes=True
-        )
+        header = Static("", id="fleet-header")
+        table = FleetTable(TABLE_COLUMNS, id="fleet-table")
+        table.header = header
+        yield header
         yield table
         yield Static("", id="fleet-status")
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        for name in COLUMNS:
-            table.add_column(name, key=name)
-        table.focus()
+        self.query_one(FleetTable).focus()
         self._poll()
 
     def on_unmount(self) -> None:
@@ -165,16 +174,15 @@ class FleetScreen(Screen[None]):
 
     @on(Changed)
     def _changed(self, message: Changed) -> None:
-        table = self.query_one(DataTable)
+        table = self.query_one(FleetTable)
         resort = False
         for row in message.rows:
             visible = self._visible(row)
             present = row.key in self._shown
             if visible and present:
-                for column, value in zip(COLUMNS, self._cells(row), strict=True):
-                    table.update_cell(row.key, column, value)
+                table.update_row(row.key, self._cells(row), _styles(row))
             elif visible:
-                table.add_row(*self._cells(row), key=row.key)
+                table.add_row(row.key, self._cells(row), _styles(row))
                 resort = True
             elif present:
                 table.remove_row(row.key)
@@ -184,7 +192,9 @@ class FleetScreen(Screen[None]):
         self._rows.update({row.key: row for row in message.rows})
         # At most one re-sort a second: with 500 sessions sorting on every update would cost
         # more than the updates themselves.
-        if (resort or SORTS[self.sort_index] != "session") and not self._sort_pending:
+        if resort and not self.updates:
+            self._sort()  # the first rows: in order at once, before anyone moves the cursor
+        elif (resort or SORTS[self.sort_index] != "session") and not self._sort_pending:
             self._sort_pending = True
             self.set_timer(1.0, self._sort_later)
         self.updates += 1
@@ -202,12 +212,12 @@ class FleetScreen(Screen[None]):
         return not self.filter_text or self.filter_text in row.text()
 
     def _sort(self) -> None:
-        table = self.query_one(DataTable)
+        table = self.query_one(FleetTable)
         column = SORTS[self.sort_index]
         rows = self._rows
 
-        def key(session: object) -> object:
-            row = rows.get(str(session))
+        def key(session: str) -> object:
+            row = rows.get(session)
             if row is None:
                 return 0
             if column == "state":
@@ -220,15 +230,15 @@ class FleetScreen(Screen[None]):
                 return -row.cost
             return row.key
 
-        table.sort("session", key=key)
+        table.sort(key)
 
     def _refilter(self) -> None:
-        table = self.query_one(DataTable)
+        table = self.query_one(FleetTable)
         table.clear()
         self._shown.clear()
         for row in sorted(self._rows.values(), key=lambda r: r.key):
             if self._visible(row):
-                table.add_row(*self._cells(row), key=row.key)
+                table.add_row(row.key, self._cells(row), _styles(row))
                 self._shown[row.key] = row.version
         self._sort()
         self._status()
@@ -277,24 +287,21 @@ class FleetScreen(Screen[None]):
 
     @on(Input.Submitted, "#fleet-filter")
     def _filter_done(self) -> None:
-        self.query_one(DataTable).focus()
+        self.query_one(FleetTable).focus()
 
     def action_clear_filter(self) -> None:
         box = self.query_one("#fleet-filter", Input)
         box.value = ""
         box.remove_class("shown")
-        self.query_one(DataTable).focus()
+        self.query_one(FleetTable).focus()
 
-    @on(DataTable.RowSelected, "#fleet-table")
-    def _row_selected(self, event: DataTable.RowSelected) -> None:
+    @on(FleetTable.RowSelected, "#fleet-table")
+    def _row_selected(self, event: FleetTable.RowSelected) -> None:
         # The table takes Enter itself (as row selection): attach from there.
-        self._follow_session(str(event.row_key.value))
+        self._follow_session(event.key)
 
     def _cursor_key(self) -> str | None:
-        table = self.query_one(DataTable)
-        if not table.row_count:
-            return None
-        return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+        return self.query_one(FleetTable).cursor_key
 
     def action_mark(self) -> None:
         key = self._cursor_key()
@@ -305,12 +312,12 @@ class FleetScreen(Screen[None]):
         else:
             self.marked.append(key)
         row = self._rows[key]
-        self.query_one(DataTable).update_cell(key, "session", self._session_cell(row))
+        self.query_one(FleetTable).update_row(key, self._cells(row), _styles(row))
 
     def _session_cell(self, row: SessionRow) -> str:
         return f"● {row.key}" if row.key in self.marked else row.key
 
-    def _cells(self, row: SessionRow) -> tuple[str | Text, ...]:
+    def _cells(self, row: SessionRow) -> tuple[str, ...]:
         return (self._session_cell(row), *_cells(row)[1:])
 
     def action_compare(self) -> None:
@@ -335,11 +342,9 @@ class FleetScreen(Screen[None]):
         self.app.call_from_thread(self.app.push_screen, CompareScreen(comparison))
 
     def action_attach(self) -> None:
-        table = self.query_one(DataTable)
-        if table.row_count:
-            self._follow_session(
-                str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
-            )
+        key = self.query_one(FleetTable).cursor_key
+        if key is not None:
+            self._follow_session(key)
 
     def _follow_session(self, key: str) -> None:
         row = self._rows.get(key)
@@ -352,6 +357,10 @@ class FleetScreen(Screen[None]):
 
     def action_quit_fleet(self) -> None:
         self.app.exit()
+
+
+def _styles(row: SessionRow) -> dict[int, Style]:
+    return {_STATE_COLUMN: _STATE_STYLE[row.state]}
 
 
 def _copy(row: SessionRow) -> SessionRow:
