@@ -8,7 +8,7 @@ from pathlib import Path
 from simulator.batch import BatchProgress
 from simulator.perf import MeasureSettings
 from simulator.perf.mine import candidates, mine
-from tests.conftest import git
+from tests.conftest import RepoFactory, git
 from tests.perf.conftest import DESCRIBE_A, DESCRIBE_B, write
 
 
@@ -24,6 +24,74 @@ def test_candidates_come_from_keywords_and_hot_code(
     assert real.api == "fastlib.core.checksum" and real.parent == commits["initial"]
     assert real.reasons == ["changes hot code: fastlib.core.checksum"]
     assert [c.commit for c in candidates(repo, limit=1)] == [commits["noise"]]
+
+
+RELEASE_A = """def total(data):
+    result = 0
+    for x in data:
+        result = result + x
+    return result
+
+
+def first(items):
+    for item in items:
+        return item
+
+
+def describe(data):
+    return str(len(data))
+"""
+# A release's diff: `total` made faster (3 lines), `describe` rewritten (more lines), and a new
+# function (the most lines of all); its changelog names `total` as optimized, `describe` as changed.
+RELEASE_B = """def total(data):
+    return sum(data)
+
+
+def first(items):
+    for item in items:
+        return item
+
+
+def describe(data):
+    count = len(data)
+    if count == 0:
+        return "nothing"
+    if count == 1:
+        return "one item"
+    return f"{count} items"
+
+
+def chunks(data, size):
+    out = []
+    for start in range(0, len(data), size):
+        out.append(data[start : start + size])
+    if out and len(out[-1]) < size:
+        out[-1] = out[-1] + [None] * (size - len(out[-1]))
+    return out
+"""
+CHANGELOG = """numlib 2.0
+
+* New functions
+    * :func:`chunks`
+* Changes to existing functions
+    * :func:`total` was optimized
+    * :func:`describe` now says "nothing" for no data
+    * the first example in the docs was fixed
+"""
+
+
+def test_the_function_a_release_says_it_made_faster_is_the_one_timed(
+    make_repo: RepoFactory,
+) -> None:
+    repo = make_repo({"numlib/__init__.py": "", "numlib/core.py": RELEASE_A}, name="released")
+    parent = git(repo, "rev-parse", "HEAD").strip()
+    commit = write(repo, {"numlib/core.py": RELEASE_B}, CHANGELOG)
+    (found,) = candidates(repo)
+    assert (found.commit, found.parent) == (commit, parent)
+    # named as made faster, then named, then the rest; `chunks` is new (nothing to time at the
+    # parent) and "first" in plain English does not name `first`
+    assert [name for name, _ in found.apis] == ["numlib.core.total", "numlib.core.describe"]
+    assert found.api == "numlib.core.total"
 
 
 def test_mining_keeps_the_real_speedup_only_and_resumes(
