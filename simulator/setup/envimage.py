@@ -10,10 +10,12 @@ first. `resolve_environment(NAME)` gives the image and test command `--env NAME`
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
 import shlex
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -233,15 +235,24 @@ async def save_environment(
         try:
             # Without the session container's owner labels (issue 25): a container started
             # from the saved image by hand must not look like a RepoSim session's.
-            return commit_clean(
-                client,
-                container,
-                repository=f"{REPOSITORY}/{envname}",
-                tag=commit,
-                labels=labels,
-                env=env_lines,
-                changes={"WorkingDir": "/workspace"},
+            helper = (
+                _workspace_in_a_layer(client, container)
+                if _workspace_is_a_mount(client, container)
+                else None
             )
+            try:
+                return commit_clean(
+                    client,
+                    helper[0] if helper is not None else container,
+                    repository=f"{REPOSITORY}/{envname}",
+                    tag=commit,
+                    labels=labels,
+                    env=env_lines,
+                    changes={"WorkingDir": "/workspace"},
+                )
+            finally:
+                if helper is not None:
+                    _remove_helper(client, *helper)
         finally:
             client.close()
 
@@ -255,6 +266,49 @@ async def save_environment(
         (directory / "extra-ca.pem").write_text(extra + "\n")
     (directory / f"setup.{commit}.json").write_text(json.dumps(result.to_dict(), indent=2))
     return SavedEnvironment(tag, dockerfile, image_id)
+
+
+WORKSPACE = "/workspace"
+
+
+def _workspace_is_a_mount(client: Any, container: str) -> bool:
+    """The session's workspace is a volume (the size-limited loop disk), which `docker commit`
+    leaves out: the image would have an empty /workspace."""
+    mounts = client.api.inspect_container(container).get("Mounts") or []
+    return any(m.get("Destination") == WORKSPACE for m in mounts)
+
+
+def _workspace_in_a_layer(client: Any, container: str) -> tuple[str, str]:
+    """(a stopped container of the session's committed image with the session's /workspace
+    copied into its layer, that image): what setup made there (a version file setup.py
+    wrote, extensions an editable install built in place, a C project's build tree) goes into
+    the saved image. A session started from it finds them in its new workspace volume (Docker
+    fills an empty volume from the image's folder), under the checkout's files."""
+    api = client.api
+    committed = str(api.commit(container)["Id"])
+    helper = ""
+    try:
+        helper = str(api.create_container(committed, command=["true"], network_disabled=True)["Id"])
+        stream, _ = api.get_archive(container, WORKSPACE)
+        with tempfile.TemporaryFile() as spool:
+            for chunk in stream:
+                spool.write(chunk)
+            spool.seek(0)
+            # The archive's top folder is "workspace": unpacked at / it is /workspace.
+            api.put_archive(helper, "/", spool)
+    except BaseException:
+        _remove_helper(client, helper, committed)
+        raise
+    return helper, committed
+
+
+def _remove_helper(client: Any, helper: str, image: str) -> None:
+    """The helper container, then its image (the saved image shares the layers)."""
+    with contextlib.suppress(Exception):
+        if helper:
+            client.api.remove_container(helper, force=True)
+    with contextlib.suppress(Exception):
+        client.api.remove_image(image, noprune=False)
 
 
 def list_environments() -> list[Environment]:

@@ -134,3 +134,44 @@ def test_the_generated_dockerfile_builds_here_with_its_pins_and_reaches_the_same
     finally:
         with contextlib.suppress(subprocess.TimeoutExpired):  # a busy engine can hang rmi
             subprocess.run(["docker", "rmi", "-f", tag], capture_output=True, timeout=120)
+
+
+def test_a_saved_environment_keeps_what_setup_made_in_the_workspace(tmp_path: Path) -> None:
+    """The workspace is a volume (the loop disk), which `docker commit` leaves out. An old-style
+    setup.py writes a module into the checkout at install time (as numpy-era projects write
+    their version.py; an editable install builds extensions in place the same way): a session
+    on the saved environment must find it, or the saved environment does not start ready."""
+    docker_or_skip()
+    repo = repos.write_repo(
+        tmp_path / "stamped",
+        {
+            ".gitignore": "stamp/_built.py\n",
+            "setup.py": (
+                "from pathlib import Path\n"
+                "from setuptools import setup\n\n"
+                "Path('stamp/_built.py').write_text('BUILT = \"at install\"\\n')\n"
+                "setup(name='stamp', version='0.1', packages=['stamp'])\n"
+            ),
+            "stamp/__init__.py": "from stamp._built import BUILT\n",
+            "tests/test_stamp.py": (
+                "from stamp import BUILT\n\ndef test_built():\n    assert BUILT == 'at install'\n"
+            ),
+        },
+    )
+    name = f"reposim-test-{int(time.time() * 1000) % 10**8}"
+    request = SetupRequest(
+        image=DEFAULT_IMAGE, save_env=True, env_name=name, trajectory_dir=str(tmp_path)
+    )
+    outcome = asyncio.run(setup_repository(repo, request))
+    try:
+        assert outcome.result.verdict.ready, outcome.result.verdict.line()
+        assert not (repo / "stamp" / "_built.py").exists()  # only the container had it
+        proc = subprocess.run(
+            [sys.executable, "-m", "reposim", "test", str(repo), "--env", name],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert proc.returncode == 0 and "1 passed" in proc.stdout, proc.stdout + proc.stderr
+    finally:
+        prune_environments(budget=0, name=name)
