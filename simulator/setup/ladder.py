@@ -564,9 +564,13 @@ async def _time_travel(env: _Env, project: Project) -> None:
     from today's index, so old sdists still build), its declared requirements (and those of
     the test extras) are resolved again with `uv pip compile --exclude-newer DATE
     --only-binary :all:`, which picks the newest release of that date with a wheel for this
-    Python; those pins are installed and constrain every later install (`-c`). When the index
-    of that date has nothing installable here, today's stays, and the reason is recorded."""
+    Python; those pins are installed and constrain every later install (`-c`). A package uv
+    names as having no usable wheel (or no release) before the date takes today's releases
+    (`--exclude-newer-package`), the rest stay as of the date, and the result names those
+    packages. When no set is found that way, today's index stays, and the reason is recorded."""
     from datetime import UTC, datetime
+
+    from packaging.requirements import Requirement
 
     date = commit_date(Path(project.root))
     if date is None or env.uv is None:
@@ -583,26 +587,75 @@ async def _time_travel(env: _Env, project: Project) -> None:
     source = ".reposim/time-travel.in"  # a helper file: the session writes only there
     target = f"{env.venv}.constraints.txt"
     await env.session.write_helper(source, ("\n".join(requirements) + "\n").encode())
-    argv = [
-        env.uv, "pip", "compile", "--quiet", "--python", env.python, "--exclude-newer", date,
-        "--only-binary", ":all:", "--no-header", "--no-annotate", "-o", target, source,
-    ]  # fmt: skip
-    result = await env.sh(
-        " ".join(shlex.quote(a) for a in argv) + " 2>&1", timeout=env.options.install_timeout
-    )
-    text = result.output.decode("utf-8", "replace")
-    if result.exit_code == 0:
+    # Packages with no usable wheel for this Python as of the date (an old numpy has no wheel
+    # for today's interpreter, and building it fails) take today's releases; the rest stay as
+    # of the commit. Each name comes from uv's own answer about the index, and is checked.
+    today: list[str] = []
+    text = ""
+    for _attempt in range(TIME_TRAVEL_LIFTS):
+        lifts = [f"--exclude-newer-package={name}={LIFTED}" for name in today]
+        argv = [
+            env.uv, "pip", "compile", "--quiet", "--python", env.python, "--exclude-newer", date,
+            *lifts, "--only-binary", ":all:", "--no-header", "--no-annotate", "-o", target,
+            source,
+        ]  # fmt: skip
+        result = await env.sh(
+            " ".join(shlex.quote(a) for a in argv) + " 2>&1", timeout=env.options.install_timeout
+        )
+        text = result.output.decode("utf-8", "replace")
+        if result.exit_code == 0:
+            break
+        new = [n for n in unavailable_as_of(text) if n not in today]
+        if not new:
+            break
+        today += new
+    else:
+        result = None
+    declared = {_normal(Requirement(r).name) for r in requirements}
+    if result is not None and result.exit_code == 0 and declared <= {_normal(n) for n in today}:
+        # Every declared requirement takes today's releases: that is no time travel.
+        result, text = None, "no usable wheel for this Python then for " + ", ".join(today)
+    if result is not None and result.exit_code == 0:
         ok, text = await env.install([], options=["-r", target], what=f"as of {date[:10]}")
         if ok:
             env.constraints = target
             env.resolution = {"mode": "as-of-commit", "date": date}
+            if today:
+                env.resolution["today"] = sorted(today)
+                env.resolution["reason"] = (
+                    "no usable wheel for this Python as of the commit: "
+                    + ", ".join(sorted(today))
+                    + " (today's releases)"
+                )
             return
     env.resolution = {
         "mode": "today",
         "date": date,
         "reason": "the index as of the commit has no installable set for this Python: "
-        + diagnose(text).evidence[:200],
+        + (text if text.startswith("no usable wheel") else diagnose(text).evidence)[:200],
     }
+    if today:
+        env.resolution["tried_today"] = sorted(today)
+
+
+TIME_TRAVEL_LIFTS = 8  # compile attempts, each lifting the date for the packages uv names
+LIFTED = "2100-01-01T00:00:00Z"  # a package's date limit that lets today's releases in
+_UNAVAILABLE = re.compile(
+    r"Wheels are required for `([A-Za-z0-9][\w.-]*)`|"
+    r"`([A-Za-z0-9][\w.-]*)` was filtered by `exclude-newer`|"
+    r"there are no versions of ([A-Za-z0-9][\w.-]*)"
+)
+
+
+def unavailable_as_of(output: str) -> list[str]:
+    """The packages uv says have nothing usable before the date limit (no wheel for this
+    Python, or no release then), each a valid distribution name, in the order named."""
+    found: list[str] = []
+    for match in _UNAVAILABLE.finditer(output):
+        name = next(g for g in match.groups() if g)
+        if valid_distribution_name(name) and name not in found:
+            found.append(name)
+    return found
 
 
 async def _declared_requirements(env: _Env, project: Project) -> list[str]:

@@ -215,3 +215,18 @@ def test_a_cut_summary_line_gives_way_to_the_traceback_line_that_names_the_relea
     assert diagnosis.subject == "numpy:NaN:<2.0"
     fix = plan(diagnosis, RepairState(versions={"numpy": "2.1.0"}))
     assert fix is not None and fix.requirements == ("numpy<2.0",)
+
+
+def test_the_packages_uv_says_have_nothing_usable_before_the_date_are_named() -> None:
+    from simulator.setup.ladder import unavailable_as_of
+
+    output = (
+        "error: No solution found when resolving dependencies\n"
+        "  cause: Because there are no versions of contourpy and all of:\n"
+        "             matplotlib>=3.6.0rc1,<=3.9.0\n"
+        "hint: Wheels are required for `matplotlib` because building from source is disabled\n"
+        "hint: `fonttools` was filtered by `exclude-newer` to only include packages uploaded "
+        "before 2021-03-22T04:02:02Z.\n"
+        "hint: Wheels are required for `--index-url` because\n"
+    )
+    assert unavailable_as_of(output) == ["contourpy", "matplotlib", "fonttools"]

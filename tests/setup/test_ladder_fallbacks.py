@@ -227,3 +227,31 @@ async def test_time_travel_falls_back_to_today_when_that_date_has_no_wheel_here(
     assert result.resolution["mode"] == "today" and "no installable set" in result.resolution.get(
         "reason", ""
     ), result.resolution
+
+
+async def test_a_dependency_with_no_wheel_then_takes_todays_and_the_rest_travel(
+    tmp_path: Path, docker_session: SessionFactory
+) -> None:
+    """A 2021-03-22 commit needing numpy and tabulate: numpy of that date has no wheel for this
+    Python (it used to send the whole resolution back to today's index); now numpy alone takes
+    today's releases, tabulate stays as of the date (0.8.9), and the result names numpy."""
+    repo = _dated(
+        repos.write_repo(
+            tmp_path / "repo",
+            _package(
+                "oldmix",
+                ["numpy", "tabulate"],
+                {
+                    "oldmix/__init__.py": "import numpy\nimport tabulate\n",
+                    "tests/test_mix.py": "import oldmix\n\ndef test_mix():\n    assert oldmix\n",
+                },
+            ),
+        ),
+        "2021-03-22T04:02:02+00:00",
+    )
+    session = await docker_session(repo)
+    result = await run_setup(session)
+    assert result.verdict.ready, result.verdict.line()
+    assert result.resolution["mode"] == "as-of-commit", result.resolution
+    assert result.resolution.get("today") == ["numpy"], result.resolution
+    assert "tabulate==0.8.9" in result.lock, result.lock
