@@ -13,12 +13,16 @@ from reposim.cli.common import CliError
 from themes import theme_names
 
 
-def _locate(target: Path) -> tuple[Path, Path | None]:
-    """(trajectory folder, results store) for a folder or a batch's results file."""
+def _locate(target: Path, *, wait: bool = False) -> tuple[Path, Path | None]:
+    """(trajectory folder, results store) for a folder or a batch's results file. With `wait`,
+    a results file not written yet is taken as a batch about to start (its folder is watched
+    until it appears)."""
     if target.is_dir():
         return target, None
+    folder = target.with_name(target.stem + ".trajectories")
+    if wait and not target.exists() and target.suffix == ".jsonl":
+        return folder, target
     if target.is_file():
-        folder = target.with_name(target.stem + ".trajectories")
         if not folder.is_dir():
             raise CliError(
                 f"{target} is a results file, but its trajectory folder {folder} does not "
@@ -54,12 +58,14 @@ def fleet_command(target: Path, stuck_after: float, theme: str | None, once: boo
 
     TARGET is a batch's results file (default: .reposim-agent-results.jsonl, whose trajectories
     are in the folder beside it named after it, as `reposim agent --tasks` writes them) or any
-    folder of trajectories. Keys: Enter follows a session in the replay viewer (read-only), `/`
-    filters, `s` cycles the sort, `S` shows only stuck and failed sessions, q quits.
+    folder of trajectories; a results file not written yet is watched until its batch starts.
+    Keys: Enter follows a session in the replay viewer, where `p` takes a running session over
+    (pauses its agent, gives you its terminal; `r` lets it go on); `/` filters, `s` cycles the
+    sort, `S` shows only stuck and failed sessions, `m` marks and `=` compares, q quits.
     """
     from simulator.fleet import Fleet
 
-    folder, results = _locate(target)
+    folder, results = _locate(target, wait=not once)
     fleet = Fleet(folder, results=results, stuck_after=stuck_after)
     if once:
         rows = fleet.poll(time.time())

@@ -133,7 +133,7 @@ async def _agent_task(task: Task) -> dict[str, Any]:
     except BackendUnavailableError as exc:
         raise InfrastructureError(str(exc)) from None
     async with session:
-        before = await session.run_tests(selector)
+        before = await session.run_tests(selector, actor=Actor.SYSTEM)
         agent = Agent(session, client, mode=Mode.AUTO, budgets=budgets)
         # The fleet view's take-over reaches the session through this while the agent runs.
         control = ControlServer(session, agent, trajectory)
@@ -147,7 +147,7 @@ async def _agent_task(task: Task) -> dict[str, Any]:
             run = await agent.run(gym.instruction)
         finally:
             await control.close()
-        after = await session.run_tests(selector)
+        after = await session.run_tests(selector, actor=Actor.SYSTEM)
     usage = run.usage
     result: dict[str, Any] = {
         "outcome": "finished" if run.reason == "finished" else run.reason.split(":")[0],

@@ -43,7 +43,7 @@ class AttachedScreen(ReplayScreen):
         display: block;
     }
     #takeover-state {
-        height: 1;
+        height: auto;
         padding: 0 1;
         color: $warning;
         text-style: bold;

@@ -254,7 +254,7 @@ class FleetScreen(Screen[None]):
         shown = (
             f"{len(self._shown)} of {len(self._rows)} shown"
             if len(self._shown) != len(self._rows)
-            else f"{len(self._rows)} sessions"
+            else f"{len(self._rows)} session{'s' if len(self._rows) != 1 else ''}"
         )
         extra = []
         if self.filter_text:
