@@ -420,9 +420,15 @@ def _walk(root: Path) -> list[Path]:
 
 
 def _has_python(root: Path) -> bool:
+    """Python metadata at the root, or Python files; but a tree with a C build system at its
+    root and more C than Python files (cJSON's and jansson's helper scripts) is a C project."""
     if any((root / name).is_file() for name in ("pyproject.toml", "setup.py", "setup.cfg")):
         return True
-    return any(path.suffix == ".py" for path in _walk(root)[:5000])
+    files = _walk(root)[:5000]
+    python = sum(path.suffix == ".py" for path in files)
+    if python and _c_build(root) is not None:
+        return python >= sum(path.suffix in (".c", ".h", ".cc", ".cpp") for path in files)
+    return python > 0
 
 
 def _c_build(root: Path) -> str | None:

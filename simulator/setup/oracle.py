@@ -147,13 +147,20 @@ _SUBJECTS = {
         r"'(\w+)' object has no attribute '(\w+)'"
     ),
     Category.SYSTEM_LIBRARY: re.compile(SHARED_LIBRARY),
-    Category.BUILD: re.compile(r"fatal error: ([\w/.+-]+\.h)|Failed to build `?([\w.-]+)"),
+    # uv: "Failed to build `bitarray==2.3.5`"; pip: "Failed to build bitarray" at the end of the
+    # line, never pip's "Failed to build installable wheels for some ... projects".
+    Category.BUILD: re.compile(
+        r"fatal error: ([\w/.+-]+\.h)|Failed to build `([^`\s]+)`|Failed to build ([\w.-]+)\s*$"
+    ),
     Category.MISSING_PLUGIN: re.compile(
         r"fixture '(\w+)' not found|unrecognized arguments: (--?[\w-]+)|(async def)|"
         r"Unknown config option: (\w+)|'(\w+)' not found in `markers`"
     ),
     Category.PYTHON_VERSION: re.compile(r"(>=? ?\d\.\d+|<=? ?\d\.\d+)"),
 }
+
+
+_PREFERRED = {Category.BUILD: re.compile(r"fatal error: [\w/.+-]+\.h: No such file")}
 
 
 def diagnose(output: str, *, fallback: Category = Category.UNKNOWN) -> Diagnosis:
@@ -165,7 +172,11 @@ def diagnose(output: str, *, fallback: Category = Category.UNKNOWN) -> Diagnosis
         if not matching:
             continue
         # pytest's one-line summary cuts a long message ("... was removed in ..."); the
-        # traceback's `E` line above it has it whole: the line that names a subject is preferred.
+        # traceback's `E` line above it has it whole: the line that names a subject is preferred,
+        # and for a build the compiler's missing header over the installer's closing lines.
+        preferred = _PREFERRED.get(category)
+        if preferred is not None:
+            matching.sort(key=lambda line: preferred.search(line) is None)
         for line in matching:
             subject = _subject(category, line)
             if subject is not None:

@@ -364,12 +364,14 @@ def _build(diagnosis: Diagnosis, state: RepairState) -> Fix | None:
         )
         if system.key not in state.tried:
             return system
-    failed = re.search(r"Failed to build `?([\w.-]+)", diagnosis.evidence)
+    failed = re.search(
+        r"Failed to build `([^`\s]+)`|Failed to build ([\w.-]+)\s*$", diagnosis.evidence
+    )
     if failed is None:
         failed = re.search(r"Building wheel for ([\w.-]+)", diagnosis.evidence)
     if failed is None:
         return None
-    dist = failed.group(1).split("@")[0].split("==")[0]
+    dist = next(g for g in failed.groups() if g).split("@")[0].split("==")[0]
     if not valid_distribution_name(dist):
         return None
     return Fix(

@@ -230,3 +230,48 @@ def test_the_packages_uv_says_have_nothing_usable_before_the_date_are_named() ->
         "hint: Wheels are required for `--index-url` because\n"
     )
     assert unavailable_as_of(output) == ["contourpy", "matplotlib", "fonttools"]
+
+
+def test_a_missing_header_wins_over_the_installers_closing_lines() -> None:
+    """bitarray 2.3.5 on the base image: pip's log ends with "Failed to build installable
+    wheels for some pyproject.toml based projects"; the cause is the compiler's missing
+    Python.h. The repair installs python3-dev, and never a distribution named "installable"."""
+    output = (
+        "      bitarray/_bitarray.c:12:10: fatal error: Python.h: No such file or directory\n"
+        '         12 | #include "Python.h"\n'
+        "      error: command '/usr/bin/x86_64-linux-gnu-gcc' failed with exit code 1\n"
+        "  ERROR: Failed building wheel for bitarray\n"
+        "Failed to build bitarray\n"
+        "ERROR: Failed to build installable wheels for some pyproject.toml based projects\n"
+    )
+    diagnosis = diagnose(output)
+    assert diagnosis.category is Category.BUILD and diagnosis.subject == "Python.h"
+    fix = plan(diagnosis, RepairState())
+    assert fix is not None and fix.kind == "system" and fix.system_packages == ("python3-dev",)
+    closing = diagnose("× Failed to build installable wheels for some pyproject.toml projects\n")
+    assert plan(closing, RepairState()) is None
+    uv = plan(diagnose("  × Failed to build `bitarray==2.3.5`\n"), RepairState())
+    assert uv is not None and uv.requirements == ("bitarray",)
+
+
+def test_a_cmake_tree_with_python_helper_scripts_is_a_c_project(tmp_path: Path) -> None:
+    """cJSON (Debian source): CMakeLists.txt, C sources, and two Python scripts under tests/
+    that generate data. It was taken for a Python project (pytest, then "Ran 0 tests")."""
+    repo = repos.write_repo(
+        tmp_path / "cjson",
+        {
+            "CMakeLists.txt": "project(cjson C)\nadd_library(cjson cJSON.c)\n",
+            "cJSON.c": "int cjson(void) { return 0; }\n",
+            "cJSON.h": "int cjson(void);\n",
+            "test.c": "int main(void) { return 0; }\n",
+            "tests/json_patch_tests.py": "print('generate')\n",
+            "tests/helper.py": "X = 1\n",
+        },
+    )
+    project = detect(repo)
+    assert project.language == "c" and project.c_build == "cmake"
+    python = repos.write_repo(
+        tmp_path / "tool",
+        {"Makefile": "test:\n\tpython -m pytest\n", "tool.py": "X = 1\n", "ext.c": "int x;\n"},
+    )
+    assert detect(python).language == "python"  # as many Python files as C ones: Python

@@ -255,3 +255,39 @@ async def test_a_dependency_with_no_wheel_then_takes_todays_and_the_rest_travel(
     assert result.resolution["mode"] == "as-of-commit", result.resolution
     assert result.resolution.get("today") == ["numpy"], result.resolution
     assert "tabulate==0.8.9" in result.lock, result.lock
+
+
+async def test_a_c_extension_missing_python_h_gets_python3_dev_as_root(
+    tmp_path: Path, docker_session: SessionFactory
+) -> None:
+    """An sdist with a C extension on an image without Python's headers (bitarray 2.3.5 in the
+    hard corpus): pip's log ends with "Failed to build installable wheels", which the repair
+    read as a distribution named "installable"; the compiler's missing Python.h is the cause,
+    python3-dev is installed as root and the project builds."""
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        {
+            "setup.py": (
+                "from setuptools import Extension, setup\n\n"
+                "setup(name='cfast', version='0.1', packages=['cfast'],\n"
+                "      ext_modules=[Extension('cfast._speed', ['cfast/_speed.c'])])\n"
+            ),
+            "cfast/__init__.py": "from cfast._speed import answer\n",
+            "cfast/_speed.c": (
+                "#include <Python.h>\n"
+                "static PyObject *answer(PyObject *s, PyObject *a)\n"
+                "{ return PyLong_FromLong(42); }\n"
+                'static PyMethodDef m[] = {{"answer", answer, METH_NOARGS, ""}, {0}};\n'
+                'static struct PyModuleDef d = {PyModuleDef_HEAD_INIT, "_speed", 0, -1, m};\n'
+                "PyMODINIT_FUNC PyInit__speed(void) { return PyModule_Create(&d); }\n"
+            ),
+            "tests/test_speed.py": (
+                "from cfast import answer\n\ndef test_answer():\n    assert answer() == 42\n"
+            ),
+        },
+    )
+    session = await docker_session(repo)
+    result = await run_setup(session)
+    assert result.verdict.ready, result.verdict.line()
+    assert "python3-dev" in result.system_packages, result.system_packages
+    assert not any("installable" in item for item in result.installed), result.installed
