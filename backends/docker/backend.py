@@ -339,20 +339,7 @@ class DockerBackend(ShellBackend):
             with contextlib.suppress(BaseException):
                 await self._warmup
         self._warmup = None
-        if self._disk_watch is not None:
-            self._disk_watch.cancel()
-            with contextlib.suppress(BaseException):
-                await self._disk_watch
-            self._disk_watch = None
-        for pty in self._ptys:
-            with contextlib.suppress(Exception):
-                await pty.close()
-        self._ptys.clear()
-        for service in (self._shell, self._files):
-            if service is not None:
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(service.close(), 5)
-        self._shell = self._files = None
+        await self._close_session_services()
         if self._reaper is not None:
             await self._reaper.close()
             self._reaper = None
@@ -375,6 +362,26 @@ class DockerBackend(ShellBackend):
             with contextlib.suppress(Exception):
                 self._client.close()
             self._client = None
+
+    async def _close_session_services(self) -> None:
+        """Close what a session uses in the container (its disk watch, terminals, command
+        shell and file service); the container, its reaper and its disk stay (a warm pool
+        resets the container for its next user after this)."""
+        if self._disk_watch is not None:
+            self._disk_watch.cancel()
+            with contextlib.suppress(BaseException):
+                await self._disk_watch
+            self._disk_watch = None
+        for pty in self._ptys:
+            with contextlib.suppress(Exception):
+                await pty.close()
+        self._ptys.clear()
+        for service in (self._shell, self._files):
+            if service is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(service.close(), 5)
+        self._shell = self._files = None
+        self._channel = None
 
     # -- commands --
 

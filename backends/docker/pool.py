@@ -189,23 +189,6 @@ class WarmBackend(DockerBackend):
             return False
         return True
 
-    async def _close_session_services(self) -> None:
-        if self._disk_watch is not None:
-            self._disk_watch.cancel()
-            with contextlib.suppress(BaseException):
-                await self._disk_watch
-            self._disk_watch = None
-        for pty in self._ptys:
-            with contextlib.suppress(Exception):
-                await pty.close()
-        self._ptys.clear()
-        for service in (self._shell, self._files):
-            if service is not None:
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(service.close(), 5)
-        self._shell = self._files = None
-        self._channel = None
-
 
 @dataclasses.dataclass(frozen=True)
 class PoolSettings:
