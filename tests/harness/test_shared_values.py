@@ -15,6 +15,7 @@ import pytest
 
 from simulator.dataset.schema import Problem
 from simulator.harness.env import PythonEnv
+from simulator.harness.format import readable_share
 from simulator.harness.runtime import reposim_harness_support as support
 from simulator.harness.runtime.reposim_tracer import encode
 from simulator.harness.target import find_targets
@@ -202,6 +203,10 @@ async def test_singletons_sentinels_and_matches_are_kept_and_catch_planted_bugs(
     match_text = problems["Tok.match"].harness.text  # type: ignore[union-attr]
     assert "ttype=named('toks.tokens:Keyword')" in match_text
     assert "named('toks.lexer:missing')" in problems["get"].harness.text  # type: ignore[union-attr]
+    # matches are read as the call that finds them, not pickled
+    evaluate_text = problems["evaluate"].harness.text  # type: ignore[union-attr]
+    assert "M(C('re:compile', '(\\\\w+)=([0-9]+)', 32), 'search', 'x a=12', 0, 6)" in evaluate_text
+    assert readable_share(evaluate_text)[0] == readable_share(evaluate_text)[1] == 2
 
     env = PythonEnv()
     path = "toks/lexer.py"
@@ -259,9 +264,14 @@ def test_the_pickler_names_singletons_and_rebuilds_matches() -> None:
         assert again.regs == value.regs and support.same(again, value)
     # the comparator tells two matches apart by what they matched
     assert not support.same(re.compile("b+").search("abb"), re.compile("b+").search("abbb"))
-    # a match is kept as a pickle, with its span and text to read
+    # a match reads as the pattern method that finds it again; a pattern as re.compile
     encoded = encode(re.compile("b+").search("abbb"), 20000)
-    assert "p" in encoded and "span=(1, 4), match='bbb'" in encoded["s"]
+    assert encoded == {"r": "M(C('re:compile', 'b+', 32), 'search', 'abbb', 0, 4)"}
+    flags = re.IGNORECASE | re.DOTALL  # a combined flag has no member name of its own
+    assert encode(flags, 20000) == {"r": "C('re:RegexFlag', 18)"}
+    for value in (re.compile("b+").search("abbb"), re.compile(r"(\w)", re.I | re.M), flags):
+        rebuilt = eval(encode(value, 20000)["r"], vars(support))
+        assert support.same(rebuilt, value) and type(rebuilt) is type(value)
 
 
 class Marker:

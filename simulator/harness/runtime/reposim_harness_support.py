@@ -95,6 +95,12 @@ def E(path: str, name: str) -> Any:
     return named(path)[name]
 
 
+def M(pattern: Any, method: str, string: Any, pos: int, endpos: int) -> Any:
+    """A recorded regular-expression match, found again: `pattern.method(string, pos, endpos)`
+    (method: match, search or fullmatch)."""
+    return getattr(pattern, method)(string, pos, endpos)
+
+
 def T(path: str, method: str, **fields: Any) -> Any:
     """A unittest.TestCase helper rebuilt: the class instantiated for `method`, with the
     attributes its test had set (not the runner's internals)."""

@@ -198,13 +198,27 @@ class _Builder:
             if named is None:
                 raise Unencodable("no constructor: not importable by name")
             return f"named({named!r})"
+        support = _support()
+        if support._is_pattern(value) and kind.__module__ in ("re", "_regex"):
+            module = "re" if kind.__module__ == "re" else "regex"
+            source = self.build(value.pattern, depth, stack)
+            return f"C('{module}:compile', {source}, {value.flags!r})"
+        if support._is_match(value):
+            found = support._match_reduction(value)
+            if found is None:
+                raise Unencodable("no constructor: no pattern method finds the match again")
+            items = [self.build(v, depth, stack) for v in (value.re, found[0].__name__)]
+            items += [self.build(v, depth, stack) for v in (value.string, value.pos, value.endpos)]
+            return "M(" + ", ".join(items) + ")"
         path = _path(kind)
         if path is None:
             raise Unencodable("no constructor: its class is not importable by name")
         import enum
 
         if isinstance(value, enum.Enum):
-            return f"E({path!r}, {value.name!r})"
+            if value.name in kind.__members__:
+                return f"E({path!r}, {value.name!r})"
+            return f"C({path!r}, {self.build(value.value, depth, stack)})"  # a combined Flag
         shared = _support().shared_name(value)
         if shared is not None:  # a module-level singleton: itself, not a copy
             return f"named({shared!r})"
