@@ -259,9 +259,15 @@ def _match_reduction(value: Any) -> tuple[Any, tuple[Any, ...]] | None:
     return None
 
 
+_no_reduction: set[type] = set()  # classes of which no instance is named or found again
+
+
 def reduction(value: Any) -> Any:
     """How `dumps` keeps a value the standard pickle would copy wrongly or refuse (a reduce
     tuple), or NotImplemented for the standard way."""
+    kind = type(value)
+    if kind in _no_reduction:  # (asked for every object pickled: the common answer is quick)
+        return NotImplemented
     if isinstance(value, ModuleType):
         if sys.modules.get(value.__name__) is value:
             return importlib.import_module, (value.__name__,)
@@ -271,6 +277,12 @@ def reduction(value: Any) -> Any:
         return NotImplemented if found is None else found
     name = shared_name(value)
     if name is None:
+        module = kind.__module__
+        if kind is not object and (
+            not _plain_object(value)
+            or (module in _shared and kind not in _shared_kinds.get(module, ()))
+        ):
+            _no_reduction.add(kind)
         return NotImplemented
     module, _, path = name.partition(":")
     return operator.attrgetter(path), (sys.modules[module],)

@@ -45,6 +45,9 @@ OUT_VARIABLE = "REPOSIM_TRACE_OUT"
 _GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 
 
+_NO_VALUE: Any = object()  # describe() with no value: unpickle it from the encoding
+
+
 class Unencodable(Exception):
     """A value that is neither a literal nor picklable, or too big to keep."""
 
@@ -361,10 +364,10 @@ def _support() -> Any:
     return sys.modules[name]
 
 
-def encode(value: Any, max_bytes: int) -> dict[str, str]:
+def encode(value: Any, max_bytes: int, *, lazy: bool = False) -> dict[str, str]:
     """{"r": source} (a literal, or a constructor expression checked to rebuild an equal
     value) or {"p": base64 pickle, "s": its structural dump}; raises Unencodable with the
-    reason."""
+    reason. `lazy`: the dump is left for `describe` (made only for the calls kept)."""
     if _literal_ok(value) and type(value) not in (set, frozenset):
         text = repr(value)
         try:
@@ -387,8 +390,27 @@ def encode(value: Any, max_bytes: int) -> dict[str, str]:
         pass
     data, cloud = _pickled(value, max_bytes)
     encoded = {"p": data}
+    if cloud:
+        encoded["c"] = "1"
+    if not lazy:
+        describe(encoded, value)
+    return encoded
+
+
+def describe(encoded: dict[str, str], value: Any = _NO_VALUE) -> None:
+    """Add the readable form ("s") of a pickled value: its structural dump, or what an
+    iterator yields; `value` unpickled from the encoding when not given."""
+    if "p" not in encoded or "s" in encoded:
+        return
+    data = base64.b64decode(encoded["p"])
+    if value is _NO_VALUE:
+        try:
+            value = pickle.loads(data)
+        except Exception:
+            return
+    support = _support()
     if hasattr(type(value), "__next__"):
-        readable = shown(value, base64.b64decode(data))
+        readable = shown(value, data)
     else:
         try:  # the structural dump: `Class(field=value, ...)`, nested
             readable = " ".join(support.dump(value).split())
@@ -398,9 +420,6 @@ def encode(value: Any, max_bytes: int) -> dict[str, str]:
             readable = readable[:399] + "…"
     if readable:
         encoded["s"] = readable
-    if cloud:
-        encoded["c"] = "1"
-    return encoded
 
 
 class _Tee(io.TextIOBase):
@@ -519,8 +538,8 @@ class Recorder:
         if code.co_flags & inspect.CO_VARKEYWORDS:
             keywords.update(local[code.co_varnames[index]])
         try:
-            args = [encode(value, self.max_bytes) for value in positional]
-            kwargs = {k: encode(v, self.max_bytes) for k, v in keywords.items()}
+            args = [encode(value, self.max_bytes, lazy=True) for value in positional]
+            kwargs = {k: encode(v, self.max_bytes, lazy=True) for k, v in keywords.items()}
         except Unencodable as exc:
             self.drop(target, f"an argument: {exc}")
             return None
@@ -583,7 +602,7 @@ class Recorder:
         if opname == "YIELD_VALUE" and state["exception"] is None:
             if len(state["yields"]) < self.max_yields:
                 try:
-                    state["yields"].append(encode(value, self.max_bytes))
+                    state["yields"].append(encode(value, self.max_bytes, lazy=True))
                 except Unencodable as exc:
                     state["error"] = f"a yielded item: {exc}"
             else:
@@ -639,10 +658,10 @@ class Recorder:
                 call["raises"] = [f"{kind.__module__}.{kind.__qualname__}", str(exception)]
             else:
                 try:
-                    call["returns"] = encode(value, self.max_bytes)
+                    call["returns"] = encode(value, self.max_bytes, lazy=True)
                 except Unencodable as exc:
                     raise Unencodable(f"the result: {exc}") from None
-            after = [] if generator else [encode(v, self.max_bytes) for v in positional]
+            after = [] if generator else [encode(v, self.max_bytes, lazy=True) for v in positional]
         except Unencodable as exc:
             reason = str(exc)
             self.drop(target, reason if ":" in reason else f"a value afterwards: {reason}")
@@ -704,7 +723,14 @@ class Recorder:
                 chosen.append(queue.pop(0))
                 if not queue:
                     queues.remove(queue)
-        return [{k: v for k, v in c.items() if k != "arcs"} for c in chosen]
+        kept = [{k: v for k, v in c.items() if k != "arcs"} for c in chosen]
+        for call in kept:  # readable forms only for the calls kept (a dump costs as much as
+            # the pickle, and most recorded calls are never kept)
+            values = [*call["args"], *call["kwargs"].values(), *call.get("after", [])]
+            values += [*call.get("yields", []), *([call["returns"]] if "returns" in call else [])]
+            for encoded in values:
+                describe(encoded)
+        return kept
 
     def result(self) -> dict[str, Any]:
         paths = []
