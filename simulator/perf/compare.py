@@ -370,6 +370,10 @@ async def compare(
                 cached = envcache.lookup(key)
                 if cached is not None and cached.image:
                     side_options["image"] = cached.image
+                elif request.backend == "docker":
+                    # the setup installs from the package index: a container without network
+                    # set nothing up, never reached ready, so no image was ever saved to reuse
+                    side_options.setdefault("network", True)
             image = request.image_a if label == "A" else request.image_b
             if image:
                 side_options["image"] = image

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import os
+import secrets
 from pathlib import Path
+from typing import Any
 
 import pyperf
+import pytest
 
 from simulator.perf import CompareRequest, MeasureSettings, compare
+from simulator.setup.envimage import list_environments, prune_environments
 from tests.conftest import RepoFactory, git
 from tests.docker.conftest import TEST_IMAGE
-from tests.perf.conftest import core, write
+from tests.perf.conftest import TESTS, core, write
 
 HARNESS = (
     "from fastlib.core import checksum\n\nDATA = list(range(3000))\n\n\n"
@@ -48,3 +53,75 @@ async def test_compare_in_containers_pinned_to_one_cpu(
     # the runs came back from the containers as pyperf JSON
     assert pyperf.Benchmark.load(result.files["a"]).get_nrun() >= 4
     assert 1.3 < result.verdict.speedup < 3.5, result.summary()
+
+
+def setup_stage(trajectory: str) -> dict[str, Any]:
+    """The perf workflow's finished `setup` step of one side: its seconds and detail."""
+    for line in Path(trajectory).read_text().splitlines()[1:]:
+        event = json.loads(line)
+        payload = event.get("payload") or {}
+        if (
+            event.get("kind") == "workflow.step"
+            and payload.get("step") == "setup"
+            and payload.get("status") != "running"
+        ):
+            return {"seconds": payload.get("seconds"), **(payload.get("detail") or {})}
+    raise AssertionError(f"no setup step in {trajectory}")
+
+
+@pytest.mark.timeout(2400)  # two setups in containers (pytest from the index) on a loaded machine
+async def test_a_second_compare_in_containers_reuses_both_saved_environments(
+    make_repo: RepoFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--setup on Docker: the first compare sets up each revision in its container and saves it
+    as an image; the second compare of the same revisions starts its containers from those
+    images and sets up nothing (the issue's target: <= 10 s of setup)."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    name = f"perfreuse{secrets.token_hex(3)}"
+    repo = make_repo(
+        {
+            "fastlib/__init__.py": "",
+            "fastlib/core.py": core(2),
+            "tests/test_core.py": TESTS.format(size=3000),
+        },
+        name=name,
+    )
+    git(repo, "tag", "a")
+    write(repo, {"fastlib/core.py": core(1)}, "Compute the checksum once instead of twice")
+    harness = tmp_path / "bench_checksum.py"
+    harness.write_text(HARNESS)
+
+    def request(out: str) -> CompareRequest:
+        return CompareRequest(
+            repo,
+            "a",
+            "HEAD",
+            api="fastlib.core.checksum",
+            harness=harness,
+            out_dir=tmp_path / out,
+            settings=MeasureSettings.quick(timer="cpu"),
+            backend="docker",
+            backend_options={"image": TEST_IMAGE},
+            setup=True,
+        )
+
+    try:
+        first = await compare(request("first"))
+        made = {side: setup_stage(first.files[f"trajectory_{side}"]) for side in "ab"}
+        for side, detail in made.items():
+            assert detail["reused"] is False and detail["tier"].startswith("ready"), (side, made)
+            assert str(detail["image"]).startswith(f"reposim/env/perf-{name}:"), made
+        assert made["a"]["image"] != made["b"]["image"]  # one image per revision
+
+        second = await compare(request("second"))
+        for side in "ab":
+            detail = setup_stage(second.files[f"trajectory_{side}"])
+            assert detail["reused"] is True and detail["image"] == made[side]["image"], detail
+            assert detail["seconds"] <= 10, detail
+            header = json.loads(Path(second.files[f"trajectory_{side}"]).read_text().split("\n")[0])
+            # the session's container ran from the saved image, not the base image
+            assert header["backend"]["image"] == made[side]["image"], header["backend"]
+        assert 1.3 < second.verdict.speedup < 3.5, second.summary()
+    finally:
+        prune_environments(budget=0, name=f"perf-{name}")
+    assert f"perf-{name}" not in {e.name for e in list_environments()}
