@@ -42,6 +42,7 @@ from widgets.coalesce import Coalesced
 from widgets.curation.keys import CURATION_BINDINGS, SURVIVORS_BINDINGS
 from widgets.editor_pane import ChoiceScreen, EditorPane
 from widgets.file_tree import FILE_KINDS, FileTree
+from widgets.key_order import KeyGate
 from widgets.keymap import (
     APP_BINDINGS,
     HELP_BINDINGS,
@@ -120,6 +121,7 @@ class RepoSimApp(App[None]):
         """`agent` (built for this session) and `connect_agent` (builds one on the first task
         when there is none) come from the composition root, reposim.ui; `agent_config` says
         its mode, budgets, title and the task it starts with."""
+        self._key_gate = KeyGate(self, super().post_message)
         super().__init__()
         self.session = session
         self.agent_config = agent_config
@@ -151,6 +153,16 @@ class RepoSimApp(App[None]):
             self.register_theme(theme)
         known = self._requested_theme in self.themes.app_themes
         self.theme = self._requested_theme if known else DEFAULT_THEME
+
+    async def on_event(self, event: events.Event) -> None:
+        # a key waits until the one before it has been applied (widgets.key_order)
+        if KeyGate.takes(event):
+            await self._key_gate.handle(event, super().on_event)
+        else:
+            await super().on_event(event)
+
+    def post_message(self, message: Message) -> bool:
+        return self._key_gate.capture(message) or super().post_message(message)
 
     # -- layout ------------------------------------------------------------------------------
 
