@@ -173,8 +173,10 @@ class _Env:
                 self.commands.append(command)
                 self.installed.append(what)
                 return True, text
-            if kind == "uv" and _UV_FINAL.search(text):
-                break  # pip would resolve the same index the same way: no second, slower try
+            if kind == "uv" and (_UV_FINAL.search(text) or MISSING_HEADER.search(text)):
+                # pip would resolve the same index the same way, and its compiler would miss
+                # the same header: no second, slower try.
+                break
             if kind == "uv" and _uv_builds_what_pip_would_not(text):
                 self.notes.append(
                     "uv tried to build a dependency from source (the project's uv settings "
@@ -200,6 +202,7 @@ class _Env:
         return {str(k): str(v) for k, v in data.items()}
 
 
+MISSING_HEADER = re.compile(r"fatal error: [\w/.+-]+\.h: No such file")
 _UV_FINAL = re.compile(
     r"No solution found when resolving|Failed to parse|not found in the package registry|"
     r"we can conclude that|was not found in the package registry"
@@ -736,6 +739,12 @@ async def _install_project(env: _Env, project: Project) -> tuple[bool, str]:
         if ok:
             return True, text
         output = text
+        header = MISSING_HEADER.search(text)
+        if header and ("Python.h" in header.group(0) or "@ file://" in text):
+            # The project's own sources (or any C code: Python's headers) failed on a missing
+            # header: every other way builds them again the same way. The repair (its Debian
+            # package) comes first, then the project installs again.
+            break
     return False, output
 
 

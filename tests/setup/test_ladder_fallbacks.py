@@ -257,6 +257,7 @@ async def test_a_dependency_with_no_wheel_then_takes_todays_and_the_rest_travel(
     assert "tabulate==0.8.9" in result.lock, result.lock
 
 
+@pytest.mark.timeout(1800)  # two builds and an apt-get install: 621 s at load 38
 async def test_a_c_extension_missing_python_h_gets_python3_dev_as_root(
     tmp_path: Path, docker_session: SessionFactory
 ) -> None:
@@ -291,3 +292,23 @@ async def test_a_c_extension_missing_python_h_gets_python3_dev_as_root(
     assert result.verdict.ready, result.verdict.line()
     assert "python3-dev" in result.system_packages, result.system_packages
     assert not any("installable" in item for item in result.installed), result.installed
+    # One build before the repair (uv's; pip and the other install variants would compile the
+    # same code against the same missing header) and one after it: not eight builds.
+    builds = [
+        c
+        for c in _commands(session.trajectory_path)
+        if " install " in c and (" -e " in c or c.rstrip().endswith((" .", "'.'")))
+    ]
+    assert len(builds) == 2, builds
+
+
+def _commands(path: Path) -> list[str]:
+    """The commands the session ran, in order, from its trajectory."""
+    import json
+
+    out = []
+    for line in path.read_text().splitlines():
+        event = json.loads(line)
+        if event.get("kind") == "exec":
+            out.append(str((event.get("payload") or {}).get("command")))
+    return out
