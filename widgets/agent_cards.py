@@ -11,19 +11,12 @@ from rich.text import Text
 
 from simulator.describe import describe_event
 from simulator.events import Event, Kind
+from widgets.card_parts import diff_renderable, head_lines
 from widgets.workflow_cards import render_workflow, workflow_style
 
 OUTPUT_LINES = 8  # lines of a tool's output shown on its card; the trajectory keeps it all
-DIFF_LINES = 40
 
 ACTOR_STYLE = {"agent": "bold magenta", "human": "bold cyan", "system": "bold yellow"}
-
-
-def _head(text: str, lines: int) -> str:
-    rows = text.rstrip().splitlines()
-    if len(rows) <= lines:
-        return "\n".join(rows)
-    return "\n".join([*rows[:lines], f"… {len(rows) - lines} more lines"])
 
 
 def _arguments(raw: str) -> str:
@@ -40,12 +33,6 @@ def _arguments(raw: str) -> str:
         shown = shown if len(shown) <= 60 else shown[:59] + "…"
         parts.append(f"{key}={shown!r}" if isinstance(item, str) else f"{key}={shown}")
     return " ".join(parts)
-
-
-def diff_renderable(diff: str, lines: int = DIFF_LINES) -> RenderableType:
-    from rich.syntax import Syntax  # pygments loads on the first diff, not at the UI's start
-
-    return Syntax(_head(diff, lines), "diff", theme="ansi_dark", word_wrap=True)
 
 
 def card_style(event: Event) -> str:
@@ -100,7 +87,7 @@ def render_card(event: Event) -> RenderableType:
             title.append(f" {label}", style="bold red")
         if p.get("elided"):
             title.append(f" ({p['elided']} characters elided for the model)", style="dim")
-        return Group(title, Text(_head(str(p.get("output") or ""), OUTPUT_LINES), style="dim"))
+        return Group(title, Text(head_lines(str(p.get("output") or ""), OUTPUT_LINES), style="dim"))
     if kind in (Kind.FILE_EDIT, Kind.FILE_WRITE, Kind.FILE_CREATE, Kind.FILE_DELETE):
         title.append(describe_event(event), style="bold")
         diff = str(p.get("diff") or "")
@@ -124,7 +111,7 @@ def render_card(event: Event) -> RenderableType:
     if kind == Kind.EXEC_RESULT:
         title.append(describe_event(event), style="dim")
         output = str(p.get("output") or "")
-        return Group(title, Text(_head(output, 4), style="dim")) if output.strip() else title
+        return Group(title, Text(head_lines(output, 4), style="dim")) if output.strip() else title
     if kind.startswith("workflow."):
         return Group(title, render_workflow(event))
     if kind == Kind.NOTE and p.get("mark") == "agent.task":

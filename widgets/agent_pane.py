@@ -29,7 +29,8 @@ from textual.widgets import Input, Static, Tab, Tabs
 from simulator.agent import Agent, AgentConfig, Mode, ModelClient, ModelConfigError
 from simulator.events import TRANSIENT_KINDS, Actor, Event, Kind
 from simulator.session import Session, SessionError
-from widgets.agent_cards import card_style, diff_renderable, render_card
+from widgets.agent_cards import card_style, render_card
+from widgets.card_parts import diff_renderable
 from widgets.palette import PaletteAction
 
 # Cards kept on screen; older ones are dropped (the trajectory keeps everything).

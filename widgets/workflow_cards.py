@@ -16,6 +16,7 @@ from rich.text import Text
 
 from simulator.describe import describe_event, seconds_text, workflow_value
 from simulator.events import Event, Kind
+from widgets.card_parts import diff_renderable
 
 DIFF_LINES = 40  # lines of a debug run's diff shown in its result card
 
@@ -147,8 +148,6 @@ def _debug_result(r: dict[str, Any]) -> RenderableType | None:
     lines.append(_figures(figures))
     diff = str(r.get("diff") or "")
     if diff:
-        from widgets.agent_cards import diff_renderable  # it imports this module
-
         lines.append(diff_renderable(diff, DIFF_LINES))
     elif status != "already passing":
         lines.append(Text("no change", style="dim"))
