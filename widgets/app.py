@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events, on, work
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.command import CommandPalette
 from textual.containers import Horizontal, Vertical
@@ -57,6 +57,7 @@ from widgets.status_bar import StatusBar
 from widgets.terminal_pane import TerminalPane
 from widgets.tests_panel import TestsPanel
 from widgets.theming import ThemeSet
+from widgets.workspace_app import WorkspaceApp
 
 if TYPE_CHECKING:
     from textual.pilot import Pilot
@@ -95,7 +96,7 @@ def kept_changes_path(session: Session) -> Path | None:
     return session.trajectory_path.with_suffix(".patch")
 
 
-class RepoSimApp(App[None]):
+class RepoSimApp(WorkspaceApp):
     CSS_PATH = str(Path(__file__).with_name("app.tcss"))  # absolute: subclasses live elsewhere
     TITLE = "RepoSim"
     BINDINGS: ClassVar[list[BindingType]] = list(APP_BINDINGS)

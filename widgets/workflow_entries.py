@@ -37,11 +37,11 @@ from simulator.workflow import (
 )
 from widgets.agent_pane import AgentPane, ApprovalPrompt
 from widgets.palette import PaletteAction
+from widgets.workspace_app import WorkspaceApp
 
 if TYPE_CHECKING:  # the workflows' engines load when an entry is chosen, not with the app
     from simulator.agent import ModelClient
     from simulator.dataset.schema import Problem
-    from widgets.app import RepoSimApp
 
 GROUP = "workflow"
 """The worker group of workflows started from the UI: one at a time."""
@@ -67,7 +67,7 @@ OPTIONS = EntryOptions()
 class Entry:
     title: str
     help: str
-    body: Callable[[RepoSimApp], Awaitable[None]]  # reads the cursor when it starts
+    body: Callable[[WorkspaceApp], Awaitable[None]]  # reads the cursor when it starts
 
 
 ENTRIES: dict[str, Entry] = {
@@ -75,7 +75,7 @@ ENTRIES: dict[str, Entry] = {
         "Generate this function with a model (codegen)",
         "Samples of the function under the cursor from the agent's model, each scored by its "
         "harness: pass@k (F9)",
-        lambda app: _codegen(app, _cursor(app)),
+        lambda app: _codegen(app, cursor_position(app)),
     ),
     "debug": Entry(
         "Debug the failing tests",
@@ -86,20 +86,20 @@ ENTRIES: dict[str, Entry] = {
         "Compare performance of this function between two commits",
         "pyperf times the function under the cursor at two revisions (HEAD~1 and HEAD by "
         "default); the performance table (Shift+F4)",
-        lambda app: _perf(app, _cursor(app)),
+        lambda app: _perf(app, cursor_position(app)),
     ),
     "harness": Entry(
         "Generate a harness for the function under the cursor with a model",
         "The agent's model writes tests against the reference, with execution feedback; "
         "valid, coverage, mutation score (Shift+F9)",
-        lambda app: _model_harness(app, _cursor(app)),
+        lambda app: _model_harness(app, cursor_position(app)),
     ),
 }
 """The workflows started from the editor, by the name their key binding uses
 (`app.workflow_<name>` in widgets/keymap.py)."""
 
 
-def workflow_entries(app: RepoSimApp) -> list[PaletteAction]:
+def workflow_entries(app: WorkspaceApp) -> list[PaletteAction]:
     return [
         *(
             PaletteAction(entry.title, entry.help, lambda name=name: run_named(app, name))  # type: ignore[misc]
@@ -113,7 +113,7 @@ def workflow_entries(app: RepoSimApp) -> list[PaletteAction]:
     ]
 
 
-def _running(app: RepoSimApp) -> list[Worker[None]]:
+def _running(app: WorkspaceApp) -> list[Worker[None]]:
     return [
         w
         for w in app.workers
@@ -121,7 +121,7 @@ def _running(app: RepoSimApp) -> list[Worker[None]]:
     ]
 
 
-def stop(app: RepoSimApp) -> None:
+def stop(app: WorkspaceApp) -> None:
     running = _running(app)
     if not running:
         app.notify("No workflow is running.")
@@ -131,7 +131,7 @@ def stop(app: RepoSimApp) -> None:
     app.notify(f"The {running[0].name} workflow was stopped.", severity="warning")
 
 
-def run_named(app: RepoSimApp, name: str) -> None:
+def run_named(app: WorkspaceApp, name: str) -> None:
     """Start the entry called `name` (its palette entry and its key both come here)."""
     entry = ENTRIES[name]
     start(app, name, lambda: entry.body(app))
@@ -140,7 +140,7 @@ def run_named(app: RepoSimApp, name: str) -> None:
 # -- running a workflow from the UI ----------------------------------------------------------
 
 
-def start(app: RepoSimApp, name: str, body: Callable[[], Awaitable[None]]) -> None:
+def start(app: WorkspaceApp, name: str, body: Callable[[], Awaitable[None]]) -> None:
     """Run `body` in a worker, gated in confirm mode; one workflow at a time."""
     running = _running(app)
     if running:
@@ -152,7 +152,7 @@ def start(app: RepoSimApp, name: str, body: Callable[[], Awaitable[None]]) -> No
     app.run_worker(_guarded(app, name, body), group=GROUP, name=name)
 
 
-async def _guarded(app: RepoSimApp, name: str, body: Callable[[], Awaitable[None]]) -> None:
+async def _guarded(app: WorkspaceApp, name: str, body: Callable[[], Awaitable[None]]) -> None:
     try:
         with approval_gate(ui_gate(app)):
             await body()
@@ -167,7 +167,7 @@ async def _guarded(app: RepoSimApp, name: str, body: Callable[[], Awaitable[None
         app.notify(f"{name}: {exc}", severity="error", timeout=10)
 
 
-def ui_gate(app: RepoSimApp) -> ApprovalGate | None:
+def ui_gate(app: WorkspaceApp) -> ApprovalGate | None:
     """In confirm mode, the approval prompt in the agent pane; otherwise nothing asks.
 
     The mode when the workflow starts decides; switching to auto meanwhile lets the remaining
@@ -256,23 +256,52 @@ async def _prompt(pane: AgentPane) -> WorkflowApproval:
 # -- what the entries need -------------------------------------------------------------------
 
 
-def _cursor(app: RepoSimApp) -> tuple[str, int] | None:
-    from widgets.curation.entries import cursor_position
+def cursor_position(app: WorkspaceApp) -> tuple[str, int] | None:
+    """The open file and the cursor's line (1-based), or None when no file is open."""
+    from widgets.editor_pane import EditorPane
 
-    return cursor_position(app)
+    pane = app.query_one(EditorPane)
+    editor = pane.current_editor
+    if pane.current_path is None or editor is None:
+        return None
+    return pane.current_path, editor.cursor_location[0] + 1
 
 
-async def _problem_at(app: RepoSimApp, cursor: tuple[str, int] | None) -> Problem | None:
+def _under(problems: list[Problem], path: str, line: int) -> list[Problem]:
+    inside = [
+        p
+        for p in problems
+        if p.target.get("path") == path
+        and int(p.target.get("start_line") or 0) <= line <= int(p.target.get("end_line") or 0)
+    ]
+    return inside[-1:]  # the innermost (targets are listed in file order)
+
+
+async def problem_under(app: WorkspaceApp, cursor: tuple[str, int]) -> Problem | None:
+    """The target function at the cursor (a problem without a harness yet), or None after
+    saying why there is none."""
+    from widgets.curation.app import target_problems
+
+    problems = _under(await asyncio.to_thread(target_problems, app.session), *cursor)
+    if not problems:
+        app.notify(
+            f"No target function at {cursor[0]}:{cursor[1]} (a documented module-level "
+            "function or method with arguments and a return).",
+            severity="warning",
+        )
+        return None
+    return problems[0]
+
+
+async def _problem_at(app: WorkspaceApp, cursor: tuple[str, int] | None) -> Problem | None:
     """The target function under the cursor, or None after saying why there is none."""
-    from widgets.curation.entries import problem_under
-
     if cursor is None:
         app.notify("Open a file and put the cursor inside a function first.", severity="warning")
         return None
     return await problem_under(app, cursor)
 
 
-async def _client(app: RepoSimApp) -> ModelClient | None:
+async def _client(app: WorkspaceApp) -> ModelClient | None:
     return await app.query_one(AgentPane).model_client()
 
 
@@ -283,7 +312,7 @@ def _qualname(problem: Problem) -> str:
 # -- the workflows -------------------------------------------------------------------------
 
 
-async def _codegen(app: RepoSimApp, cursor: tuple[str, int] | None) -> None:
+async def _codegen(app: WorkspaceApp, cursor: tuple[str, int] | None) -> None:
     from simulator.codegen.run import codegen
 
     problem = await _problem_at(app, cursor)
@@ -311,7 +340,7 @@ async def _codegen(app: RepoSimApp, cursor: tuple[str, int] | None) -> None:
     app.notify(f"Codegen {name}: {result.correct_first} of {result.n} samples pass; {scores}.")
 
 
-async def _with_harness(app: RepoSimApp, problem: Problem) -> bool:
+async def _with_harness(app: WorkspaceApp, problem: Problem) -> bool:
     """Give the problem the harness the workspace holds for its target (made in the curation
     screen or by an earlier entry), else a traced one from the repository's tests."""
     from simulator.dataset.schema import Harness
@@ -341,7 +370,7 @@ async def _with_harness(app: RepoSimApp, problem: Problem) -> bool:
     return True
 
 
-async def _debug(app: RepoSimApp) -> None:
+async def _debug(app: WorkspaceApp) -> None:
     from simulator.agent import Budgets
     from simulator.codegen.debug import debug
 
@@ -357,7 +386,7 @@ async def _debug(app: RepoSimApp) -> None:
     )
 
 
-async def _model_harness(app: RepoSimApp, cursor: tuple[str, int] | None) -> None:
+async def _model_harness(app: WorkspaceApp, cursor: tuple[str, int] | None) -> None:
     from simulator.harness.target import Target
     from simulator.harness.workflow import HarnessOptions, make_problems
 
@@ -426,7 +455,7 @@ class RevisionsScreen(ModalScreen[tuple[str, str] | None]):
         self.dismiss(None)
 
 
-async def _perf(app: RepoSimApp, cursor: tuple[str, int] | None) -> None:
+async def _perf(app: WorkspaceApp, cursor: tuple[str, int] | None) -> None:
     from dataclasses import replace
 
     from simulator.perf.compare import CompareRequest, MeasureSettings, compare

@@ -13,14 +13,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from widgets.palette import PaletteAction
-from widgets.workflow_entries import start, workflow_entries
+from widgets.workflow_entries import cursor_position, problem_under, start, workflow_entries
+from widgets.workspace_app import WorkspaceApp
 
 if TYPE_CHECKING:  # the harness engine loads when an entry is chosen, not with the app
-    from simulator.dataset.schema import Problem
-    from widgets.app import RepoSimApp
+    pass
 
 
-def workflow_actions(app: RepoSimApp) -> list[PaletteAction]:
+def workflow_actions(app: WorkspaceApp) -> list[PaletteAction]:
     return [
         PaletteAction(
             "Curate harnesses",
@@ -42,7 +42,7 @@ def workflow_actions(app: RepoSimApp) -> list[PaletteAction]:
     ]
 
 
-async def _setup(app: RepoSimApp) -> None:
+async def _setup(app: WorkspaceApp) -> None:
     from simulator.setup.ladder import run_setup
 
     app.notify("Setting up the repository: progress in the agent pane.")
@@ -50,44 +50,7 @@ async def _setup(app: RepoSimApp) -> None:
     app.notify(f"Setup: {result.verdict.tier}.")
 
 
-def cursor_position(app: RepoSimApp) -> tuple[str, int] | None:
-    """The open file and the cursor's line (1-based), or None when no file is open."""
-    from widgets.editor_pane import EditorPane
-
-    pane = app.query_one(EditorPane)
-    editor = pane.current_editor
-    if pane.current_path is None or editor is None:
-        return None
-    return pane.current_path, editor.cursor_location[0] + 1
-
-
-def _under(problems: list[Problem], path: str, line: int) -> list[Problem]:
-    inside = [
-        p
-        for p in problems
-        if p.target.get("path") == path
-        and int(p.target.get("start_line") or 0) <= line <= int(p.target.get("end_line") or 0)
-    ]
-    return inside[-1:]  # the innermost (targets are listed in file order)
-
-
-async def problem_under(app: RepoSimApp, cursor: tuple[str, int]) -> Problem | None:
-    """The target function at the cursor (a problem without a harness yet), or None after
-    saying why there is none."""
-    from widgets.curation.app import target_problems
-
-    problems = _under(await asyncio.to_thread(target_problems, app.session), *cursor)
-    if not problems:
-        app.notify(
-            f"No target function at {cursor[0]}:{cursor[1]} (a documented module-level "
-            "function or method with arguments and a return).",
-            severity="warning",
-        )
-        return None
-    return problems[0]
-
-
-async def _open(app: RepoSimApp, cursor: tuple[str, int] | None) -> None:
+async def _open(app: WorkspaceApp, cursor: tuple[str, int] | None) -> None:
     from widgets.curation.app import target_problems
     from widgets.curation.model import default_export
     from widgets.curation.screen import CurationScreen

@@ -1,0 +1,18 @@
+"""The app type that the workflow entries (workflow_entries.py, curation/entries.py) act on: a
+Textual app over a session.
+
+RepoSimApp (app.py) is one; the entries are typed against this base, which sits below both,
+so the app can list the entries without the entries importing the app.
+"""
+
+from __future__ import annotations
+
+from textual.app import App
+
+from simulator.session import Session
+
+
+class WorkspaceApp(App[None]):
+    """A Textual app whose workspace is `session`."""
+
+    session: Session
