@@ -6,7 +6,6 @@ import asyncio
 import json
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from reposim.cli.common import (
     json_printer,
     run_async,
 )
+from reposim.cli.options import budget_options, model_client, model_options
 from reposim.ui import run_ui
 from simulator.agent import (
     Agent,
@@ -31,46 +31,10 @@ from simulator.agent import (
     ModelConfigError,
     ReplayClient,
     RunResult,
-    litellm_client,
 )
 from simulator.describe import describe_event
 from simulator.events import TRANSIENT_KINDS, Event, Kind
 from simulator.session import Session, open_session
-
-
-def budget_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    for flag, kind, default, text in reversed(
-        [
-            ("--max-steps", int, 50, "Model calls allowed for the task."),
-            ("--max-tokens", int, None, "Tokens (prompt + completion) allowed for the task."),
-            ("--max-cost", float, None, "Dollars allowed (only calls litellm can price count)."),
-            ("--max-time", float, None, "Seconds of wall time allowed for the task."),
-        ]
-    ):
-        func = click.option(flag, type=kind, default=default, show_default=True, help=text)(func)
-    return func
-
-
-def _budgets(
-    max_steps: int | None, max_tokens: int | None, max_cost: float | None, max_time: float | None
-) -> Budgets:
-    given = {
-        "--max-steps": max_steps,
-        "--max-tokens": max_tokens,
-        "--max-cost": max_cost,
-        "--max-time": max_time,
-    }
-    for name, value in given.items():
-        if value is not None and value <= 0:
-            raise CliError(f"{name} must be more than 0.")
-    return Budgets(max_steps, max_tokens, max_cost, max_time)
-
-
-def _client(model: str | None, api_base: str | None) -> ModelClient:
-    try:
-        return litellm_client(model, api_base=api_base)
-    except ModelConfigError as exc:
-        raise CliError(str(exc)) from None
 
 
 class StepPrinter:
@@ -151,12 +115,7 @@ async def _run_headless(session: Session, agent: Agent, task: str, as_json: bool
     help="A JSONL file of tasks in the Gym task format (repo, instruction, tests, ...): "
     "one recorded session each, as a batch.",
 )
-@click.option(
-    "--model",
-    "-m",
-    help="Any model litellm accepts, as provider/name (default: $REPOSIM_MODEL).",
-)
-@click.option("--api-base", help="An OpenAI-compatible endpoint to send the calls to.")
+@model_options("Any model litellm accepts, as provider/name (default: $REPOSIM_MODEL).")
 @click.option(
     "--mode",
     type=click.Choice(["auto", "confirm"]),
@@ -173,7 +132,7 @@ async def _run_headless(session: Session, agent: Agent, task: str, as_json: bool
     help="A batch's trajectory folder, one file per task, written live (default: beside "
     "--results, named after it). `reposim fleet` watches it.",
 )
-@budget_options
+@budget_options()
 @backend_options
 @batch_options(".reposim-agent-results.jsonl")
 def agent_command(
@@ -184,10 +143,7 @@ def agent_command(
     api_base: str | None,
     mode: str,
     trajectory_dir: Path | None,
-    max_steps: int | None,
-    max_tokens: int | None,
-    max_cost: float | None,
-    max_time: float | None,
+    budgets: Budgets,
     flags: SessionFlags,
     batch: BatchSettings,
 ) -> None:
@@ -200,7 +156,6 @@ def agent_command(
     Each task runs its tests before and after the agent; the results say finished / budget /
     error, the tests on both sides, steps, tokens and cost.
     """
-    budgets = _budgets(max_steps, max_tokens, max_cost, max_time)
     if tasks_file is not None or (path is not None and Path(path).is_file()):
         _run_batch(path, task, tasks_file, model, api_base, trajectory_dir, budgets, flags, batch)
         return
@@ -209,7 +164,7 @@ def agent_command(
     if not task:
         raise CliError("--task is required with a repository PATH.")
     root = existing_dir(path)
-    client = _client(model, api_base)
+    client = model_client(model, api_base)
 
     async def run() -> tuple[RunResult, Path]:
         # No subscribers here: _run_headless prints the events (as JSON with --json).
@@ -246,7 +201,7 @@ def _run_batch(
     if tasks_file is not None and path is not None:
         raise CliError("give a LIST or --tasks, not both.")
     # Checked here, in one sentence, rather than once per task in the workers.
-    client = _client(model, api_base)
+    client = model_client(model, api_base)
     try:
         if tasks_file is not None:
             gym_tasks = load_tasks(tasks_file)
@@ -300,12 +255,7 @@ def _run_batch(
 
 
 @click.command("demo")
-@click.option(
-    "--model",
-    "-m",
-    help="Run the task live with this model (litellm provider/name) instead of the replay.",
-)
-@click.option("--api-base", help="An OpenAI-compatible endpoint for --model.")
+@model_options("Run the task live with this model (litellm provider/name) instead of the replay.")
 @click.option(
     "--headless",
     is_flag=True,
@@ -354,7 +304,7 @@ def demo_command(
         raise CliError("--pace cannot be negative.")
     client: ModelClient
     if model:
-        client = _client(model, api_base)
+        client = model_client(model, api_base)
         title = f"demo ({client.model})"
     else:
         delay = pace if pace is not None else (0.0 if headless else 1.5)

@@ -7,8 +7,8 @@ from pathlib import Path
 import click
 
 from reposim.cli.common import CliError, SessionFlags, backend_options, run_async
+from reposim.cli.options import model_client, model_options, theme_option
 from simulator.session import Session
-from themes import theme_names
 
 
 @click.command("curate")
@@ -28,13 +28,11 @@ from themes import theme_names
 )
 @click.option("--by", help="Your name in the curation history (default: your login name).")
 @click.option("--target", "selectors", multiple=True, help="Only these targets (id or glob).")
-@click.option("--theme", help="Colour theme (default: reposim-dark).")
-@click.option(
-    "--model",
-    help="The model M regenerates harnesses with, as provider/name for litellm (default: "
-    "$REPOSIM_MODEL, as for the agent).",
+@theme_option
+@model_options(
+    "The model M regenerates harnesses with, as provider/name for litellm (default: "
+    "$REPOSIM_MODEL, as for the agent)."
 )
-@click.option("--api-base", help="An OpenAI-compatible endpoint to send --model's calls to.")
 @backend_options
 def curate_command(
     source: str,
@@ -59,20 +57,11 @@ def curate_command(
     """
     if flags.as_json:
         raise CliError("reposim curate is interactive; --json is for exec, test and replay.")
-    if theme is not None and theme not in theme_names():
-        raise CliError(
-            f"There is no theme named {theme!r}; choose one of {', '.join(theme_names())}."
-        )
     if api_base and not model:
         raise CliError("--api-base needs --model provider/name.")
     client = None
-    if model:
-        from simulator.agent import ModelConfigError, litellm_client
-
-        try:  # an unknown model or a missing key is one sentence now, not on the first M
-            client = litellm_client(model, api_base=api_base)
-        except ModelConfigError as exc:
-            raise CliError(str(exc)) from None
+    if model:  # an unknown model or a missing key is one sentence now, not on the first M
+        client = model_client(model, api_base)
     from simulator.dataset.readers import DatasetError, read_problems
     from simulator.dataset.schema import Problem
 

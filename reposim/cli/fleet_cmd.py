@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from reposim.cli.common import CliError
-from themes import theme_names
+from reposim.cli.options import theme_option
 
 
 def _locate(target: Path, *, wait: bool = False) -> tuple[Path, Path | None]:
@@ -46,7 +46,7 @@ def _locate(target: Path, *, wait: bool = False) -> tuple[Path, Path | None]:
     show_default=True,
     help="Seconds without a new event after which a running session is shown as stuck.",
 )
-@click.option("--theme", help="Colour theme (default: reposim-dark).")
+@theme_option
 @click.option(
     "--once",
     is_flag=True,
@@ -85,8 +85,6 @@ def fleet_command(target: Path, stuck_after: float, theme: str | None, once: boo
             }
             click.echo(json.dumps(record, ensure_ascii=False))
         return
-    if theme is not None and theme not in theme_names():
-        raise CliError(f"unknown theme {theme!r}; known: {', '.join(theme_names())}.")
     if not sys.stdout.isatty():
         raise CliError("the fleet view needs a terminal; use --once for JSON lines.")
     from widgets.fleet import FleetApp

@@ -6,7 +6,7 @@ import json
 import statistics
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -19,16 +19,12 @@ from reposim.cli.common import (
     json_printer,
     run_async,
 )
+from reposim.cli.options import budget_options, model_client, model_options, threshold_options
 from simulator.events import Event, Kind
 
-
-def _client(model: str | None, api_base: str | None) -> Any:
-    from simulator.agent import ModelConfigError, litellm_client
-
-    try:
-        return litellm_client(model, api_base=api_base)
-    except ModelConfigError as exc:
-        raise CliError(str(exc)) from None
+if TYPE_CHECKING:
+    from simulator.agent import Budgets
+    from simulator.harness.validate import Thresholds
 
 
 def _progress(label: str) -> Any:
@@ -113,8 +109,7 @@ def _repositories(path: str) -> list[Path]:
     show_default=True,
     help="traced: from the repository's own tests, no model; model: --model writes them.",
 )
-@click.option("--model", help="litellm provider/model for --generator model.")
-@click.option("--api-base", help="An OpenAI-compatible endpoint for --model.")
+@model_options("litellm provider/model for --generator model.")
 @click.option(
     "--rounds",
     type=click.IntRange(min=1),
@@ -122,34 +117,7 @@ def _repositories(path: str) -> list[Path]:
     show_default=True,
     help="Generate-execute rounds of the model generator.",
 )
-@click.option(
-    "--min-cov",
-    type=click.FloatRange(0, 1),
-    default=0.8,
-    show_default=True,
-    help="Branch coverage of the target a valid harness reaches.",
-)
-@click.option(
-    "--min-mutation",
-    type=click.FloatRange(0, 1),
-    default=0.6,
-    show_default=True,
-    help="Share of the target's mutants a valid harness kills.",
-)
-@click.option(
-    "--repeats",
-    type=click.IntRange(min=1),
-    default=3,
-    show_default=True,
-    help="Runs on the reference (tests that pass only sometimes are flaky).",
-)
-@click.option(
-    "--max-mutants",
-    type=click.IntRange(min=0),
-    default=40,
-    show_default=True,
-    help="Mutants per target (spread over the function when there are more).",
-)
+@threshold_options
 @click.option(
     "--filter",
     "filters",
@@ -162,20 +130,6 @@ def _repositories(path: str) -> list[Path]:
     "python",
     default=None,
     help="The project's Python in the backend (default: python on the PATH).",
-)
-@click.option(
-    "--min-mutants",
-    type=click.IntRange(min=0),
-    default=10,
-    show_default=True,
-    help="Mutants a valid harness must face (or all the operators make of a smaller function).",
-)
-@click.option(
-    "--min-parity",
-    type=click.FloatRange(0, 1),
-    default=0.75,
-    show_default=True,
-    help="Of the mutants the repository's tests kill, the share a valid harness kills.",
 )
 @click.option("--test-args", default="", help="Extra arguments for the traced test-suite run.")
 @click.option(
@@ -195,14 +149,9 @@ def harness_command(
     model: str | None,
     api_base: str | None,
     rounds: int,
-    min_cov: float,
-    min_mutation: float,
-    repeats: int,
-    max_mutants: int,
+    thresholds: Thresholds,
     filters: tuple[str, ...],
     python: str | None,
-    min_mutants: int,
-    min_parity: float,
     test_args: str,
     output: str | None,
     batch: BatchSettings,
@@ -220,7 +169,6 @@ def harness_command(
     """
     from simulator.harness.batch import options_payload, run_repo
     from simulator.harness.env import DEFAULT_PYTHON, PythonEnv
-    from simulator.harness.validate import Thresholds
     from simulator.harness.workflow import HarnessOptions
 
     if generator == "model" and not model:
@@ -231,17 +179,10 @@ def harness_command(
     options = HarnessOptions(
         generator=generator,
         env=PythonEnv(python or DEFAULT_PYTHON),
-        thresholds=Thresholds(
-            min_cov,
-            min_mutation,
-            repeats,
-            max_mutants,
-            min_mutants=min_mutants,
-            min_parity=min_parity,
-        ),
+        thresholds=thresholds,
         rounds=rounds,
         test_args=test_args,
-        client=_client(model, api_base) if model else None,
+        client=model_client(model, api_base) if model else None,
     )
     if len(repos) == 1 and Path(path).expanduser().is_dir():
         repo = repos[0]
@@ -318,8 +259,7 @@ def _load(path: str) -> list[Any]:
 @click.command("codegen")
 @click.argument("problems")
 @click.argument("selectors", nargs=-1)
-@click.option("--model", required=False, help="litellm provider/model that writes the samples.")
-@click.option("--api-base", help="An OpenAI-compatible endpoint for --model.")
+@model_options("litellm provider/model that writes the samples.")
 @click.option(
     "-n",
     "samples",
@@ -387,7 +327,7 @@ def codegen_command(
     scored (a rerun skips it), --jobs runs several problems at once, --timeout bounds each."""
     import fnmatch
 
-    _client(model, api_base)  # a missing model or key is one sentence before any task starts
+    model_client(model, api_base)  # a missing model or key is one sentence before any task starts
     chosen = [
         p
         for p in _load(problems)
@@ -467,18 +407,14 @@ def codegen_command(
 @click.command("debug")
 @click.argument("path")
 @click.argument("selector", required=False)
-@click.option("--model", help="litellm provider/model for the agent.")
-@click.option("--api-base", help="An OpenAI-compatible endpoint for --model.")
+@model_options("litellm provider/model for the agent.")
 @click.option(
     "--command",
     "test_command",
     default=None,
     help="The test command (default: pytest); SELECTOR is appended to it.",
 )
-@click.option("--max-steps", type=click.IntRange(min=1), default=30, show_default=True)
-@click.option(
-    "--max-time", type=click.FloatRange(min=1), default=None, help="Seconds the agent may work."
-)
+@budget_options(max_steps=30, names=("max_steps", "max_time"))
 @backend_options
 def debug_command(
     path: str,
@@ -486,25 +422,21 @@ def debug_command(
     model: str | None,
     api_base: str | None,
     test_command: str | None,
-    max_steps: int,
-    max_time: float | None,
+    budgets: Budgets,
     flags: SessionFlags,
 ) -> None:
     """Let the agent fix the failing tests of the repository at PATH (all of them, or those
     SELECTOR picks: a file, a node id, a harness). Prints fixed / not fixed and the diff; the
     exit code is 0 when fixed (or already passing), 1 when not."""
-    from simulator.agent.loop import Budgets
     from simulator.codegen.debug import debug
 
     repo = existing_dir(path)
-    client = _client(model, api_base)
+    client = model_client(model, api_base)
 
     async def run() -> Any:
         session = await flags.open(repo, test_command=test_command)
         try:
-            return await debug(
-                session, client, selector, budgets=Budgets(max_steps=max_steps, max_time=max_time)
-            )
+            return await debug(session, client, selector, budgets=budgets)
         finally:
             await session.close()
 

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from reposim.cli.common import CliError, existing_dir, existing_file, run_async
+from reposim.cli.options import model_options
 from simulator.events import Event, Kind
 
 
@@ -168,8 +169,7 @@ def perf_group() -> None:
     metavar="DIR",
     help="Where --command runs, relative to the checkout's root (default: the root).",
 )
-@click.option("--model", help="Let this litellm model write the harness (with --api).")
-@click.option("--api-base", help="Base URL of the model's API (an OpenAI-compatible server).")
+@model_options("Let this litellm model write the harness (with --api).")
 @click.option(
     "--fix-rounds",
     type=click.IntRange(min=0),

@@ -12,6 +12,7 @@ import click
 
 from reposim.cli.batch import BatchSettings, batch_options, run_batch_cli
 from reposim.cli.common import CliError, json_printer, run_async
+from reposim.cli.options import model_options
 from simulator.events import Event, Kind
 
 
@@ -59,10 +60,7 @@ def _progress(as_json: bool) -> Any:
 @click.option(
     "--image", help="Base image (default: $REPOSIM_SETUP_IMAGE or reposim/base:bookworm-2)."
 )
-@click.option(
-    "--model", help="A litellm provider/model that takes over when the ladder stops short."
-)
-@click.option("--api-base", help="An OpenAI-compatible endpoint for --model.")
+@model_options("A litellm provider/model that takes over when the ladder stops short.")
 @click.option(
     "--model-rounds", type=int, default=6, show_default=True, help="Commands the model may run."
 )

@@ -14,9 +14,9 @@ from reposim.cli.common import (
     existing_file,
     run_async,
 )
+from reposim.cli.options import model_client, model_options, theme_option
 from reposim.ui import run_ui
 from simulator.session import Session
-from themes import theme_names
 
 
 @click.command("open")
@@ -28,23 +28,17 @@ from themes import theme_names
     help="Continue a trajectory (crashed or closed): its actions are replayed into a new "
     "session, then the UI opens on it. PATH, if given, is the repository to start from.",
 )
-@click.option(
-    "--theme",
-    help="Colour theme (default: [ui] theme in ~/.config/reposim/config.toml, else reposim-dark).",
-)
+@theme_option
 @click.option(
     "--test-command",
     help="The command F5 runs for this repository, remembered for next time (an empty one "
     "forgets it). Default: the remembered one, else detected (ctest, meson test, make test, "
     "unittest), else pytest.",
 )
-@click.option(
-    "--model",
-    "-m",
-    help="The model of the agent pane and of the workflows started from the palette "
-    "(codegen, debug, model harnesses), a litellm provider/name. Default: $REPOSIM_MODEL.",
+@model_options(
+    "The model of the agent pane and of the workflows started from the palette "
+    "(codegen, debug, model harnesses), a litellm provider/name. Default: $REPOSIM_MODEL."
 )
-@click.option("--api-base", help="An OpenAI-compatible endpoint for --model.")
 @backend_options
 def open_command(
     path: str | None,
@@ -67,20 +61,13 @@ def open_command(
     resume_from = existing_file(resume_file) if resume_file is not None else None
     if resume_from is not None and flags.in_place:
         raise CliError("--in-place cannot be combined with --resume.")
-    if theme is not None and theme not in theme_names():
-        raise CliError(
-            f"There is no theme named {theme!r}; choose one of {', '.join(theme_names())}."
-        )
     if api_base is not None and model is None:
         raise CliError("--api-base goes with --model.")
     agent_config = None
     if model is not None:
-        from simulator.agent import AgentConfig, ModelConfigError, litellm_client
+        from simulator.agent import AgentConfig
 
-        try:
-            agent_config = AgentConfig(client=litellm_client(model, api_base=api_base))
-        except ModelConfigError as exc:
-            raise CliError(str(exc)) from None
+        agent_config = AgentConfig(client=model_client(model, api_base))
 
     backend_kind = flags.backend_kind
     consent = False
