@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from simulator.backend_factory import make_backend
+from simulator.backend_factory import BackendOptions, make_backend
 from simulator.batch import Task, TaskFailure
 from simulator.events import Actor
 from simulator.session import Session
@@ -34,7 +34,9 @@ async def _naive(task: Task) -> dict[str, Any]:
     path = Path(str(task.payload["source"]))
     t0 = time.monotonic()
     backend = make_backend(
-        "docker", path, image=task.payload.get("image") or DEFAULT_IMAGE, network=True
+        "docker",
+        path,
+        options=BackendOptions(image=task.payload.get("image") or DEFAULT_IMAGE, network=True),
     )
     trajectory = Path(str(task.payload["trajectory_dir"])) / f"naive-{path.name}.jsonl"
     session = await Session.open(path, backend=backend, trajectory_path=trajectory)

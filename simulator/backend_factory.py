@@ -1,14 +1,16 @@
 """Choosing and building a backend by name: the one place the engine names concrete backends.
 
-Container options (image, limits, network...) are what the caller passes, explicitly; what it
-leaves out comes from the user's config file (simulator/user_config.py), and the docker backend
-receives it all as one typed `DockerOptions`. Nothing is inherited from an earlier command:
-re-executing a trajectory uses the options it is given, not the ones of the command line that
-happened to run before it.
+Container options (image, limits, network...) are what the caller passes, explicitly, as one
+typed `BackendOptions`; what it leaves out comes from the user's config file
+(simulator/user_config.py), and the docker backend receives it all as one typed `DockerOptions`.
+Nothing is inherited from an earlier command: re-executing a trajectory uses the options it is
+given, not the ones of the command line that happened to run before it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,13 +23,56 @@ if TYPE_CHECKING:  # the docker backend is imported only by sessions that use it
 BACKEND_KINDS = ("local", "docker")
 
 
-def make_backend(kind: str, source: Path, *, in_place: bool = False, **options: Any) -> Backend:
-    """A backend of `kind` on `source`, not started (open_session starts it). `options` are
-    the docker backend's (image, memory, cpus, pids, network, ...) and `term` (TERM for
-    commands, both backends; default from the user's config)."""
+@dataclass(frozen=True)
+class BackendOptions:
+    """What a caller asks of a backend; None leaves it to the user's config file, else the
+    backend's default. `term` (TERM for commands) applies to both backends, the rest to the
+    docker backend (backends/docker/options.py says what each means)."""
+
+    image: str | None = None
+    network: bool | None = None
+    memory: str | None = None
+    cpus: float | None = None
+    pids: int | None = None
+    cpuset: str | None = None
+    disk: str | None = None
+    user: int | None = None
+    ca_bundle: Path | str | None = None
+    proxy: bool | None = None
+    env: Mapping[str, str] | None = None
+    ports: Mapping[int, int | None] | None = None
+    session_id: str | None = None
+    term: str | None = None
+
+    @classmethod
+    def of(cls, values: BackendOptions | Mapping[str, Any] | None) -> BackendOptions:
+        """Options from a mapping (a command's flags, a batch task's JSON payload); a key that
+        is no option is a BackendError."""
+        if isinstance(values, BackendOptions):
+            return values
+        given = dict(values or {})
+        unknown = sorted(set(given) - {f.name for f in fields(cls)})
+        if unknown:
+            raise BackendError(f"The docker backend has no option {unknown[0]!r}.")
+        return cls(**given)
+
+    def given(self) -> dict[str, Any]:
+        """The options that were given (not None), by name."""
+        return {
+            f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None
+        }
+
+
+def make_backend(
+    kind: str, source: Path, *, in_place: bool = False, options: BackendOptions | None = None
+) -> Backend:
+    """A backend of `kind` on `source`, not started (open_session starts it), with `options`
+    (the container's image and limits, and TERM for both backends; default from the user's
+    config)."""
     from simulator.user_config import session_term
 
-    term = session_term(options.pop("term", None))
+    options = options or BackendOptions()
+    term = session_term(options.term)
     if kind == "local":
         from backends.local import LocalBackend
         from simulator.venvcache import lookup
@@ -49,7 +94,7 @@ def make_backend(kind: str, source: Path, *, in_place: bool = False, **options: 
         from backends.docker import DockerBackend
         from simulator.user_config import docker_options
 
-        return DockerBackend(source, docker_options({**options, "term": term}))
+        return DockerBackend(source, docker_options({**options.given(), "term": term}))
     raise BackendError(f"Unknown backend {kind!r}; choose one of {', '.join(BACKEND_KINDS)}.")
 
 
@@ -82,10 +127,14 @@ def pool_settings(size: int | None = None, idle: float | None = None) -> PoolSet
 
 
 def warm_pool(
-    source: Path, *, pool_size: int | None = None, pool_idle: float | None = None, **options: Any
+    source: Path,
+    *,
+    pool_size: int | None = None,
+    pool_idle: float | None = None,
+    options: BackendOptions | None = None,
 ) -> WarmPool | None:
-    """A pool of warm docker sessions on `source` with these docker `options` (as for
-    make_backend), or None when the pool's size is 0 (sessions then start their own container).
+    """A pool of warm docker sessions on `source` with these `options` (as for make_backend),
+    or None when the pool's size is 0 (sessions then start their own container).
     The caller owns it: `pool.lease()` is a backend for open_session, `pool.close()` at the end."""
     from simulator.user_config import docker_options, session_term
 
@@ -97,8 +146,11 @@ def warm_pool(
     from backends.docker.pool import WarmPool
     from simulator.checkpoint_repo import checkpoint_prepare_script
 
-    term = session_term(options.pop("term", None))
+    options = options or BackendOptions()
+    term = session_term(options.term)
     # Each container gets the session's checkpoint repository ahead, with the workspace staged
     # in its index: the start's checkpoint then only stats the files instead of hashing them.
     prepare = checkpoint_prepare_script(WORKSPACE, PRIVATE_DIR)
-    return WarmPool(source, docker_options({**options, "term": term}), settings, prepare=prepare)
+    return WarmPool(
+        source, docker_options({**options.given(), "term": term}), settings, prepare=prepare
+    )

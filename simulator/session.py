@@ -31,7 +31,7 @@ from backends.base import (
 )
 from backends.output import DEFAULT_BUDGET, DEFAULT_CAP, OutputBudget, OutputCapture
 from backends.shell import quote
-from simulator.backend_factory import make_backend
+from simulator.backend_factory import BackendOptions, make_backend
 from simulator.checkpoint_repo import (
     HELPER_DIR,
     checkpoint_git,
@@ -986,7 +986,7 @@ async def open_session(
     source: Path | str,
     *,
     backend: str | Backend | None = "local",
-    backend_options: Mapping[str, Any] | None = None,
+    backend_options: BackendOptions | Mapping[str, Any] | None = None,
     in_place: bool = False,
     trajectory_path: Path | str | None = None,
     agent: dict[str, Any] | None = None,
@@ -1008,8 +1008,9 @@ async def open_session(
     source = Path(source).expanduser().resolve()
     if backend is None or isinstance(backend, str):
         kind = backend or "local"
-        backend = make_backend(kind, source, in_place=in_place, **(backend_options or {}))
-    elif backend_options or in_place:
+        options = BackendOptions.of(backend_options)
+        backend = make_backend(kind, source, in_place=in_place, options=options)
+    elif BackendOptions.of(backend_options).given() or in_place:
         raise SessionError("backend_options and in_place apply to a backend kind, not a backend.")
     session = Session(
         backend,

@@ -30,7 +30,7 @@ import numpy as np
 from gymnasium import spaces
 
 from simulator.agent.tools import OBSERVATION_LIMIT, TOOL_NAMES, ToolBox, ToolFormatError
-from simulator.backend_factory import warm_pool
+from simulator.backend_factory import BackendOptions, warm_pool
 from simulator.events import Actor
 from simulator.gym.task import GymTask, RewardMode, TaskError
 from simulator.session import Session, open_session, repo_info
@@ -254,7 +254,9 @@ class RepoSimEnv(gymnasium.Env[dict[str, str], dict[str, Any]]):
             await self._pool.close()
             self._pool = None
         if self._pool is None:
-            self._pool = warm_pool(source, pool_size=size, pool_idle=idle, **options)
+            self._pool = warm_pool(
+                source, pool_size=size, pool_idle=idle, options=BackendOptions.of(options)
+            )
             self._pool_key = key
             self._pool_repo = None
         return self._pool

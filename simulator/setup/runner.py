@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from simulator import venvcache
-from simulator.backend_factory import make_backend
+from simulator.backend_factory import BackendOptions, make_backend
 from simulator.session import Session, Subscriber
 from simulator.setup.ladder import SetupOptions, SetupResult, import_roots, run_setup
 
@@ -71,10 +71,10 @@ async def setup_repository(
 ) -> SetupOutcome:
     """`subscriber` receives every event of the session (workflow steps for progress)."""
     path = Path(path).expanduser().resolve()
-    options: dict[str, Any] = {}
+    options = BackendOptions()
     if request.backend == "docker":
-        options = {"image": request.image or DEFAULT_IMAGE, "network": True}
-    backend = make_backend(request.backend, path, **options)
+        options = BackendOptions(image=request.image or DEFAULT_IMAGE, network=True)
+    backend = make_backend(request.backend, path, options=options)
     trajectory = None
     if request.trajectory_dir:
         directory = Path(request.trajectory_dir)
@@ -99,7 +99,7 @@ async def setup_repository(
                 use_uv=request.use_uv,
                 venv_dir=str(venv_dir) if venv_dir is not None else None,
             ),
-            params={"repo": str(path), "backend": request.backend, "image": options.get("image")},
+            params={"repo": str(path), "backend": request.backend, "image": options.image},
         )
         outcome = SetupOutcome(result, session.trajectory_path)
         if request.model and not result.verdict.ready:

@@ -46,7 +46,7 @@ def docker_cat(task: Task) -> dict[str, Any]:
     container is up) and waits to be killed; later attempts run normally."""
     import asyncio
 
-    from simulator.backend_factory import make_backend
+    from simulator.backend_factory import BackendOptions, make_backend
     from simulator.session import Session
 
     payload = task.payload
@@ -58,7 +58,7 @@ def docker_cat(task: Task) -> dict[str, Any]:
     trajectory = Path(payload["trajectory"])
 
     async def main() -> dict[str, Any]:
-        backend = make_backend("docker", repo, image=payload["image"])
+        backend = make_backend("docker", repo, options=BackendOptions(image=payload["image"]))
         async with await Session.open(repo, backend=backend, trajectory_path=trajectory) as s:
             flag = payload.get("kill_once")
             if flag and not Path(flag).exists():

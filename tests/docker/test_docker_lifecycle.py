@@ -22,6 +22,7 @@ from backends.docker_engine import (
     LABEL_PID,
     LABEL_SESSION,
 )
+from simulator.backend_factory import BackendOptions
 from simulator.backend_factory import make_backend as factory_make_backend
 from tests.docker.conftest import TEST_IMAGE, our_containers
 
@@ -182,11 +183,13 @@ async def test_cli_errors_are_one_sentence(sample_repo: Path) -> None:
 
 
 def test_make_backend_passes_options_and_refuses_unknown_ones(sample_repo: Path) -> None:
-    backend = factory_make_backend("docker", sample_repo, image=TEST_IMAGE, pids=99, cpus=0.5)
+    backend = factory_make_backend(
+        "docker", sample_repo, options=BackendOptions(image=TEST_IMAGE, pids=99, cpus=0.5)
+    )
     assert isinstance(backend, DockerBackend)
     assert backend.limits.pids == 99 and backend.limits.cpus == 0.5
     with pytest.raises(BackendError, match="no option 'colour'"):
-        factory_make_backend("docker", sample_repo, colour="blue")
+        factory_make_backend("docker", sample_repo, options=BackendOptions.of({"colour": "blue"}))
     with pytest.raises(BackendError, match="local backend only"):
         factory_make_backend("docker", sample_repo, in_place=True)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from backends.base import BackendError
-from simulator.backend_factory import make_backend
+from simulator.backend_factory import BackendOptions, make_backend
 from simulator.user_config import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,7 +31,7 @@ def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 async def _probe(repo: Path, command: str = PROBE, **options: str) -> str:
-    backend = make_backend("local", repo, **options)
+    backend = make_backend("local", repo, options=BackendOptions(**options))
     await backend.start()
     try:
         result = await backend.exec(command, timeout=30)
@@ -62,7 +62,7 @@ async def test_term_is_set_per_session_by_option_then_config(
 
 def test_a_bad_term_is_one_sentence(config: Path, sample_repo: Path) -> None:
     with pytest.raises(BackendError, match="not a name like xterm-256color"):
-        make_backend("local", sample_repo, term="x; rm -rf ~")
+        make_backend("local", sample_repo, options=BackendOptions(term="x; rm -rf ~"))
     config.write_text("[session]\nterm = 3\n")
     with pytest.raises(ConfigError, match=r"session\.term"):
         make_backend("local", sample_repo)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from simulator.backend_factory import make_backend
+from simulator.backend_factory import BackendOptions, make_backend
 from simulator.replay import reexecute
 from simulator.trajectory import read_trajectory
 from tests.replay.replay_helpers import SMALL_PROJECT, record_session
@@ -44,7 +44,7 @@ async def test_a_container_session_re_executes_in_a_new_container(
     make_repo: Callable[..., Path], tmp_path: Path, docker_image: str
 ) -> None:
     repo = make_repo(SMALL_PROJECT, name="project")
-    backend = make_backend("docker", repo, image=docker_image)
+    backend = make_backend("docker", repo, options=BackendOptions(image=docker_image))
     original = await record_session(repo, tmp_path / "docker.jsonl", backend=backend)
     assert read_trajectory(original).header.backend.image == docker_image
     report, _ = await reexecute(

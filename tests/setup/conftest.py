@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from backends.base import BackendUnavailableError
-from simulator.backend_factory import make_backend
+from simulator.backend_factory import BackendOptions, make_backend
 from simulator.session import Session
 
 SETUP_IMAGE = os.environ.get("REPOSIM_SETUP_IMAGE", "reposim/base:bookworm-2")
@@ -49,7 +49,9 @@ async def docker_session(tmp_path: Path) -> AsyncIterator[SessionFactory]:
     opened: list[Session] = []
 
     async def factory(repo: Path) -> Session:
-        backend = make_backend("docker", repo, image=SETUP_IMAGE, network=True)
+        backend = make_backend(
+            "docker", repo, options=BackendOptions(image=SETUP_IMAGE, network=True)
+        )
         session = await Session.open(
             repo, backend=backend, trajectory_path=tmp_path / f"{repo.name}.jsonl"
         )
