@@ -1,13 +1,17 @@
 """Walking a session's workspace the way a person sees it, for everything that walks one (the
-file tree, quick-open, the code index, search, extraction): which directories are never worth
-looking into, and which paths the .gitignore files hide. Paths are workspace-relative POSIX paths.
+file tree, quick-open, the code index, search, extraction, the Gym's tree summary): which
+directories are never worth looking into, and which paths the .gitignore files hide. Paths are
+workspace-relative POSIX paths. `local_files` is the same walk over a checkout on this machine,
+for setup's detection and import scan, which read the repository before any session exists.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import posixpath
 from collections.abc import AsyncGenerator, Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from backends.base import BackendError, DirEntry
@@ -133,10 +137,10 @@ class WorkspaceWalk:
         # Matching a big folder against many patterns takes a while: off the event loop.
         return await asyncio.to_thread(keep) if len(listed) > 256 else keep()
 
-    async def files(self) -> AsyncGenerator[tuple[str, DirEntry], None]:
-        """(path, entry) of every visible entry that is not a directory (files, and symlinks and
-        others by their own kind), breadth first; a folder that cannot be listed hides its
-        files, it does not stop the walk."""
+    async def paths(self, *, by_name: bool = False) -> AsyncGenerator[tuple[str, DirEntry], None]:
+        """(path, entry) of every visible entry, directories included, breadth first (with
+        `by_name`, each directory's entries in name order); a folder that cannot be listed
+        hides its entries, it does not stop the walk."""
         queue = ["."]
         while queue:
             directory = queue.pop(0)
@@ -144,10 +148,43 @@ class WorkspaceWalk:
                 entries = await self.entries(directory)
             except (SessionError, BackendError):
                 continue
+            if by_name:
+                entries.sort(key=lambda e: e.name)
             for entry in entries:
                 path = child_path(directory, entry.name)
                 if entry.kind == "dir":
                     queue.append(path)
-                else:
-                    yield path, entry
+                yield path, entry
             await asyncio.sleep(0)  # a big workspace does not hold the event loop
+
+    async def files(self) -> AsyncGenerator[tuple[str, DirEntry], None]:
+        """(path, entry) of every visible entry that is not a directory (files, and symlinks and
+        others by their own kind), breadth first; a folder that cannot be listed hides its
+        files, it does not stop the walk."""
+        async with contextlib.aclosing(self.paths()) as walk:
+            async for path, entry in walk:
+                if entry.kind != "dir":
+                    yield path, entry
+
+
+def local_files(root: Path) -> list[Path]:
+    """Every file below `root` on this machine (a checkout being set up), depth first in name
+    order: symlinks are neither followed nor listed, hidden folders, SKIP_DIRS and BUILD_DIRS
+    are not entered, and a folder that cannot be read hides its files."""
+    out: list[Path] = []
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = sorted(folder.iterdir())
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_symlink():
+                continue
+            if entry.is_dir():
+                if not (entry.name.startswith(".") or skipped_dir(entry.name, build_output=True)):
+                    stack.append(entry)
+            else:
+                out.append(entry)
+    return out

@@ -21,6 +21,7 @@ Docker backend.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, SupportsFloat
@@ -34,7 +35,7 @@ from simulator.backend_factory import BackendOptions, warm_pool
 from simulator.events import Actor
 from simulator.gym.task import GymTask, RewardMode, TaskError
 from simulator.session import Session, open_session, repo_info
-from simulator.workspace import skipped_dir
+from simulator.workspace import WorkspaceWalk, skipped_dir
 
 if TYPE_CHECKING:  # the docker backend is imported only by envs that use it
     from backends.docker.pool import WarmPool
@@ -262,18 +263,13 @@ class RepoSimEnv(gymnasium.Env[dict[str, str], dict[str, Any]]):
         return self._pool
 
     async def _tree_summary(self, session: Session) -> str:
-        """Paths of the workspace, breadth first, up to TREE_LIMIT (not recorded: a listing)."""
+        """Paths of the workspace as the file tree shows them (the shared walk: .gitignore
+        applies), breadth first, up to TREE_LIMIT (not recorded: a listing)."""
         lines: list[str] = []
-        queue = ["."]
-        while queue and len(lines) < TREE_LIMIT:
-            folder = queue.pop(0)
-            for entry in sorted(await session.list_dir(folder), key=lambda e: e.name):
-                if entry.kind == "dir" and skipped_dir(entry.name):
-                    continue
-                path = entry.name if folder == "." else f"{folder}/{entry.name}"
+        walk = WorkspaceWalk(session, skip_dir=skipped_dir).paths(by_name=True)
+        async with contextlib.aclosing(walk) as paths:
+            async for path, entry in paths:
                 lines.append(path + ("/" if entry.kind == "dir" else ""))
-                if entry.kind == "dir":
-                    queue.append(path)
                 if len(lines) >= TREE_LIMIT:
                     lines.append("[...]")
                     break

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simulator.workspace import skipped_dir
+from simulator.workspace import local_files
 
 # Extras and dependency groups whose names say they hold what the tests need.
 TEST_EXTRA = re.compile(r"^(tests?|testing|dev|develop|development|check|ci|pytest|all)$", re.I)
@@ -387,7 +387,7 @@ def _plugin_dist(module: str) -> str:
 def _test_sources(root: Path, limit: int = 400) -> list[Path]:
     """conftest.py files and test modules (bounded: a huge tree is sampled, not read whole)."""
     found: list[Path] = []
-    for path in _walk(root):
+    for path in local_files(root):
         if path.suffix == ".py" and (
             path.name == "conftest.py"
             or path.name.startswith("test_")
@@ -399,32 +399,12 @@ def _test_sources(root: Path, limit: int = 400) -> list[Path]:
     return found
 
 
-def _walk(root: Path) -> list[Path]:
-    out: list[Path] = []
-    stack = [root]
-    while stack:
-        folder = stack.pop()
-        try:
-            entries = sorted(folder.iterdir())
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.is_symlink():
-                continue
-            if entry.is_dir():
-                if not (entry.name.startswith(".") or skipped_dir(entry.name, build_output=True)):
-                    stack.append(entry)
-            else:
-                out.append(entry)
-    return out
-
-
 def _has_python(root: Path) -> bool:
     """Python metadata at the root, or Python files; but a tree with a C build system at its
     root and more C than Python files (cJSON's and jansson's helper scripts) is a C project."""
     if any((root / name).is_file() for name in ("pyproject.toml", "setup.py", "setup.cfg")):
         return True
-    files = _walk(root)[:5000]
+    files = local_files(root)[:5000]
     python = sum(path.suffix == ".py" for path in files)
     if python and _c_build(root) is not None:
         return python >= sum(path.suffix in (".c", ".h", ".cc", ".cpp") for path in files)

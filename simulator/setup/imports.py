@@ -29,7 +29,7 @@ from tree_sitter import Node
 
 from simulator.analysis.languages import parser
 from simulator.analysis.model import Lang
-from simulator.workspace import skipped_dir
+from simulator.workspace import local_files
 
 # Import name -> distribution on the package index, where they differ.
 DISTRIBUTIONS: dict[str, str] = {
@@ -435,23 +435,7 @@ def project_code_files(root: Path) -> list[Path]:
 
 
 def python_files(root: Path) -> list[Path]:
-    out: list[Path] = []
-    stack = [root]
-    while stack:
-        folder = stack.pop()
-        try:
-            entries = list(folder.iterdir())
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.is_symlink():
-                continue
-            if entry.is_dir():
-                if not (entry.name.startswith(".") or skipped_dir(entry.name, build_output=True)):
-                    stack.append(entry)
-            elif entry.suffix in (".py", ".pyi", ".pyx"):
-                out.append(entry)
-    return sorted(out)
+    return sorted(p for p in local_files(root) if p.suffix in (".py", ".pyi", ".pyx"))
 
 
 def local_names(root: Path, files: list[Path]) -> set[str]:

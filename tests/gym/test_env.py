@@ -153,3 +153,27 @@ async def test_a_scripted_model_solves_the_task_and_the_episode_replays(
     assert report.problem is None
     assert report.first_difference is None, report.summary()
     assert report.count("match") >= 4
+
+
+def test_the_tree_is_the_workspace_as_the_file_tree_shows_it(
+    make_repo: RepoFactory, tmp_path: Path
+) -> None:
+    """The observation's tree comes from the shared workspace walk: .gitignore hides what it
+    names, caches and virtual environments are skipped, entries are in name order."""
+    files = {
+        **BUGGY,
+        ".gitignore": "generated/\n*.log\n",
+        "generated/out.py": "x = 1\n",
+        "notes.log": "noise\n",
+        "zeta.txt": "z\n",
+        ".venv/lib/site.py": "",
+    }
+    repo = make_repo(files, name="mathlib")
+    env = RepoSimEnv(GymTask.failing_tests(repo, ["tests/test_ops.py"]), trajectory_dir=tmp_path)
+    try:
+        observation, _ = env.reset(seed=1)
+        tree = observation["tree"].splitlines()
+        assert tree[:4] == [".gitignore", "mathlib/", "tests/", "zeta.txt"], tree
+        assert not any(line.startswith(("generated", ".venv", "notes.log")) for line in tree)
+    finally:
+        env.close()
