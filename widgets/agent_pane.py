@@ -27,6 +27,7 @@ from textual.widget import Widget
 from textual.widgets import Input, Static, Tab, Tabs
 
 from simulator.agent import Agent, AgentConfig, Mode, ModelClient, ModelConfigError
+from simulator.checkpoint_repo import HELPER_DIR
 from simulator.events import TRANSIENT_KINDS, Actor, Event, Kind
 from simulator.session import Session, SessionError
 from widgets.agent_cards import card_style, render_card
@@ -42,7 +43,18 @@ HIDDEN_KINDS = frozenset(
 )
 # File events of the agent that the editor follows (opens the file at the change).
 FOLLOWED_KINDS = frozenset({Kind.FILE_READ, Kind.FILE_EDIT, Kind.FILE_WRITE, Kind.FILE_CREATE})
+FILE_KINDS = FOLLOWED_KINDS | {Kind.FILE_DELETE, Kind.FILE_RENAME}
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)", re.MULTILINE)
+
+RUNTIME_PREFIXES = (f"{HELPER_DIR}/", ".reposim-perf/")
+
+
+def _runtime_file(event: Event) -> bool:
+    """A file event on RepoSim's own files in the workspace (the harness runtime, a trace spec,
+    perf tools): none of the person's or the agent's work."""
+    path = event.payload.get("path")
+    return event.kind in FILE_KINDS and isinstance(path, str) and path.startswith(RUNTIME_PREFIXES)
+
 
 AgentConnect = Callable[[], Awaitable[Agent]]
 """Builds an agent when the person gives a task and none was configured (a model from the
@@ -302,6 +314,8 @@ class AgentPane(Widget):
             event.kind == Kind.FILE_READ and event.actor is Actor.HUMAN
         ):
             return  # opening a file in the editor is not news
+        if event.actor is Actor.SYSTEM and _runtime_file(event):
+            return  # a workflow's own plumbing (.reposim/): its step and result cards say it
         try:
             cards = self.query_one("#agent-cards", CardList)
         except NoMatches:  # not composed yet, or already torn down

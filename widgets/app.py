@@ -569,7 +569,9 @@ class RepoSimApp(WorkspaceApp):
 
     def action_show_changes(self) -> None:
         self._show_panel("panel-changes")
-        self.query_one(ChangesView).reload()
+        changes = self.query_one(ChangesView)
+        changes.reload()
+        changes.query_one("#changes-files").focus()  # as VS Code: F7 lands in the list
 
     def action_search_files(self) -> None:
         from widgets.search_screen import SearchScreen  # loaded on first use: faster start

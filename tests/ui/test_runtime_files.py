@@ -10,6 +10,7 @@ from reposim.ui import keep_changes
 from simulator.events import Actor
 from simulator.session import Session
 from tests.ui.helpers import wait_for
+from widgets.agent_pane import EventCard
 from widgets.app import RepoSimApp, kept_changes_path
 from widgets.changes_view import ChangesView
 from widgets.status_bar import StatusBar
@@ -32,11 +33,16 @@ async def test_runtime_files_are_not_changes(session: Session) -> None:
             f"{RUNTIME[2]} && echo tools > .reposim-perf/pyperf.txt",
             actor=Actor.SYSTEM,
         )
+        # a workflow's own writes there (a trace spec) are plumbing, not cards
+        await session.write(".reposim/trace_spec.json", "{}", actor=Actor.SYSTEM)
         await session.edit("calc/ops.py", "(len(values) - 1)", "len(values)", actor=Actor.AGENT)
         status = app.query_one(StatusBar)
         await wait_for(pilot, lambda: status.changed == 1, "one changed file")
+        shown = [card.event.payload.get("path") for card in app.query(EventCard)]
+        assert "calc/ops.py" in shown and ".reposim/trace_spec.json" not in shown, shown
         await pilot.press("f7")
         changes = app.query_one(ChangesView)
+        assert app.focused is changes.query_one("#changes-files")  # F7 lands in the list
         await wait_for(pilot, lambda: [c.path for c in changes.changes] == ["calc/ops.py"], "list")
         checkpoint = await session.checkpoint("after")
         assert checkpoint.tree
