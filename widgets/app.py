@@ -31,6 +31,7 @@ from textual.widget import Widget
 from textual.widgets import Static, TabbedContent, TabPane, TextArea
 
 from simulator.agent import Agent, AgentConfig, ModelClient
+from simulator.checkpoint_repo import HELPER_DIR
 from simulator.events import Event, Kind, TestResultPayload
 from simulator.paths import config_dir
 from simulator.session import Session
@@ -314,6 +315,11 @@ class RepoSimApp(WorkspaceApp):
             result = event.typed(TestResultPayload).result()
         except WireError:
             status.activity = "tests: finished"
+            return
+        if f"{HELPER_DIR}/" in result.command:
+            # a workflow's harness under .reposim/, not the repository's tests: said as such,
+            # and the Tests panel keeps the repository's last run
+            status.activity = f"harness: {result.summary()}"
             return
         status.activity = f"tests: {result.summary()}"
         self.query_one(TestsPanel).show_result(result)

@@ -14,6 +14,7 @@ from widgets.agent_pane import AgentPane
 from widgets.app import RepoSimApp
 from widgets.status_bar import StatusBar
 from widgets.terminal_pane import TerminalPane
+from widgets.tests_panel import TestsPanel
 
 
 def turn(n: int, name: str, **arguments: object) -> ModelTurn:
@@ -75,6 +76,25 @@ async def test_status_bar_follows_a_test_run_started_through_the_session(
         await wait_for(pilot, lambda: "running" not in status.activity, "the status after the run")
         assert status.activity.startswith("tests:")
         assert run.summary() in status.activity
+
+
+async def test_a_harness_run_is_not_shown_as_the_repositorys_tests(session: Session) -> None:
+    """Issue 26 minor: after a workflow ran its harness under .reposim/, the status bar said
+    `tests: 1 passed` and the Tests panel showed the harness as the repository's last run."""
+    app = RepoSimApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        status = app.query_one(StatusBar)
+        panel = app.query_one(TestsPanel)
+        ours = await session.run_tests(actor=Actor.HUMAN)
+        await wait_for(pilot, lambda: panel.result is not None, "the repository's run")
+        await session.write(
+            ".reposim/harness/test_h.py", "def test_h():\n    pass\n", actor=Actor.SYSTEM
+        )
+        harness = await session.run_tests(".reposim/harness/test_h.py", actor=Actor.SYSTEM)
+        assert harness.summary() != ours.summary()
+        await wait_for(pilot, lambda: status.activity.startswith("harness:"), "the harness run")
+        assert harness.summary() in status.activity
+        assert panel.result is not None and panel.result.summary() == ours.summary()
 
 
 async def test_debounced_callbacks_are_harmless_once_the_app_has_shut_down(
