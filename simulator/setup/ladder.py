@@ -135,6 +135,22 @@ class _Env:
         self.last_output = ""
         self.deadline = time.monotonic() + options.budget if options.budget else None
 
+    def test_timeout(self) -> float:
+        """A test run's time limit: its own, or what is left of the budget, whichever is less
+        (at least a minute: a verdict needs a run). A run cut there is a timeout verdict with
+        its category and evidence, where the batch's limit would have killed the whole task."""
+        limit = self.options.test_timeout
+        if self.deadline is None:
+            return limit
+        return max(MIN_TEST_SECONDS, min(limit, self.deadline - time.monotonic()))
+
+    def note_cut(self, run: TestRunResult, timeout: float) -> None:
+        if run.timed_out and timeout < self.options.test_timeout:
+            self.notes.append(
+                f"a test run was cut at {timeout:.0f} s, what was left of the time budget "
+                f"({self.options.budget:.0f} s): {run.command}"
+            )
+
     async def sh(self, command: str, *, timeout: float | None = None) -> ExecResult:
         result = await self.session.exec(command, actor=Actor.SYSTEM, timeout=timeout or 120.0)
         self.last_output = result.output.decode("utf-8", "replace")
@@ -203,6 +219,7 @@ class _Env:
 
 
 MISSING_HEADER = re.compile(r"fatal error: [\w/.+-]+\.h: No such file")
+MIN_TEST_SECONDS = 60.0
 _UV_FINAL = re.compile(
     r"No solution found when resolving|Failed to parse|not found in the package registry|"
     r"we can conclude that|was not found in the package registry"
@@ -872,9 +889,9 @@ async def _run_test_command(
     env: _Env, test: TestCommand, imports: ImportScan, options: SetupOptions
 ) -> Verdict:
     command = test.command(env.python)
-    run = await env.session.run_tests(
-        command=command, actor=Actor.SYSTEM, timeout=options.test_timeout
-    )
+    timeout = env.test_timeout()
+    run = await env.session.run_tests(command=command, actor=Actor.SYSTEM, timeout=timeout)
+    env.note_cut(run, timeout)
     counts = run.counts() if run.structured else count_generic(run.output, run.exit_code)
     verdict = verdict_from_tests(
         counts,
@@ -927,9 +944,9 @@ async def _unittest(
     command = (
         f"{env.python} -m unittest discover -s {shlex.quote(folder)}{top} -p {shlex.quote(pattern)}"
     )
-    run = await env.session.run_tests(
-        command=command, actor=Actor.SYSTEM, timeout=options.test_timeout
-    )
+    timeout = env.test_timeout()
+    run = await env.session.run_tests(command=command, actor=Actor.SYSTEM, timeout=timeout)
+    env.note_cut(run, timeout)
     counts = count_generic(run.output, run.exit_code)
     if "Ran " not in run.output and not run.timed_out:
         return None

@@ -11,6 +11,7 @@ import pytest
 
 from simulator.setup import run_setup
 from simulator.setup.ladder import SetupOptions
+from simulator.setup.oracle import Category, Tier
 from tests.setup import repos
 from tests.setup.conftest import SessionFactory
 
@@ -101,3 +102,28 @@ async def test_repairs_stop_at_the_time_budget_and_say_so(
     assert not result.verdict.ready, result.verdict.line()
     assert result.repairs == [], result.repairs
     assert any("time budget" in n and "not tried: install" in n for n in result.notes), result.notes
+
+
+async def test_a_suite_longer_than_the_budget_gets_a_timeout_verdict_within_it(
+    tmp_path: Path, docker_session: SessionFactory
+) -> None:
+    """pint 0.17 in the hard corpus: its suite (with numpy) ran past the batch's limit, which
+    killed the task with no tier, category or evidence. The test run is cut at what is left of
+    the ladder's budget instead: a timeout verdict, said in the notes, within the budget."""
+    repo = repos.write_repo(
+        tmp_path / "slow",
+        {
+            "setup.py": "from setuptools import setup\nsetup(name='slow', packages=['slow'])\n",
+            "slow/__init__.py": "X = 1\n",
+            "tests/test_slow.py": (
+                "import time\n\ndef test_slow():\n    time.sleep(400)\n\n"
+                "def test_fast():\n    assert True\n"
+            ),
+        },
+    )
+    session = await docker_session(repo)
+    result = await run_setup(session, SetupOptions(budget=120.0))
+    assert result.verdict.category is Category.TIMEOUT, result.verdict.line()
+    assert result.verdict.tier is Tier.COLLECTS, result.verdict.line()
+    assert result.seconds < 300, result.seconds
+    assert any("cut at" in n and "time budget (120 s)" in n for n in result.notes), result.notes
