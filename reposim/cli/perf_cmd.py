@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
@@ -147,9 +148,28 @@ measure_options = [
 
 
 def with_measure_options(func: Any) -> Any:
+    """The measuring options; the command receives them as one `measure: MeasureSettings`
+    (and `python`, the interpreter, on its own)."""
+
+    @functools.wraps(func)
+    def with_settings(
+        *args: Any,
+        quick: bool,
+        rounds: int | None,
+        budget: float | None,
+        precision: float | None,
+        processes: int | None,
+        affinity: str | None,
+        timer: str,
+        **kwargs: Any,
+    ) -> Any:
+        measure = _settings(quick, rounds, processes, affinity, timer, budget, precision)
+        return func(*args, measure=measure, **kwargs)
+
+    wrapped: Any = with_settings
     for option in reversed(measure_options):
-        func = option(func)
-    return func
+        wrapped = option(wrapped)
+    return wrapped
 
 
 @click.group("perf")
@@ -227,13 +247,7 @@ def compare_command(
     env_b: str | None,
     out: str | None,
     as_json: bool,
-    quick: bool,
-    rounds: int | None,
-    budget: float | None,
-    precision: float | None,
-    processes: int | None,
-    affinity: str | None,
-    timer: str,
+    measure: Any,
     python: str | None,
 ) -> None:
     """Time an API (or a command) at revisions A and B of the repository at PATH.
@@ -263,7 +277,7 @@ def compare_command(
         api_base=api_base,
         fix_rounds=fix_rounds,
         out_dir=Path(out) if out else None,
-        settings=_settings(quick, rounds, processes, affinity, timer, budget, precision),
+        settings=measure,
         backend=backend,
         backend_options={"image": image} if image else {},
         python=python,
@@ -333,13 +347,7 @@ def mine_command(
     out: str,
     timeout: float | None,
     setup: bool,
-    quick: bool,
-    rounds: int | None,
-    budget: float | None,
-    precision: float | None,
-    processes: int | None,
-    affinity: str | None,
-    timer: str,
+    measure: Any,
     python: str | None,
 ) -> None:
     """Find commits in PATH's history that made code faster.
@@ -369,7 +377,7 @@ def mine_command(
             since=since,
             limit=limit,
             threshold=threshold,
-            settings=_settings(quick, rounds, processes, affinity, timer, budget, precision),
+            settings=measure,
             timeout=timeout,
             on_candidates=announce,
             on_progress=lambda p: show(f"perf: {p.line()}"),
@@ -402,13 +410,7 @@ def batch_command(
     out: str,
     timeout: float | None,
     setup: bool,
-    quick: bool,
-    rounds: int | None,
-    budget: float | None,
-    precision: float | None,
-    processes: int | None,
-    affinity: str | None,
-    timer: str,
+    measure: Any,
     python: str | None,
 ) -> None:
     """Compare every (repo, api, a, b) row of ROWS (CSV with a header, or JSONL).
@@ -429,7 +431,7 @@ def batch_command(
     summary = run_rows(
         table,
         Path(out),
-        settings=_settings(quick, rounds, processes, affinity, timer, budget, precision),
+        settings=measure,
         timeout=timeout,
         on_progress=lambda p: show(f"perf: {p.line()}"),
         python=python,
