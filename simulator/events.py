@@ -506,6 +506,17 @@ assert set(PAYLOAD_TYPES) == set(Kind), "every kind has one payload type"
 P = TypeVar("P", bound=Payload)
 
 
+def file_paths(event: Event) -> list[str]:
+    """The workspace paths a file event names, from its typed payload: its path, and a
+    rename's new path too; none for an event of another kind."""
+    data = event.data
+    if isinstance(data, FileRenamePayload):
+        return [data.path, data.to]
+    if isinstance(data, FileChangePayload | FileReadPayload):
+        return [data.path]
+    return []
+
+
 def parse_payload(kind: Kind, data: Any) -> Payload:
     """The typed payload of a `kind` event; WireError (one sentence) if it has another shape."""
     if type(data) is dict and ("blobs" in data or "raw" in data):

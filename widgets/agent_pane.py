@@ -28,7 +28,14 @@ from textual.widgets import Input, Static, Tab, Tabs
 
 from simulator.agent import Agent, AgentConfig, Mode, ModelClient, ModelConfigError
 from simulator.checkpoint_repo import HELPER_DIR
-from simulator.events import TRANSIENT_KINDS, Actor, Event, Kind
+from simulator.events import (
+    TRANSIENT_KINDS,
+    Actor,
+    Event,
+    FileChangePayload,
+    FileReadPayload,
+    Kind,
+)
 from simulator.session import Session, SessionError
 from widgets.agent_cards import card_style, render_card
 from widgets.card_parts import diff_renderable
@@ -333,8 +340,10 @@ class AgentPane(Widget):
         """Ask for the file the agent is working on to be shown, at its change."""
         if not self.follow:
             return
-        path = str(event.payload.get("path") or "")
-        hunk = _HUNK.search(str(event.payload.get("diff") or ""))
+        data = event.data
+        path = data.path if isinstance(data, FileChangePayload | FileReadPayload) else ""
+        diff = data.diff if isinstance(data, FileChangePayload) else None
+        hunk = _HUNK.search(diff or "")
         line = int(hunk.group(1)) + 3 if hunk else None  # difflib puts 3 lines of context first
         if path:
             self.post_message(self.FollowFile(path, line))

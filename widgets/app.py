@@ -32,7 +32,7 @@ from textual.widgets import Static, TabbedContent, TabPane, TextArea
 
 from simulator.agent import Agent, AgentConfig, ModelClient
 from simulator.checkpoint_repo import HELPER_DIR
-from simulator.events import Event, Kind, TestResultPayload
+from simulator.events import Event, Kind, TerminalInputPayload, TestResultPayload, file_paths
 from simulator.paths import config_dir
 from simulator.session import Session
 from simulator.wire import WireError
@@ -294,14 +294,13 @@ class RepoSimApp(WorkspaceApp):
         if kind in FILE_KINDS:
             if kind not in (Kind.FILE_WRITE, Kind.FILE_EDIT):
                 self._files = None  # the set of files changed: quick-open lists them again
-            for key in ("path", "to"):
-                path = event.payload.get(key)
+            for path in file_paths(event):
                 if path:
-                    self._reload_in_editor(str(path))
+                    self._reload_in_editor(path)
             self._debounce("changes", 0.3, self.refresh_changes)
         elif kind in WORKSPACE_MAY_HAVE_CHANGED:
             self._workspace_changed()
-        elif kind == Kind.TERMINAL_INPUT and "\r" in str(event.payload.get("data", "")):
+        elif kind == Kind.TERMINAL_INPUT and "\r" in event.typed(TerminalInputPayload).data:
             self._start_terminal_watch()
         elif kind == Kind.TEST_RUN:
             self.query_one(StatusBar).activity = "running tests…"

@@ -28,7 +28,7 @@ from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Static, TabbedContent, TabPane, TextArea
 from textual.widgets.text_area import Selection
 
-from simulator.events import Event, Kind
+from simulator.events import Event, FileRenamePayload, Kind
 from simulator.session import BackendError, Session, SessionError
 from widgets.code_editor import CodeEditor
 from widgets.codenav import NavListScreen, NavTarget, hierarchy_entries, outline_entries
@@ -784,9 +784,9 @@ class EditorPane(Widget):
         if event.kind in INDEX_STALE_KINDS:
             self.post_message(self._WorkspaceMayHaveChanged())
         elif event.kind == Kind.FILE_RENAME:
-            src, dst = event.payload.get("path"), event.payload.get("to")
-            if src and dst:
-                self.post_message(self._Renamed(str(src), str(dst)))
+            renamed = event.typed(FileRenamePayload)
+            if renamed.path and renamed.to:
+                self.post_message(self._Renamed(renamed.path, renamed.to))
 
     class _Renamed(Message):
         def __init__(self, src: str, dst: str) -> None:

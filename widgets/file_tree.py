@@ -29,7 +29,7 @@ from textual.widgets import Input, Label, Tree
 from textual.widgets.input import Selection as InputSelection
 from textual.widgets.tree import TreeNode
 
-from simulator.events import Event, Kind
+from simulator.events import Event, Kind, file_paths
 from simulator.session import BackendError, Session, SessionError
 from simulator.workspace import WorkspaceWalk, child_path
 from widgets.coalesce import Coalesced
@@ -281,10 +281,7 @@ class FileTree(Tree[Entry]):
         are watched by the app, which calls `schedule_refresh`)."""
         kind = event.kind
         if kind in FILE_KINDS:
-            paths = [str(event.payload.get("path", ""))]
-            if kind == Kind.FILE_RENAME:
-                paths.append(str(event.payload.get("to", "")))
-            for path in paths:
+            for path in file_paths(event):
                 # The nearest folder shown: a new file may have made folders on its way.
                 parent = self._nearest_shown(path)
                 if parent.data is not None and parent.data.loaded:

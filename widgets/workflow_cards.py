@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from simulator.describe import describe_event, seconds_text, workflow_value
-from simulator.events import Event, Kind
+from simulator.events import Event, Kind, WorkflowEnd, WorkflowStep
 from widgets.card_parts import diff_renderable
 
 DIFF_LINES = 40  # lines of a debug run's diff shown in its result card
@@ -31,7 +31,8 @@ STATUS_STYLE = {
 
 def workflow_style(event: Event) -> str:
     """A card class: a result reads as a finish, a failed step or end as bad."""
-    status = str(event.payload.get("status") or "")
+    data = event.data
+    status = str(data.status) if isinstance(data, WorkflowStep | WorkflowEnd) else ""
     if event.kind == Kind.WORKFLOW_RESULT:
         return "-finish"
     if status in ("failed", "error"):

@@ -26,7 +26,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 from textual.worker import Worker, WorkerState
 
-from simulator.events import Event, Kind
+from simulator.events import Event, Kind, WorkflowStart, WorkflowStep
 from simulator.session import Decision, SessionError
 from simulator.workflow import (
     ActionRejected,
@@ -489,16 +489,16 @@ async def _perf(app: WorkspaceApp, cursor: tuple[str, int] | None) -> None:
         sides: dict[str, str] = {}
 
         def forward(event: Event) -> None:
-            p = event.payload
             if event.kind == Kind.WORKFLOW_START:
-                sides[str(p.get("run"))] = str((p.get("params") or {}).get("side") or "?")
+                started = event.typed(WorkflowStart)
+                sides[started.run] = str(started.params.get("side") or "?")
             elif event.kind == Kind.WORKFLOW_STEP and not session.closed:
-                side = sides.get(str(p.get("run")), "?")
+                step = event.typed(WorkflowStep)
                 run.step(
-                    f"{side} {p.get('step')}",
-                    StepStatus(str(p.get("status"))),
-                    seconds=p.get("seconds"),
-                    **dict(p.get("detail") or {}),
+                    f"{sides.get(step.run, '?')} {step.step}",
+                    StepStatus(step.status),
+                    seconds=step.seconds,
+                    **dict(step.detail or {}),
                 )
 
         result = await compare(request, on_event=forward)

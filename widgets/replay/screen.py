@@ -27,7 +27,13 @@ from textual.widgets import Footer, Input, OptionList, Static, TabbedContent, Ta
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from simulator.events import Kind
+from simulator.events import (
+    ExecPayload,
+    ExecResultPayload,
+    Kind,
+    TerminalInputPayload,
+    TestResultPayload,
+)
 from simulator.interop.edits import is_edit_command
 from simulator.replay.workspace import start_files, start_text, workspace_at
 from simulator.trajectory import (
@@ -37,6 +43,7 @@ from simulator.trajectory import (
     TrajectoryIndex,
     open_trajectory,
 )
+from simulator.wire import WireError
 from widgets.replay.detail import render_file, render_step
 from widgets.replay.stepview import StepView
 from widgets.replay.timeline import Timeline
@@ -90,17 +97,18 @@ def _edits_by_command(source: EventSource, index: int) -> bool:
     """A command that edits a file the way other tools' agents do (SWE-agent's `edit 287:295`,
     mini-swe-agent's `sed -i`, ...): imported as a command, an edit to navigate by."""
     try:
-        command = source.event(index).payload.get("command")
-    except TrajectoryError:
+        data = source.event(index).data
+    except (TrajectoryError, WireError):
         return False
-    return isinstance(command, str) and is_edit_command(command)
+    return isinstance(data, ExecPayload) and is_edit_command(data.command)
 
 
 def _entered(source: EventSource, index: int) -> bool:
     """Whether terminal input at `index` entered a command line (see TerminalInputPayload)."""
     try:
-        return bool(source.event(index).payload.get("line"))
-    except TrajectoryError:
+        data = source.event(index).data
+        return isinstance(data, TerminalInputPayload) and bool(data.line)
+    except (TrajectoryError, WireError):
         return False
 
 
@@ -555,10 +563,11 @@ class ReplayScreen(Screen[None]):
                     break
                 if what == "failure" and kind in (Kind.EXEC_RESULT, Kind.TEST_RESULT, Kind.ERROR):
                     try:
-                        event = source.event(index)
-                    except TrajectoryError:
+                        data = source.event(index).data
+                    except (TrajectoryError, WireError):
                         continue
-                    code = event.payload.get("exit_code")
+                    results = ExecResultPayload | TestResultPayload
+                    code = data.exit_code if isinstance(data, results) else None
                     if kind == Kind.ERROR or (code not in (0, None)):
                         found = index
                         break
