@@ -55,7 +55,7 @@ async def test_codegen_scores_samples_of_the_function_under_the_cursor(
     async with app.run_test(size=(160, 48)) as pilot:
         await cursor_in(pilot, app, "shapes/calc.py", "if value < low:")
         run_entry(app, ENTRY)
-        card = await result_card(pilot, app, "codegen")
+        card = await result_card(pilot, app, "codegen", within=4 * WAIT)  # a loaded machine
         # a traced harness was made first (no harness in the workspace yet), then 2 samples
         assert cards(app, Kind.WORKFLOW_END, "harness")
         assert "1 of 2 samples pass" in card, card
