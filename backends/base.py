@@ -49,6 +49,10 @@ class ExecResult:
     shell_restarted: bool = False
     """The shell died during this command (e.g. `exit`) and a new one was started."""
     oom_killed: bool = False
+    cleared: bool = False
+    """The session's runaway processes were cleared while the command ran (a fork bomb left
+    in the background hit the pids limit): the command's own processes were spared, but it may
+    have waited for forks, and a child it detached (setsid, nohup) may have been killed."""
     cwd: str = ""
     """The shell's absolute working directory after the command."""
     output_size: int = 0

@@ -42,6 +42,8 @@ def describe_event(event: Event) -> str:
         ]
         if p.get("output_capped"):
             flags.append("output cut at the cap")
+        if p.get("cleared"):
+            flags.append("runaway processes cleared meanwhile")
         # Other tools' trajectories may not know the exit code or the time (imports): only
         # what is known is shown.
         code = p.get("exit_code")

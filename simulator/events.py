@@ -132,6 +132,8 @@ class ExecResultPayload(Payload):
     shell_restarted: bool = False
     oom_killed: bool = False
     cwd: str | None = None
+    cleared: bool = optional(False)
+    """Runaway processes of the session were cleared while the command ran (ExecResult.cleared)."""
     output_bytes: int | None = optional()
     """How many bytes the command printed (its output may be shortened, or cut at the cap)."""
     output_lines: int | None = optional()

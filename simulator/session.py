@@ -946,6 +946,7 @@ def _exec_payload(result: ExecResult) -> ExecResultPayload:
         shell_restarted=result.shell_restarted,
         oom_killed=result.oom_killed,
         cwd=result.cwd,
+        cleared=result.cleared,
     )
 
 

@@ -396,9 +396,21 @@ class DockerBackend(ShellBackend):
     ) -> ExecResult:
         await self._after_clearing()
         self._disk_tripped = False
-        result = await super().exec(
-            command, timeout=timeout, on_output=on_output, env=env, capture=capture
-        )
+        reaper, channel = self._reaper, self._channel
+        clears = reaper.clears if reaper is not None else 0
+        if reaper is not None and channel is not None:
+            await reaper.running(channel.pid)
+        try:
+            result = await super().exec(
+                command, timeout=timeout, on_output=on_output, env=env, capture=capture
+            )
+        finally:
+            if reaper is not None:
+                await reaper.running(None)
+        if reaper is not None and (reaper.clears != clears or not reaper.settled.is_set()):
+            # The reaper cleared the session's runaway processes while this command ran: the
+            # command was spared, but it may have waited for forks, or lost a detached child.
+            result = dataclasses.replace(result, cleared=True)
         if not (self._disk_tripped or self._disk_cleared):
             return result
         what = "the command was" if self._disk_tripped else "its background processes were"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import time
 from typing import Any
 
 from backends.base import BackendError
@@ -19,6 +20,10 @@ from backends.docker.stream import Demuxer, ExecStream, read_marker
 
 ROOT = "0:0"
 _READY = re.compile(rb"\x1eREADY:([^\x1e]*)\x1e\n")
+
+
+def _boot_clock() -> float:
+    return time.clock_gettime(time.CLOCK_BOOTTIME)
 
 
 def reaper_script() -> str:
@@ -48,18 +53,26 @@ class Reaper:
         """The image's user name for the session's uid; empty when the image has none."""
         self.python = ""
         """The path of python3 in the container, if it has one (for the file service)."""
+        self.same_clock = False
+        """Whether the container's boot clock (/proc/uptime) is this process's."""
 
     @classmethod
     async def open(cls, api: Any, container: str, uid: int) -> Reaper:
+        asked = _boot_clock()
         stream = await ExecStream.open(
             api, container, ["bash", "-c", reaper_script(), "reaper", str(uid)], user=ROOT
         )
         demux = Demuxer(stream.reader)
         ready, rest = await read_marker(demux.recv, _READY)
+        answered = _boot_clock()
         reaper = cls(stream, demux)
-        name, _, python = ready.decode(errors="replace").partition(":")
+        name, _, more = ready.decode(errors="replace").partition(":")
+        python, _, uptime = more.rpartition(":")
         reaper.user_name = name
         reaper.python = python
+        with contextlib.suppress(ValueError):
+            # The container's kernel is this machine's (not a VM's): its boot clock is ours.
+            reaper.same_clock = asked - 0.5 <= float(uptime) <= answered + 0.5
         reaper._reader = asyncio.ensure_future(reaper._read(bytearray(rest)))
         reaper._oom_seen = await reaper.oom_count()
         return reaper
@@ -121,6 +134,21 @@ class Reaper:
         """Keep `pid` (the file service, which runs as the session's uid) running: a command's
         `kill -STOP -1` stops it, and the reaper continues it within a fifth of a second."""
         await self._ask(f"guard {int(pid)}")
+
+    async def running(self, shell: int | None) -> None:
+        """Tell the reaper that the command shell `shell` starts a command (None: it ended),
+        so that a clear meanwhile spares the command's processes. Not answered: it costs a
+        command one write."""
+        if self._stopped:
+            return
+        if shell is None:
+            line = "- run -"
+        else:
+            # In clock ticks (USER_HZ, 100 on Linux), a tick early; read before the command is
+            # sent, so none of its processes can have started before.
+            since = f"{int(_boot_clock() * 100) - 1}" if self.same_clock else "-"
+            line = f"- run {shell} {since}"
+        await self._stream.write(f"{line}\n".encode())
 
     async def oom_count(self) -> int:
         answer = await self._ask("oom")

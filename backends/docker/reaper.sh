@@ -10,6 +10,11 @@
 #   ID clear                    kill every process of the session's user that no exec started
 #   ID guard PID                keep PID (the file service) running: a command's `kill -STOP -1`
 #                               reaches it, so it is continued within a fifth of a second
+#   - run PID TICKS             (no answer) the command shell PID starts a command (at TICKS,
+#                               or `-`: now): until the next `- run`, a clear spares that
+#                               command's processes, those whose line of parents up to PID all
+#                               started after it did
+#   - run -                     (no answer) no command is running
 # Between requests it watches the pids cgroup: a session that hit its pids limit (a fork bomb, even
 # one left running in the background) is cleared at once, without being asked, and it says so
 # with lines of its own: `! clearing`, then `! cleared N`.
@@ -33,19 +38,53 @@ refusals; refused=$count
 known=
 while IFS=: read -r n _ u _; do [[ $u == "$uid" ]] && { known=$n; break; }; done < /etc/passwd
 py=$(type -P python3)
-printf '\036READY:%s:%s\036\n' "$known" "$py"
+read -r up _ < /proc/uptime
+printf '\036READY:%s:%s:%s\036\n' "$known" "$py" "$up"
+
+# The running command (see `- run`): its shell's pid and when it started, in clock ticks since
+# boot (the unit of a process's start time in /proc/PID/stat). The reaper cannot read a user's
+# /proc/PID/environ (that needs CAP_SYS_PTRACE), so a command's processes are told by their
+# line of parents: each started after the command did, up to its shell. An earlier command's
+# job (a fork bomb's first process is the shell's child) started before. RepoSim sends the
+# start time, read before it sent the command, when its clock is this kernel's (the READY
+# line's uptime tells it); otherwise this reaper reads it as the request arrives, which is
+# late if the reaper was slow to be scheduled.
+running= since=0
+mark_running() {
+  local up _
+  running=$1 since=${2:--}
+  [[ $running == - ]] && { running=; return; }
+  [[ $since =~ ^[0-9]+$ ]] && return
+  read -r up _ < /proc/uptime
+  up=${up/./}  # hundredths of a second: clock ticks where USER_HZ is 100
+  since=$((10#$up - 2))  # a tick of margin each side of the reading
+}
 
 # The user's processes that no exec started (an exec's process has no parent in the container):
-# what a runaway command left. Root's processes (init, this reaper) are not the user's.
+# what a runaway command left. Root's processes (init, this reaper) are not the user's, nor are
+# the running command's.
 victims() {
-  local d p st f
+  local d p q st f n
   found=()
+  unset up_of born; declare -A up_of=() born=()
+  local -a mine=()
   for d in /proc/[0-9]*; do
     p=${d#/proc/}
     [[ -O $d || $p == 1 ]] && continue
     read -r st < "$d/stat" || continue
     f=(${st##*) })
     [[ ${f[1]} == 0 ]] && continue
+    up_of[$p]=${f[1]} born[$p]=${f[19]}
+    mine+=("$p")
+  done
+  for p in "${mine[@]}"; do
+    if [[ -n $running ]]; then
+      q=$p n=0
+      while [[ -n ${born[$q]} ]] && ((${born[$q]} >= since && n++ < 4096)); do
+        [[ ${up_of[$q]} == "$running" ]] && continue 2  # the running command's: spared
+        q=${up_of[$q]}
+      done
+    fi
     found+=("$p")
   done
 }
@@ -97,6 +136,10 @@ while :; do
   ((status == 0)) || exit 0  # end of input: the backend closed us
   line=$partial$line partial=
   read -r id cmd sig root mode <<< "$line"
+  if [[ $id == - && $cmd == run ]]; then
+    mark_running "$sig" "$root"
+    continue
+  fi
   if [[ $cmd == oom ]]; then
     n=0
     if [[ -n $oomfile ]]; then

@@ -129,6 +129,38 @@ async def test_exit_restarts_the_shell_and_says_so(backend: Backend) -> None:
     assert not after.shell_restarted
 
 
+# A background job that prints on (a server's log, a fork bomb's "fork: retry" lines) and
+# writes its tick to a file, so a later command can wait until the job has printed while it
+# runs rather than for a fixed time.
+CHATTY_JOB = (
+    ": > /tmp/{tick}; (while :; do echo LEAK; echo LEAK >&2; echo >> /tmp/{tick}; sleep 0.01;"
+    " done) & echo started"
+)
+WAIT_FOR_TICKS = (
+    "a=$(wc -l < /tmp/{tick}); while [ $(wc -l < /tmp/{tick}) -le $((a + 2)) ]; do sleep 0.01;"
+    " done; echo mine"
+)
+
+
+async def test_a_background_job_never_writes_into_a_later_command(
+    request: pytest.FixtureRequest, backend: Backend
+) -> None:
+    """Issue 25 item 4: each command's output is on a channel of its own, so what an earlier
+    command's job prints while a later one runs is not the later one's output."""
+    if request.node.callspec.params["backend"] == "docker-shell":
+        pytest.skip(
+            "an image without python3 has no output relay: its commands share the shell's "
+            "stdout (documented in backends/docker/channel.py)"
+        )
+    tick = f"reposim-tick-{os.getpid()}-{id(backend)}"
+    started = await backend.exec(CHATTY_JOB.format(tick=tick))
+    assert started.output.startswith(b"started\n"), started.output
+    for _ in range(3):
+        later = await backend.exec(WAIT_FOR_TICKS.format(tick=tick), timeout=60)
+        assert later.output == b"mine\n", later.output[:300]
+        assert later.exit_code == 0
+
+
 async def test_files_round_trip_binary_and_nested(backend: Backend) -> None:
     data = bytes(range(256)) * 64
     await backend.write_file("deep/er/blob.bin", data)

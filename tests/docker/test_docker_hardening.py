@@ -89,6 +89,42 @@ async def test_a_backgrounded_fork_bomb_does_not_outlive_its_command(
     assert int(count.output) < 12, (await backend.exec("ps -ef")).output.decode()
 
 
+# Builtins only (no fork while the pids limit is held): the pids cgroup's files, v1 or v2.
+PIDS = (
+    "for d in /sys/fs/cgroup/pids /sys/fs/cgroup; do [ -r $d/pids.events ] && break; done; "
+    "refused() { local k v; while read -r k v; do [ $k = max ] && r=$v; done < $d/pids.events; }; "
+    "live() { read -r n < $d/pids.current; }; "
+)
+
+
+async def test_a_clear_spares_the_running_command_and_says_so(
+    make_backend: BackendFactory, sample_repo: Path
+) -> None:
+    """Issue 25 item 4: a fork bomb an earlier command left waits in the background and goes
+    off while a later command runs. The reaper clears it; the later command's own child is
+    spared (before: SIGSTOPped and killed with the bomb), the bomb's "fork: retry" lines stay out
+    of its output (before: they were in it), and its result says a clear overlapped it."""
+    backend = await make_backend(sample_repo, pids=64)
+    armed = await backend.exec(
+        "mkfifo /tmp/nap; (while [ ! -e /tmp/go ]; do sleep 0.05; done; :(){ :|:& };:) & echo armed"
+    )
+    assert armed.output == b"armed\n" and armed.exit_code == 0
+    later = await backend.exec(
+        PIDS
+        + "exec {nap}<>/tmp/nap; sleep 300 & child=$!; refused; before=$r; : > /tmp/go; "
+        # the bomb went off (the cgroup refused forks), then the reaper cleared it; the waits
+        # are builtins (a read that times out on an empty FIFO): no fork while the bomb runs
+        + "until refused; [ $r -gt $before ]; do read -t 0.05 -u $nap; done; "
+        + "until live; [ $n -lt 20 ]; do read -t 0.05 -u $nap; done; "
+        + 'kill -0 $child && echo "child alive"; kill $child; echo mine',
+        timeout=120,
+    )
+    assert later.output == b"child alive\nmine\n", later.output[-600:]
+    assert later.exit_code == 0 and later.cleared, later
+    after = await backend.exec("ls /workspace/calc | head -1", timeout=60)
+    assert after.output == b"__init__.py\n" and not after.cleared, after
+
+
 async def test_writing_past_the_disk_limit_is_refused_or_stopped(
     make_backend: BackendFactory, sample_repo: Path
 ) -> None:

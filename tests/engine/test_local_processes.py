@@ -142,33 +142,6 @@ async def test_job_notices_never_reach_a_later_command(backend: LocalBackend) ->
     assert (await backend.exec("/bin/true; echo clean")).output == b"clean\n"
 
 
-# A background job that prints on (a server's log, a fork bomb's "fork: retry" lines) and one
-# that writes its tick to a file, so a later command can wait until the job has printed while
-# it runs rather than for a fixed time.
-CHATTY_JOB = (
-    "(while :; do echo LEAK; echo LEAK >&2; echo >> /tmp/{tick}; sleep 0.01; done) & echo started"
-)
-WAIT_FOR_A_TICK = (
-    "a=$(wc -l < /tmp/{tick}); while [ $(wc -l < /tmp/{tick}) -le $((a + 2)) ]; do sleep 0.01;"
-    " done; echo mine"
-)
-
-
-async def test_a_background_job_never_writes_into_a_later_command(backend: LocalBackend) -> None:
-    """Issue 25 item 4: each command's output is on a channel of its own, so what an earlier
-    command's job prints while a later one runs is not the later one's output."""
-    tick = f"reposim-tick-{tokens(1)[0]}"
-    started = await backend.exec(CHATTY_JOB.format(tick=tick))
-    assert started.output.startswith(b"started\n"), started.output
-    try:
-        for _ in range(3):
-            later = await backend.exec(WAIT_FOR_A_TICK.format(tick=tick), timeout=60)
-            assert later.output == b"mine\n", later.output[:300]
-            assert later.exit_code == 0
-    finally:
-        await backend.exec(f"rm -f /tmp/{tick}")
-
-
 def test_gc_cleans_what_a_killed_local_run_left_and_keeps_live_ones(
     sample_repo: Path, tmp_path: Path
 ) -> None:
