@@ -161,3 +161,19 @@ def _processes(pids: Iterable[int]) -> list[psutil.Process]:
         with contextlib.suppress(psutil.Error):
             procs.append(psutil.Process(pid))
     return procs
+
+
+def watch_parent_and_kill(var: str, value: str) -> None:
+    """Wait for the end of stdin (the process holding its other end exited, however it died),
+    then kill every process carrying `var=value` in its environment."""
+    import sys
+
+    while sys.stdin.buffer.read(65536):
+        pass
+    kill_session(None, var, value, timeout=10.0)
+
+
+if __name__ == "__main__":  # python -m backends.proctree VAR VALUE: a fate-sharing watchdog
+    import sys
+
+    watch_parent_and_kill(sys.argv[1], sys.argv[2])

@@ -100,6 +100,7 @@ class DockerBackend(ShellBackend):
         """The watch cleared background writers while no command ran (said by the next one)."""
         self._channel: DockerShellChannel | None = None
         self._clears_seen = 0
+        self._reaper_lock = asyncio.Lock()
         self.reaper_restarts = 0
         """How many times the reaper had died and was started again."""
 
@@ -296,6 +297,10 @@ class DockerBackend(ShellBackend):
     async def _live_reaper(self) -> Reaper:
         """The reaper, started again if it died (the OOM killer, or someone with root on the
         host): without it no timeout, interrupt or OOM report would work."""
+        async with self._reaper_lock:  # two callers finding it dead start one new reaper
+            return await self._live_reaper_locked()
+
+    async def _live_reaper_locked(self) -> Reaper:
         reaper = self._reaper
         if reaper is None:
             raise BackendError("The docker backend has not been started.")

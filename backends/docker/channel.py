@@ -26,6 +26,7 @@ WORKSPACE = "/workspace"
 FALLBACK_USER = "reposim"
 FALLBACK_HOME = "/home/reposim"
 PID_MARKER = re.compile(rb"\x1ePID:(\d+)\x1e\n")
+RELAY_DIR_PREFIX = "/run/reposim-out-"
 _RELAY_READY = re.compile(rb"\x1e(RELAY)\x1e\n")
 _INBOX_FULL = 4 << 20
 """Stop reading the relay while this much output waits to be taken."""
@@ -74,7 +75,9 @@ class DockerShellChannel(ShellChannel):
         env: Mapping[str, str],
         reaper: Callable[[], Awaitable[Reaper | None]],
     ) -> DockerShellChannel:
-        relay_dir = f"/tmp/reposim-out-{secrets.token_hex(8)}"
+        # In /run, root's: out of the paths the session may write, which a warm pool compares
+        # before reusing a container (pool.py).
+        relay_dir = f"{RELAY_DIR_PREFIX}{secrets.token_hex(8)}"
         opened = await asyncio.gather(
             ExecStream.open(
                 api,

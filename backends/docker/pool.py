@@ -45,7 +45,7 @@ from backends.base import (
 )
 from backends.docker import container as ctr
 from backends.docker.backend import DockerBackend
-from backends.docker.channel import WORKSPACE
+from backends.docker.channel import RELAY_DIR_PREFIX, WORKSPACE
 from backends.docker.options import DockerOptions
 from backends.docker.programs import program_text
 from backends.docker.stream import blocking
@@ -101,7 +101,13 @@ class WarmBackend(DockerBackend):
     async def scan(self) -> list[str]:
         """Every path outside the workspace this session's uid owns or may write."""
         out = await self._reset_program("scan", WORKSPACE)
-        return sorted(line for line in out.splitlines() if line.startswith("/"))
+        # The output relay's FIFOs (channel.py) are the session's to write, and go with its
+        # shell: each shell has new ones.
+        return sorted(
+            line
+            for line in out.splitlines()
+            if line.startswith("/") and not line.startswith(RELAY_DIR_PREFIX)
+        )
 
     async def _reset_program(self, *args: str) -> str:
         return await self._run_as_user(

@@ -2,8 +2,9 @@
 
 RepoSim ships this module's source into the container and runs it as the container's root with
 `python3 -I -c SOURCE DIR`, beside each command shell: one resident process that gives every
-command's output a channel of its own (issue 25). It makes FIFOs in DIR (root's, mode 0755; the
-FIFOs 0622, so the session's uid may write to them and nothing else), and copies the running
+command's output a channel of its own (issue 25). It makes FIFOs in DIR (under /run, root's,
+mode 0755; the FIFOs 0622, so the session's uid may write to them and nothing else; a warm pool
+leaves them out of what it compares), and copies the running
 command's FIFO to its stdout, which reaches RepoSim over the exec's stream. The command shell
 writes each command's output and then its frame to that command's FIFO (backends/shell.py). The
 session's uid cannot signal a root process, so a command's `kill -9 -1` does not reach it.
