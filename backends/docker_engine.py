@@ -271,7 +271,11 @@ def commit_clean(
     loaded again with a new config (same layers, only the config and a manifest are sent, the
     engine keeps the layers it already has) and the intermediate commit is removed."""
     api = client.api
-    committed = api.commit(container)
+    # Never paused: the engine freezes the container for a pausing commit, and an exec that
+    # starts meanwhile (the session's file service starts in the background) leaves its
+    # `runc init` frozen: the container stayed paused and every `docker inspect` of it hung,
+    # `reposim gc` too (issue 25). RepoSim commits a session between its commands.
+    committed = api.commit(container, pause=False)
     intermediate = str(committed["Id"])
     try:
         return relabel_image(

@@ -11,6 +11,7 @@ import socket
 import stat
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -163,6 +164,7 @@ async def test_committed_images_carry_no_owner_labels(
         assert made.exit_code == 0, made.output
         marker = made.output.decode().strip()
         assert backend.container_id is not None
+        since = int(time.time()) - 1
         image_id = await asyncio.to_thread(
             commit_clean,
             docker_client,
@@ -173,6 +175,15 @@ async def test_committed_images_carry_no_owner_labels(
             env=["VIRTUAL_ENV=/opt/v"],
             changes={"WorkingDir": "/workspace"},
         )
+        # The commit never froze the container (a pausing commit racing an exec's start left
+        # containers paused with a frozen `runc init`, issue 25).
+        paused = docker_client.api.events(
+            since=since,
+            until=int(time.time()) + 1,
+            filters={"container": backend.container_id, "event": ["pause", "unpause"]},
+            decode=True,
+        )
+        assert [event.get("status") for event in paused] == []
     finally:
         await backend.stop()
     try:
