@@ -5,6 +5,13 @@ in its own process group on that node with the batch's time limit, exactly as th
 executor does, so a task that hangs or leaks processes is killed the same way everywhere, and a
 Ray worker that dies mid-task (a lost node, a kill) is retried by Ray (`max_retries`).
 
+A local instance shares the driver's fate: Ray's own processes die with the driver's parent
+thread (prctl), but the agents the raylet starts (dashboard, runtime env) only look for their
+parent once they have started, which on a loaded 2-core machine took 68-78 s after the driver
+was SIGKILLed (issue 25). So every process of a local instance carries a mark in its environment,
+and a watchdog process, holding a pipe from the driver, kills whatever carries it as soon as the
+driver is gone, SIGKILL or not.
+
 Concurrency per node is a custom resource, `reposim_slot`: each task takes one. A local instance
 offers `jobs` of them; each node of a cluster offers what it was started with
 (`ray start ... --resources '{"reposim_slot": N}'`), so no node runs more Docker sessions at once
@@ -16,6 +23,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import secrets
+import subprocess
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -103,6 +113,7 @@ def run_on_ray(
         if started_here:
             with contextlib.suppress(Exception):
                 ray.shutdown()
+            release_local_ray()
 
 
 def init_ray(ray: Any, jobs: int, address: str | None) -> None:
@@ -116,10 +127,48 @@ def init_ray(ray: Any, jobs: int, address: str | None) -> None:
             if address:
                 ray.init(address=address, **quiet)
             else:
+                _share_fate()
                 ray.init(num_cpus=jobs, resources={SLOT: jobs}, **quiet)
             return
         except Exception as exc:  # Ray raises bare Exception for a node that did not start
             with contextlib.suppress(Exception):
                 ray.shutdown()
             if address or attempt == 2:
+                release_local_ray()
                 raise RayUnavailable(f"could not start or reach Ray {where}: {exc}") from None
+
+
+MARK_VAR = "REPOSIM_RAY_MARK"
+"""In the environment of every process of a local Ray instance this driver started."""
+_watchdog: subprocess.Popen[bytes] | None = None
+
+
+def _share_fate() -> None:
+    """Mark the local instance about to start and start its watchdog (once per driver)."""
+    global _watchdog
+    if _watchdog is not None and _watchdog.poll() is None:
+        return
+    mark = secrets.token_hex(8)
+    env = {k: v for k, v in os.environ.items() if k != MARK_VAR}
+    _watchdog = subprocess.Popen(
+        [sys.executable, "-m", "backends.proctree", MARK_VAR, mark],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        start_new_session=True,  # a Ctrl-C to the driver's group must not end it first
+    )
+    os.environ[MARK_VAR] = mark  # Ray passes the driver's environment to what it starts
+
+
+def release_local_ray() -> None:
+    """After `ray.shutdown()`: end what the local instance left (agents still starting up)."""
+    global _watchdog
+    watchdog, _watchdog = _watchdog, None
+    os.environ.pop(MARK_VAR, None)
+    if watchdog is None:
+        return
+    assert watchdog.stdin is not None
+    watchdog.stdin.close()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        watchdog.wait(30)
