@@ -112,11 +112,15 @@ async def test_a_timeout_kills_the_command_and_the_shell_stays(backend: Backend)
 
 
 async def test_interrupt_stops_the_command(backend: Backend) -> None:
-    running = asyncio.ensure_future(backend.exec("sleep 30"))
-    await asyncio.sleep(0.5)
+    started = asyncio.Event()
+    running = asyncio.ensure_future(
+        backend.exec("echo started; sleep 30", on_output=lambda _: started.set())
+    )
+    await asyncio.wait_for(started.wait(), 60)  # the command runs: interrupt it, not the idle shell
     await backend.interrupt()
     result = await asyncio.wait_for(running, 10)
     assert result.interrupted and result.exit_code is None
+    assert result.output == b"started\n"
     assert (await backend.exec("echo again")).output == b"again\n"
 
 

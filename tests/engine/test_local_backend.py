@@ -106,8 +106,11 @@ async def test_builtin_loop_timeout_restarts_the_shell_in_the_same_directory(
 
 async def test_interrupt_stops_the_command_and_keeps_the_shell(backend: LocalBackend) -> None:
     await backend.exec("export KEEP=2")
-    task = asyncio.create_task(backend.exec("sleep 30"))
-    await asyncio.sleep(0.3)
+    started = asyncio.Event()
+    task = asyncio.create_task(
+        backend.exec("echo started; sleep 30", on_output=lambda _: started.set())
+    )
+    await asyncio.wait_for(started.wait(), 60)  # the command runs: interrupt it, not the idle shell
     await backend.interrupt()
     result = await asyncio.wait_for(task, 5)
     assert result.interrupted and result.exit_code is None
