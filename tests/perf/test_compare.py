@@ -14,6 +14,8 @@ from simulator.perf import CompareRequest, MeasureSettings, compare
 from simulator.trajectory import read_trajectory
 from simulator.workflow import WorkflowFailure
 from tests.agent.fake_llm import FakeLLM, Reply, call
+from tests.conftest import RepoFactory, git
+from tests.perf.conftest import core, write
 
 # CPU time: the machine running the tests is shared, and wall time there measures the others
 QUICK = MeasureSettings.quick(timer="cpu")
@@ -266,3 +268,37 @@ async def test_the_tests_that_reach_the_change_are_chosen_first(
     reached = {t["nodeid"]: t["reached"] for t in trace["tests"]}
     assert reached["tests/test_core.py::test_checksum"] >= 1
     assert reached["tests/test_core.py::test_unrelated"] == 0
+
+
+async def test_tests_that_call_the_api_only_as_unittest_methods_are_named_as_such(
+    make_repo: RepoFactory, tmp_path: Path
+) -> None:
+    """On a real history (more-itertools) every test is a unittest.TestCase method: the failure
+    said "No test of the repository calls X", which was false."""
+    unittest_tests = (
+        "import unittest\n\nfrom fastlib.core import checksum\n\n\n"
+        "class ChecksumTests(unittest.TestCase):\n"
+        "    def test_checksum(self):\n"
+        "        self.assertEqual(checksum([1]), 1)\n"
+    )
+    repo = make_repo(
+        {
+            "fastlib/__init__.py": "",
+            "fastlib/core.py": core(2),
+            "tests/test_core.py": unittest_tests,
+        },
+        name="unittested",
+    )
+    git(repo, "tag", "a")
+    write(repo, {"fastlib/core.py": core(1)}, "Compute the checksum once")
+    with pytest.raises(WorkflowFailure, match=r"1 test\(s\) call fastlib.core.checksum, but each"):
+        await compare(
+            CompareRequest(
+                repo,
+                "a",
+                "HEAD",
+                api="fastlib.core.checksum",
+                out_dir=tmp_path / "out",
+                settings=QUICK,
+            )
+        )
