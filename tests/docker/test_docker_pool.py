@@ -13,7 +13,7 @@ import pytest
 from backends.base import ExecResult
 from backends.docker import DockerOptions
 from backends.docker.pool import PooledBackend, PoolSettings, WarmPool
-from simulator.backend_factory import warm_pool
+from simulator.backend_factory import BackendOptions, warm_pool
 from simulator.session import Session, open_session
 from tests.docker.conftest import TEST_IMAGE, our_containers
 
@@ -166,7 +166,7 @@ class _CountingLease(PooledBackend):
 async def test_the_start_checkpoint_taken_ahead_is_the_workspace_the_next_user_finds(
     docker_client: Any, sample_repo: Path
 ) -> None:
-    pool = warm_pool(sample_repo, pool_size=1, image=TEST_IMAGE)
+    pool = warm_pool(sample_repo, pool_size=1, options=BackendOptions(image=TEST_IMAGE))
     assert pool is not None
     try:
         await pool.fill()

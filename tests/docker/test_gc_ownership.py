@@ -122,7 +122,8 @@ async def test_gc_keeps_a_hand_started_container_and_removes_a_crashed_sessions(
 
     dry = await asyncio.to_thread(_cli, "gc", "--dry-run", env=env)
     assert dry.returncode == 0, dry.stderr
-    would = [line for line in dry.stdout.splitlines() if line.startswith("would remove")]
+    # Only containers: gc also lists other runs' leftover private directories and workspaces.
+    would = [line for line in dry.stdout.splitlines() if line.startswith("would remove container")]
     assert would == [f"would remove container {orphan_name} (owner pid {owner.pid} is gone)"]
     assert hand_started not in dry.stdout
 
