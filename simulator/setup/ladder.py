@@ -637,6 +637,18 @@ async def _time_travel(env: _Env, project: Project) -> None:
         result, text = None, "no usable wheel for this Python then for " + ", ".join(today)
     if result is not None and result.exit_code == 0:
         ok, text = await env.install([], options=["-r", target], what=f"as of {date[:10]}")
+        if ok and today:
+            # Only what travelled constrains later installs: a package that took today's
+            # release stays free for a repair to pin below it (numpy<2 for np.NaN).
+            travelled = f"{env.venv}.travelled.txt"
+            drop = await env.sh(
+                " ".join(
+                    shlex.quote(a)
+                    for a in [env.python, "-c", _DROP_PINS, target, travelled, *today]
+                )
+            )
+            ok = drop.exit_code == 0
+            target = travelled
         if ok:
             env.constraints = target
             env.resolution = {"mode": "as-of-commit", "date": date}
@@ -658,6 +670,14 @@ async def _time_travel(env: _Env, project: Project) -> None:
         env.resolution["tried_today"] = sorted(today)
 
 
+_DROP_PINS = (
+    "import re, sys\n"
+    "norm = lambda n: re.sub(r'[-_.]+', '-', n).lower()\n"
+    "drop = {norm(n) for n in sys.argv[3:]}\n"
+    "lines = open(sys.argv[1]).read().splitlines()\n"
+    "keep = [x for x in lines if norm(re.split(r'[=<>!~ ;\\[]', x.strip())[0]) not in drop]\n"
+    "open(sys.argv[2], 'w').write('\\n'.join(keep) + '\\n')\n"
+)
 TIME_TRAVEL_LIFTS = 8  # compile attempts, each lifting the date for the packages uv names
 LIFTED = "2100-01-01T00:00:00Z"  # a package's date limit that lets today's releases in
 _UNAVAILABLE = re.compile(

@@ -243,7 +243,10 @@ async def test_a_dependency_with_no_wheel_then_takes_todays_and_the_rest_travel(
                 ["numpy", "tabulate"],
                 {
                     "oldmix/__init__.py": "import numpy\nimport tabulate\n",
-                    "tests/test_mix.py": "import oldmix\n\ndef test_mix():\n    assert oldmix\n",
+                    # 2021 code: np.NaN went in NumPy 2.0. The repair's numpy<2.0 must not be
+                    # refused by a time-travel pin of today's numpy (pint 0.17 in the corpus).
+                    "tests/test_mix.py": "import math\nimport numpy as np\nimport oldmix\n\n"
+                    "def test_mix():\n    assert oldmix and math.isnan(np.NaN)\n",
                 },
             ),
         ),
@@ -255,6 +258,8 @@ async def test_a_dependency_with_no_wheel_then_takes_todays_and_the_rest_travel(
     assert result.resolution["mode"] == "as-of-commit", result.resolution
     assert result.resolution.get("today") == ["numpy"], result.resolution
     assert "tabulate==0.8.9" in result.lock, result.lock
+    assert [r["fix"] for r in result.repairs] == ["downgrade"], result.repairs
+    assert any(p.startswith("numpy==1.") for p in result.lock), result.lock
 
 
 @pytest.mark.timeout(1800)  # two builds and an apt-get install: 621 s at load 38
