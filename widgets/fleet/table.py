@@ -26,7 +26,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Static
 
-from widgets.replay.lines import paint_lines
+from widgets.replay.lines import paint_lines, scroll_row_into_view
 
 
 class Column:
@@ -249,16 +249,7 @@ class FleetTable(ScrollView, can_focus=True):
             self.refresh_line(new)
 
     def _scroll_to_cursor(self) -> bool:
-        row = self.cursor
-        top = int(self.scroll_offset.y)
-        height = max(1, self.scrollable_content_region.height)
-        if row < top:
-            self.scroll_to(y=row, animate=False, immediate=True)
-        elif row >= top + height:
-            self.scroll_to(y=row - height + 1, animate=False, immediate=True)
-        else:
-            return False
-        return True
+        return scroll_row_into_view(self, self.cursor)
 
     async def _on_click(self, event: Click) -> None:
         row = int(self.scroll_offset.y) + event.y

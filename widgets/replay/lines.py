@@ -15,9 +15,24 @@ from rich.color import Color
 from rich.segment import Segment
 from rich.style import Style
 from textual.geometry import Region
+from textual.scroll_view import ScrollView
 from textual.scrollbar import ScrollBar, ScrollBarRender
 from textual.strip import Strip
 from textual.widget import Widget
+
+
+def scroll_row_into_view(view: ScrollView, row: int) -> bool:
+    """Scroll a one-line-a-row view so that `row` is visible; True if that scrolled (and so
+    repaints every line), False if it was visible already (repaint only what changed)."""
+    top = int(view.scroll_offset.y)
+    height = max(1, view.scrollable_content_region.height)
+    if row < top:
+        view.scroll_to(y=row, animate=False, immediate=True)
+    elif row >= top + height:
+        view.scroll_to(y=row - height + 1, animate=False, immediate=True)
+    else:
+        return False
+    return True
 
 
 def paint_lines(widget: Widget, crop: Region, render_line: Callable[[int], Strip]) -> list[Strip]:

@@ -27,7 +27,7 @@ from textual.strip import Strip
 
 from simulator.describe import describe_event
 from simulator.trajectory import EventSource, TrajectoryError
-from widgets.replay.lines import lean_vertical_scrollbar, paint_lines
+from widgets.replay.lines import lean_vertical_scrollbar, paint_lines, scroll_row_into_view
 
 ACTOR_COLOURS = {"human": "green", "agent": "magenta", "system": "blue"}
 _CACHE_SIZE = 256
@@ -154,15 +154,7 @@ class Timeline(ScrollView, can_focus=True):
 
     def scroll_to_region_visible(self, row: int) -> bool:
         """Scroll so that `row` is visible; True if that scrolled (and so repaints all)."""
-        top = int(self.scroll_offset.y)
-        height = max(1, self.scrollable_content_region.height)
-        if row < top:
-            self.scroll_to(y=row, animate=False, immediate=True)
-        elif row >= top + height:
-            self.scroll_to(y=row - height + 1, animate=False, immediate=True)
-        else:
-            return False
-        return True
+        return scroll_row_into_view(self, row)
 
     async def _on_click(self, event: object) -> None:
         y = getattr(event, "y", None)
