@@ -13,7 +13,6 @@ import fcntl
 import json
 import os
 import secrets
-import select
 import shutil
 import signal
 import stat as stat_mod
@@ -21,7 +20,6 @@ import struct
 import subprocess
 import tempfile
 import termios
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,7 +53,6 @@ from backends.shell import (
 )
 
 _READ_CHUNK = 65536
-_PTY_READ_MAX = 256 * 1024
 SESSION_MARK_VAR = "REPOSIM_SESSION_MARK"
 """In the environment of everything a local session runs, so closing it finds them all."""
 SHELL_MARK_VAR = "REPOSIM_SHELL_MARK"
@@ -263,33 +260,16 @@ class _LocalShellChannel(ShellChannel):
 
 
 class LocalPty(Pty):
-    """An interactive bash on a pseudo-terminal of this machine.
-
-    A thread of its own reads the PTY: the kernel hands over about 4 KB a read, and each read
-    on the event loop cost a wake-up, a queue hop and a pass of the reader's loop (a third of
-    the terminal pane's time under a flood). The thread gathers what arrives while the reader
-    is busy, so one `read()` takes all of it (up to `_PTY_READ_MAX`: a reader on the event
-    loop parses one read at a time); beyond `_BACKLOG` bytes not yet taken it stops reading,
-    and the program writing to the terminal blocks, as it would on a slow terminal.
-    """
-
-    _BACKLOG = 4 << 20
+    """An interactive bash on a pseudo-terminal of this machine."""
 
     def __init__(self, pid: int, master: int) -> None:
         self._pid = pid
         self._master = master
+        self._queue: asyncio.Queue[bytes] = asyncio.Queue()
         self._closed = False
-        self._eof = False
         self._loop = asyncio.get_running_loop()
-        self._buffer = bytearray()
-        self._lock = threading.Condition()
-        self._ready = asyncio.Event()
-        # Wakes the reading thread out of its wait when the PTY closes.
-        self._stop_r, self._stop_w = os.pipe()
-        self._fds: tuple[int, ...] = (master, self._stop_r, self._stop_w)
         os.set_blocking(master, False)
-        self._thread = threading.Thread(target=self._read_thread, name="reposim-pty", daemon=True)
-        self._thread.start()
+        self._loop.add_reader(master, self._on_readable)
 
     @classmethod
     async def spawn(cls, cwd: Path, env: dict[str, str], cols: int, rows: int) -> LocalPty:
@@ -320,53 +300,25 @@ class LocalPty(Pty):
 
     _proc: subprocess.Popen[bytes]
 
-    def _read_thread(self) -> None:
-        poller = select.poll()
-        poller.register(self._master, select.POLLIN)
-        poller.register(self._stop_r, select.POLLIN)
-        while True:
-            with self._lock:
-                while len(self._buffer) >= self._BACKLOG and not self._closed:
-                    self._lock.wait()
-                if self._closed:
-                    return
-            events = dict(poller.poll())
-            if self._stop_r in events:
-                return
-            try:
-                data = os.read(self._master, _READ_CHUNK)
-            except BlockingIOError:
-                continue
-            except OSError:  # EIO: every process on the terminal's side is gone
-                data = b""
-            with self._lock:
-                wake = not self._buffer
-                self._buffer += data
-                self._eof = not data
-            if wake or not data:
-                try:
-                    self._loop.call_soon_threadsafe(self._ready.set)
-                except RuntimeError:  # the loop has closed: nobody reads any more
-                    return
-            if not data:
-                return
+    def _on_readable(self) -> None:
+        try:
+            data = os.read(self._master, _READ_CHUNK)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._loop.remove_reader(self._master)
+            self._closed = True
+        self._queue.put_nowait(data)
 
     async def read(self) -> bytes:
-        while True:
-            with self._lock:
-                if self._buffer:
-                    data = bytes(self._buffer[:_PTY_READ_MAX])
-                    del self._buffer[:_PTY_READ_MAX]
-                    self._lock.notify()
-                    return data
-                if self._eof or self._closed:
-                    self._closed = True
-                    return b""
-                self._ready.clear()
-            await self._ready.wait()
+        if self._closed and self._queue.empty():
+            return b""
+        return await self._queue.get()
 
     async def write(self, data: bytes) -> None:
-        if self.closed:
+        if self._closed:
             return
         view = memoryview(data)
         while view:
@@ -380,31 +332,24 @@ class LocalPty(Pty):
             view = view[written:]
 
     async def resize(self, cols: int, rows: int) -> None:
-        if not self.closed:
+        if not self._closed:
             _set_size(self._master, cols, rows)
 
     async def close(self) -> None:
-        with self._lock:
+        if not self._closed:
+            self._loop.remove_reader(self._master)
             self._closed = True
-            self._lock.notify()
-            fds, self._fds = self._fds, ()
-        if fds:
-            os.write(self._stop_w, b"x")
-        self._ready.set()
+            self._queue.put_nowait(b"")
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self._pid, signal.SIGHUP)
-        # The descriptors close once the thread has let go of them (a number reused meanwhile
-        # would be read by it).
-        await asyncio.to_thread(self._thread.join)
-        for fd in fds:
-            with contextlib.suppress(OSError):
-                os.close(fd)
+        with contextlib.suppress(OSError):
+            os.close(self._master)
         with contextlib.suppress(Exception):
             await asyncio.to_thread(self._proc.wait, 2)
 
     @property
     def closed(self) -> bool:
-        return self._closed or self._eof
+        return self._closed
 
 
 def _set_size(fd: int, cols: int, rows: int) -> None:
