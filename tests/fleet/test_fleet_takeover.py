@@ -4,16 +4,15 @@ batch in real worker processes, the model on fake OpenAI-compatible servers on 1
 
 from __future__ import annotations
 
-import threading
+import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 from textual.widgets import Static, TextArea
 
-from simulator.agent.batch import agent_task, agent_tasks
 from simulator.agent.control import ControlClient
-from simulator.agent.loop import Budgets
-from simulator.batch import BatchSummary, ResultStore, run_batch
 from simulator.fleet import Fleet
 from simulator.gym import GymTask
 from simulator.trajectory import read_trajectory
@@ -50,8 +49,11 @@ async def test_a_batch_session_is_attached_taken_over_and_let_go_on(
 ) -> None:
     repo = make_repo(BUGGY_PROJECT, name="buggy")
     gate = tmp_path / "gate"
-    held_model = FakeLLM(
+    # One model server, the tasks one after the other (--jobs 1, in file order): "other" finishes
+    # at once, then "held" runs a command that waits for the test's gate, then finishes.
+    model = FakeLLM(
         [
+            Reply("", [call("finish", summary="nothing to do")]),
             Reply(
                 "Let me look around first.",
                 [call("bash", command=f"while [ ! -e {gate} ]; do sleep 0.05; done; echo looked")],
@@ -59,34 +61,25 @@ async def test_a_batch_session_is_attached_taken_over_and_let_go_on(
             Reply("", [call("finish", summary="the person fixed mean; nothing left to do")]),
         ]
     ).start()
-    other_model = FakeLLM([Reply("", [call("finish", summary="nothing to do")])]).start()
     folder = tmp_path / "runs.trajectories"
     results = tmp_path / "runs.jsonl"
+    tasks_file = tmp_path / "tasks.jsonl"
     task = GymTask(repo=str(repo), instruction="Fix mean.", tests=("tests/test_core.py",))
-    tasks = [
-        *agent_tasks(
-            [GymTask.from_dict({**task.to_dict(), "id": "held"})],
-            model="openai/fake-model",
-            api_base=held_model.api_base,
-            budgets=Budgets(max_steps=6),
-            trajectories=folder,
-        ),
-        *agent_tasks(
-            [GymTask.from_dict({**task.to_dict(), "id": "other"})],
-            model="openai/fake-model",
-            api_base=other_model.api_base,
-            budgets=Budgets(max_steps=6),
-            trajectories=folder,
-        ),
-    ]
-    summary: list[BatchSummary] = []
-    batch = threading.Thread(
-        target=lambda: summary.append(
-            run_batch(tasks, agent_task, store=ResultStore(results), jobs=2)
+    tasks_file.write_text(
+        "".join(
+            json.dumps({**task.to_dict(), "id": key, "max_steps": 6}) + "\n"
+            for key in ("other", "held")
         )
     )
-    folder.mkdir()
-    batch.start()
+    # The batch as a user starts it: its own process (no state shared with this test's process).
+    batch = subprocess.Popen(  # noqa: ASYNC220 - started once, read after the app has closed
+        [
+            sys.executable, "-m", "reposim", "agent", "--tasks", str(tasks_file),
+            "--model", "openai/fake-model", "--api-base", model.api_base,
+            "--results", str(results), "--jobs", "1",
+        ],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
     held = folder / "held.jsonl"
     try:
         app = FleetApp(Fleet(folder, results=results, stuck_after=3600), interval=0.05)
@@ -162,14 +155,16 @@ async def test_a_batch_session_is_attached_taken_over_and_let_go_on(
             )
     finally:
         gate.touch()
-        batch.join(timeout=300)
-        held_model.close()
-        other_model.close()
-    [result] = summary
-    records = {record.key: record for record in result.records}
-    assert str(records["held"].status) == "ok", records["held"].evidence
-    assert records["held"].result["tests_before"]["failed"] == 1
-    assert records["held"].result["tests_after"]["passed"] == 2  # the person's fix
-    told = str(held_model.requests[1]["messages"])
+        try:
+            output, _ = batch.communicate(timeout=600)
+        finally:
+            batch.kill()
+            model.close()
+    assert batch.returncode == 0, output
+    records = {r["key"]: r for r in map(json.loads, results.read_text().splitlines())}
+    assert records["held"]["status"] == "ok", output
+    assert records["held"]["result"]["tests_before"]["failed"] == 1
+    assert records["held"]["result"]["tests_after"]["passed"] == 2  # the person's fix
+    told = str(model.requests[2]["messages"])
     assert "While you were paused" in told and "stats/core.py" in told
     assert not (folder / "held.control").exists()
