@@ -105,7 +105,9 @@ class ShellChannel(abc.ABC):
         return None
 
     def output_name(self) -> str:
-        """The name, in `output_dir`, of the next command's FIFO."""
+        """The name, in `output_dir`, of the next command's FIFO. Called only when `output_dir`
+        is not None, so only a channel that returns a directory defines it; the others never
+        reach this default."""
         raise NotImplementedError
 
     async def command_done(self) -> None:
