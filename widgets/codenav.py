@@ -39,6 +39,23 @@ class NavEntry:
     label: Text
     key: str  # what the filter matches against
     target: NavTarget | None
+    name: str = ""  # the symbol's own name, for ranking a filtered list
+
+
+def _rank(entry: NavEntry, needle: str) -> int:
+    """How well a filtered entry matches, best first: the exact name, a name that starts with
+    the filter, a word of the name that does, the name containing it, then the rest (a match in
+    the qualified name only: a method of a matching class)."""
+    name = entry.name.lower()
+    if name == needle:
+        return 0
+    if name.startswith(needle):
+        return 1
+    if any(part.startswith(needle) for part in name.split("_") if part):
+        return 2
+    if needle in name:
+        return 3
+    return 4
 
 
 class NavListScreen(ModalScreen[NavTarget | None]):
@@ -60,11 +77,16 @@ class NavListScreen(ModalScreen[NavTarget | None]):
         Binding("up", "move(-1)", "Previous", show=False, id="codenav.previous"),
     ]
 
-    def __init__(self, title: str, entries: list[NavEntry], placeholder: str) -> None:
+    def __init__(
+        self, title: str, entries: list[NavEntry], placeholder: str, *, ranked: bool = False
+    ) -> None:
         super().__init__()
         self.title_text = title
         self.entries = entries
         self.placeholder = placeholder
+        # A flat list of named entries (the outline) is sorted by how well each name matches
+        # the filter (VS Code's Go to Symbol); one with headings keeps its order.
+        self.ranked = ranked
         self._shown: list[NavEntry] = []
 
     def compose(self) -> ComposeResult:
@@ -85,6 +107,8 @@ class NavListScreen(ModalScreen[NavTarget | None]):
     def _fill(self, needle: str) -> None:
         needle = needle.strip().lower()
         self._shown = [e for e in self.entries if not needle or needle in e.key.lower()]
+        if needle and self.ranked:  # stable: equal ranks keep source order
+            self._shown.sort(key=lambda entry: _rank(entry, needle))
         options = self.query_one(OptionList)
         options.clear_options()
         options.add_options(
@@ -132,7 +156,12 @@ def outline_entries(path: str, symbols: list[Symbol]) -> list[NavEntry]:
         label.append(f"  {symbol.kind}", style="dim")
         label.append(f"  :{symbol.line}", style="dim")
         entries.append(
-            NavEntry(label, symbol.qualname, NavTarget(path, symbol.line, 0, symbol.name))
+            NavEntry(
+                label,
+                symbol.qualname,
+                NavTarget(path, symbol.line, 0, symbol.name),
+                symbol.name,
+            )
         )
     return entries
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, ClassVar
 
+from rich.cells import cell_len
 from textual import on
 from textual._context import active_message_pump
 from textual.app import ComposeResult
@@ -199,7 +200,8 @@ class EditorPane(Widget):
         Binding("escape", "hide_bars", "Hide find", show=False, id="editor.hide_bars"),
         # Ctrl+Tab reaches an app only through the kitty keyboard protocol (kitty, foot, WezTerm,
         # Ghostty); xterm, tmux and most others send it as a plain Tab. Ctrl+PgDn / Ctrl+PgUp
-        # are what every terminal sends (VS Code binds both pairs).
+        # are what every terminal sends (VS Code binds both pairs). Priority: the text area, a
+        # scroll view, binds them to scroll a page sideways, which it did in a file with long lines.
         Binding(
             "ctrl+pagedown,ctrl+tab",
             "switch_tab(1)",
@@ -207,6 +209,7 @@ class EditorPane(Widget):
             id="editor.next_tab",
             tooltip="The next editor tab (Ctrl+Tab only where the terminal sends it)",
             show=False,
+            priority=True,
         ),
         Binding(
             "ctrl+pageup,ctrl+shift+tab",
@@ -215,6 +218,7 @@ class EditorPane(Widget):
             id="editor.previous_tab",
             tooltip="The previous editor tab",
             show=False,
+            priority=True,
         ),
         Binding(
             "f12",
@@ -223,6 +227,25 @@ class EditorPane(Widget):
             id="editor.goto_definition",
             tooltip="Go to the definition of the name under the cursor",
             priority=True,
+        ),
+        # VS Code's Go Back / Go Forward (Windows and Linux keys; Ctrl+Alt+- is not sent by
+        # terminals). In the editor they win over the app's Alt+Left/Right tree resize, which
+        # still works from the other panes.
+        Binding(
+            "alt+left",
+            "go_back",
+            "Back",
+            id="editor.go_back",
+            tooltip="Back to where the cursor was before F12, an outline or a call-list jump",
+            show=False,
+        ),
+        Binding(
+            "alt+right",
+            "go_forward",
+            "Forward",
+            id="editor.go_forward",
+            tooltip="Forward again after Alt+Left",
+            show=False,
         ),
         Binding(
             "shift+f12",
@@ -297,6 +320,10 @@ class EditorPane(Widget):
         self._unsubscribe: Callable[[], None] | None = None
         self._resync_timer: Timer | None = None
         self._find_origin_x: float | None = None
+        # Where code-navigation jumps left from (Alt+Left) and, after going back, where to go
+        # forward to (Alt+Right): (path, (row, column)).
+        self._back: list[tuple[str, tuple[int, int]]] = []
+        self._forward: list[tuple[str, tuple[int, int]]] = []
 
     def compose(self) -> ComposeResult:
         yield Static("Open a file from the tree or with Ctrl+P.", id="editor-empty")
@@ -436,7 +463,7 @@ class EditorPane(Widget):
             return
         editor = buffer.editor
         row = max(0, min(line - 1, editor.document.line_count - 1))
-        editor.move_cursor((row, 0), center=True)
+        self._reveal(editor, (row, 0))
         editor.focus()
 
     async def on_external_change(self, path: str) -> None:
@@ -618,6 +645,10 @@ class EditorPane(Widget):
                 self.show_diff,
             ),
             PaletteAction("Go to definition", "F12", self.action_goto_definition),
+            PaletteAction(
+                "Go back", "Alt+Left: where the last jump left from", self.action_go_back
+            ),
+            PaletteAction("Go forward", "Alt+Right", self.action_go_forward),
             PaletteAction("Show callers and callees", "Shift+F12", self.action_call_hierarchy),
             PaletteAction(
                 "Go to symbol in file (outline)", "Ctrl+Shift+O / F8", self.action_outline
@@ -698,11 +729,13 @@ class EditorPane(Widget):
             f"Outline of {path}",
             outline_entries(path, symbols),
             "Filter functions and classes (Enter jumps, Esc closes)",
+            ranked=True,
         )
         self.app.push_screen(screen, self._nav_chosen)
 
     async def open_target(self, target: NavTarget) -> None:
-        """Open a file at a 1-based line and a tree-sitter (byte) column."""
+        """Open a file at a 1-based line and a tree-sitter (byte) column; Alt+Left comes back."""
+        here = self._position()
         await self.open_file(target.path)
         buffer = self._buffers.get(Session.normalize(target.path))
         if buffer is None or self._current() is not buffer:
@@ -714,8 +747,60 @@ class EditorPane(Widget):
             col = len(text.encode("utf-8")[: target.col].decode("utf-8", "ignore"))
         else:
             col = _name_column(text, target.name.rpartition(".")[2])
-        editor.move_cursor((row, col), center=True)
+        if here is not None and here != (buffer.path, (row, col)):
+            self._back.append(here)
+            del self._back[:-_HISTORY]
+            self._forward.clear()
+        self._reveal(editor, (row, col))
         editor.focus()
+
+    async def action_go_back(self) -> None:
+        await self._travel(
+            self._back,
+            self._forward,
+            "Nothing to go back to: Alt+Left returns "
+            "from a jump (F12, the outline, the call list).",
+        )
+
+    async def action_go_forward(self) -> None:
+        await self._travel(self._forward, self._back, "Nothing to go forward to.")
+
+    async def _travel(
+        self,
+        source: list[tuple[str, tuple[int, int]]],
+        other: list[tuple[str, tuple[int, int]]],
+        nothing: str,
+    ) -> None:
+        """Pop a position from one history into the other; closed files are reopened, a
+        position past a file's end (the file shrank) is clamped."""
+        if not source:
+            self.notify(nothing)
+            return
+        here = self._position()
+        path, (row, col) = source.pop()
+        await self.open_file(path)
+        buffer = self._buffers.get(path)
+        if buffer is None or self._current() is not buffer:
+            return
+        if here is not None:
+            other.append(here)
+        document = buffer.editor.document
+        row = max(0, min(row, document.line_count - 1))
+        self._reveal(buffer.editor, (row, min(col, len(document[row]))))
+        buffer.editor.focus()
+
+    def _position(self) -> tuple[str, tuple[int, int]] | None:
+        buffer = self._current()
+        return (buffer.path, buffer.editor.cursor_location) if buffer else None
+
+    def _reveal(self, editor: CodeEditor, location: tuple[int, int]) -> None:
+        """Put the cursor at `location` with its line centred, and the line's start in view
+        whenever the cursor fits there too: a jump centred sideways as well hid `def` / the
+        return type left of the name. Again after a refresh: a tab just opened has no width
+        yet, and its first layout scrolled to the cursor column."""
+        editor.move_cursor(location, center=True)
+        _start_of_line_in_view(editor)
+        self.call_after_refresh(_start_of_line_in_view, editor)
 
     def _nav_chosen(self, target: NavTarget | None) -> None:
         if target is not None:
@@ -1097,6 +1182,21 @@ def cursor_position(editor: TextArea) -> str:
     if selected:
         position += f" ({selected} selected)"
     return position
+
+
+_HISTORY = 50  # positions kept for Alt+Left
+
+
+def _start_of_line_in_view(editor: CodeEditor) -> None:
+    """Scroll back to the first column when the cursor stays visible there."""
+    if not editor.scroll_x:
+        return
+    row, column = editor.cursor_location
+    line = editor.document[row] if row < editor.document.line_count else ""
+    cell = cell_len(line[:column].expandtabs(editor.indent_width))
+    width = editor.scrollable_content_region.width - editor.gutter_width
+    if cell + 1 < width:
+        editor.scroll_to(x=0, animate=False, immediate=True)
 
 
 def _name_column(text: str, name: str) -> int:

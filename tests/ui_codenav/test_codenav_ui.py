@@ -221,3 +221,91 @@ async def test_closing_the_pane_gives_its_frozen_index_back_to_the_collector(
         assert gc.get_freeze_count() > 0
     assert gc.get_freeze_count() == 0
     assert not pane.code_index.ready
+
+
+# A C definition whose name sits far right of its line, in a file wider than the view.
+WIDE_C = (
+    "#include <stdio.h>\n\n/* " + "a long comment " * 10 + "*/\n"
+    "static unsigned long long compute_total_value(int x)\n{\n    return x;\n}\n\n"
+    "int main(void)\n{\n    return (int)compute_total_value(4);\n}\n"
+)
+
+
+async def test_f12_shows_the_start_of_the_definition_line(session: Session) -> None:
+    await session.write("src/wide.c", WIDE_C)
+    app = NavApp(session)
+    async with app.run_test(size=(40, 20)) as pilot:
+        pane = app.query_one(EditorPane)
+        await wait_for(pilot, lambda: bool(app.indexed))
+        await pane.open_file("src/wide.c")
+        editor = pane.current_editor
+        assert editor is not None
+        editor.move_cursor((10, 20))  # on the call of compute_total_value
+        await pilot.press("f12")
+        await wait_for(pilot, lambda: editor.cursor_location == (3, 26))
+        await pilot.pause()
+        # The name fits in the view with the line's start: `static` is not scrolled away.
+        assert editor.scroll_x == 0
+        assert (
+            "static unsigned"
+            in editor.render_line(editor.cursor_location[0] - int(editor.scroll_y)).text
+        )
+
+
+async def test_alt_left_goes_back_after_a_jump_and_alt_right_forward(session: Session) -> None:
+    app = NavApp(session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        pane = app.query_one(EditorPane)
+        await wait_for(pilot, lambda: bool(app.indexed))
+        await pilot.press("alt+left")  # nothing to go back to yet: says so
+        await wait_for(pilot, lambda: bool(app._notifications))
+        assert any("Nothing to go back to" in n.message for n in app._notifications)
+        await pane.open_file("pkg/a.py")
+        editor = pane.current_editor
+        assert editor is not None
+        editor.move_cursor((4, 13))  # inside `helper` in `total = helper(value)`
+        await pilot.press("f12")
+        await wait_for(pilot, lambda: pane.current_path == "pkg/b.py")
+        assert cursor(pane) == ("pkg/b.py", (3, 4))
+        await pilot.press("alt+left")
+        await wait_for(pilot, lambda: pane.current_path == "pkg/a.py")
+        assert cursor(pane) == ("pkg/a.py", (4, 13))
+        assert app.focused is pane.current_editor
+        await pilot.press("alt+right")
+        await wait_for(pilot, lambda: pane.current_path == "pkg/b.py")
+        assert cursor(pane) == ("pkg/b.py", (3, 4))
+        # Through the outline within one file, then back to where the outline was opened.
+        await pilot.press("f8")
+        await wait_for(pilot, lambda: nav_screen(app) is not None)
+        await pilot.press(*"size", "enter")
+        await wait_for(pilot, lambda: cursor(pane) == ("pkg/b.py", (8, 8)))
+        await pilot.press("alt+left")
+        await wait_for(pilot, lambda: cursor(pane) == ("pkg/b.py", (3, 4)))
+        assert not pane.dirty_paths()  # the keys moved the cursor only
+
+
+async def test_outline_filter_puts_the_exact_name_first(session: Session) -> None:
+    await session.write(
+        "pkg/many.py",
+        "def resize_all():\n    pass\n\n\n"
+        "class Sizer:\n    def sizes(self):\n        pass\n\n"
+        "    def size(self):\n        pass\n\n\n"
+        "def size_of(x):\n    return x\n",
+    )
+    app = NavApp(session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        pane = app.query_one(EditorPane)
+        await wait_for(pilot, lambda: bool(app.indexed))
+        await pane.open_file("pkg/many.py")
+        await pilot.press("f8")
+        await wait_for(pilot, lambda: nav_screen(app) is not None)
+        screen = nav_screen(app)
+        assert screen is not None
+        await pilot.press(*"size")
+        await wait_for(pilot, lambda: len(screen.shown) == 5)
+        names = [label.split()[0] for label in shown_labels(screen)]
+        # The exact name, then names starting with it, then containing it (source order within).
+        assert names == ["size", "Sizer", "sizes", "size_of", "resize_all"]
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: nav_screen(app) is None)
+        assert cursor(pane) == ("pkg/many.py", (8, 8))

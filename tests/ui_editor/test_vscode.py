@@ -596,3 +596,22 @@ async def test_comment_and_replace_all_are_their_own_undo_steps(app: RepoSimApp)
         assert editor.document[-1] == "X"
         await pilot.press("escape", "ctrl+z")
         assert editor.document[-1] == "abcde"
+
+
+async def test_ctrl_pgdn_switches_tabs_in_a_file_with_long_lines(
+    app: RepoSimApp, session: Session
+) -> None:
+    await session.write("wide.py", "x = 1  # " + "long " * 80 + "\n" * 3)
+    async with app.run_test(size=SIZE) as pilot:
+        pane = app.query_one(EditorPane)
+        await pane.open_file("pkg/core.py")
+        await pane.open_file("wide.py")
+        editor = pane.current_editor
+        assert editor is not None
+        await wait_for(pilot, lambda: editor.max_scroll_x > 0)
+        await pilot.press("ctrl+pagedown")
+        await wait_for(pilot, lambda: pane.current_path == "pkg/core.py")
+        assert editor.scroll_x == 0  # it switched tabs, not scrolled a page sideways
+        await pilot.press("ctrl+pageup")
+        await wait_for(pilot, lambda: pane.current_path == "wide.py")
+        assert editor.scroll_x == 0
