@@ -36,7 +36,11 @@ async def _naive(task: Task) -> dict[str, Any]:
     backend = make_backend(
         "docker",
         path,
-        options=BackendOptions(image=task.payload.get("image") or DEFAULT_IMAGE, network=True),
+        options=BackendOptions(
+            image=task.payload.get("image") or DEFAULT_IMAGE,
+            network=True,
+            cpus=task.payload.get("cpus"),
+        ),
     )
     trajectory = Path(str(task.payload["trajectory_dir"])) / f"naive-{path.name}.jsonl"
     session = await Session.open(path, backend=backend, trajectory_path=trajectory)

@@ -89,6 +89,13 @@ def main() -> int:
     parser.add_argument(
         "--budget", type=float, default=1200.0, help="reposim's own ladder budget (--budget)"
     )
+    parser.add_argument(
+        "--cpus",
+        type=float,
+        default=None,
+        help="each container's CPU limit, both ways (default: the backend's); on a shared "
+        "machine --jobs 2 --cpus 0.5 keeps the corpus to one CPU in all",
+    )
     parser.add_argument("--fresh", action="store_true")
     parser.add_argument(
         "--retry-reposim-failed",
@@ -122,14 +129,19 @@ def main() -> int:
         args.store.unlink()
     trajectories = args.store.with_suffix(".trajectories")
     request = SetupRequest(
-        image=DEFAULT_IMAGE, trajectory_dir=str(trajectories), budget=args.budget
+        image=DEFAULT_IMAGE, trajectory_dir=str(trajectories), budget=args.budget, cpus=args.cpus
     )
     tasks: list[Task] = []
     for repo in repos:
         tasks.append(
             Task(
                 f"naive:{repo.name}",
-                {"source": str(repo), "trajectory_dir": str(trajectories), "image": DEFAULT_IMAGE},
+                {
+                    "source": str(repo),
+                    "trajectory_dir": str(trajectories),
+                    "image": DEFAULT_IMAGE,
+                    "cpus": args.cpus,
+                },
             )
         )
         tasks.append(Task(f"reposim:{repo.name}", {"source": str(repo), **request.to_payload()}))
@@ -235,7 +247,8 @@ def main() -> int:
     print()
     print(
         table(
-            f"setup corpus: {n} repositories, {args.jobs} workers, 2 cores, image {DEFAULT_IMAGE}",
+            f"setup corpus: {n} repositories, {args.jobs} workers, 2 cores, "
+            f"{args.cpus or 'default'} CPU a container, image {DEFAULT_IMAGE}",
             [
                 (
                     "ready repositories",

@@ -37,6 +37,7 @@ class SetupRequest:
     env_name: str | None = None
     use_uv: bool = True
     keep_venv: bool = True  # local backend: leave a ready venv for later sessions (venvcache)
+    cpus: float | None = None  # docker backend: the container's CPU limit (None: the default)
 
     @classmethod
     def from_payload(cls, payload: dict[str, Any]) -> SetupRequest:
@@ -73,7 +74,9 @@ async def setup_repository(
     path = Path(path).expanduser().resolve()
     options = BackendOptions()
     if request.backend == "docker":
-        options = BackendOptions(image=request.image or DEFAULT_IMAGE, network=True)
+        options = BackendOptions(
+            image=request.image or DEFAULT_IMAGE, network=True, cpus=request.cpus
+        )
     backend = make_backend(request.backend, path, options=options)
     trajectory = None
     if request.trajectory_dir:
