@@ -1018,8 +1018,54 @@ async def _apply(env: _Env, fix: Fix, state: RepairState) -> bool:
         requirements += sorted(set(resolution.distributions.values()))
         if not requirements:
             return False
+    if fix.kind == "downgrade":
+        # A pin below a release leaves the packages that require a newer one broken (pandas
+        # 3.1 needs numpy>=2.0.2; `numpy<2` alone made networkx's pandas tests unimportable):
+        # they go into the same resolution, unversioned, so the resolver moves them to
+        # releases that agree with the pin.
+        requirements += await dependents(env, [_pinned_name(r) for r in requirements])
     ok, _ = await env.install(requirements, options=list(fix.options))
     return ok
+
+
+def _pinned_name(requirement: str) -> str:
+    return re.split(r"[<>=!~;\[ ]", requirement, maxsplit=1)[0]
+
+
+# The installed distributions that require one of argv's names (extras left out), except the
+# ones installed from a local tree (the project itself, editable or not: the index's release of
+# that name must not replace it).
+DEPENDENTS_SCRIPT = (
+    "import importlib.metadata as m, re, sys\n"
+    "norm = lambda n: re.sub(r'[-_.]+', '-', n).lower()\n"
+    "targets = {norm(a) for a in sys.argv[1:]}\n"
+    "found = set()\n"
+    "for d in m.distributions():\n"
+    "    name = d.metadata['Name']\n"
+    "    if not name or norm(name) in targets:\n"
+    "        continue\n"
+    "    origin = d.read_text('direct_url.json') or ''\n"
+    "    if 'dir_info' in origin or 'file:' in origin:\n"
+    "        continue\n"
+    "    for r in d.requires or []:\n"
+    "        head = re.match(r'\\s*([A-Za-z0-9][A-Za-z0-9._-]*)', r)\n"
+    "        if head and norm(head.group(1)) in targets and not re.search(r'extra\\s*==', r):\n"
+    "            found.add(norm(name))\n"
+    "print('\\n'.join(sorted(found)))\n"
+)
+
+
+async def dependents(env: _Env, names: list[str]) -> list[str]:
+    """The installed distributions (from the index) that require one of `names`."""
+    names = [n for n in names if valid_distribution_name(n)]
+    if not names:
+        return []
+    argv = [env.python, "-c", DEPENDENTS_SCRIPT, *names]
+    result = await env.sh(" ".join(shlex.quote(a) for a in argv))
+    if result.exit_code != 0:
+        return []
+    lines = result.output.decode("utf-8", "replace").splitlines()
+    return [line.strip() for line in lines if valid_distribution_name(line.strip())]
 
 
 def _probe(env: _Env) -> Callable[[list[str]], Awaitable[dict[str, list[str] | None]]]:

@@ -125,6 +125,38 @@ async def test_rule_numpy_2_removed_attribute_pins_below_the_release_named(
     assert any("numpy<2.0" in item for item in result.installed), result.installed
 
 
+async def test_rule_a_downgrade_moves_the_packages_that_require_a_newer_release(
+    tmp_path: Path, docker_session: SessionFactory
+) -> None:
+    """networkx 2.5 in the hard corpus: `numpy<2.0` alone left today's pandas (which needs
+    numpy>=2.0.2) installed and broken ("C extension: None not built"), so every test module
+    importing pandas failed. The downgrade resolves pandas with it: pandas moves to a release
+    that agrees with the pin, and its tests pass."""
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        _package(
+            "oldframe",
+            ["numpy", "pandas"],
+            {
+                "oldframe/__init__.py": "import numpy as np\n\nMISSING = np.NaN\n",
+                "tests/test_frame.py": (
+                    "import math\nimport pandas as pd\nfrom oldframe import MISSING\n\n"
+                    "def test_nan():\n    assert math.isnan(MISSING)\n\n"
+                    "def test_frame():\n    assert pd.Series([1.0, 2.0]).sum() == 3.0\n"
+                ),
+            },
+        ),
+    )
+    session = await docker_session(repo)
+    result = await run_setup(session)
+    assert result.verdict.ready, result.verdict.line()
+    assert result.verdict.tests.get("passed") == 2, result.verdict.line()
+    assert [r["fix"] for r in result.repairs] == ["downgrade"], result.repairs
+    downgrade = next(item for item in result.installed if "numpy<2.0" in item)
+    assert "pandas" in downgrade.split(), result.installed
+    assert any(p.startswith("numpy==1.") for p in result.lock), result.lock
+
+
 async def test_rule_missing_system_library_installs_its_debian_package_as_root(
     tmp_path: Path, docker_session: SessionFactory
 ) -> None:
