@@ -232,7 +232,7 @@ def _candidate_lines(root: Path) -> list[tuple[str, str, str]]:
     for name in ("README.md", "README.rst", "README.txt", "README", "CONTRIBUTING.md"):
         path = root / name
         if path.is_file():
-            for line in _readme_lines(_read(path)):
+            for line in _readme_lines(_read(path), root):
                 out.append(("readme", name, line))
     return out
 
@@ -342,11 +342,37 @@ def _recipe(text: str) -> list[str]:
     return out
 
 
-def _readme_lines(text: str) -> list[str]:
-    """Shell lines in code blocks that run a test runner."""
+def _readme_lines(text: str, root: Path) -> list[str]:
+    """Shell lines in code blocks that run a test runner or a test script. A `cd DIR` line
+    before them (docutils 0.17: `cd <archive_directory_path>/test` then `./alltests.py`) names
+    the folder they run in: the longest tail of DIR that is a folder of the tree, so the script
+    is found as `test/alltests.py` (run from the root; a script that needs its own folder as
+    the working directory changes to it, as the old ones do)."""
     out = []
-    for line in text.splitlines():
-        line = line.strip().lstrip("$> ").strip()
+    folder = ""
+    for raw in text.splitlines():
+        if raw.strip() and not raw[0].isspace() and not raw.lstrip().startswith(("$", ">")):
+            folder = ""  # prose: a `cd` in an earlier block does not carry over
+        line = raw.strip().lstrip("$> ").strip()
+        cd = re.match(r"^cd\s+(\S+)\s*$", line)
+        if cd:
+            folder = _tree_folder(cd.group(1), root)
+            continue
         if re.match(r"^(python[\d.]*\s+-m\s+(pytest|unittest)|pytest|py\.test)\b", line):
             out.append(line)
+            continue
+        script = re.match(r"^(?:python[\d.]*\s+|\./)([\w.-]*test[\w.-]*\.py)\b", line, re.I)
+        if script:
+            path = f"{folder}/{script.group(1)}" if folder else script.group(1)
+            out.append(f"python {path}")
     return out
+
+
+def _tree_folder(path: str, root: Path) -> str:
+    """The longest tail of a `cd` argument that is a folder of the tree ("" when none)."""
+    parts = [p for p in re.split(r"[\\/]", path) if p and p != "."]
+    for start in range(len(parts)):
+        tail = "/".join(parts[start:])
+        if _existing(tail, root) and (root / tail).is_dir():
+            return tail
+    return ""

@@ -96,3 +96,55 @@ async def test_the_ci_command_finds_unittest_files_pytest_does_not_collect(
     result = await run_setup(session)
     assert result.verdict.ready and result.verdict.tests["passed"] == 12, result.verdict.line()
     assert "*_tests.py" in (result.verdict.test_command or "")
+
+
+def test_a_readme_cd_before_a_test_script_names_the_scripts_folder(tmp_path: Path) -> None:
+    """docutils 0.17's README: `cd <archive_directory_path>/test` then `./alltests.py` (and
+    `python alltests.py` on Windows, after a backslash `cd`): the script is test/alltests.py."""
+    root = repos.write_repo(tmp_path / "r", {"test/alltests.py": "", "alltests_not.txt": ""})
+    (root / "README.txt").write_text(
+        "Run the tests::\n\n    cd <archive_directory_path>/test\n    ./alltests.py\n\n"
+        "Under Windows::\n\n    cd <archive_directory_path>\\test\n    python alltests.py\n\n"
+        "Elsewhere::\n\n    ./alltests.py\n"
+    )
+    commands = project_test_commands(root)
+    assert [(c.runner, c.args) for c in commands] == [("script", ("test/alltests.py",))]
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+async def test_the_readmes_test_script_runs_tests_that_need_their_own_folder(
+    tmp_path: Path, docker_session: SessionFactory
+) -> None:
+    """docutils 0.17.1 in the hard corpus: its tests run as `cd test; ./alltests.py` (the
+    README says so), which changes to the test folder first; its modules read data relative
+    to it at import, so pytest from the root fails to collect them. The README's script runs
+    them all."""
+    cases = "".join(
+        f"    def test_{i}(self):\n        self.assertEqual(DATA, 'x{i % 1}')\n" for i in range(12)
+    )
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        {
+            "setup.py": "from setuptools import setup\nsetup(name='rst', packages=['rst'])\n",
+            "rst/__init__.py": "",
+            "test/data.txt": "x0",
+            "test/test_rst.py": (
+                "import unittest\nimport rst\n\nDATA = open('data.txt').read()\n\n"
+                f"class T(unittest.TestCase):\n{cases}"
+            ),
+            "test/alltests.py": (
+                "import os, sys, unittest\n"
+                "os.chdir(os.path.dirname(os.path.abspath(__file__)))\n"
+                "sys.path.insert(0, os.getcwd())\n"
+                "suite = unittest.defaultTestLoader.discover('.', pattern='test_*.py')\n"
+                "result = unittest.TextTestRunner(verbosity=1).run(suite)\n"
+                "sys.exit(not result.wasSuccessful())\n"
+            ),
+            "README.txt": "Testing\n=======\n\nRun::\n\n    cd <archive>/test\n    ./alltests.py\n",
+        },
+    )
+    session = await docker_session(repo)
+    result = await run_setup(session)
+    assert result.verdict.ready and result.verdict.tests["passed"] == 12, result.verdict.line()
+    assert "test/alltests.py" in (result.verdict.test_command or "")
