@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import os
 import re
 import statistics
@@ -50,6 +51,8 @@ from simulator.session import Subscriber
 from simulator.workflow import WorkflowFailure, WorkflowRun
 
 WORKFLOW = "perf.compare"
+# seconds of command runs per worker process: its start-up (~0.1 s of CPU) is then a few % of it
+COMMAND_WORKER_SECONDS = 3.0
 
 
 @dataclass(frozen=True)
@@ -59,9 +62,11 @@ class MeasureSettings:
     Adaptive by default (`rounds` None): after `min_rounds`, rounds go on in pairs until the 95%
     interval's half-width is at most `precision` of the speed-up, `max_rounds` are done or the
     `budget` (seconds of measuring) would be exceeded. `rounds` N measures exactly N rounds.
-    `values`/`warmups` None: 3 values after 1 warm-up per worker for an API; 2 values and no
-    warm-up for a command (each value is a fresh process of the command already, like a run of
-    a by-hand ABBA; two per worker halve the worker's own start-up per timed run)."""
+    `values`/`warmups` None: 3 values after 1 warm-up per worker for an API; for a command no
+    warm-up and as many values as fill about `COMMAND_WORKER_SECONDS` (2 to 10, from its
+    quickcheck's time): each value is a fresh process of the command already, like a run of a
+    by-hand ABBA, and the worker's own start-up (~0.1 s of CPU, pyperf's import and metadata)
+    is paid once per worker, so short commands take more values per worker."""
 
     rounds: int | None = None
     processes: int = 1  # worker processes per side and round
@@ -90,9 +95,15 @@ class MeasureSettings:
         """Runs per side at least (fixed rounds, or the adaptive minimum)."""
         return (self.rounds or self.min_rounds) * self.processes
 
-    def per_worker(self, command: bool) -> tuple[int, int]:
-        """(values, warm-ups) per worker."""
-        values = self.values if self.values is not None else (2 if command else 3)
+    def per_worker(self, command: bool, command_seconds: float | None = None) -> tuple[int, int]:
+        """(values, warm-ups) per worker; `command_seconds`: one run of the command (its
+        quickcheck), for a command."""
+        values = self.values
+        if values is None and not command:
+            values = 3
+        elif values is None:
+            seconds = command_seconds or COMMAND_WORKER_SECONDS
+            values = max(2, min(10, math.ceil(COMMAND_WORKER_SECONDS / seconds)))
         warmups = self.warmups if self.warmups is not None else (0 if command else 1)
         return values, warmups
 
@@ -317,9 +328,9 @@ def _cpu_list(text: str) -> list[int]:
 
 
 def loops_of_one(command_seconds: dict[str, float], settings: MeasureSettings) -> bool:
-    """A command of a second or more at both sides (its quickcheck showed): one run per value,
-    no calibration."""
-    return bool(command_seconds) and min(command_seconds.values()) >= 10 * settings.min_time
+    """A command that lasts at least twice `min_time` at both sides (its quickcheck showed):
+    one run per value, which is what a calibration would find, so none is run."""
+    return bool(command_seconds) and min(command_seconds.values()) >= 2 * settings.min_time
 
 
 def cpu_model() -> str:
@@ -511,7 +522,9 @@ async def _compare(
                 f"{load[0]:.1f} on {cpus} CPUs), and CPU time does not count the other "
                 "processes' share (--timer wall to time elapsed time anyway)"
             )
-    values, warmups = settings.per_worker(request.command is not None)
+    values, warmups = settings.per_worker(
+        request.command is not None, max(command_seconds.values(), default=None)
+    )
     # a command's every value is a fresh process of it: the unit of the statistics
     each_value = request.command is not None
 
@@ -533,7 +546,7 @@ async def _compare(
     for env in envs:
         calibration = files[f"calibration_{env.label.lower()}"]
         if loops_of_one(command_seconds, settings):
-            # a command of a second or more: one run per value, as its quickcheck showed
+            # a command of 2 x min_time or more: one run per value, as its quickcheck showed
             with runs[env.label].stage("calibrate", min_time=settings.min_time) as detail:
                 loops[env.label] = 1
                 detail.update(

@@ -293,8 +293,13 @@ class PerfEnvironment:
         text = result.output.decode("utf-8", "replace").strip()
         return text.splitlines()[-1] if result.exit_code == 0 and text else "unknown"
 
-    def _worker(self) -> str:
-        return f"{quote(self.python)} {quote(str(self.tools / 'bench_worker.py'))}"
+    def _worker(self, *, site: bool = True) -> str:
+        """The worker under this side's interpreter; `site=False` (`-S`) for a command's
+        worker, which needs only pyperf (beside it) and the standard library: skipping the
+        environment's site-packages (.pth files, psutil, pyperf's scan of every installed
+        distribution's entry points) is a third of the worker's start-up, paid per worker."""
+        flag = "" if site else " -S"
+        return f"{quote(self.python)}{flag} {quote(str(self.tools / 'bench_worker.py'))}"
 
     async def quickcheck(self, harness: str, *, repeat: int = 1) -> QuickcheckReport:
         result = await self.run(
@@ -387,7 +392,8 @@ class PerfEnvironment:
             else f"--command {quote(command or '')} --cwd {quote(self.command_dir(cwd))}"
         )
         line = (
-            f"{self._clean_environment()}{self._worker()} --worker --root {quote(self.root)} "
+            f"{self._clean_environment()}{self._worker(site=harness is not None)} --worker "
+            f"--root {quote(self.root)} "
             f"{target} --name {quote(name)} --append {quote(self.path_for(output))} --quiet "
             + " ".join(quote(option) for option in options)
         )

@@ -189,7 +189,7 @@ async def test_a_command_runs_where_cwd_says_inside_the_checkout(
 ) -> None:
     # from the package's folder `core.py` is there, from the root (the default) it is not
     command = f"{sys.executable} -c 'import core; core.checksum(range(20000))'"
-    settings = MeasureSettings(rounds=2, processes=1, min_time=0.01, timer="cpu")
+    settings = MeasureSettings(rounds=2, processes=1, values=2, min_time=0.01, timer="cpu")
     result = await compare(
         CompareRequest(
             twox_repo,
@@ -209,6 +209,30 @@ async def test_a_command_runs_where_cwd_says_inside_the_checkout(
                 twox_repo, "a", "b", command=command, out_dir=tmp_path / "root", settings=settings
             )
         )
+
+
+async def test_a_short_command_is_timed_many_times_per_worker_and_not_calibrated(
+    twox_repo: Path, tmp_path: Path
+) -> None:
+    # A command of ~0.5 s: each worker (a Python importing pyperf, ~0.1 s of CPU) used to time
+    # it twice, after a calibration worker per side that only found what the quickcheck had
+    # shown (one run per value); the workers' start-up was a fifth of the cost of a compare.
+    command = "sleep 0.5"
+    settings = MeasureSettings(rounds=2, processes=1, timer="wall")
+    result = await compare(
+        CompareRequest(twox_repo, "a", "b", command=command, out_dir=tmp_path, settings=settings)
+    )
+    steps = workflow_steps(tmp_path / "trajectory-a.jsonl")
+    assert ("calibrate", "ok") in steps
+    assert not Path(result.files["calibration_a"]).exists()
+    for side in ("a", "b"):
+        runs = pyperf.Benchmark.load(result.files[side]).get_runs()
+        assert len(runs) == 2
+        # about 3 s of command runs per worker: 6 values of 0.5 s (5 when the quickcheck of
+        # `sleep 0.5` took longer than 0.6 s on a loaded machine)
+        assert all(4 <= len(run.values) <= 6 and run.get_loops() == 1 for run in runs)
+        assert all(0.45 < value < 2.0 for run in runs for value in run.values)
+    assert result.a.runs == result.b.runs == len(runs) * len(runs[0].values)
 
 
 async def test_collection_errors_are_named_as_such(
