@@ -796,12 +796,10 @@ async def _harness(
                     )
             calling = [t for trace in traces for t in trace["tests"] if t.get("calls")]
             if calling and not any(t.get("plain") for t in calling):
-                # a real history (more-itertools): every test is a unittest.TestCase method
                 raise WorkflowFailure(
                     f"{len({t['nodeid'] for t in calling})} test(s) call {api}, but each needs "
-                    "what a traced harness does not replay (a unittest.TestCase method, a "
-                    "fixture or a parameter); write a harness (--harness FILE) or let a model "
-                    "write one (--model)."
+                    "what a traced harness does not replay (a pytest fixture or a parameter); "
+                    "write a harness (--harness FILE) or let a model write one (--model)."
                 )
             raise WorkflowFailure(
                 f"No test of the repository calls {api} without fixtures and passes at both "

@@ -52,6 +52,7 @@ class TracedTest:
     cls: str | None
     calls: int
     reached: int = 0  # lines of the change (A..B) it executed at B, when they were traced
+    unittest: bool = False  # a unittest.TestCase method: run through unittest (setUp, tearDown)
 
 
 @dataclass
@@ -105,6 +106,7 @@ def usable_tests(traces: Sequence[dict[str, Any]]) -> list[TracedTest]:
             r.get("cls"),
             int(r["calls"]),
             int(r.get("reached") or 0),
+            bool(r.get("unittest")),
         )
         for r in chosen[:MAX_TRACED_TESTS]
     ]
@@ -204,6 +206,26 @@ def traced_harness(api: str, tests: Sequence[TracedTest], root: Path, revisions:
         "",
         "",
     ]
+    if any(t.unittest for t in tests):
+        lines += [
+            "_CLASSES_SET_UP = []",
+            "",
+            "",
+            "def _unittest(cls, name):",
+            '    """A TestCase method run as unittest runs it (setUp, the method, tearDown and its',
+            "    cleanups; the class's setUpClass once, tearDownClass at exit); errors propagate.",
+            '    """',
+            "    if cls not in _CLASSES_SET_UP:",
+            "        import atexit",
+            "",
+            "        cls.setUpClass()",
+            "        atexit.register(cls.doClassCleanups)",
+            "        atexit.register(cls.tearDownClass)",
+            "        _CLASSES_SET_UP.append(cls)",
+            "    return cls(name).debug",
+            "",
+            "",
+        ]
     modules: dict[str, str] = {}
     for test in tests:
         if test.path in modules:
@@ -218,7 +240,9 @@ def traced_harness(api: str, tests: Sequence[TracedTest], root: Path, revisions:
     lines += ["", f"API = {api!r}", "TESTS = ["]
     for test in tests:
         owner = modules[test.path]
-        if test.cls:
+        if test.cls and test.unittest:
+            lines.append(f"    _unittest({owner}.{test.cls}, {test.function!r}),")
+        elif test.cls:
             lines.append(f"    {owner}.{test.cls}().{test.function},")
         else:
             lines.append(f"    {owner}.{test.function},")

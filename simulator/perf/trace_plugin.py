@@ -4,7 +4,8 @@ Loaded with `-p reposim_perf_trace` from the perf tools directory (it imports no
 RepoSim). REPOSIM_PERF_API names the API as a dotted path (`pkg.mod.func`, `pkg.mod.Class.meth`);
 while each test runs, a profile hook counts the calls whose code has that module and qualified
 name. At the end it writes, to REPOSIM_PERF_TRACE_OUT, one JSON object per test: its node id,
-file, function (and class), whether pytest can call it without fixtures, the calls counted,
+file, function (and class), whether a harness can run it without pytest (`plain`: no fixtures;
+`unittest`: a TestCase method, run through unittest), the calls counted,
 its outcome and duration. Collection errors are listed as such (`collection_errors`), so a
 revision whose tests do not even import says so. REPOSIM_PERF_LINES, when set, names a JSON file
 {path relative to the root: [line numbers]} (the lines a change made): each test also records
@@ -62,14 +63,16 @@ def _matches(frame: FrameType) -> bool:
 
 
 def _plain_callable(item: pytest.Item) -> bool:
-    """A test that runs by calling it: a function, or a method of a plain class, no fixtures."""
+    """A test a harness can run without pytest: a function or a method of a plain class that
+    takes no fixtures, or a method of a unittest.TestCase (run through unittest, its setUp and
+    tearDown included)."""
     function = getattr(item, "function", None)
     if function is None or getattr(item, "callspec", None) is not None:
         return False
     cls = getattr(item, "cls", None)
-    if cls is not None and (
-        not inspect.isclass(cls) or "__init__" in vars(cls) or _is_unittest(cls)
-    ):
+    if cls is not None and _is_unittest(cls):
+        return True
+    if cls is not None and (not inspect.isclass(cls) or "__init__" in vars(cls)):
         return False
     params = list(inspect.signature(function).parameters)
     if cls is not None:
@@ -77,8 +80,10 @@ def _plain_callable(item: pytest.Item) -> bool:
     return not params
 
 
-def _is_unittest(cls: type) -> bool:
-    return any(base.__module__.startswith("unittest") for base in cls.__mro__)
+def _is_unittest(cls: Any) -> bool:
+    return inspect.isclass(cls) and any(
+        base.__module__.startswith("unittest") for base in cls.__mro__
+    )
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -131,6 +136,7 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
             "function": function.__name__ if function is not None else item.name,
             "cls": cls,
             "plain": _plain_callable(item),
+            "unittest": _is_unittest(owner),
             "calls": calls,
             "seconds": round(time.perf_counter() - t0, 6),
             "outcome": "unknown",

@@ -294,24 +294,22 @@ async def test_the_tests_that_reach_the_change_are_chosen_first(
     assert reached["tests/test_core.py::test_unrelated"] == 0
 
 
-async def test_tests_that_call_the_api_only_as_unittest_methods_are_named_as_such(
+async def test_tests_that_call_the_api_only_with_fixtures_are_named_as_such(
     make_repo: RepoFactory, tmp_path: Path
 ) -> None:
-    """On a real history (more-itertools) every test is a unittest.TestCase method: the failure
-    said "No test of the repository calls X", which was false."""
-    unittest_tests = (
-        "import unittest\n\nfrom fastlib.core import checksum\n\n\n"
-        "class ChecksumTests(unittest.TestCase):\n"
-        "    def test_checksum(self):\n"
-        "        self.assertEqual(checksum([1]), 1)\n"
+    """The failure said "No test of the repository calls X", which was false."""
+    fixture_tests = (
+        "from fastlib.core import checksum\n\n\n"
+        "def test_checksum(tmp_path):\n"
+        "    assert checksum([1]) == 1\n"
     )
     repo = make_repo(
         {
             "fastlib/__init__.py": "",
             "fastlib/core.py": core(2),
-            "tests/test_core.py": unittest_tests,
+            "tests/test_core.py": fixture_tests,
         },
-        name="unittested",
+        name="fixtured",
     )
     git(repo, "tag", "a")
     write(repo, {"fastlib/core.py": core(1)}, "Compute the checksum once")
@@ -326,3 +324,60 @@ async def test_tests_that_call_the_api_only_as_unittest_methods_are_named_as_suc
                 settings=QUICK,
             )
         )
+
+
+# A real history (more-itertools): every test calling the optimised functions is a
+# unittest.TestCase method. Here the test's setUp does 10 passes of work of its own and the
+# call 2 passes at A, 1 at B: the call is 2x faster, the whole test 12/11 = 1.09x.
+UNITTEST_TESTS = """import unittest
+
+from fastlib.core import checksum
+
+
+def spin(data):
+    total = 0
+    for x in data:
+        total = (total * 31 + x) % 1000003
+    return total
+
+
+class ChecksumTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.base = list(range(4000))
+
+    def setUp(self):
+        for _ in range(10):
+            spin(self.base)
+        self.data = list(self.base)
+
+    def test_checksum(self):
+        self.assertEqual(checksum(self.data), spin(self.data))
+        self.addCleanup(self.data.clear)
+"""
+
+
+async def test_a_unittest_method_calling_the_api_is_replayed_and_only_its_calls_timed(
+    make_repo: RepoFactory, tmp_path: Path
+) -> None:
+    repo = make_repo(
+        {
+            "fastlib/__init__.py": "",
+            "fastlib/core.py": core(2),
+            "tests/__init__.py": "",
+            "tests/test_core.py": UNITTEST_TESTS,
+        },
+        name="unittested",
+    )
+    git(repo, "tag", "a")
+    write(repo, {"fastlib/core.py": core(1)}, "Compute the checksum once")
+    result = await compare(
+        CompareRequest(
+            repo, "a", "HEAD", api="fastlib.core.checksum", out_dir=tmp_path, settings=QUICK
+        )
+    )
+    assert result.harness["tests"] == ["tests/test_core.py::ChecksumTests::test_checksum"]
+    assert "1 call(s) of fastlib.core.checksum captured" in result.harness["timed"]
+    # the call's true ratio (2x), not the whole test's (1.09x)
+    assert 1.5 < result.verdict.speedup < 2.8, result.summary()
+    assert result.verdict.ci_low > 1.2 and result.verdict.significant, result.summary()
