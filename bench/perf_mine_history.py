@@ -17,6 +17,7 @@ sdist, a changelog in docs/versions.rst). Sdists come from PyPI with `pip downlo
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import re
 import shutil
@@ -35,9 +36,11 @@ def download(version: str, into: Path) -> Path:
     found = list(into.glob(f"{PROJECT}-{version}.tar.gz"))
     if found:
         return found[0]
+    # uv's venvs have no pip: the interpreter on PATH's, then
+    python = sys.executable if importlib.util.find_spec("pip") else "python3"
     subprocess.run(
         [
-            sys.executable,
+            python,
             "-m",
             "pip",
             "download",
