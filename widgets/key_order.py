@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from textual import events
-from textual.app import App
+from textual.app import App, ReturnType
 from textual.dom import DOMNode
 from textual.message import Message
 from textual.message_pump import MessagePump
@@ -138,3 +138,22 @@ class KeyGate:
                 await self.app._dispatch_message(self._captured.popleft())
             if not moved:
                 return
+
+
+class KeyOrderedApp(App[ReturnType]):
+    """An app whose keys go through a `KeyGate`: each is applied before the next is taken.
+    The stand-alone apps (curation, replay, fleet) inherit it; `RepoSimApp` holds its own."""
+
+    _key_gate: KeyGate
+
+    def post_message(self, message: Message) -> bool:
+        gate = self.__dict__.get("_key_gate")  # posted to during App.__init__, before on_event
+        return (gate is not None and gate.capture(message)) or super().post_message(message)
+
+    async def on_event(self, event: events.Event) -> None:
+        if KeyGate.takes(event):
+            if "_key_gate" not in self.__dict__:
+                self._key_gate = KeyGate(self, super().post_message)
+            await self._key_gate.handle(event, super().on_event)
+        else:
+            await super().on_event(event)

@@ -81,3 +81,20 @@ async def quit_prompt_with_an_edit(app: RepoSimApp, pilot: Any, typed: str = "z"
     await wait_for(pilot, lambda: editor.is_dirty("calc/ops.py"), "the dirty tab")
     await pilot.press("ctrl+q")
     await wait_for(pilot, lambda: isinstance(app.screen, ChoiceScreen), "the quit prompt")
+
+
+def key_burst(app: Any, *keys: str) -> None:
+    """Keys as a terminal delivers a fast burst (a paste without bracketed paste, keys queued on
+    a loaded machine): all in the app's queue before any is handled. Pilot's press waits for the
+    app to go idle after each key, which hides the race. A key is its Textual name; a single
+    printable character is typed as itself."""
+    from textual import events
+
+    driver = app._driver
+    assert driver is not None
+    for key in keys:
+        character = key if len(key) == 1 else {"enter": "\r", "space": " "}.get(key)
+        name = {"/": "slash", " ": "space"}.get(key, key)
+        event = events.Key(name, character)
+        event.set_sender(app)
+        driver.send_message(event)

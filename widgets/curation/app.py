@@ -6,7 +6,6 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from textual.app import App
 from textual.binding import Binding, BindingType
 
 from simulator.dataset.schema import Problem
@@ -17,6 +16,7 @@ from simulator.session import Session
 from themes import DEFAULT_THEME
 from widgets.curation.keys import CURATION_BINDINGS, SURVIVORS_BINDINGS
 from widgets.curation.screen import CurationScreen
+from widgets.key_order import KeyOrderedApp
 from widgets.settings import load_settings
 from widgets.theming import ThemeSet
 
@@ -30,7 +30,7 @@ def target_problems(session: Session, selectors: list[str] | None = None) -> lis
     return [new_problem(session, target) for target in targets]
 
 
-class CurationApp(App[None]):
+class CurationApp(KeyOrderedApp[None]):
     # the screen's CSS is loaded when it is pushed; the app carries it for the first frame
     CSS_PATH = str(Path(__file__).with_name("curation.tcss"))
     BINDINGS: ClassVar[list[BindingType]] = [

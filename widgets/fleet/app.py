@@ -5,18 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
-from textual.app import App
 from textual.binding import Binding, BindingType
 
 from simulator.fleet import Fleet
 from simulator.paths import config_dir
 from themes import DEFAULT_THEME
 from widgets.fleet.screen import FleetScreen
+from widgets.key_order import KeyOrderedApp
 from widgets.settings import load_settings
 from widgets.theming import ThemeSet
 
 
-class FleetApp(App[None]):
+class FleetApp(KeyOrderedApp[None]):
     CSS_PATH = str(Path(__file__).with_name("fleet.tcss"))
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("f1", "help", "Keys", id="app.help", tooltip="Every key, with its binding id"),

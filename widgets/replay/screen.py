@@ -17,7 +17,7 @@ from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
@@ -44,6 +44,7 @@ from simulator.trajectory import (
     open_trajectory,
 )
 from simulator.wire import WireError
+from widgets.key_order import KeyOrderedApp
 from widgets.replay.detail import render_file, render_step
 from widgets.replay.stepview import StepView
 from widgets.replay.timeline import Timeline
@@ -750,7 +751,7 @@ def _index_of_step(source: EventSource, step: int) -> int | None:
     return None
 
 
-class ReplayApp(App[ForkChoice | None]):
+class ReplayApp(KeyOrderedApp[ForkChoice | None]):
     """`reposim replay FILE`: the replay screen on its own. Its result is where the person
     asked to fork, if they did (the CLI then forks and opens the session in the main UI)."""
 
