@@ -27,7 +27,13 @@ from simulator.session import Session
     help="The repository a DATASET was made from (default: the source its problems name).",
 )
 @click.option("--by", help="Your name in the curation history (default: your login name).")
-@click.option("--target", "selectors", multiple=True, help="Only these targets (id or glob).")
+@click.option(
+    "--target",
+    "selectors",
+    multiple=True,
+    help="Only these targets: an id (path::name), a name, or a glob over ids; repeat for more. "
+    "One that picks no target is an error.",
+)
 @theme_option
 @model_options(
     "The model M regenerates harnesses with, as provider/name for litellm (default: "
@@ -48,8 +54,9 @@ def curate_command(
     """Curate test harnesses: SOURCE is a repository (its functions become targets without a
     harness) or a problems file made by `reposim harness` (JSON lines).
 
-    In the screen: G generates traced harnesses for the shown targets, / filters (e.g.
-    `valid cov<80`), r runs the selected harness again (after an edit), m runs its mutants,
+    In the screen: G generates traced harnesses for the shown targets, / filters (words that
+    all hold: a state, cov<80, mut>=60, flaky, noted, a name; `|` or `or` between alternatives:
+    `valid cov<80 | flaky`), r runs the selected harness again (after an edit), m runs its mutants,
     d shows its surviving mutants as diffs, M regenerates with the model (--model), a accepts,
     x rejects with a reason, n adds a note, Ctrl+E exports (it asks where), F1 lists every key.
     Every decision is recorded in the session's trajectory and saved to the problems file
@@ -95,10 +102,13 @@ def curate_command(
         reason = "closed"
         try:
             from simulator.harness.target import TargetError
-            from widgets.curation.app import CurationApp, target_problems
+            from widgets.curation.app import CurationApp, select_problems, target_problems
 
             try:
-                chosen = problems or target_problems(session, list(selectors) or None)
+                if problems is None:
+                    chosen = target_problems(session, list(selectors) or None)
+                else:
+                    chosen = select_problems(problems, list(selectors), where=str(path))
             except TargetError as exc:
                 raise CliError(str(exc)) from None
             if not chosen:

@@ -83,7 +83,7 @@ def find_targets(
     extraction = Extraction(index, str(root), ["python"], options)
     chosen = [fn for fn in extraction.selected() if fn.parent_qualname is None]
     if selectors:
-        chosen = [fn for fn in chosen if any(_matches(fn.id, fn.qualname, s) for s in selectors)]
+        chosen = [fn for fn in chosen if any(matches(fn.id, fn.qualname, s) for s in selectors)]
     targets = []
     for fn in chosen:
         module = index.files[fn.path].module
@@ -91,5 +91,6 @@ def find_targets(
     return targets
 
 
-def _matches(ident: str, qualname: str, selector: str) -> bool:
+def matches(ident: str, qualname: str, selector: str) -> bool:
+    """Whether a selector (an id, a qualname, or a glob over ids) picks this target."""
     return selector in (ident, qualname) or fnmatch.fnmatchcase(ident, selector)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, ClassVar
 from textual.binding import Binding, BindingType
 
 from simulator.dataset.schema import Problem
-from simulator.harness.target import find_targets
+from simulator.harness.target import TargetError, find_targets, matches
 from simulator.harness.workflow import HarnessOptions, new_problem
 from simulator.paths import config_dir
 from simulator.session import Session
@@ -25,9 +25,32 @@ if TYPE_CHECKING:
 
 
 def target_problems(session: Session, selectors: list[str] | None = None) -> list[Problem]:
-    """One problem without a harness for each function of the session's repository."""
+    """One problem without a harness for each function of the session's repository (those
+    `selectors` pick); TargetError names the selectors that pick none."""
     targets = find_targets(session.source, selectors=selectors)
-    return [new_problem(session, target) for target in targets]
+    problems = [new_problem(session, target) for target in targets]
+    return select_problems(problems, selectors or [], where=str(session.source))
+
+
+def select_problems(problems: list[Problem], selectors: list[str], *, where: str) -> list[Problem]:
+    """The problems a selector picks (all without selectors). A selector that picks none is an
+    error naming it: a mistyped --target must not leave a person curating fewer targets than
+    they asked for without knowing."""
+    if not selectors:
+        return problems
+
+    def picked(problem: Problem, selector: str) -> bool:
+        target = problem.target
+        return matches(str(target.get("id")), str(target.get("qualname")), selector)
+
+    unknown = [s for s in selectors if not any(picked(p, s) for p in problems)]
+    if unknown:
+        names = ", ".join(repr(s) for s in unknown)
+        raise TargetError(
+            f"--target {names} picks no target in {where} (a target is a function's id "
+            "path::name, its name, or a glob over ids; `reposim extract` lists them)."
+        )
+    return [p for p in problems if any(picked(p, s) for s in selectors)]
 
 
 class CurationApp(KeyOrderedApp[None]):
