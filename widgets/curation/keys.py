@@ -68,7 +68,7 @@ CURATION_BINDINGS: list[Binding] = [
         "focus_filter",
         "Filter",
         id="curation.filter",
-        tooltip="Filter the targets (valid, cov<80, mut>=60, flaky, a name)",
+        tooltip="Filter the targets (valid cov<80 | flaky: | between alternatives)",
     ),
     Binding(
         "space",

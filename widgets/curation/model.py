@@ -1,8 +1,10 @@
 """The curation table's rows and its filter, apart from any widget (the bench times these).
 
 A filter is words separated by spaces, all of which must hold:
-`valid` (or any curation state), `cov<80` / `cov>=50` / `mut<60` (percent), `flaky`,
-and any other word matches the function or file name (case-insensitive).
+`valid` (or any curation state), `cov<80` / `cov>=50` / `mut<60` (percent), `flaky`, `noted`
+(has a note), and any other word matches the function or file name (case-insensitive).
+`|` (or the word `or`) separates alternatives, any of which may hold:
+`valid cov<80 | flaky` is (valid and cov<80) or flaky.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ class Row:
     parity: float | None = None  # of the mutants the repository's tests kill, the harness's share
     readable: float | None = None  # share of the harness's cases with no pickle
     why: str = ""  # the outcome: valid, or the kind of its first reason (reason_of)
+    notes: tuple[str, ...] = ()  # a person's notes, shown as ✎ beside the name
 
     @classmethod
     def of(cls, problem: Problem) -> Row:
@@ -62,6 +65,7 @@ class Row:
             ((v.mutation or {}).get("suite") or {}).get("parity") if v else None,
             _readable(problem),
             reason_of(problem),
+            tuple(problem.curation.notes),
         )
 
     def cells(self) -> tuple[str, ...]:
@@ -120,12 +124,28 @@ class FilterError(ValueError):
 
 
 def compile_filter(query: str) -> Callable[[Row], bool]:
+    words = query.lower().replace("|", " | ").split()
+    groups: list[list[str]] = [[]]
+    for word in words:
+        if word in ("|", "or"):
+            groups.append([])
+        else:
+            groups[-1].append(word)
+    alternatives = [_all_of(group) for group in groups if group]
+    if not alternatives:
+        return lambda r: True
+    return lambda r: any(holds(r) for holds in alternatives)
+
+
+def _all_of(words: list[str]) -> Callable[[Row], bool]:
     tests: list[Callable[[Row], bool]] = []
-    for word in query.lower().split():
+    for word in words:
         if word in STATES:
             tests.append(lambda r, w=word: r.state == w)  # type: ignore[misc]
         elif word == "flaky":
             tests.append(lambda r: r.flaky)
+        elif word == "noted":
+            tests.append(lambda r: bool(r.notes))
         elif match := _COMPARE.match(word):
             field, op, number = match.groups()
             compare, limit = _OPS[op], float(number) / 100

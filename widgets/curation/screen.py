@@ -118,7 +118,8 @@ class CurationScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static("", id="curation-title")
         yield Input(
-            placeholder="/ filter: valid  cov<80  mut<60  flaky  name", id="curation-filter"
+            placeholder="/ filter: valid  cov<80  mut<60  flaky  noted  name;  a | b: either",
+            id="curation-filter",
         )
         yield TargetTable(id="curation-table")
         with Horizontal(id="curation-detail"):
@@ -288,6 +289,9 @@ class CurationScreen(Screen[None]):
         parts = [f"{problem.target.get('id')}: {c.state}"]
         if c.reasons:
             parts.append(f"— {c.reasons[-1]}")
+        if c.notes:
+            more = f" (+{len(c.notes) - 1} more)" if len(c.notes) > 1 else ""
+            parts.append(f"· ✎ {c.notes[-1]}{more}")
         v = problem.validation
         if v and v.mutation and v.mutation.get("survivors"):
             parts.append(f"· {len(v.mutation['survivors'])} surviving mutant(s) (d shows them)")

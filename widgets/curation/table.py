@@ -187,6 +187,7 @@ class TargetTable(ScrollView, can_focus=True):
         if position == self.cursor:
             style += self.get_component_rich_style("target-table--cursor")
         cells = row.cells()
-        mark = "● " if index in self.marked else "  "
+        # ● marked for an action on several; ✎ has a note (the status line shows the last)
+        mark = ("●" if index in self.marked else " ") + ("✎" if row.notes else " ")
         strip = Strip(self._cells((mark + cells[0], *cells[1:]), style))
         return strip.crop(scroll_x, scroll_x + width).adjust_cell_length(width, style)
