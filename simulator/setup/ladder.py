@@ -839,6 +839,34 @@ def _packages_in(base: Path) -> list[str]:
     ]
 
 
+# The top-level names the project's installed distribution provides (its `top_level.txt`),
+# for the distributions installed from a local tree: the project, editable or not.
+INSTALLED_TOP_LEVEL_SCRIPT = (
+    "import importlib.metadata as m\n"
+    "for d in m.distributions():\n"
+    "    if '\"dir_info\"' in (d.read_text('direct_url.json') or ''):\n"
+    "        print(d.read_text('top_level.txt') or '')\n"
+)
+
+
+async def installed_top_level(env: _Env) -> list[str]:
+    """What the installed project provides, as its metadata says: a folder of the tree is not
+    always a package of the project (regex 2021.11.10 maps `regex` to regex_3/ on Python 3 and
+    ships regex_2/ in Python 2 beside it). Empty when the metadata does not say (flit, hatch),
+    and the folders decide."""
+    result = await env.sh(f"{env.python} -c {shlex.quote(INSTALLED_TOP_LEVEL_SCRIPT)}")
+    if result.exit_code != 0:
+        return []
+    names = result.output.decode("utf-8", "replace").split()
+    keep = [
+        n
+        for n in dict.fromkeys(names)
+        if re.match(r"^[A-Za-z_]\w*$", n)
+        and not re.match(r"^(tests?|testing|docs?|examples?|benchmarks?|scripts?)$", n)
+    ]
+    return keep[:8]
+
+
 def _top_packages(project: Project, imports: ImportScan) -> list[str]:
     """The project's own importable top-level packages (tests and tooling left out)."""
     root = Path(project.root)
@@ -857,7 +885,8 @@ async def _oracle(
     options: SetupOptions,
 ) -> Verdict:
     tier = Tier.NONE if install_failure is not None else Tier.INSTALLED
-    packages = _top_packages(project, imports)
+    packages = await installed_top_level(env) if install_failure is None else []
+    packages = packages or _top_packages(project, imports)
     if packages:
         statement = "; ".join(f"import {p}" for p in packages)
         result = await env.sh(f"{env.python} -c {shlex.quote(statement)} 2>&1")

@@ -87,7 +87,10 @@ _PATTERNS: list[tuple[Category, re.Pattern[str]]] = [
         re.compile(
             r"requires a different Python|Requires-Python|current Python version .* does not "
             r"satisfy|python_requires|only supports Python|is not supported on Python|"
-            r"Python \d\.\d+ or (later|newer) is required"
+            r"Python \d\.\d+ or (later|newer) is required|"
+            # Python 2 source on Python 3: a module written for the other interpreter
+            r"Missing parentheses in call to '(print|exec)'|"
+            r"multiple exception types must be parenthesized"
         ),
     ),
     (
@@ -402,7 +405,14 @@ def verdict_from_tests(
     )
 
 
-_ENVIRONMENT_CAUSES = (Category.SYSTEM_LIBRARY, Category.MODULE_NOT_FOUND, Category.NETWORK)
+# A test module written for another Python (regex 2021.11.10 ships regex_2/ beside regex_3/ and
+# installs the one of the running interpreter) is outside the code under test here, too.
+_ENVIRONMENT_CAUSES = (
+    Category.SYSTEM_LIBRARY,
+    Category.MODULE_NOT_FOUND,
+    Category.NETWORK,
+    Category.PYTHON_VERSION,
+)
 # pytest's short summary names a module that failed to import without a test id:
 # `ERROR tests/test_graph.py - ImportError: libgobject-2.0.so.0: cannot open shared object file`
 _COLLECTION_ERROR = re.compile(r"^ERROR (\S+\.py)(?: - (.*))?$")
@@ -438,6 +448,8 @@ def _why(diagnosis: Diagnosis) -> str:
         return f"needs {diagnosis.subject}"
     if diagnosis.category is Category.MODULE_NOT_FOUND and diagnosis.subject:
         return f"needs {diagnosis.subject}"
+    if diagnosis.category is Category.PYTHON_VERSION:
+        return f"written for another Python ({diagnosis.evidence[:120]})"
     return diagnosis.evidence[:160]
 
 

@@ -349,3 +349,43 @@ def _commands(path: Path) -> list[str]:
         if event.get("kind") == "exec":
             out.append(str((event.get("payload") or {}).get("command")))
     return out
+
+
+async def test_the_installed_packages_are_imported_and_python_2_test_modules_are_named(
+    tmp_path: Path, docker_session: SessionFactory
+) -> None:
+    """regex 2021.11.10 in the hard corpus: setup.py maps the package `regex` to regex_3/ on
+    Python 3 and ships regex_2/ (Python 2 source, with its own test module) beside it. The
+    oracle imported every folder holding an __init__.py, so `import regex_2` raised a
+    SyntaxError and the project was not ready. It now imports what the installed distribution
+    provides (its top_level.txt), and the Python 2 test module is named, not counted."""
+    cases = "".join(
+        f"    def test_{i}(self):\n        self.assertEqual(mapped.twice({i}), {2 * i})\n"
+        for i in range(12)
+    )
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        {
+            "setup.py": (
+                "import sys\nfrom setuptools import setup\n\n"
+                "setup(name='mapped', version='1.0', packages=['mapped'],\n"
+                "      package_dir={'mapped': 'mapped_%i' % sys.version_info[0]})\n"
+            ),
+            "mapped_2/__init__.py": "def twice(x):\n    print 'old'\n    return 2 * x\n",
+            "mapped_2/test_mapped.py": (
+                "import unittest\nimport mapped\n\nclass T(unittest.TestCase):\n"
+                "    def test_old(self):\n        try:\n            mapped.twice(1)\n"
+                "        except ValueError, e:\n            pass\n"
+            ),
+            "mapped_3/__init__.py": "def twice(x):\n    return 2 * x\n",
+            "mapped_3/test_mapped.py": (
+                f"import unittest\nimport mapped\n\nclass T(unittest.TestCase):\n{cases}"
+            ),
+        },
+    )
+    session = await docker_session(repo)
+    result = await run_setup(session)
+    assert result.verdict.ready, result.verdict.line()
+    assert result.verdict.tests.get("passed") == 12, result.verdict.line()
+    assert [s.split(":")[0] for s in result.verdict.skipped] == ["mapped_2/test_mapped.py"]
+    assert "written for another Python" in result.verdict.line()
