@@ -182,6 +182,32 @@ async def test_a_background_writer_is_held_to_the_disk_limit(
     assert await backend.disk_usage() <= 220 * 2**20
 
 
+@pytest.mark.parametrize("where", ["~", "/var/tmp"])
+async def test_a_background_writer_outside_the_workspace_is_held_to_the_disk_limit(
+    make_backend: BackendFactory, sample_repo: Path, where: str
+) -> None:
+    """Issue 25: the home directory and /var/tmp were in the container's layer, which only the
+    once-a-second watch held: a fast background writer there ran past the limit before the
+    watch saw it (1,182 MB under a 1g limit; here 400 MB under 200m). Now they are on the same
+    size-limited filesystem as the workspace: the kernel refuses the write at the limit."""
+    _needs_loop_devices()
+    backend = await make_backend(sample_repo, disk="200m")
+    started = await backend.exec(
+        "nohup sh -c 'for i in 1 2 3 4 5 6 7 8; do head -c 50M /dev/zero > "
+        f"{where}/h$i || exit; done' > /dev/null 2>&1 & echo started"
+    )
+    assert started.output == b"started\n"
+    deadline = asyncio.get_running_loop().time() + 120
+    while _user_processes(backend, "sh") > 0:
+        assert asyncio.get_running_loop().time() < deadline, "the writer still runs"
+        await asyncio.sleep(0.2)
+    used = await backend.disk_usage()
+    assert used <= 220 * 2**20, f"the host holds {used / 2**20:.0f} MB for a 200m limit"
+    # Nothing is left to settle: a later harmless command runs untouched.
+    later = await backend.exec("echo harmless")
+    assert later.output == b"harmless\n", later.output
+
+
 def _user_processes(backend: DockerBackend, name: str) -> int:
     """How many processes named `name` the session's user runs (asked by a root exec, not a
     command, so that asking starts nothing in the session)."""
