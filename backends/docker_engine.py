@@ -118,10 +118,10 @@ class ContainerOwnership:
         self.record["id"] = container_id
         write_record(self.path, self.record)
 
-    def own_volume(self, name: str) -> None:
-        """A volume made for this session (its disk, backends/docker/disk.py): recorded before
-        it exists, so gc removes it with the container."""
-        self.record["volume"] = name
+    def own_volumes(self, names: list[str]) -> None:
+        """The volumes made for this session (its disk, backends/docker/disk.py): recorded
+        before they exist, so gc removes them with the container."""
+        self.record["volumes"] = names
         write_record(self.path, self.record)
 
     def release(self) -> None:
@@ -213,9 +213,18 @@ def _find_owned(api: Any, record: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _remove_volume(api: Any, record: dict[str, Any]) -> None:
-    """The session's disk volume, if its record names one (Docker keeps one a container uses)."""
-    volume = record.get("volume")
-    if isinstance(volume, str) and volume:
+    """The session's disk volumes, if its record names any (Docker keeps one a container uses),
+    and the host mount of its disk if the session died before its container started."""
+    from backends.docker.disk import release_host_mount
+
+    named = record.get("volumes")
+    volumes = [v for v in named if isinstance(v, str) and v] if isinstance(named, list) else []
+    if isinstance(record.get("volume"), str) and record["volume"]:  # a record of an older RepoSim
+        volumes.append(record["volume"])
+    if volumes and isinstance(record.get("session"), str):
+        with contextlib.suppress(Exception):
+            release_host_mount(record["session"])
+    for volume in volumes:
         with contextlib.suppress(Exception):
             api.remove_volume(volume)
 

@@ -89,7 +89,8 @@ class DockerBackend(ShellBackend):
         self._storage_opt = False
         self._ownership: ContainerOwnership | None = None
         self._disk: loopdisk.LoopDisk | None = None
-        self._volume: str | None = None
+        self._volumes: dict[str, str] = {}
+        """The disk's volumes: container path -> volume name."""
         self._baseline = 0
         """Bytes the writable layer holds before any command: the workspace as copied in."""
         self._disk_baseline = 0
@@ -202,9 +203,12 @@ class DockerBackend(ShellBackend):
         def create_and_start(storage_opt: bool) -> str:
             # Claimed in RepoSim's private state first: only that record lets gc remove it.
             self._ownership = ownership = ContainerOwnership.claim(self.session_id)
-            volume = None
             if not storage_opt and loopdisk.loop_devices_usable():
-                volume = make_volume()
+                home = ctr.image_home(
+                    api, self._image_id or self.image, self.uid, f"reposim-{self.session_id}",
+                    ownership.labels,
+                )  # fmt: skip
+                make_volumes(home)
             created = api.create_container(
                 self.image,
                 command=["sleep", "infinity"],
@@ -213,7 +217,7 @@ class DockerBackend(ShellBackend):
                 working_dir=WORKSPACE,
                 labels=ownership.labels,
                 host_config=ctr.host_config(
-                    api, self.options, storage_opt=storage_opt, volume=volume
+                    api, self.options, storage_opt=storage_opt, volumes=self._volumes
                 ),
                 ports=list(self.options.ports) or None,
                 name=f"reposim-{self.session_id}",
@@ -229,20 +233,31 @@ class DockerBackend(ShellBackend):
                 self._disk.mounted()
             return container
 
-        def make_volume() -> str:
-            self._disk = loopdisk.LoopDisk.make(self.session_id, self.options.disk_bytes, self.uid)
-            name = loopdisk.volume_name(self.session_id)
+        def make_volumes(home: str) -> None:
+            # Every place of the image the session's uid may write, on the one disk.
+            uid, workspace = self.uid, loopdisk.volume_name(self.session_id)
+            places = {
+                WORKSPACE: ("workspace", uid, 0o755),
+                loopdisk.VAR_TMP: ("var-tmp", 0, 0o1777),
+            }
+            names = {WORKSPACE: workspace, loopdisk.VAR_TMP: f"{workspace}-var-tmp"}
+            if loopdisk.mountable_home(home, WORKSPACE):
+                places[home] = ("home", uid, 0o755)
+                names[home] = f"{workspace}-home"
             assert self._ownership is not None
-            self._ownership.own_volume(name)
-            api.create_volume(
-                name,
-                driver="local",
-                driver_opts=loopdisk.volume_options(self._disk),
-                labels=self._ownership.labels,
+            self._ownership.own_volumes(list(names.values()))
+            self._disk = disk = loopdisk.LoopDisk.make(
+                self.session_id, self.options.disk_bytes, uid, places
             )
-            ctr.track(name, api, volume=True)
-            self._volume = name
-            return name
+            for target, folder in disk.folders.items():
+                api.create_volume(
+                    names[target],
+                    driver="local",
+                    driver_opts=loopdisk.volume_options(folder),
+                    labels=self._ownership.labels,
+                )
+                ctr.track(names[target], api, volume=True)
+                self._volumes[target] = names[target]
 
         try:
             if ctr.storage_opt_supported is not False:
@@ -350,19 +365,26 @@ class DockerBackend(ShellBackend):
             self._reaper = None
         if self._container is not None:
             container, self._container = self._container, None
+            removed = False
             with contextlib.suppress(Exception):
                 await blocking(self._api.remove_container, container, force=True, v=True)
-                if self._ownership is not None:
-                    self._ownership.release()
+                removed = True
             ctr.untrack(container)
-        if self._volume is not None:
-            volume, self._volume = self._volume, None
-            with contextlib.suppress(Exception):
+        else:
+            removed = True
+        volumes, self._volumes = list(self._volumes.values()), {}
+        for volume in volumes:
+            try:
                 await blocking(self._api.remove_volume, volume, force=True)
+            except Exception:
+                removed = False  # the record stays: gc removes it later
             ctr.untrack(volume, volume=True)
         if self._disk is not None:
             self._disk.close()
             self._disk = None
+        if removed and self._ownership is not None:
+            self._ownership.release()
+            self._ownership = None
         if self._client is not None:
             with contextlib.suppress(Exception):
                 self._client.close()
@@ -608,7 +630,7 @@ class DockerBackend(ShellBackend):
         """Which disk limit is in force: `storage-opt`, `loop` or `watch` (see the module doc)."""
         if self._storage_opt:
             return "storage-opt"
-        return "loop" if self._volume is not None else "watch"
+        return "loop" if self._volumes else "watch"
 
     def describe(self) -> BackendDescription:
         options = self.options

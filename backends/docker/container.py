@@ -12,6 +12,8 @@ from __future__ import annotations
 import atexit
 import contextlib
 import io
+import json
+import os
 import tarfile
 import tempfile
 import threading
@@ -36,6 +38,9 @@ CA_TARGET_VARS = (
 storage_opt_supported: bool | None = None
 
 
+RUN_LOCK = "size=1m,mode=1777"
+
+
 def tmp_bytes(options: DockerOptions) -> int:
     """/tmp is a tmpfs (RAM, so it counts against the memory limit): the disk limit, but at
     most half the memory, so filling it leaves the session memory to run in."""
@@ -43,16 +48,17 @@ def tmp_bytes(options: DockerOptions) -> int:
 
 
 def host_config(
-    api: Any, options: DockerOptions, *, storage_opt: bool, volume: str | None = None
+    api: Any, options: DockerOptions, *, storage_opt: bool, volumes: dict[str, str] | None = None
 ) -> Any:
     """Docker's host config for a session: no capability but CAP_KILL (for root's reaper).
 
-    `volume`: a Docker volume to mount at the workspace (the size-limited loop filesystem)."""
+    `volumes`: container path -> the Docker volume to mount there (the folders of the
+    size-limited loop filesystem: the workspace, the home directory, /var/tmp)."""
     import docker.types
 
     ports = {f"{port}/tcp": ("127.0.0.1", host) for port, host in options.ports.items()}
     disk = options.disk_bytes
-    mounts = [docker.types.Mount(WORKSPACE, volume, type="volume")] if volume else None
+    mounts = [docker.types.Mount(t, v, type="volume") for t, v in (volumes or {}).items()]
     return api.create_host_config(
         cap_drop=["ALL"],
         cap_add=["KILL"],
@@ -65,12 +71,73 @@ def host_config(
         # No single file may outgrow the disk limit (the kernel refuses the write: EFBIG).
         ulimits=[docker.types.Ulimit(name="fsize", soft=disk, hard=disk)],
         storage_opt={"size": str(disk)} if storage_opt else None,
-        mounts=mounts,
-        tmpfs={"/tmp": f"size={tmp_bytes(options)},mode=1777"},
+        mounts=mounts or None,
+        # /run/lock, the image's last place its users may write, is a small tmpfs too.
+        tmpfs={"/tmp": f"size={tmp_bytes(options)},mode=1777", "/run/lock": RUN_LOCK},
         network_mode="bridge" if options.network else "none",
         port_bindings=ports or None,
         init=True,
     )
+
+
+def image_home(api: Any, image: str, uid: int, name: str, labels: dict[str, str]) -> str:
+    """The home directory of `uid` in `image` (by its passwd; the fallback home when it has
+    none), which the session's disk mounts before the container exists. Read once per image
+    from a container created and removed unstarted (under the session's name and owner labels,
+    so gc finds it after a crash), then kept in RepoSim's cache: an image id names its content."""
+    key = f"{image}:{uid}"
+    cache = _homes_file()
+    with contextlib.suppress(OSError, ValueError):
+        known = json.loads(cache.read_text())
+        if isinstance(known.get(key), str):
+            return str(known[key])
+    probe = str(
+        api.create_container(
+            image, command=["true"], entrypoint=[], name=name, labels=labels,
+            network_disabled=True,
+        )["Id"]
+    )  # fmt: skip
+    try:
+        passwd = _read_file(api, probe, "/etc/passwd")
+    finally:
+        api.remove_container(probe, force=True)
+    home = ""
+    for line in passwd.decode("utf-8", "replace").splitlines():
+        fields = line.split(":")
+        if len(fields) >= 6 and fields[2] == str(uid):
+            home = fields[5]
+            break
+    if not home or home == "/":  # as identity.sh does
+        home = FALLBACK_HOME
+    with contextlib.suppress(OSError, ValueError):
+        known = json.loads(cache.read_text()) if cache.exists() else {}
+        known[key] = home
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        spool = cache.with_name(f".{cache.name}.{os.getpid()}")
+        spool.write_text(json.dumps(known))
+        spool.replace(cache)
+    return home
+
+
+def _homes_file() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "reposim" / "image-homes.json"
+
+
+def _read_file(api: Any, container: str, path: str) -> bytes:
+    """One file of a (created) container, or nothing when it has none."""
+    import docker.errors
+
+    try:
+        stream, _ = api.get_archive(container, path)
+    except docker.errors.NotFound:
+        return b""
+    with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
+        for member in tar.getmembers():
+            if member.isfile():
+                handle = tar.extractfile(member)
+                return handle.read() if handle is not None else b""
+    return b""
 
 
 def workspace_archive(source: Path, options: DockerOptions) -> IO[bytes]:

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import json
 import os
+import posixpath
 import re
 import shlex
 import tempfile
@@ -235,11 +236,8 @@ async def save_environment(
         try:
             # Without the session container's owner labels (issue 25): a container started
             # from the saved image by hand must not look like a RepoSim session's.
-            helper = (
-                _workspace_in_a_layer(client, container)
-                if _workspace_is_a_mount(client, container)
-                else None
-            )
+            mounted = _session_volumes(client, container)
+            helper = _volumes_in_a_layer(client, container, mounted) if mounted else None
             try:
                 return commit_clean(
                     client,
@@ -271,31 +269,35 @@ async def save_environment(
 WORKSPACE = "/workspace"
 
 
-def _workspace_is_a_mount(client: Any, container: str) -> bool:
-    """The session's workspace is a volume (the size-limited loop disk), which `docker commit`
-    leaves out: the image would have an empty /workspace."""
+def _session_volumes(client: Any, container: str) -> list[str]:
+    """Where the session's volumes are mounted (the size-limited loop disk's folders: the
+    workspace, the home directory, /var/tmp), which `docker commit` leaves out: the image
+    would have them empty."""
     mounts = client.api.inspect_container(container).get("Mounts") or []
-    return any(m.get("Destination") == WORKSPACE for m in mounts)
+    return [str(m["Destination"]) for m in mounts if m.get("Type") == "volume"]
 
 
-def _workspace_in_a_layer(client: Any, container: str) -> tuple[str, str]:
-    """(a stopped container of the session's committed image with the session's /workspace
-    copied into its layer, that image): what setup made there (a version file setup.py
-    wrote, extensions an editable install built in place, a C project's build tree) goes into
-    the saved image. A session started from it finds them in its new workspace volume (Docker
-    fills an empty volume from the image's folder), under the checkout's files."""
+def _volumes_in_a_layer(client: Any, container: str, mounted: list[str]) -> tuple[str, str]:
+    """(a stopped container of the session's committed image with the session's volumes
+    (/workspace, the home directory, /var/tmp) copied into its layer, that image): what setup
+    made there (a version file setup.py wrote, extensions an editable install built in place,
+    a C project's build tree, a tool installed in the home directory) goes into the saved
+    image. A session started from it finds them in its new volumes (Docker fills an empty
+    volume from the image's folder), the workspace under the checkout's files."""
     api = client.api
-    committed = str(api.commit(container)["Id"])
+    # Never paused (see commit_clean): an exec starting during the pause stays frozen.
+    committed = str(api.commit(container, pause=False)["Id"])
     helper = ""
     try:
         helper = str(api.create_container(committed, command=["true"], network_disabled=True)["Id"])
-        stream, _ = api.get_archive(container, WORKSPACE)
-        with tempfile.TemporaryFile() as spool:
-            for chunk in stream:
-                spool.write(chunk)
-            spool.seek(0)
-            # The archive's top folder is "workspace": unpacked at / it is /workspace.
-            api.put_archive(helper, "/", spool)
+        for path in mounted:
+            stream, _ = api.get_archive(container, path)
+            with tempfile.TemporaryFile() as spool:
+                for chunk in stream:
+                    spool.write(chunk)
+                spool.seek(0)
+                # The archive's top folder is the folder's name: unpacked in its parent.
+                api.put_archive(helper, posixpath.dirname(path), spool)
     except BaseException:
         _remove_helper(client, helper, committed)
         raise

@@ -160,11 +160,15 @@ async def test_committed_images_carry_no_owner_labels(
     backend = DockerBackend(sample_repo, DockerOptions.build(image=labelled_image))
     await backend.start()
     try:
-        # In the container's own layer (the workspace may be a volume, which commit leaves out).
-        made = await backend.exec('echo saved > "$HOME/marker" && echo "$HOME/marker"')
-        assert made.exit_code == 0, made.output
-        marker = made.output.decode().strip()
+        # In the container's own layer (the workspace, home and /var/tmp may be volumes, which
+        # commit leaves out; the session's uid may write nowhere else): by the container's root.
         assert backend.container_id is not None
+        marker = "/marker"
+        made = docker_client.api.exec_create(
+            backend.container_id, ["sh", "-c", f"echo saved > {marker}"], user="0"
+        )
+        docker_client.api.exec_start(made["Id"])
+        assert docker_client.api.exec_inspect(made["Id"])["ExitCode"] == 0
         since = int(time.time()) - 1
         image_id = await asyncio.to_thread(
             commit_clean,

@@ -137,10 +137,11 @@ def test_the_generated_dockerfile_builds_here_with_its_pins_and_reaches_the_same
 
 
 def test_a_saved_environment_keeps_what_setup_made_in_the_workspace(tmp_path: Path) -> None:
-    """The workspace is a volume (the loop disk), which `docker commit` leaves out. An old-style
-    setup.py writes a module into the checkout at install time (as numpy-era projects write
-    their version.py; an editable install builds extensions in place the same way): a session
-    on the saved environment must find it, or the saved environment does not start ready."""
+    """The workspace and the home directory are volumes (the loop disk), which `docker commit`
+    leaves out. An old-style setup.py writes a module into the checkout at install time (as
+    numpy-era projects write their version.py; an editable install builds extensions in place
+    the same way), and a file in the home directory: a session on the saved environment must
+    find both, or the saved environment does not start ready."""
     docker_or_skip()
     repo = repos.write_repo(
         tmp_path / "stamped",
@@ -150,11 +151,15 @@ def test_a_saved_environment_keeps_what_setup_made_in_the_workspace(tmp_path: Pa
                 "from pathlib import Path\n"
                 "from setuptools import setup\n\n"
                 "Path('stamp/_built.py').write_text('BUILT = \"at install\"\\n')\n"
+                # and one in the home directory (a volume too: the loop disk's, issue 25)
+                "(Path.home() / '.stamp').write_text('home')\n"
                 "setup(name='stamp', version='0.1', packages=['stamp'])\n"
             ),
             "stamp/__init__.py": "from stamp._built import BUILT\n",
             "tests/test_stamp.py": (
-                "from stamp import BUILT\n\ndef test_built():\n    assert BUILT == 'at install'\n"
+                "from pathlib import Path\nfrom stamp import BUILT\n\ndef test_built():\n"
+                "    assert BUILT == 'at install'\n"
+                "    assert (Path.home() / '.stamp').read_text() == 'home'\n"
             ),
         },
     )
