@@ -4,7 +4,8 @@ trajectory a test writes under its own directory follows docs/trajectory.schema.
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable, Iterator
+import sys
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,28 @@ GIT_ENV = {
 }
 
 RepoFactory = Callable[..., Path]
+
+REPOSIM = [sys.executable, "-m", "reposim"]
+"""The `reposim` command as a user runs it (this checkout's environment)."""
+
+
+def reposim(
+    *args: str,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 300,
+) -> subprocess.CompletedProcess[str]:
+    """Run `reposim ARGS` in a process of its own, its output captured as text; the exit status
+    is the test's to check. `timeout` is an upper bound for a loaded machine."""
+    return subprocess.run(
+        [*REPOSIM, *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=timeout,
+        check=False,
+    )
 
 
 USER_PYTEST_VENV = Path.home() / ".cache" / "reposim-tests" / "user-pytest-venv"

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from tests.conftest import reposim
 
 PY_PROJECT = {
     "pkg/__init__.py": "",
@@ -56,16 +56,6 @@ PY_PROJECT = {
         "from pkg.core import scale\n\n\ndef test_scale():\n    assert scale([1], 2)\n"
     ),
 }
-
-
-def reposim(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "reposim", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
 
 
 def by_id(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -8,17 +8,7 @@ import sys
 from pathlib import Path
 
 from simulator import __version__
-
-
-def reposim(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "reposim", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=120,
-        check=False,
-    )
+from tests.conftest import reposim
 
 
 def trajectory_of(stderr: str) -> Path:

@@ -18,7 +18,6 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 import tarfile
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ import pytest
 
 from simulator.dataset.readers import read_problems
 from simulator.dataset.schema import Problem
+from tests.conftest import reposim as run_reposim
 from tests.harness.conftest import PROJECT as SHAPES_PROJECT
 
 DATA = Path(__file__).parent / "data"
@@ -37,14 +37,7 @@ R2E_SERVER_PACKAGES = ("r2e-test-server==0.1.8", "click<8.2")
 
 
 def reposim(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "reposim", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=900,
-        check=False,
-    )
+    return run_reposim(*args, cwd=cwd, timeout=900)
 
 
 def harness(repo: Path, selectors: tuple[str, ...], out: Path) -> list[Problem]:

@@ -4,8 +4,6 @@ bytes, `replay --verify --strict` tells `A\\377Z` from `A\\376Z`, and session wr
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,16 +12,7 @@ import pytest
 from simulator.events import Kind
 from simulator.session import Session, SessionError
 from simulator.trajectory import read_trajectory
-
-
-def reposim(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "reposim", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+from tests.conftest import reposim
 
 
 async def test_output_that_is_not_utf8_is_recorded_byte_for_byte(

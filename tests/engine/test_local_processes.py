@@ -10,7 +10,6 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -19,8 +18,7 @@ import psutil
 import pytest
 
 from backends.local import LocalBackend
-
-REPOSIM = [sys.executable, "-m", "reposim"]
+from tests.conftest import REPOSIM
 
 
 def sleeps(*tokens: str) -> list[int]:

@@ -15,6 +15,7 @@ from backends.output import DEFAULT_HEAD, DEFAULT_TAIL, OutputCapture
 from simulator.describe import describe_event
 from simulator.session import Session
 from simulator.trajectory import blob_bytes, blob_dir, blob_path, read_trajectory
+from tests.conftest import reposim
 
 
 async def test_big_output_is_windowed_and_its_blob_is_whole(
@@ -166,15 +167,6 @@ def test_a_large_output_replays_as_the_same(sample_repo: Path, tmp_path: Path) -
     """Verification compares a windowed output by its digest: the same command matches, a
     different one of the same size does not."""
     out = tmp_path / "big.jsonl"
-
-    def reposim(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "reposim", *args],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
 
     recorded = reposim("exec", "--trajectory", str(out), str(sample_repo), "--", "seq 1 300000")
     assert recorded.returncode == 0, recorded.stderr

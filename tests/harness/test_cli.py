@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
-REPOSIM = [sys.executable, "-m", "reposim"]
+from tests.conftest import reposim as run_reposim
 
 
 def reposim(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*REPOSIM, *args], capture_output=True, text=True, cwd=cwd, timeout=600, check=False
-    )
+    return run_reposim(*args, cwd=cwd, timeout=600)
 
 
 def test_harness_then_export_and_import(calc_repo: Path, tmp_path: Path) -> None:

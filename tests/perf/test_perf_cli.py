@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from pathlib import Path
 
-
-def reposim(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "reposim", *args], capture_output=True, text=True, timeout=120
-    )
+from tests.conftest import reposim
 
 
 def test_api_and_command_together_is_a_user_error(twox_repo: Path) -> None:

@@ -3,23 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
+from tests.conftest import reposim
 from tests.replay.replay_helpers import SAMPLES
-
-
-def reposim(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "reposim", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env=dict(os.environ),
-    )
 
 
 def test_verify_exit_codes_for_ci(recorded: tuple[Path, Path], tmp_path: Path) -> None:
