@@ -44,9 +44,11 @@ class Curation:
     history: list[CurationEntry] = field(default_factory=list)
 
     def mark(self, state: CurationState, *, by: str = "reposim", reason: str = "") -> None:
+        """Move to `state`. `reasons` say why the problem is in its current state, so an
+        earlier state's reasons (a coverage shortfall since fixed) leave them; the history
+        keeps every change with its reason."""
         self.state = state
-        if reason:
-            self.reasons.append(reason)
+        self.reasons = [reason] if reason else []
         self.history.append(CurationEntry(state, by, reason))
 
     def as_dict(self) -> dict[str, Any]:

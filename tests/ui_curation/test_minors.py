@@ -7,13 +7,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import Input, Static
+from textual.widgets import Checkbox, Input, Static
 
+from simulator.dataset.readers import read_problems
+from simulator.dataset.schema import CurationState
 from simulator.session import Session
 from tests.ui.helpers import wait_for
 from tests.ui_curation.conftest import figured_problems
 from widgets.curation.app import CurationApp
-from widgets.curation.dialogs import AskText
+from widgets.curation.dialogs import AskExportPath, AskText
 from widgets.curation.screen import CurationScreen
 from widgets.curation.table import TargetTable
 
@@ -76,3 +78,32 @@ async def test_a_note_shows_in_the_table_and_can_be_filtered_on(
         assert "✎ zero case missing" in status, status
         screen.query_one("#curation-filter", Input).value = "noted"
         await wait_for(pilot, lambda: _shown(screen) == ["sign"], "noted targets only")
+
+
+async def test_export_accepted_only_without_stale_reasons(session: Session, tmp_path: Path) -> None:
+    problems = figured_problems(session)
+    sign = next(p for p in problems if p.target["qualname"] == "sign")
+    sign.curation.mark(CurationState.GENERATED, reason="branch coverage 25% < 80%")
+    saves = tmp_path / "tools-problems.jsonl"
+    app = CurationApp(session, problems, export_path=saves, by="ada")
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = _screen(app)
+        await wait_for(pilot, lambda: len(screen.shown) == 3, "the table")
+        screen.query_one(TargetTable).move_cursor(_shown(screen).index("sign"))
+        await pilot.press("a")  # the person accepts sign despite the shortfall
+        await wait_for(pilot, lambda: sign.curation.state == CurationState.ACCEPTED, "accepted")
+        await pilot.press("ctrl+e")
+        await wait_for(pilot, lambda: isinstance(app.screen, AskExportPath), "the export box")
+        box = app.screen
+        out = tmp_path / "accepted.jsonl"
+        box.query_one(Input).value = str(out)
+        await pilot.press("tab", "space")  # the "accepted only" box
+        assert box.query_one(Checkbox).value
+        await pilot.press("enter")
+        await wait_for(pilot, out.exists, "the export")
+        exported = {p.target["qualname"]: p for p in read_problems(out)}
+        assert sorted(exported) == ["clamp", "sign"]  # scale (rejected) is not in it
+        assert exported["sign"].curation.reasons == []  # accepted: no stale shortfall
+        assert "branch coverage 25% < 80%" in [e.reason for e in exported["sign"].curation.history]
+        assert screen.export_path == saves  # decisions are still saved to the full file
+        assert len(read_problems(saves)) == 3

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -11,7 +12,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Input, Label, Static
+from textual.widgets import Checkbox, Input, Label, Static
 
 from widgets.curation.keys import SURVIVORS_BINDINGS
 
@@ -39,23 +40,41 @@ class AskText(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-class AskExportPath(ModalScreen[Path | None]):
-    """Where to export: the default is filled in, Enter accepts, Escape cancels. An existing
-    file is replaced only after a second Enter on the same name; a missing folder is said."""
+@dataclass(frozen=True)
+class ExportChoice:
+    path: Path
+    accepted_only: bool = False
+
+
+HINT = "Enter exports · Tab then Space: accepted only · Esc cancels"
+
+
+class AskExportPath(ModalScreen[ExportChoice | None]):
+    """Where to export, and whether only the accepted problems: the default is filled in,
+    Enter accepts, Escape cancels. An existing file is replaced only after a second Enter on
+    the same name; a missing folder is said."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, default: Path, count: int) -> None:
+    def __init__(self, default: Path, count: int, accepted: int = 0) -> None:
         super().__init__()
         self.default = default
         self.count = count
+        self.accepted = accepted
         self._confirmed: Path | None = None
 
     def compose(self) -> ComposeResult:
         with Vertical(id="ask"):
             yield Label(f"Export {self.count} problems (JSON lines) to:")
             yield Input(str(self.default), id="ask-input")
-            yield Static("Enter exports · Esc cancels", id="ask-hint")
+            yield Checkbox(f"Accepted only ({self.accepted} of {self.count})", id="ask-accepted")
+            yield Static(HINT, id="ask-hint")
+
+    @on(Checkbox.Changed)
+    def _only_changed(self, event: Checkbox.Changed) -> None:
+        what = f"{self.accepted} accepted" if event.value else f"{self.count}"
+        self.query_one(Label).update(f"Export {what} problems (JSON lines) to:")
+        self.query_one(Input).focus()  # Enter exports from there
 
     def _hint(self, text: str, *, warn: bool = False) -> None:
         hint = self.query_one("#ask-hint", Static)
@@ -66,7 +85,7 @@ class AskExportPath(ModalScreen[Path | None]):
     def _changed(self) -> None:
         if self._confirmed is not None:
             self._confirmed = None
-            self._hint("Enter exports · Esc cancels")
+            self._hint(HINT)
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
@@ -88,7 +107,7 @@ class AskExportPath(ModalScreen[Path | None]):
                 f"{path.name} exists: Enter again replaces it, or change the name.", warn=True
             )
             return
-        self.dismiss(path)
+        self.dismiss(ExportChoice(path, self.query_one(Checkbox).value))
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -22,7 +22,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Input, Static, TextArea
 
-from simulator.dataset.schema import Problem
+from simulator.dataset.schema import CurationState, Problem
 from simulator.dataset.writers import write_jsonl
 from simulator.harness.branches import BranchCoverage
 from simulator.harness.target import Target
@@ -41,7 +41,7 @@ from simulator.harness.workflow import (
 from simulator.session import Session
 from simulator.workflow import WorkflowFailure
 from widgets.curation.commands import CurationCommands
-from widgets.curation.dialogs import AskExportPath, AskText, SurvivorsScreen
+from widgets.curation.dialogs import AskExportPath, AskText, ExportChoice, SurvivorsScreen
 from widgets.curation.gutter import CoverageView
 from widgets.curation.keys import CURATION_BINDINGS
 from widgets.curation.model import FilterError, Row, select
@@ -413,17 +413,30 @@ class CurationScreen(Screen[None]):
         return True
 
     def action_export(self) -> None:
-        """Ask where (the last place is the default), then write the problems by file and
-        line; an existing file is replaced only once the person said so."""
+        """Ask where (the last place is the default) and whether only the accepted problems,
+        then write them by file and line; an existing file is replaced only once the person
+        said so. A full export becomes where later decisions are saved; an accepted-only one
+        is a copy (saving every problem there later would undo the choice)."""
 
-        def chosen(path: Path | None) -> None:
-            if path is None:
+        def chosen(choice: ExportChoice | None) -> None:
+            if choice is None:
                 self._status("export cancelled")
                 return
+            path = choice.path
+            problems = export_order(self.problems)
+            if choice.accepted_only:
+                problems = [p for p in problems if p.curation.state == CurationState.ACCEPTED]
             try:
-                count = write_jsonl(export_order(self.problems), path)
+                count = write_jsonl(problems, path)
             except OSError as exc:
                 self.notify(f"The export failed: {exc}", severity="error")
+                return
+            if choice.accepted_only:
+                self._status(
+                    f"exported {count} accepted problems to {path}; decisions are still saved "
+                    f"to {self.export_path.name}"
+                )
+                self.notify(f"Exported {count} accepted problems to {path}")
                 return
             self.export_path = path  # and every later decision is saved there
             self.saved = True
@@ -431,7 +444,8 @@ class CurationScreen(Screen[None]):
             self._status(f"exported {count} problems to {path}; decisions are saved there now")
             self.notify(f"Exported {count} problems to {path}")
 
-        self.app.push_screen(AskExportPath(self.export_path, len(self.problems)), chosen)
+        accepted = sum(p.curation.state == CurationState.ACCEPTED for p in self.problems)
+        self.app.push_screen(AskExportPath(self.export_path, len(self.problems), accepted), chosen)
 
     def action_survivors(self) -> None:
         """The selected target's surviving mutants, each as the diff the harness let through."""
