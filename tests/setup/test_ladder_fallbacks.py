@@ -294,6 +294,50 @@ async def test_a_dependency_with_no_wheel_then_takes_todays_and_the_rest_travel(
     assert any(p.startswith("numpy==1.") for p in result.lock), result.lock
 
 
+async def test_a_runner_as_of_the_commit_that_does_not_start_takes_todays_release(
+    tmp_path: Path, docker_session: SessionFactory
+) -> None:
+    """pint 0.17 in the hard corpus declares pytest in its test extra; as of its 2021 commit
+    that is pytest 6.2.2 with py 1.10, which dies on this Python (`AttributeError: __spec__`)
+    before collecting a test. The runner alone takes today's release; the project's own
+    dependencies stay as of the date."""
+    repo = _dated(
+        repos.write_repo(
+            tmp_path / "repo",
+            {
+                "pyproject.toml": """
+                    [build-system]
+                    requires = ["setuptools>=61"]
+                    build-backend = "setuptools.build_meta"
+
+                    [project]
+                    name = "oldtested"
+                    version = "0.1"
+                    dependencies = ["tabulate"]
+
+                    [project.optional-dependencies]
+                    test = ["pytest"]
+
+                    [tool.setuptools]
+                    packages = ["oldtested"]
+                """,
+                "oldtested/__init__.py": "import tabulate\n\nVERSION = tabulate.__version__\n",
+                "tests/test_old.py": (
+                    "import oldtested\n\ndef test_v():\n    assert oldtested.VERSION == '0.8.9'\n"
+                ),
+            },
+        ),
+        "2021-03-22T04:02:02+00:00",
+    )
+    session = await docker_session(repo)
+    result = await run_setup(session)
+    assert result.verdict.ready, result.verdict.line()
+    assert result.resolution["mode"] == "as-of-commit", result.resolution
+    assert "tabulate==0.8.9" in result.lock, result.lock
+    assert not any(p.startswith("pytest==6.") for p in result.lock), result.lock
+    assert any("does not start on this Python" in n for n in result.notes), result.notes
+
+
 @pytest.mark.timeout(1800)  # two builds and an apt-get install: 621 s at load 38
 async def test_a_c_extension_missing_python_h_gets_python3_dev_as_root(
     tmp_path: Path, docker_session: SessionFactory
