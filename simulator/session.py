@@ -61,7 +61,7 @@ from simulator.events import (
     TestResultPayload,
     TestRunPayload,
 )
-from simulator.git import diff_texts, git_output
+from simulator.git import GitError, diff_texts, run_git
 from simulator.paths import trajectories_dir
 from simulator.session_errors import ActionDenied, BinaryFileError, EditError, SessionError
 from simulator.terminal_record import RecordedPty
@@ -149,21 +149,37 @@ def unified_diff(path: str, before: str, after: str) -> str:
 
 
 def repo_info(source: Path) -> dict[str, Any]:
-    """Where a session's workspace came from: path, and for a git repo its commit and state."""
+    """Where a session's workspace came from: path, and for a git repo its commit and state.
+
+    One `git status` answers all three (it was three git processes on every session start);
+    GIT_OPTIONAL_LOCKS=0 keeps it from refreshing the source's index on disk, so it takes no
+    index.lock that a copy of the repository made at the same time could pick up."""
     info: dict[str, Any] = {"source": str(source), "git": False}
-
-    def git(*args: str) -> str | None:
-        out = git_output(source, *args, timeout=20)
-        return out.strip() if out is not None else None
-
-    commit = git("rev-parse", "HEAD")
-    if commit is not None:
-        info.update(
-            git=True,
-            commit=commit,
-            branch=git("rev-parse", "--abbrev-ref", "HEAD"),
-            dirty=bool(git("status", "--porcelain", "--untracked-files=normal")),
+    try:
+        out = run_git(
+            source,
+            "status",
+            "--porcelain=v2",
+            "--branch",
+            "--untracked-files=normal",
+            timeout=20,
+            env={"GIT_OPTIONAL_LOCKS": "0"},
         )
+    except GitError:
+        return info
+    headers = dict(
+        line[2:].split(" ", 1) for line in out.splitlines() if line.startswith("# branch.")
+    )
+    commit = headers.get("branch.oid", "(initial)")
+    if commit == "(initial)":  # no commit yet: as `git rev-parse HEAD`, which fails there
+        return info
+    branch = headers.get("branch.head", "(detached)")
+    info.update(
+        git=True,
+        commit=commit,
+        branch="HEAD" if branch == "(detached)" else branch,  # as `rev-parse --abbrev-ref HEAD`
+        dirty=any(line and not line.startswith("#") for line in out.splitlines()),
+    )
     return info
 
 
@@ -231,12 +247,25 @@ class Session:
         return await open_session(source, **options)
 
     async def start(self, *, checkpoint_start: bool = True) -> None:
-        if self._start_repo is not None:
-            self.repo = self._start_repo
-        else:
-            self.repo = await asyncio.to_thread(repo_info, self.source)
-        await self._backend.start()
+        # Where the workspace came from is asked of git beside the backend's start (a copy and a
+        # shell, or a container): two waits on other processes at once, not one after the other.
+        repo = (
+            None
+            if self._start_repo is not None
+            else asyncio.ensure_future(asyncio.to_thread(repo_info, self.source))
+        )
         try:
+            await self._backend.start()
+        except BaseException:
+            if repo is not None:
+                await asyncio.gather(repo, return_exceptions=True)
+            raise
+        try:
+            if repo is not None:
+                self.repo = await repo
+            else:
+                assert self._start_repo is not None
+                self.repo = self._start_repo
             header = TrajectoryHeader.new(
                 self.id,
                 repo=RepoInfo.from_dict(self.repo, "repo"),
