@@ -3,8 +3,9 @@
 Each environment is its own Session (its own scratch workspace and trajectory), so everything
 that ran at revision A is in A's trajectory and likewise for B. The programs that run inside
 (the pyperf driver and the test tracer) come from a tools directory that holds copies of
-`bench_worker.py`, `trace_plugin.py` and pyperf itself: pyperf is pure Python, so whatever
-interpreter runs the harness can import it from there without installing anything.
+`bench_worker.py`, `trace_plugin.py` and a link to the pyperf RepoSim imports: pyperf is pure
+Python, so whatever interpreter runs the harness can import it from there without installing
+anything.
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ def _tool_files() -> dict[str, Path]:
 def current_tools() -> Path:
     """Where `shared_tools` keeps the tools of this version (made or not)."""
     files = _tool_files()
-    digest = hashlib.sha256(pyperf.__version__.encode())
+    # where pyperf is, too: the tools link to it (a copy before, under the same versions)
+    digest = hashlib.sha256(f"{pyperf.__version__}\0{Path(pyperf.__file__).parent}".encode())
     for name, path in sorted(files.items()):
         digest.update(name.encode() + b"\0" + path.read_bytes())
     return cache_root() / f"tools-{digest.hexdigest()[:12]}"
@@ -65,8 +67,9 @@ def shared_tools() -> Path:
     pyperf (under the perf cache), not copied into each output directory.
 
     The worker runs under the environment's interpreter, which need not have pyperf; pyperf is
-    pure Python, so one copy beside the worker (its script directory is on sys.path) serves
-    every interpreter and every container (a container gets the directory as a tar)."""
+    pure Python, so the link to RepoSim's own beside the worker (its script directory is on
+    sys.path) serves every interpreter, and every container (a container gets the directory,
+    the link followed, as a tar)."""
     dest = current_tools()
     if (dest / ".complete").exists():
         return dest
@@ -83,14 +86,17 @@ def shared_tools() -> Path:
 
 
 def install_tools(dest: Path) -> Path:
-    """Copy the in-environment programs and pyperf into `dest`; returns it."""
+    """Copy the in-environment programs into `dest` and link pyperf there; returns it.
+
+    `dest/pyperf` is a symbolic link to the pyperf RepoSim imports (its installed package):
+    an environment's interpreter imports that one, nothing is copied on this machine. A
+    container gets the files the link points to, in the tar (`tools_archive`)."""
     dest.mkdir(parents=True, exist_ok=True)
     for name, path in _tool_files().items():
         shutil.copy2(path, dest / name)
-    package = Path(pyperf.__file__).parent
     target = dest / "pyperf"
-    if not target.exists():
-        shutil.copytree(package, target, ignore=shutil.ignore_patterns("tests", "__pycache__"))
+    if not target.exists() and not target.is_symlink():
+        target.symlink_to(Path(pyperf.__file__).resolve().parent, target_is_directory=True)
     return dest
 
 
@@ -141,13 +147,15 @@ class QuickcheckReport:
 def tools_archive(tools: Path) -> bytes:
     """The tools directory as a gzipped tar (to unpack inside a container)."""
     buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+    # dereference: pyperf is a link to the installed package here; the container needs files
+    with tarfile.open(fileobj=buffer, mode="w:gz", dereference=True) as tar:
         tar.add(tools, arcname="tools", filter=_no_bytecode)
     return buffer.getvalue()
 
 
 def _no_bytecode(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
-    return None if "__pycache__" in info.name else info
+    parts = info.name.split("/")
+    return None if "__pycache__" in parts or "tests" in parts[2:3] else info
 
 
 class PerfEnvironment:

@@ -11,6 +11,7 @@ import pytest
 
 from simulator.events import Kind
 from simulator.perf import CompareRequest, MeasureSettings, compare
+from simulator.perf.environment import shared_tools
 from simulator.trajectory import read_trajectory
 from simulator.workflow import WorkflowFailure
 from tests.agent.fake_llm import FakeLLM, Reply, call
@@ -79,6 +80,13 @@ async def test_compare_by_api_with_a_harness_traced_from_the_tests(
     # pyperf and the worker come from one shared tools directory, not a copy per output
     assert not (out / "tools").exists()
     assert sum(f.stat().st_size for f in out.rglob("*") if f.is_file()) < 400_000
+    # and pyperf there is RepoSim's own, imported, not a copy of it (596 KB per version)
+    linked = shared_tools() / "pyperf"
+    assert linked.is_symlink()
+    assert linked.resolve() == Path(pyperf.__file__).resolve().parent
+    assert pyperf.Benchmark.load(result.files["a"]).get_metadata()["perf_version"] == (
+        pyperf.__version__
+    )
     # the user's repository is untouched: still at b, no worktree left behind
     assert (twox_repo / "fastlib/core.py").read_text().count("range(1)") == 1
 
