@@ -5,17 +5,22 @@ equivalent, a model regeneration recorded as the person's."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
-from textual.widgets import Checkbox, Input, Static
+from textual.widgets import Checkbox, Input, Label, Static
 
+from simulator.agent.models import LiteLLMClient, RetryPolicy
 from simulator.dataset.readers import read_problems
 from simulator.dataset.schema import CurationState
+from simulator.harness.validate import Thresholds
+from simulator.harness.workflow import HarnessOptions
 from simulator.session import Session
-from tests.ui.helpers import wait_for
+from tests.agent.fake_llm import FakeLLM, Reply
+from tests.ui.helpers import recorded, wait_for
 from tests.ui_curation.conftest import figured_problems
 from widgets.curation.app import CurationApp
-from widgets.curation.dialogs import AskExportPath, AskText
+from widgets.curation.dialogs import AskExportPath, AskText, AskYesNo
 from widgets.curation.screen import CurationScreen
 from widgets.curation.table import TargetTable
 
@@ -107,3 +112,68 @@ async def test_export_accepted_only_without_stale_reasons(session: Session, tmp_
         assert "branch coverage 25% < 80%" in [e.reason for e in exported["sign"].curation.history]
         assert screen.export_path == saves  # decisions are still saved to the full file
         assert len(read_problems(saves)) == 3
+
+
+WEAK_SIGN = """Only the positive case:
+```python
+def test_positive():
+    assert same(candidate(7), reference(7))
+```"""
+
+
+async def test_m_asks_before_a_worse_harness_replaces_a_better_one(
+    session: Session, tmp_path: Path
+) -> None:
+    """sign's harness scores 100%/100%; the model's scores lower: M asks, n keeps the current
+    one, and the trajectory says the person asked for the regeneration and kept theirs."""
+    problems = figured_problems(session)
+    sign = next(i for i, p in enumerate(problems) if p.target["qualname"] == "sign")
+    validation = problems[sign].validation
+    assert validation is not None and validation.coverage and validation.mutation
+    validation.coverage["rate"] = 1.0
+    validation.mutation.update(score=1.0, killed=3, survivors=[])
+    before = problems[sign]
+    server = FakeLLM([Reply(WEAK_SIGN)]).start()
+    client = LiteLLMClient(
+        "openai/fake-model",
+        api_base=server.api_base,
+        api_key="sk-test",
+        retry=RetryPolicy(attempts=2, base_delay=0.01, max_delay=0.02),
+    )
+    options = HarnessOptions(thresholds=Thresholds(repeats=1, max_mutants=8), rounds=1)
+    app = CurationApp(
+        session,
+        problems,
+        export_path=tmp_path / "x.jsonl",
+        options=options,
+        client=client,
+        by="ada",
+    )
+    try:
+        async with app.run_test(size=(160, 48)) as pilot:
+            screen = _screen(app)
+            await wait_for(pilot, lambda: len(screen.shown) == 3, "the table")
+            screen.query_one(TargetTable).move_cursor(_shown(screen).index("sign"))
+            await pilot.press("M")
+            # the model's harness is validated first (its tests, then mutants): minutes at load 25
+            deadline = time.monotonic() + 300
+            while not isinstance(app.screen, AskYesNo) and screen.busy:
+                assert time.monotonic() < deadline, "no question within 300 s"
+                await pilot.pause(0.1)
+            status = str(screen.query_one("#curation-status", Static).render())
+            assert isinstance(app.screen, AskYesNo), (status, screen.problems[sign].validation)
+            question = str(app.screen.query_one(Label).render())
+            assert "scores" in question and "100% coverage, 100% mutation" in question
+            await pilot.press("n")
+            await wait_for(pilot, lambda: screen.busy == 0, "the regeneration to end")
+            assert screen.problems[sign] is before  # the better harness stays
+            assert screen.rows[sign].coverage == 1.0
+    finally:
+        server.close()
+    events = recorded(session.trajectory_path)
+    starts = [e for e in events if e["kind"] == "workflow.start"]
+    asked = [e for e in starts if e["payload"]["params"].get("action") == "regenerate"]
+    assert asked and asked[0]["actor"] == "human", starts
+    steps = [e["payload"] for e in events if e["kind"] == "workflow.step"]
+    by = {(s["step"], s["detail"].get("by")) for s in steps}
+    assert {("regenerate", "ada"), ("keep", "ada")} <= by, by

@@ -40,6 +40,28 @@ class AskText(ModalScreen[str | None]):
         self.dismiss(None)
 
 
+class AskYesNo(ModalScreen[bool]):
+    """A question with two answers: y (or Enter) says yes; n or Escape says no."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y,enter", "answer(True)", "Yes"),
+        Binding("n,escape", "answer(False)", "No"),
+    ]
+
+    def __init__(self, question: str, hint: str) -> None:
+        super().__init__()
+        self.question = question
+        self.hint = hint
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="ask"):
+            yield Label(self.question)
+            yield Static(self.hint, id="ask-hint")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+
 @dataclass(frozen=True)
 class ExportChoice:
     path: Path

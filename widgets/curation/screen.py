@@ -22,7 +22,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Input, Static, TextArea
 
-from simulator.dataset.schema import CurationState, Problem
+from simulator.dataset.schema import CurationEntry, CurationState, Problem
 from simulator.dataset.writers import write_jsonl
 from simulator.harness.branches import BranchCoverage
 from simulator.harness.target import Target
@@ -41,7 +41,13 @@ from simulator.harness.workflow import (
 from simulator.session import Session
 from simulator.workflow import WorkflowFailure
 from widgets.curation.commands import CurationCommands
-from widgets.curation.dialogs import AskExportPath, AskText, ExportChoice, SurvivorsScreen
+from widgets.curation.dialogs import (
+    AskExportPath,
+    AskText,
+    AskYesNo,
+    ExportChoice,
+    SurvivorsScreen,
+)
 from widgets.curation.gutter import CoverageView
 from widgets.curation.keys import CURATION_BINDINGS
 from widgets.curation.model import FilterError, Row, select
@@ -53,6 +59,24 @@ if TYPE_CHECKING:
 
 SORTS = ("file", "function", "state", "coverage", "mutation")
 __all__ = ["AskText", "CurationScreen", "ModelHost"]
+
+
+def _scores(problem: Problem) -> tuple[float, float]:
+    """(branch coverage, mutation score), 0 where there is none."""
+    v = problem.validation
+    return (v.coverage_rate or 0.0, v.mutation_score or 0.0) if v else (0.0, 0.0)
+
+
+def _scores_text(problem: Problem) -> str:
+    coverage, mutation = _scores(problem)
+    return f"{coverage:.0%} coverage, {mutation:.0%} mutation"
+
+
+def _worse(fresh: Problem, old: Problem) -> bool:
+    """Whether a new harness scores lower than a validated one on either figure."""
+    if old.validation is None:
+        return False
+    return any(new < before for new, before in zip(_scores(fresh), _scores(old), strict=True))
 
 
 class ModelHost(Protocol):
@@ -514,9 +538,33 @@ class CurationScreen(Screen[None]):
         if client is None:
             return
         options = replace(self.options, generator="model", client=client)
+        why = f"with the model {client.model}"
 
         async def one(index: int) -> None:
-            self.problems[index] = await regenerate(self.session, self.problems[index], options)
+            old = self.problems[index]
+            # the person asked for it: their decision, recorded before RepoSim's run
+            record_decision(self.session, old, "regenerate", by=self.by, reason=why)
+            fresh = await regenerate(self.session, old, options)
+            fresh.curation.history.append(
+                CurationEntry(fresh.curation.state, self.by, f"regenerated {why}")
+            )
+            if _worse(fresh, old) and not await self.app.push_screen_wait(
+                AskYesNo(
+                    f"The model's harness for {self.rows[index].function} scores "
+                    f"{_scores_text(fresh)}; the current one {_scores_text(old)}. Replace it?",
+                    "y replaces it · n or Esc keeps the current one",
+                )
+            ):
+                record_decision(
+                    self.session,
+                    old,
+                    "keep",
+                    by=self.by,
+                    reason=f"the model's scored lower ({_scores_text(fresh)})",
+                )
+                self.notify(f"Kept the current harness of {self.rows[index].function}.")
+                return
+            self.problems[index] = fresh
 
         self._start(f"model ({client.model})", chosen, one)
 
