@@ -29,17 +29,22 @@ def wire_agent(
     """The UI's agent: built now when `config` has a model client, and a way to connect one
     from the environment ($REPOSIM_MODEL, through litellm, loaded in a thread: it takes seconds)
     when the person gives a task without one. ModelConfigError, one sentence, if none is set."""
-    from simulator.agent import Agent, AgentConfig, litellm_client
-
-    chosen = config or AgentConfig()
 
     def build(client: ModelClient) -> Agent:
+        # simulator.agent loads here, not before the UI's first frame (issue 29)
+        from simulator.agent import Agent, AgentConfig
+
+        chosen = config or AgentConfig()
         return Agent(session, client, mode=chosen.mode, budgets=chosen.budgets)
 
     async def connect() -> Agent:
+        from simulator.agent import litellm_client
+
         return build(await asyncio.to_thread(litellm_client, None))
 
-    return (build(chosen.client) if chosen.client is not None else None), connect
+    return (
+        build(config.client) if config is not None and config.client is not None else None
+    ), connect
 
 
 async def run_ui(

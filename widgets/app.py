@@ -30,15 +30,12 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static, TabbedContent, TabPane, TextArea
 
-from simulator.agent import Agent, AgentConfig, ModelClient
 from simulator.checkpoint_repo import HELPER_DIR
 from simulator.events import Event, Kind, TerminalInputPayload, TestResultPayload, file_paths
 from simulator.paths import config_dir
 from simulator.session import Session
 from simulator.wire import WireError
 from themes import DEFAULT_THEME
-from widgets.agent_pane import AgentConnect, AgentPane, ApprovalPrompt
-from widgets.changes_view import ChangesView, DiffScreen
 from widgets.coalesce import Coalesced
 from widgets.curation.keys import CURATION_BINDINGS, SURVIVORS_BINDINGS
 from widgets.editor_pane import ChoiceScreen, EditorPane
@@ -55,13 +52,17 @@ from widgets.palette import ActionProvider, FileProvider, PaletteAction, collect
 from widgets.pane_focus import TAB_HELP, next_pane_target
 from widgets.settings import load_settings, save_theme
 from widgets.status_bar import StatusBar
-from widgets.terminal_pane import TerminalPane
-from widgets.tests_panel import TestsPanel
 from widgets.theming import ThemeSet
 from widgets.workspace_app import WorkspaceApp
 
 if TYPE_CHECKING:
     from textual.pilot import Pilot
+
+    from simulator.agent import Agent, AgentConfig, ModelClient
+    from widgets.agent_pane import AgentConnect, AgentPane
+    from widgets.changes_view import ChangesView
+    from widgets.terminal_pane import TerminalPane
+    from widgets.tests_panel import TestsPanel
 
 # Live output chunks are not forwarded to the panes: the terminal pane renders its own stream and
 # exec.result / test.result carry the whole output once it is done.
@@ -178,6 +179,12 @@ class RepoSimApp(WorkspaceApp):
         yield StatusBar(self.session, id="status")
 
     def _late_panes(self) -> tuple[TabbedContent, AgentPane]:
+        # Their modules load here, after the first frame, not with the app (issue 29).
+        from widgets.agent_pane import AgentPane
+        from widgets.changes_view import ChangesView
+        from widgets.terminal_pane import TerminalPane
+        from widgets.tests_panel import TestsPanel
+
         panel = TabbedContent(id="panel", initial="panel-terminal")
         for title, pane_id, pane in (
             ("Terminal", "panel-terminal", TerminalPane(self.session, id="terminal")),
@@ -206,6 +213,23 @@ class RepoSimApp(WorkspaceApp):
         early, self._early_events = self._early_events, []
         for message in early:
             self._session_event(message)
+
+    # The panes mounted after the first frame, by id: their classes load with them (late).
+    @property
+    def _agent_pane(self) -> AgentPane:
+        return self.query_one("#agent", Widget)  # type: ignore[return-value]
+
+    @property
+    def _tests_panel(self) -> TestsPanel:
+        return self.query_one("#tests", Widget)  # type: ignore[return-value]
+
+    @property
+    def _changes_view(self) -> ChangesView:
+        return self.query_one("#changes", Widget)  # type: ignore[return-value]
+
+    @property
+    def _terminal_pane(self) -> TerminalPane:
+        return self.query_one("#terminal", Widget)  # type: ignore[return-value]
 
     @property
     def panes_mounted(self) -> bool:
@@ -236,7 +260,9 @@ class RepoSimApp(WorkspaceApp):
             )
         for problem in self.settings.problems:
             self.notify(problem, severity="warning", timeout=10)
-        unknown = unknown_ids(self.settings.keymap, self._known_binding_ids())
+        # The panes' bindings load their modules: looked at here only when there is a keymap.
+        keymap = self.settings.keymap
+        unknown = unknown_ids(keymap, self._known_binding_ids()) if keymap else []
         if unknown:
             self.notify(
                 f"keymap.toml names unknown bindings: {', '.join(unknown)} (see F1).",
@@ -266,7 +292,7 @@ class RepoSimApp(WorkspaceApp):
             if not self._resized_tree:
                 self.query_one("#sidebar").styles.width = max(20, min(32, width // 5))
             return
-        agent = self.query_one(AgentPane)
+        agent = self._agent_pane
         if not self._agent_toggled:
             agent.display = self._agent_runs or not narrow
         # On a narrow screen the agent gets about two fifths, the editor the rest.
@@ -288,7 +314,7 @@ class RepoSimApp(WorkspaceApp):
             return
         if not self.query(FileTree):
             return  # the panes are unmounting (the app is closing): nothing to show it in
-        self.query_one(AgentPane).add_event(event)
+        self._agent_pane.add_event(event)
         self.query_one(FileTree).on_session_event(event)
         kind = event.kind
         if kind in FILE_KINDS:
@@ -321,7 +347,7 @@ class RepoSimApp(WorkspaceApp):
             status.activity = f"harness: {result.summary()}"
             return
         status.activity = f"tests: {result.summary()}"
-        self.query_one(TestsPanel).show_result(result)
+        self._tests_panel.show_result(result)
 
     def _workspace_changed(self) -> None:
         """Something ran that may have changed any file: look again (coalesced)."""
@@ -403,14 +429,13 @@ class RepoSimApp(WorkspaceApp):
         self.query_one(StatusBar).changed = len(changes)
         if not self._late_mounted.is_set():
             return
-        changes_view = self.query_one(ChangesView)
+        changes_view = self._changes_view
         if self.query_one("#panel", TabbedContent).active == "panel-changes":
             changes_view.reload()
 
     # -- messages from the panes -------------------------------------------------------------
 
-    @on(AgentPane.FollowFile)
-    def _follow_agent(self, message: AgentPane.FollowFile) -> None:
+    def on_agent_pane_follow_file(self, message: AgentPane.FollowFile) -> None:
         self.run_worker(
             self._show_followed(message.path, message.line), group="agent-follow", exclusive=True
         )
@@ -420,6 +445,8 @@ class RepoSimApp(WorkspaceApp):
         # of the agent came up meanwhile (its a / r keys must reach the prompt).
         focused = self.focused
         await self.query_one(EditorPane).open_file(path, line)
+        from widgets.agent_pane import ApprovalPrompt
+
         prompt = self.query_one(ApprovalPrompt)
         if prompt.display:
             prompt.focus()
@@ -430,17 +457,14 @@ class RepoSimApp(WorkspaceApp):
     def _file_chosen(self, message: FileTree.FileChosen) -> None:
         self.open_path(message.path)
 
-    @on(TestsPanel.OpenLocation)
-    def _test_location(self, message: TestsPanel.OpenLocation) -> None:
+    def on_tests_panel_open_location(self, message: TestsPanel.OpenLocation) -> None:
         self.open_path(message.path, message.line)
 
-    @on(TestsPanel.Finished)
-    def _tests_finished(self, message: TestsPanel.Finished) -> None:
+    def on_tests_panel_finished(self, message: TestsPanel.Finished) -> None:
         status = self.query_one(StatusBar)
         status.activity = f"tests: {message.result.summary()}"
 
-    @on(ChangesView.OpenFile)
-    def _open_changed(self, message: ChangesView.OpenFile) -> None:
+    def on_changes_view_open_file(self, message: ChangesView.OpenFile) -> None:
         self.open_path(message.path, message.line)
 
     @on(EditorPane.FileOpened)
@@ -456,7 +480,7 @@ class RepoSimApp(WorkspaceApp):
     @on(TabbedContent.TabActivated, "#panel")
     def _panel_tab(self, event: TabbedContent.TabActivated) -> None:
         if event.pane.id == "panel-changes":
-            self.query_one(ChangesView).reload()
+            self._changes_view.reload()
 
     # -- the PaletteHost protocol ------------------------------------------------------------
 
@@ -508,7 +532,7 @@ class RepoSimApp(WorkspaceApp):
         """The agent pane's commands; choosing one brings a hidden pane in first."""
         if not self._late_mounted.is_set():
             return []
-        pane = self.query_one(AgentPane)
+        pane = self._agent_pane
 
         def shown(run: Callable[[], Any]) -> Callable[[], Any]:
             def go() -> Any:
@@ -550,7 +574,7 @@ class RepoSimApp(WorkspaceApp):
 
     def action_toggle_terminal(self) -> None:
         panel = self.query_one("#panel", TabbedContent)
-        terminal = self.query_one(TerminalPane)
+        terminal = self._terminal_pane
         if not panel.display:
             panel.display = True
             panel.active = "panel-terminal"
@@ -563,18 +587,18 @@ class RepoSimApp(WorkspaceApp):
             terminal.focus()
 
     def action_toggle_agent(self) -> None:
-        agent = self.query_one(AgentPane)
+        agent = self._agent_pane
         self._agent_toggled = True
         agent.display = not agent.display
         self._auto_layout(self.size)  # on a narrow screen the tree gives way to it
 
     def action_run_tests(self) -> None:
         self._show_panel("panel-tests")
-        self.query_one(TestsPanel).run_tests()
+        self._tests_panel.run_tests()
 
     def action_show_changes(self) -> None:
         self._show_panel("panel-changes")
-        changes = self.query_one(ChangesView)
+        changes = self._changes_view
         changes.reload()
         changes.query_one("#changes-files").focus()  # as VS Code: F7 lands in the list
 
@@ -592,7 +616,7 @@ class RepoSimApp(WorkspaceApp):
 
     async def action_restart_terminal(self) -> None:
         self._show_panel("panel-terminal")
-        await self.query_one(TerminalPane).restart()
+        await self._terminal_pane.restart()
 
     def action_refresh(self) -> None:
         self._files = None
@@ -634,7 +658,7 @@ class RepoSimApp(WorkspaceApp):
             panel.display = True
             self.query_one(PANEL_TARGETS.get(panel.active, "#terminal")).focus()
         elif pane == "agent":
-            agent = self.query_one(AgentPane)
+            agent = self._agent_pane
             self._agent_toggled = self._agent_toggled or not agent.display
             agent.display = True
             # a pending approval first (else nothing brings the keyboard back to it), else
@@ -763,7 +787,7 @@ class RepoSimApp(WorkspaceApp):
         if pane == "panel":
             panel = self.query_one("#panel", TabbedContent)
             return self.query_one(PANEL_TARGETS[panel.active]) if panel.display else None
-        agent = self.query_one(AgentPane)
+        agent = self._agent_pane
         return agent.keyboard_target() if agent.display else None
 
     def _theme_changed(self, theme: Theme) -> None:
@@ -774,6 +798,10 @@ class RepoSimApp(WorkspaceApp):
             self.themes.apply_to_editor(area, self.theme)
 
     def _pane_bindings(self) -> list[tuple[str, list[Binding]]]:
+        from widgets.agent_pane import AgentPane
+        from widgets.changes_view import ChangesView, DiffScreen
+        from widgets.terminal_pane import TerminalPane
+
         panes: list[tuple[str, list[BindingType]]] = [
             ("Editor", list(EditorPane.help_bindings())),
             ("Tree", list(FileTree.BINDINGS)),

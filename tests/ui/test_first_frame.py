@@ -3,6 +3,10 @@ the agent pane are mounted (issue 29, item 2)."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 from simulator.session import Session
@@ -55,3 +59,70 @@ async def test_the_first_frame_shows_the_tree_before_the_agent_pane_is_mounted(
             "panel-tests",
             "panel-changes",
         ]
+
+
+FIRST_FRAME_MODULES = """
+import asyncio, json, sys
+from pathlib import Path
+
+from reposim.ui import wire_agent
+from simulator.session import open_session
+from widgets.app import RepoSimApp
+
+LATE = json.loads(sys.argv[3])
+
+
+class Watched(RepoSimApp):
+    loaded_at_first_frame: list[str] = []
+
+    def on_mount(self) -> None:
+        self.call_after_refresh(self._first_frame)  # before the app's own after-frame call
+        super().on_mount()
+
+    def _first_frame(self) -> None:
+        Watched.loaded_at_first_frame = [name for name in LATE if name in sys.modules]
+
+
+async def main() -> None:
+    session = await open_session(Path(sys.argv[1]), trajectory_path=Path(sys.argv[2]))
+    agent, connect = wire_agent(session, None)
+    app = Watched(session, agent=agent, connect_agent=connect)
+    async with app.run_test(size=(160, 48)):
+        pass
+    await session.close()
+    print(json.dumps(Watched.loaded_at_first_frame))
+
+
+asyncio.run(main())
+"""
+
+
+def test_the_late_panes_modules_load_after_the_first_frame(
+    sample_repo: Path, tmp_path: Path
+) -> None:
+    """The panel's and the agent pane's code (and the agent's) is not imported before the first
+    frame: a fresh process, as `reposim open` starts, notes what is loaded at that frame."""
+    late = [
+        "widgets.agent_pane",
+        "widgets.terminal_pane",
+        "widgets.tests_panel",
+        "widgets.changes_view",
+        "simulator.agent",
+    ]
+    script = tmp_path / "first_frame.py"
+    script.write_text(FIRST_FRAME_MODULES)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(script),
+            str(sample_repo),
+            str(tmp_path / "t.jsonl"),
+            json.dumps(late),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
