@@ -258,6 +258,14 @@ async def test_object_heavy_targets_get_harnesses_that_catch_planted_bugs(
     # the lambda inside a defaultdict is kept by cloudpickle, with a dump above it
     register_text = problems["register"].harness.text  # type: ignore[union-attr]
     assert "P(" in register_text and "# args[0]: Registry(entries=defaultdict(" in register_text
+    # a graph whose blocks point back to it is written with named references (N, R), not
+    # pickled; its harness still catches the planted bug (above)
+    build_text = problems["build"].harness.text  # type: ignore[union-attr]
+    assert readable_share(build_text)[0] == readable_share(build_text)[1] > 0, build_text
+    graph = (
+        "returns=G(N(1, O('objs.graph:Graph', blocks={'a': N(2, O('objs.graph:Block', graph=R(1)"
+    )
+    assert graph in build_text, build_text
 
     # the curation table shows the share of readable cases and the outcome
     row = Row.of(problems["parse"])

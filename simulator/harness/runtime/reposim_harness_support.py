@@ -110,6 +110,104 @@ def T(path: str, method: str, **fields: Any) -> Any:
     return obj
 
 
+# Values whose objects point at each other (a parse tree whose nodes know their parent) or
+# share a member are written with named references: `N(1, O(...))` is object 1, `R(1)` a
+# reference to it wherever it appears again (inside itself for a cycle), and `G(...)` around
+# the whole value joins the references up once it is built. What is shared stays shared and
+# a cycle stays a cycle, as in a pickle.
+_LABELLED: dict[int, Any] = {}  # N's objects, by label, until G joins the value up
+
+
+class _Ref:
+    """A reference to labelled object `label` (R), replaced by the object itself in G."""
+
+    __slots__ = ("label",)
+
+    def __init__(self, label: int) -> None:
+        self.label = label
+
+    def __repr__(self) -> str:
+        return f"R({self.label})"
+
+
+def N(label: int, value: Any) -> Any:
+    """`value`, known as object `label` to the references R(label) of the same G(...)."""
+    _LABELLED[label] = value
+    return value
+
+
+def R(label: int) -> Any:
+    """A reference to object `label` of the enclosing G(...) (made N(label, ...))."""
+    return _Ref(label)
+
+
+def G(value: Any) -> Any:
+    """A value with named references (N, R), joined up: every R(label) in it (in lists, dicts,
+    sets, tuples and objects' fields) becomes the object N made with that label."""
+    labelled = dict(_LABELLED)
+    _LABELLED.clear()
+    missing = [label for label in _refs_in(value, set()) if label not in labelled]
+    if missing:
+        raise ValueError(f"R({missing[0]}) refers to no N({missing[0]}, ...) of its value")
+    return _join(value, labelled, {})
+
+
+def _refs_in(value: Any, seen: set[int]) -> list[int]:
+    if isinstance(value, _Ref):
+        return [value.label]
+    if id(value) in seen:
+        return []
+    seen.add(id(value))
+    found = []
+    for item in _members(value):
+        found += _refs_in(item, seen)
+    return found
+
+
+def _members(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [*value.keys(), *value.values()]
+    if isinstance(value, list | tuple | set | frozenset | collections.deque):
+        return list(value)
+    if isinstance(value, type) or value is None or type(value) in _PLAIN:
+        return []
+    return list((state(value) or {}).values())
+
+
+def _join(value: Any, labelled: dict[int, Any], done: dict[int, Any]) -> Any:
+    """`value` with its references replaced (in place where it can be changed in place)."""
+    if isinstance(value, _Ref):
+        return labelled[value.label]
+    key = id(value)
+    if key in done:
+        return done[key]
+    done[key] = value
+    if isinstance(value, dict):
+        items = [(_join(k, labelled, done), _join(v, labelled, done)) for k, v in value.items()]
+        value.clear()
+        value.update(items)
+    elif isinstance(value, list | collections.deque):
+        for index, item in enumerate(list(value)):
+            value[index] = _join(item, labelled, done)
+    elif isinstance(value, set):
+        items = [_join(item, labelled, done) for item in value]
+        value.clear()
+        value.update(items)
+    elif isinstance(value, tuple | frozenset):
+        items = [_join(item, labelled, done) for item in value]
+        if any(a is not b for a, b in zip(items, value, strict=True)):
+            kind: Any = type(value)
+            made = kind._make(items) if hasattr(value, "_fields") else kind(items)
+            done[key] = made
+            return made
+    elif not (isinstance(value, type) or value is None or type(value) in _PLAIN):
+        for name, item in (state(value) or {}).items():
+            joined = _join(item, labelled, done)
+            if joined is not item:
+                object.__setattr__(value, name, joined)
+    return value
+
+
 def import_paths(paths: list[str]) -> None:
     """Put the workspace directories the recorded test run imported from on sys.path (pytest
     imports a test module without __init__.py under its bare name, and recorded values may

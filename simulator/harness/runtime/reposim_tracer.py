@@ -37,7 +37,7 @@ import reprlib
 import sys
 import threading
 from pathlib import Path
-from types import CodeType, FrameType
+from types import CodeType, FrameType, ModuleType
 from typing import Any
 
 SPEC_VARIABLE = "REPOSIM_TRACE_SPEC"
@@ -139,20 +139,72 @@ def _path(obj: Any) -> str | None:
     return f"{module}:{qualname}" if found is obj else None
 
 
+_MARK = re.compile("\x00(\\d+)\x01|\x02(\\d+)\x03")
+_NO_IDENTITY = (tuple, frozenset, float, int, str, bytes, bool, complex, type(None))
+
+
+def _has_identity(value: Any) -> bool:
+    """Whether a copy of `value` must stay one object wherever the value holds it (a list, a
+    dict, a set, an object of a class): not an immutable value, a class or function, an enum
+    member, a pattern or match, or a module-level singleton (written by name)."""
+    if isinstance(value, _NO_IDENTITY):
+        return False
+    kind = type(value)
+    if kind in (list, dict, set, bytearray):
+        return True
+    if isinstance(value, type) or inspect.isroutine(value) or isinstance(value, ModuleType):
+        return False
+    import enum
+
+    support = _support()
+    if isinstance(value, enum.Enum) or support._is_pattern(value) or support._is_match(value):
+        return False
+    if kind.__module__ in ("decimal", "fractions", "datetime", "pathlib", "uuid"):
+        return False
+    return support.shared_name(value) is None
+
+
 class _Builder:
     """A constructor expression that rebuilds a value readably (support's C, O, E, T), made
     from the value's class and its fields, or None when there is none."""
 
+    MAX_DEPTH = 24  # nesting of one expression (a reference back up costs none)
+
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
-        self.size = 0
+        self.seen: dict[int, tuple[Any, int]] = {}  # objects with an identity, written or begun
+        self.labels: dict[int, int] = {}  # those met again: their label for N(...) / R(...)
+
+    def expression(self, value: Any) -> str:
+        """The whole value's expression: an object met again (a cycle, or a member shared) is
+        written once as N(label, ...) and then R(label), all inside G(...)."""
+        text = self.build(value)
+        marks = {index: self.labels.get(key) for key, (_, index) in self.seen.items()}
+
+        def opened(match: re.Match[str]) -> str:
+            if match.group(1) is not None:
+                label = marks[int(match.group(1))]
+                return f"N({label}, " if label else ""
+            return ")" if marks[int(match.group(2))] else ""
+
+        text = _MARK.sub(opened, text)
+        return f"G({text})" if self.labels else text
 
     def build(self, value: Any, depth: int = 0, stack: frozenset[int] = frozenset()) -> str:
-        if depth > 8 or id(value) in stack:
+        key = id(value)
+        if key in self.seen:
+            label = self.labels.setdefault(key, len(self.labels) + 1)
+            return f"R({label})"
+        if depth > self.MAX_DEPTH or key in stack:
             raise Unencodable("no constructor: too deep or a reference cycle")
-        text = self._build(value, depth + 1, stack | {id(value)})
-        self.size += len(text)
-        if self.size > self.max_bytes:
+        identity = _has_identity(value)
+        if identity:
+            index = len(self.seen)
+            self.seen[key] = (value, index)  # (the value kept: its id stays its own)
+        text = self._build(value, depth + 1, stack | {key})
+        if identity:  # where N(label, ...) goes if the object is met again
+            text = f"\x00{index}\x01{text}\x02{index}\x03"
+        if len(text) > self.max_bytes:
             raise Unencodable("too big")
         return text
 
@@ -379,7 +431,7 @@ def encode(value: Any, max_bytes: int, *, lazy: bool = False) -> dict[str, str]:
             pass
     support = _support()
     try:
-        text = _Builder(max_bytes).build(value)
+        text = _Builder(max_bytes).expression(value)
         rebuilt = eval(text, vars(support))
         if support.same(rebuilt, value) and support.dump(rebuilt) == support.dump(value):
             return {"r": text}
