@@ -23,6 +23,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import statistics
 import sys
 import time
@@ -119,12 +120,32 @@ def figures(problems: list[Problem], seconds: dict[str, float], trace: float) ->
     }
 
 
+def stage_of(command: str) -> str:
+    """Which part of a target's pipeline a command run by the workflow is."""
+    if "reposim_tracer" in command:
+        return "traced run"
+    if "reposim_mutants" in command:
+        return "mutants (suite)" if "-suite.json" in command else "mutants (harness)"
+    if "coverage run" in command:
+        return "harness run (coverage)"
+    if "pytest" in command:
+        return "harness run"
+    return "other"
+
+
 async def run_project(repo: Path, out: Path) -> dict[str, Any]:
     seconds: dict[str, float] = {}
+    stages: Counter[str] = Counter()
+    commands: dict[int, str] = {}
     trace = 0.0
 
     def watch(event: Event) -> None:
         nonlocal trace
+        if event.kind in (Kind.EXEC, Kind.TEST_RUN):
+            commands[event.seq] = str(event.payload.get("command") or "")
+        elif event.kind in (Kind.EXEC_RESULT, Kind.TEST_RESULT) and event.cause in commands:
+            stage = stage_of(commands.pop(event.cause))
+            stages[stage] += float(event.payload.get("duration") or 0.0)
         if event.kind != Kind.WORKFLOW_STEP or event.payload["status"] == "running":
             return
         step = event.payload
@@ -142,12 +163,21 @@ async def run_project(repo: Path, out: Path) -> dict[str, Any]:
             )
 
     t0 = time.monotonic()
+    cpu0 = _children_cpu()
     await run_repo(repo, out, HarnessOptions(), on_event=watch)
     wall = time.monotonic() - t0
     result = figures(read_problems(out), seconds, trace)
     result.update(project=repo.name, wall=round(wall, 1), trace=round(trace, 1))
+    # the commands' CPU time (user + system, counted once the session's shell has ended)
+    result["cpu"] = round(_children_cpu() - cpu0, 1)
+    result["stages"] = {k: round(v, 1) for k, v in stages.most_common()}
     result["load"] = os.getloadavg()
     return result
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _pct(part: float, whole: float) -> str:
@@ -242,6 +272,9 @@ def main() -> int:
     print(table("Traced harnesses on the corpus (before | after)", rows))
     for r in results:
         print(f"\n{r['project']} (load {r.get('load')}): outcome per target")
+        if r.get("stages"):
+            cpu = r.get("cpu")
+            print(f"  wall {r.get('wall')}s, commands' CPU {cpu}s; wall per stage: {r['stages']}")
         for reason, count in r["reasons"].items():
             print(f"  {count:3d}  {reason}")
     return 0 if results else 1

@@ -116,7 +116,11 @@ async def _run_mutants(
     out_path = f"{RUNTIME_DIR}/mutants-{slug}-{kind}.out.json"
     # Written through the backend unrecorded: it holds one copy of the file per mutant.
     await session.write_helper(spec_path, json.dumps(spec).encode())
-    budget = timeout * (count + 3) + 60
+    budget = (
+        timeout * (count + 3)
+        + 60
+        + float(spec.get("run_timeout") or 0) * int(spec.get("repeats") or 0)
+    )
     extra = (RUNTIME_DIR,) if plugins else (HARNESS_DIR,)
     result = await session.exec(
         f"{env.prefix(*extra, plugins=plugins)} {RUNTIME_DIR}/reposim_mutants.py "
@@ -130,6 +134,31 @@ async def _run_mutants(
     report = json.loads(await session.read_bytes(out_path))
     await session.exec(f"rm -f {quote(spec_path)} {quote(out_path)}", actor=Actor.SYSTEM)
     return report, ""
+
+
+async def _mutants_of(
+    session: Session, target: Target, thresholds: Thresholds
+) -> tuple[list[Mutant], list[Mutant], str]:
+    """(every mutant the operators make of the target, those that run, why none can be made)."""
+    source = (await session.read_bytes(target.path)).decode("utf-8")
+    try:
+        everything = mutants(source, target.def_line, target.name, limit=None, path=target.path)
+    except MutationError as exc:
+        return [], [], str(exc)
+    return everything, _spread(everything, thresholds.max_mutants), ""
+
+
+def _mutant_spec(
+    target: Target, module: str, harness_path: str, thresholds: Thresholds, found: list[Mutant]
+) -> dict[str, Any]:
+    return {
+        "harness": harness_path,
+        "module": module,
+        "qualname": target.qualname,
+        "filename": target.path,
+        "timeout": thresholds.mutant_timeout,
+        "mutants": [{"id": m.id, "source": m.source} for m in found],
+    }
 
 
 async def mutation_score(
@@ -147,31 +176,38 @@ async def mutation_score(
     (before --max-mutants); "suite" is what the repository's tests that call the target do
     with the same mutants: {"tests", "killed", "parity", "missed": mutants they kill and the
     harness does not}, and "equivalent" lists the mutants nothing kills."""
-    source = (await session.read_bytes(target.path)).decode("utf-8")
-    try:
-        everything = mutants(source, target.def_line, target.name, limit=None, path=target.path)
-    except MutationError as exc:
-        return {"total": 0, "killed": 0, "score": None, "survivors": [], "error": str(exc)}
-    found = _spread(everything, thresholds.max_mutants)
+    everything, found, error = await _mutants_of(session, target, thresholds)
+    if error:
+        return {"total": 0, "killed": 0, "score": None, "survivors": [], "error": error}
     if not found:
-        return {
-            "total": 0,
-            "killed": 0,
-            "score": None,
-            "survivors": [],
-            "possible": len(everything),
-        }
-    spec: dict[str, Any] = {
-        "harness": harness_path,
-        "module": module,
-        "qualname": target.qualname,
-        "filename": target.path,
-        "timeout": thresholds.mutant_timeout,
-        "mutants": [{"id": m.id, "source": m.source} for m in found],
-    }
+        return _no_mutants(everything)
+    spec = _mutant_spec(target, module, harness_path, thresholds, found)
     report, error = await _run_mutants(
         session, env, spec, target.slug, len(found), thresholds.mutant_timeout
     )
+    return await _mutation_figures(
+        session, env, target, spec, report, error, found, everything, thresholds, suite_tests
+    )
+
+
+def _no_mutants(everything: list[Mutant]) -> dict[str, Any]:
+    return {"total": 0, "killed": 0, "score": None, "survivors": [], "possible": len(everything)}
+
+
+async def _mutation_figures(
+    session: Session,
+    env: PythonEnv,
+    target: Target,
+    spec: dict[str, Any],
+    report: dict[str, Any] | None,
+    error: str,
+    found: list[Mutant],
+    everything: list[Mutant],
+    thresholds: Thresholds,
+    suite_tests: list[str] | None,
+) -> dict[str, Any]:
+    """The mutation figures from the mutant runner's report (and the suite's run against the
+    same mutants, made here)."""
     base: dict[str, Any] = {"total": len(found), "killed": 0, "score": None, "survivors": []}
     if report is None:
         return {**base, "possible": len(everything), "error": error}
@@ -180,7 +216,8 @@ async def mutation_score(
         return {
             **base,
             "possible": len(everything),
-            "error": "the harness does not pass on the unmutated target in the mutant runner",
+            "error": "the harness does not pass on the unmutated target in the mutant runner"
+            + (f" ({baseline['how']})" if baseline.get("how") not in (None, "failed") else ""),
         }
     by_id = {m.id: m for m in found}
     outcomes = [r for r in report["mutants"] if r["status"] in ("killed", "survived")]
@@ -202,7 +239,10 @@ async def mutation_score(
         figures["suite"] = {"parity": 1.0, "skipped": "the harness kills every mutant"}
     elif suite_tests:
         tests = suite_tests[: thresholds.max_suite_tests]
-        suite_spec = {**spec, "harness": "", "tests": tests}
+        suite_spec = {
+            k: v for k, v in spec.items() if k not in ("repeats", "coverage", "run_timeout")
+        }
+        suite_spec.update(harness="", tests=tests)
         suite, why = await _run_mutants(
             session,
             env,
@@ -266,15 +306,82 @@ async def validate(
     mutation: bool = True,
     suite_tests: list[str] | None = None,
 ) -> Validation:
-    """Run, measure and judge one harness already written at `harness_path`."""
+    """Run, measure and judge one harness already written at `harness_path`: its runs on the
+    reference and its mutants in one process of the runner (one interpreter start and one
+    import of the project for the whole validation); a fresh process per run when the runner
+    cannot run at all."""
     t0 = time.monotonic()
-    outcomes, coverage, results = await run_repeatedly(
-        session, env, target, harness_path, thresholds.repeats, thresholds.test_timeout
+    found: list[Mutant] = []
+    everything: list[Mutant] = []
+    why_none = ""
+    if mutation:
+        everything, found, why_none = await _mutants_of(session, target, thresholds)
+    spec = _mutant_spec(target, module, harness_path, thresholds, found)
+    measure = await ensure_coverage(session, env)
+    data_file = f"{RUNTIME_DIR}/coverage-{target.slug}"
+    spec.update(
+        repeats=max(1, thresholds.repeats),
+        run_timeout=thresholds.test_timeout,
+        coverage={"data_file": data_file, "rcfile": f"{RUNTIME_DIR}/empty.coveragerc"}
+        if measure
+        else None,
     )
+    report, error = await _run_mutants(
+        session, env, spec, target.slug, len(found), thresholds.mutant_timeout
+    )
+    if report is None or "runs" not in report:
+        # the runner itself failed (not the harness): each run in a fresh process instead
+        validation = await _validate_apart(session, env, target, harness_path, thresholds)
+        if validation.passed and mutation:
+            validation.mutation = await mutation_score(
+                session, env, target, module, harness_path, thresholds, suite_tests
+            )
+    else:
+        outcomes: dict[str, list[str]] = defaultdict(list)
+        for run in report["runs"]:
+            for test, outcome in run.items():
+                outcomes[test].append(outcome)
+        coverage = None
+        if measure and await session.exists(data_file):
+            coverage = await _coverage(session, target, data_file)
+        validation = _judged_runs(outcomes, coverage, thresholds)
+        validation.log = str(report.get("log") or "")
+        if validation.passed and mutation:
+            if why_none:
+                validation.mutation = {
+                    "total": 0,
+                    "killed": 0,
+                    "score": None,
+                    "survivors": [],
+                    "error": why_none,
+                }
+            elif not found:
+                validation.mutation = _no_mutants(everything)
+            else:
+                validation.mutation = await _mutation_figures(
+                    session,
+                    env,
+                    target,
+                    spec,
+                    report,
+                    error,
+                    found,
+                    everything,
+                    thresholds,
+                    suite_tests,
+                )
+    judge(validation, thresholds)
+    validation.seconds = round(time.monotonic() - t0, 3)
+    return validation
+
+
+def _judged_runs(
+    outcomes: dict[str, list[str]], coverage: BranchCoverage | None, thresholds: Thresholds
+) -> Validation:
     failing = sorted(t for t, seen in outcomes.items() if "passed" not in seen)
     flaky = sorted(t for t, seen in outcomes.items() if "passed" in seen and len(set(seen)) > 1)
-    tests = sum(1 for t in outcomes if t != "<collection>")
-    validation = Validation(
+    tests = sum(1 for t in outcomes if not t.startswith("<"))
+    return Validation(
         runs=max(1, thresholds.repeats),
         tests=tests,
         passed=bool(tests) and not failing and not flaky,
@@ -282,15 +389,19 @@ async def validate(
         flaky=flaky,
         coverage=coverage.as_dict() if coverage else None,
     )
+
+
+async def _validate_apart(
+    session: Session, env: PythonEnv, target: Target, harness_path: str, thresholds: Thresholds
+) -> Validation:
+    """The harness's runs on the reference, each in a fresh process (the runner's fallback)."""
+    outcomes, coverage, results = await run_repeatedly(
+        session, env, target, harness_path, thresholds.repeats, thresholds.test_timeout
+    )
+    validation = _judged_runs(outcomes, coverage, thresholds)
     failed_run = next((r for r in results if not r.passed), None)
     if failed_run is not None:
         validation.log = failed_run.output[-4000:]
-    if validation.passed and mutation:
-        validation.mutation = await mutation_score(
-            session, env, target, module, harness_path, thresholds, suite_tests
-        )
-    judge(validation, thresholds)
-    validation.seconds = round(time.monotonic() - t0, 3)
     return validation
 
 

@@ -165,8 +165,11 @@ async def _traced_problem(
     ]
     text = traced.harness_text(target, trace)
     await session.write(path, text, actor=Actor.SYSTEM)
+    suite_tests = _suite_tests(trace)
+    # the mutants run in the same process when every case passes on the reference (and are
+    # skipped there when one does not: the cases that fail are dropped and it runs again)
     first = await validate(
-        session, env, target, trace.module, path, options.thresholds, mutation=False
+        session, env, target, trace.module, path, options.thresholds, suite_tests=suite_tests
     )
     case_failures = [t for t in first.failing if case_of(t) is not None]
     if case_failures or first.flaky:
@@ -179,7 +182,6 @@ async def _traced_problem(
         if keep:
             text = traced.harness_text(target, trace, keep)
             await session.write(path, text, actor=Actor.SYSTEM)
-    suite_tests = _suite_tests(trace)
     problem.harness = Harness(
         "traced", text, path=path, cases=len(keep), notes=notes, suite_tests=suite_tests
     )
@@ -199,14 +201,8 @@ async def _traced_problem(
         )
         # the dropped flaky cases stay marked (the notes say they were dropped)
         validation.flaky = sorted(set(validation.flaky) | set(first.flaky))
-    else:
-        # nothing pruned: the first validation stands; only the mutants are left to run
+    else:  # nothing pruned: the first validation (its mutants included) stands
         validation = first
-        if validation.passed:
-            validation.mutation = await mutation_score(
-                session, env, target, trace.module, path, options.thresholds, suite_tests
-            )
-        judge(validation, options.thresholds)
     settle(problem, validation)
 
 

@@ -110,6 +110,13 @@ async def test_traced_harnesses_pass_on_the_reference_and_catch_a_planted_bug(
     assert [s["step"] for s in steps if s["status"] == "ok"][:1] == ["trace"]
     result = next(e.payload for e in events if e.kind == Kind.WORKFLOW_RESULT)
     assert result["result"]["targets"] == 3 and result["result"]["valid"] == 1
+    # each harness is validated in one process of the runner: its runs on the reference (the
+    # first under coverage.py) and its mutants; no interpreter start per run
+    until = next(i for i, e in enumerate(events) if e.kind == Kind.WORKFLOW_END)
+    assert not [e for e in events[:until] if e.kind == Kind.TEST_RUN]
+    commands = [str(e.payload["command"]) for e in events[:until] if e.kind == Kind.EXEC]
+    runners = [c for c in commands if "reposim_mutants.py" in c and "-harness.json" in c]
+    assert len(runners) == 2, runners  # clamp and withdraw
 
 
 LAZY_PROJECT = {

@@ -10,6 +10,12 @@ compiled, the target's code object is taken out of it and swapped into the live 
 and no re-import per mutant. A mutant is killed when the harness fails or runs past the time
 limit. The unmutated target runs first: a harness that fails on it says nothing about mutants.
 
+The harness's own runs on the reference happen here too, before the mutants ("repeats": how
+many, each with every test's outcome noted; with "coverage": {"data_file", "rcfile"} the first
+one under coverage.py, started before the target's module is imported): one interpreter start
+for a whole validation instead of one per run. The mutants run only when every one of those
+runs passed.
+
 With "tests": [node ids] instead of "harness", the repository's own tests run against the
 mutants the same way (suite parity: which mutants the tests that call the target kill); the
 tests that fail on the unmutated target are left out, named in the baseline.
@@ -80,17 +86,29 @@ def clear_caches(module: str, qualname: str) -> None:
 
 
 class _Failures:
-    """A pytest plugin object that notes the tests that failed (any phase)."""
+    """A pytest plugin object that notes the tests that failed (any phase), and every test's
+    outcome ("passed", "failed", "skipped"; "<collection>" for a module that did not import)."""
 
     def __init__(self) -> None:
         self.failed: list[str] = []
         self.passed: list[str] = []
+        self.outcomes: dict[str, str] = {}
 
     def pytest_runtest_logreport(self, report: Any) -> None:
         if report.failed and report.nodeid not in self.failed:
             self.failed.append(report.nodeid)
         elif report.when == "call" and report.passed:
             self.passed.append(report.nodeid)
+        if report.failed:
+            self.outcomes[report.nodeid] = "failed"
+        elif report.skipped and self.outcomes.get(report.nodeid) != "failed":
+            self.outcomes[report.nodeid] = "skipped"
+        elif report.when == "call" and self.outcomes.get(report.nodeid) is None:
+            self.outcomes[report.nodeid] = "passed"
+
+    def pytest_collectreport(self, report: Any) -> None:
+        if report.failed:
+            self.outcomes["<collection>"] = "error"
 
 
 SUITE_FLAGS = ["-q", "-p", "no:cacheprovider", "-p", "no:cov", "-p", "no:randomly"]
@@ -105,13 +123,18 @@ def run_suite(
     return _run(args, timeout, [notes] if notes is not None else [])
 
 
-def run_harness(harness: str, timeout: float) -> tuple[bool, str]:
+HARNESS_FLAGS = ["-q", "-p", "no:cacheprovider", "-p", "no:cov", "-o", "addopts="]
+
+
+def run_harness(
+    harness: str, timeout: float, stop: bool = True, notes: _Failures | None = None
+) -> tuple[bool, str]:
     """(passed, how) for one pytest run of the harness, quietly, under a time limit."""
-    return _run(
-        [harness, "-x", "-q", "-p", "no:cacheprovider", "-p", "no:cov", "-o", "addopts="],
-        timeout,
-        [],
-    )
+    args = [harness, *(["-x"] if stop else []), *HARNESS_FLAGS]
+    return _run(args, timeout, [notes] if notes is not None else [])
+
+
+_last_output = [""]  # what the last run printed (kept for a run on the reference that failed)
 
 
 def _run(args: list[str], timeout: float, plugins: list[Any]) -> tuple[bool, str]:
@@ -130,17 +153,167 @@ def _run(args: list[str], timeout: float, plugins: list[Any]) -> tuple[bool, str
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        _last_output[0] = sink.getvalue()
     return int(code) == 0, "passed" if int(code) == 0 else "failed"
+
+
+class _Swap:
+    """Puts a mutant's code into the live target function, and the original back."""
+
+    def __init__(self, spec: dict[str, Any], function: FunctionType, original: CodeType) -> None:
+        self.spec, self.function, self.original = spec, function, original
+
+    def apply(self, mutant: dict[str, Any]) -> str:
+        """"" when the mutant is in place, else why it cannot be."""
+        try:
+            compiled = compile(mutant["source"], self.spec["filename"], "exec")
+        except SyntaxError as exc:
+            return str(exc)
+        code = find_code(compiled, self.spec["qualname"], self.original.co_firstlineno)
+        if code is None or code.co_freevars != self.original.co_freevars:
+            return "the mutant's code does not fit the function"
+        self.function.__code__ = code
+        clear_caches(self.spec["module"], self.spec["qualname"])
+        return ""
+
+    def restore(self) -> None:
+        self.function.__code__ = self.original
+
+
+class _MutantLoop:
+    """A pytest plugin that runs the collected tests once per mutant, in one session: the
+    tests are collected (and the harness module imported) once, not once per mutant. A mutant
+    is killed at its first failing test, or when its run passes the time limit."""
+
+    def __init__(self, mutants: list[dict[str, Any]], swap: _Swap, timeout: float) -> None:
+        self.mutants, self.swap, self.timeout = mutants, swap, timeout
+        self.results: list[dict[str, Any]] = []
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: Any) -> bool:
+        from _pytest.runner import runtestprotocol
+
+        items = list(session.items)
+        for mutant in self.mutants:
+            t0 = time.monotonic()
+            why = self.swap.apply(mutant)
+            if why:
+                self.results.append({"id": mutant["id"], "status": "invalid", "why": why})
+                continue
+            try:
+                passed, how = self._run_items(session, items, runtestprotocol)
+            finally:
+                self.swap.restore()
+            self.results.append(
+                {
+                    "id": mutant["id"],
+                    "status": "survived" if passed else "killed",
+                    "how": how,
+                    "seconds": round(time.monotonic() - t0, 4),
+                }
+            )
+        return True
+
+    def _run_items(self, session: Any, items: list[Any], protocol: Any) -> tuple[bool, str]:
+        expired = [False]
+
+        def expire(signum: int, frame: FrameType | None) -> None:
+            expired[0] = True
+            raise MutantTimeout(f"over {self.timeout} s")
+
+        previous = signal.signal(signal.SIGALRM, expire)
+        signal.setitimer(signal.ITIMER_REAL, self.timeout)
+        outcome = (True, "passed")
+        try:
+            for index, item in enumerate(items):
+                following = items[index + 1] if index + 1 < len(items) else None
+                reports = protocol(item, nextitem=following, log=False)
+                if expired[0]:
+                    outcome = (False, "timeout")
+                    break
+                if any(report.failed for report in reports):
+                    outcome = (False, "failed")
+                    break
+        except MutantTimeout:
+            outcome = (False, "timeout")
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+        if not outcome[0]:  # cut short: what the tests set up is torn down for the next mutant
+            state: Any = getattr(session, "_setupstate", None)
+            with contextlib.suppress(Exception):
+                if hasattr(state, "teardown_exact"):
+                    state.teardown_exact(None)
+                elif hasattr(state, "teardown_all"):
+                    state.teardown_all()
+        return outcome
+
+
+def reference_runs(spec: dict[str, Any], out: dict[str, Any]) -> bool:
+    """The harness's runs on the reference ("repeats" of them, the first under coverage.py when
+    asked): every test's outcome per run in out["runs"], the output of the first run that
+    failed in out["log"]. True when every run passed."""
+    measure = spec.get("coverage")
+    cov: Any = None
+    if measure:
+        try:
+            import coverage
+
+            cov = coverage.Coverage(
+                data_file=measure["data_file"],
+                branch=True,
+                include=[spec["filename"]],
+                config_file=measure.get("rcfile") or False,
+            )
+            cov.start()
+        except Exception as exc:  # no coverage.py: the runs still count
+            out["coverage_error"] = f"{type(exc).__name__}: {exc}"
+            cov = None
+    runs: list[dict[str, str]] = []
+    everything = True
+    timeout = float(spec.get("run_timeout") or float(spec.get("timeout", 10.0)) * 3)
+    for number in range(max(1, int(spec.get("repeats") or 1))):
+        notes = _Failures()
+        t0 = time.monotonic()
+        try:
+            passed, how = run_harness(spec["harness"], timeout, stop=False, notes=notes)
+        finally:
+            if number == 0 and cov is not None:
+                cov.stop()
+                cov.save()
+        if how == "timeout":
+            notes.outcomes.setdefault("<timeout>", "error")
+        if not notes.outcomes:
+            notes.outcomes["<collection>"] = "passed" if passed else "error"
+        runs.append(notes.outcomes)
+        if not passed:
+            everything = False
+            out.setdefault("log", _last_output[0][-4000:])
+        out.setdefault("seconds", []).append(round(time.monotonic() - t0, 4))
+    out["runs"] = runs
+    return everything
 
 
 def main(argv: list[str]) -> int:
     with open(argv[1], encoding="utf-8") as handle:
         spec = json.load(handle)
     sys.path.insert(0, str(Path.cwd()))
-    function = target_function(spec["module"], spec["qualname"])
-    original = function.__code__
     timeout = float(spec.get("timeout", 10.0))
     out: dict[str, Any] = {"baseline": None, "mutants": []}
+    if spec.get("repeats"):
+        # the reference runs first: coverage.py must start before the module is imported
+        if not reference_runs(spec, out):
+            out["baseline"] = {"passed": False, "how": "the harness fails on the reference"}
+            return _write(argv[2], out)
+        if not spec["mutants"]:
+            out["baseline"] = {"passed": True, "how": "passed"}
+            return _write(argv[2], out)
+    try:
+        function = target_function(spec["module"], spec["qualname"])
+    except (ImportError, LookupError, AttributeError) as exc:
+        out["baseline"] = {"passed": False, "how": f"{type(exc).__name__}: {exc}"}
+        return _write(argv[2], out)
+    original = function.__code__
     t0 = time.monotonic()
     tests = list(spec.get("tests") or [])
     if tests:
@@ -161,41 +334,31 @@ def main(argv: list[str]) -> int:
             "seconds": round(time.monotonic() - t0, 4),
         }
 
-        def run_one() -> tuple[bool, str]:
-            return run_suite(tests, timeout)
+        args = [*tests, *SUITE_FLAGS]
     else:
-        passed, how = run_harness(spec["harness"], timeout * 3)
-        out["baseline"] = {"passed": passed, "how": how, "seconds": round(time.monotonic() - t0, 4)}
-
-        def run_one() -> tuple[bool, str]:
-            return run_harness(spec["harness"], timeout)
+        if not spec.get("repeats"):  # (with repeats, the reference runs above were its baseline)
+            passed, how = run_harness(spec["harness"], timeout * 3)
+            seconds = round(time.monotonic() - t0, 4)
+            out["baseline"] = {"passed": passed, "how": how, "seconds": seconds}
+        else:
+            passed = True
+            out["baseline"] = {"passed": True, "how": "passed"}
+        args = [spec["harness"], *HARNESS_FLAGS]
 
     if passed:
-        for mutant in spec["mutants"]:
-            t0 = time.monotonic()
-            try:
-                compiled = compile(mutant["source"], spec["filename"], "exec")
-                code = find_code(compiled, spec["qualname"], original.co_firstlineno)
-                if code is None or code.co_freevars != original.co_freevars:
-                    raise ValueError("the mutant's code does not fit the function")
-                function.__code__ = code
-            except (SyntaxError, ValueError) as exc:
-                out["mutants"].append({"id": mutant["id"], "status": "invalid", "why": str(exc)})
-                continue
-            try:
-                clear_caches(spec["module"], spec["qualname"])
-                passed, how = run_one()
-            finally:
-                function.__code__ = original
-            out["mutants"].append(
-                {
-                    "id": mutant["id"],
-                    "status": "survived" if passed else "killed",
-                    "how": how,
-                    "seconds": round(time.monotonic() - t0, 4),
-                }
-            )
-    with open(argv[2], "w", encoding="utf-8") as handle:
+        swap = _Swap(spec, function, original)
+        loop = _MutantLoop(spec["mutants"], swap, timeout)
+        _run(args, timeout * (len(spec["mutants"]) + 3), [loop])
+        out["mutants"] = loop.results
+        done = {r["id"] for r in loop.results}
+        for mutant in spec["mutants"]:  # (only if the loop was cut short)
+            if mutant["id"] not in done:
+                out["mutants"].append({"id": mutant["id"], "status": "invalid", "why": "not run"})
+    return _write(argv[2], out)
+
+
+def _write(path: str, out: dict[str, Any]) -> int:
+    with open(path, "w", encoding="utf-8") as handle:
         json.dump(out, handle)
     return 0
 
