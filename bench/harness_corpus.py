@@ -9,7 +9,9 @@ For each project of bench/harness_corpus.txt that `reposim setup --backend local
 backend, in the venv setup left). Per project and overall: targets, with a harness, with at least
 one case, valid, median branch coverage and mutation score (over harnesses with a case), median
 suite parity (over valid harnesses), the share of cases with no pickle, seconds per target (own
-stage plus a share of the traced test run), and the outcome per reason. Each finished project
+stage plus a share of the traced test run; wall time, with the commands' CPU time per target
+beside it, since the machine's load stretches wall time), the wall time per stage (traced run,
+harness runs, mutant runner), and the outcome per reason. Each finished project
 is appended to bench/out/harness-corpus-<label>.jsonl (a rerun skips what it holds), so a run
 that is stopped keeps what it finished. `--before FILE` prints another run's figures beside
 (e.g. the previous code's, run with the same script); the references printed beside are the
@@ -196,6 +198,7 @@ def row(r: dict[str, Any]) -> str:
         f"valid {r['valid']} ({_pct(r['valid'], r['targets'])}), cov {_f(r['coverage'])}, "
         f"mut {_f(r['mutation'])}, parity {_f(r['parity'])} (n={r.get('parity_n', 0)}), "
         f"no pickle {_pct(r['readable'], r['cases'])}, {_f(r['seconds'], 's')}/target"
+        + (f" ({r['cpu'] / r['targets']:.1f}s CPU)" if r.get("cpu") and r["targets"] else "")
     )
 
 
@@ -205,6 +208,8 @@ def overall(results: list[dict[str, Any]]) -> dict[str, Any]:
     for key in ("coverage", "mutation", "parity"):
         total[key] = _median([r[key] for r in results if r.get(key) is not None])
     total["seconds"] = _median([s for r in results for s in r.get("seconds_all", [])])
+    if all(r.get("cpu") for r in results):  # the commands' CPU time, per target overall
+        total["cpu"] = sum(r["cpu"] for r in results)
     shares = [r["valid"] / r["targets"] for r in results if r["targets"]]
     total["median_project_valid"] = _median(shares)
     reasons: Counter[str] = Counter()
