@@ -164,7 +164,7 @@ class _Swap:
         self.spec, self.function, self.original = spec, function, original
 
     def apply(self, mutant: dict[str, Any]) -> str:
-        """"" when the mutant is in place, else why it cannot be."""
+        """An empty string when the mutant is in place, else why it cannot be."""
         try:
             compiled = compile(mutant["source"], self.spec["filename"], "exec")
         except SyntaxError as exc:
