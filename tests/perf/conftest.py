@@ -135,6 +135,8 @@ name = "perfhelper"
 version = "1.0"
 """
 CORE_WITH_HELPER = "import perfhelper\n\n" + CORE
+TEST_DATA_IMPORTS = "import shadok\nimport mymodule\nimport six\nfrom requests import get\n"
+TEST_DATA_NAMES = ("shadok", "mymodule", "six", "requests")
 
 
 @pytest.fixture
@@ -147,6 +149,9 @@ def own_requirements_repo(make_repo: RepoFactory) -> Path:
             "vendor/perfhelper/pyproject.toml": HELPER_PYPROJECT,
             "vendor/perfhelper/perfhelper/__init__.py": "VERSION = 1\n",
             "tests/test_core.py": TESTS.format(size=300),
+            # test data that imports what no revision needs (a linter's inputs do this on
+            # purpose): real index names among made-up ones; setup must install none of them
+            "tests/data/made_up_imports.py": TEST_DATA_IMPORTS,
         },
         name="ownreqs",
     )

@@ -3,6 +3,7 @@ reused by the next compare; environments the user made, one per side."""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import time
@@ -14,6 +15,7 @@ import pytest
 from simulator.events import Kind
 from simulator.perf import CompareRequest, MeasureSettings, compare
 from simulator.trajectory import read_trajectory
+from tests.perf.conftest import TEST_DATA_NAMES
 
 SETTINGS = MeasureSettings(rounds=1, processes=2, values=2, min_time=0.01, timer="cpu")
 HARNESS = """from fastlib.core import checksum
@@ -24,6 +26,14 @@ DATA = list(range(2000))
 def bench():
     checksum(DATA)
 """
+
+
+def installed(python: str) -> str:
+    """The distributions installed for `python`, lower-case, as a list's text."""
+    script = "import importlib.metadata as m; print([d.name for d in m.distributions()])"
+    return subprocess.run(
+        [python, "-c", script], capture_output=True, text=True, check=True
+    ).stdout.lower()
 
 
 def setup_steps(trajectory: str) -> list[dict[str, object]]:
@@ -62,6 +72,13 @@ async def test_setup_uses_the_revisions_own_tree_and_the_second_compare_reuses_i
     made = setup_steps(first.files["trajectory_a"])
     assert [d["reused"] for d in made] == [False], made
     assert first.verdict.speedup > 1.2, first.summary()
+    # the names the test data imports were installed at neither revision
+    for side in ("a", "b"):
+        python = str(setup_steps(first.files[f"trajectory_{side}"])[0]["python"])
+        listed = await asyncio.to_thread(installed, python)
+        assert "perfhelper" in listed or side == "b", listed
+        for name in TEST_DATA_NAMES:
+            assert f"'{name}'" not in listed, (side, name, listed)
 
     t0 = time.monotonic()
     second = await compare(request("second"))
