@@ -16,8 +16,11 @@ from __future__ import annotations
 import copy
 import importlib
 import inspect
+import os
+import pickle
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -181,3 +184,30 @@ def capture(api: str, tests: list[Callable[[], Any]], limit: int = MAX_CALLS) ->
             sys.setprofile(previous)
             active.clear()
     return Captured(func, calls, shared, dropped)
+
+
+def save_calls(captured: Captured, path: str) -> None:
+    """Write the captured calls' arguments to `path` (pickle), for the other revision to replay
+    when its tests are not the same (renamed, split): calls that cannot be pickled are left
+    out and counted as dropped. Written whole or not at all."""
+    calls, shared, dropped = [], [], captured.dropped
+    for call, same in zip(captured.calls, captured.shared, strict=True):
+        try:
+            pickle.dumps(call)
+        except Exception:
+            dropped += 1
+            continue
+        calls.append(call)
+        shared.append(same)
+    partial = f"{path}.{os.getpid()}.part"
+    with open(partial, "wb") as handle:
+        pickle.dump({"calls": calls, "shared": shared, "dropped": dropped}, handle)
+    Path(partial).replace(path)
+
+
+def load_calls(api: str, path: str) -> Captured:
+    """The calls `save_calls` wrote, on this revision's `api`."""
+    func, _module, _qualname = resolve(api)
+    with open(path, "rb") as handle:
+        data = pickle.load(handle)
+    return Captured(func, data["calls"], data["shared"], data["dropped"])

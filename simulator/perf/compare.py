@@ -786,6 +786,19 @@ async def _harness(
                     detail["collection_errors"] = len(trace["collection_errors"])
                 traces.append(trace)
         tests = harnesses.usable_tests(traces)
+        replay: tuple[str, str] | None = None
+        first: tuple[PerfEnvironment, ...] = (env_a, env_b)
+        if not tests and env_a.local and env_b.local:
+            # no test calls it at both revisions under one name (renamed, split): the tests
+            # of one revision (B's first: the change's) give the calls, replayed at both
+            for env, trace in ((env_b, traces[1]), (env_a, traces[0])):
+                tests = harnesses.usable_tests([trace])
+                if tests:
+                    calls_file = out / "calls.pickle"
+                    calls_file.unlink(missing_ok=True)
+                    replay = (env.path_for(calls_file), env.label)
+                    first = (env, env_b if env is env_a else env_a)
+                    break
         if not tests:
             for env, trace in zip((env_a, env_b), traces, strict=True):
                 collection = harnesses.collection_failure(trace)
@@ -806,12 +819,14 @@ async def _harness(
                 "revisions; write a harness (--harness FILE) or let a model write one (--model)."
             )
         revisions = f"{env_a.commit[:10]} and {env_b.commit[:10]}"
-        path.write_text(harnesses.traced_harness(api, tests, Path(env_b.root), revisions))
+        root = Path(first[0].root)
+        path.write_text(harnesses.traced_harness(api, tests, root, revisions, replay))
         source = harnesses.HarnessSource("traced", tests=[t.nodeid for t in tests])
-        if changed:
+        if changed and (replay is None or first[0] is env_b):
             source.changed_lines = sum(len(v) for v in changed.values())
             source.reaches_change = any(t.reached for t in tests)
-        await _quickcheck_or_fail(path, (env_a, env_b), runs, "Edit it or pass --model.", source)
+        # with a replay, the revision whose tests give the calls goes first: it writes them
+        await _quickcheck_or_fail(path, first, runs, "Edit it or pass --model.", source)
         return path, source
 
     model = client or LiteLLMClient(

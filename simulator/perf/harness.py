@@ -170,8 +170,19 @@ def _module_expression(path: str, root: Path) -> tuple[str, str]:
     return "path", path
 
 
-def traced_harness(api: str, tests: Sequence[TracedTest], root: Path, revisions: str) -> str:
-    """The harness text that calls the traced tests, in the order of how often they call `api`."""
+def traced_harness(
+    api: str,
+    tests: Sequence[TracedTest],
+    root: Path,
+    revisions: str,
+    replay: tuple[str, str] | None = None,
+) -> str:
+    """The harness text that calls the traced tests, in the order of how often they call `api`.
+
+    `replay` (calls file, revision label): the tests exist at that revision only (renamed or
+    split at the other): the first import there captures their calls into the file (pickled
+    arguments), and every later import, at both revisions, replays those same calls."""
+
     lines = [
         f'"""Perf harness for {api}: the repository\'s own tests that call it, traced at '
         f"{revisions} (no model).",
@@ -227,25 +238,30 @@ def traced_harness(api: str, tests: Sequence[TracedTest], root: Path, revisions:
             "",
         ]
     modules: dict[str, str] = {}
+    imports: list[str] = []
     for test in tests:
         if test.path in modules:
             continue
         variable = f"_tests{len(modules)}"
         how, where = _module_expression(test.path, root)
         if how == "import":
-            lines.append(f"{variable} = importlib.import_module({where!r})")
+            imports.append(f"{variable} = importlib.import_module({where!r})")
         else:
-            lines.append(f"{variable} = _load({where!r})")
+            imports.append(f"{variable} = _load({where!r})")
         modules[test.path] = variable
-    lines += ["", f"API = {api!r}", "TESTS = ["]
+    entries: list[str] = []
     for test in tests:
         owner = modules[test.path]
         if test.cls and test.unittest:
-            lines.append(f"    _unittest({owner}.{test.cls}, {test.function!r}),")
+            entries.append(f"_unittest({owner}.{test.cls}, {test.function!r}),")
         elif test.cls:
-            lines.append(f"    {owner}.{test.cls}().{test.function},")
+            entries.append(f"{owner}.{test.cls}().{test.function},")
         else:
-            lines.append(f"    {owner}.{test.function},")
+            entries.append(f"{owner}.{test.function},")
+    if replay is not None:
+        return "\n".join(lines + _replay_lines(api, len(tests), imports, entries, *replay))
+    lines += [*imports, "", f"API = {api!r}", "TESTS = ["]
+    lines += [f"    {entry}" for entry in entries]
     lines += [
         "]",
         "",
@@ -281,6 +297,51 @@ def traced_harness(api: str, tests: Sequence[TracedTest], root: Path, revisions:
         "",
     ]
     return "\n".join(lines)
+
+
+def _replay_lines(
+    api: str, count: int, imports: list[str], entries: list[str], calls_file: str, side: str
+) -> list[str]:
+    """The rest of a harness whose tests exist at `side` only (renamed or split at the other
+    revision): the first import there captures their calls into `calls_file` (the arguments
+    pickled), and every later import, at both revisions, replays those same calls."""
+    return [
+        f"# The tests below are at {side} only (renamed or split at the other revision): their",
+        f"# calls to the API are captured at {side} into CALLS_FILE, and both revisions replay",
+        "# those calls alone, timed.",
+        f"API = {api!r}",
+        f"CALLS_FILE = {calls_file!r}",
+        "",
+        "",
+        "def _tests():",
+        *[f"    {line}" for line in imports],
+        "    return [",
+        *[f"        {entry}" for entry in entries],
+        "    ]",
+        "",
+        "",
+        "from reposim_perf_calls import capture, load_calls, save_calls  # noqa: E402",
+        "",
+        "if not os.path.exists(CALLS_FILE):",
+        "    save_calls(capture(API, _tests()), CALLS_FILE)",
+        "CAPTURED = load_calls(API, CALLS_FILE)",
+        "if not CAPTURED:",
+        "    raise RuntimeError(",
+        f'        f"no call of {{API}} could be captured from the tests at {side}, and they are "',
+        '        "not at the other revision: nothing to replay"',
+        "    )",
+        f'TIMED = CAPTURED.describe(API, {count}) + ", captured at {side}, replayed at both"',
+        "",
+        "",
+        "def calls():",
+        "    return CAPTURED.fresh()",
+        "",
+        "",
+        "def bench():",
+        "    for func, args, kwargs in calls():",
+        "        func(*args, **kwargs)",
+        "",
+    ]
 
 
 # -- the model path ---------------------------------------------------------------------------

@@ -430,3 +430,36 @@ async def test_captured_calls_copy_only_what_a_call_could_change(
         "generators) could not be copied"
     )
     assert 1.5 < result.verdict.speedup < 2.8, result.summary()
+
+
+async def test_calls_of_tests_renamed_between_the_revisions_are_captured_at_one_and_replayed(
+    make_repo: RepoFactory, tmp_path: Path
+) -> None:
+    """more-itertools 10.4.0 split SlidingWindowTests.test_basic into test_islice_version and
+    others: no test called sliding_window under one name at both revisions, and mining said
+    'No test of the repository calls ...'."""
+    renamed = UNITTEST_TESTS.replace("def test_checksum(self)", "def test_checksum_once(self)")
+    repo = make_repo(
+        {
+            "fastlib/__init__.py": "",
+            "fastlib/core.py": core(2),
+            "tests/__init__.py": "",
+            "tests/test_core.py": UNITTEST_TESTS,
+        },
+        name="renamed",
+    )
+    git(repo, "tag", "a")
+    write(
+        repo,
+        {"fastlib/core.py": core(1), "tests/test_core.py": renamed},
+        "Compute the checksum once; its test renamed",
+    )
+    result = await compare(
+        CompareRequest(
+            repo, "a", "HEAD", api="fastlib.core.checksum", out_dir=tmp_path, settings=QUICK
+        )
+    )
+    assert result.harness["tests"] == ["tests/test_core.py::ChecksumTests::test_checksum_once"]
+    assert result.harness["timed"].endswith(", captured at B, replayed at both"), result.harness
+    assert 1.5 < result.verdict.speedup < 2.8, result.summary()
+    assert result.verdict.significant, result.summary()
