@@ -365,3 +365,47 @@ def test_collections_are_rebuilt_readably_and_lambdas_are_pickled_by_cloudpickle
     assert encoded.get("c") == "1" and encoded["s"] == "defaultdict({'a': 1})"
     assert same(support.P(encoded["p"]).load(), {"a": 1}) is False  # a defaultdict, not a dict
     assert dict(support.P(encoded["p"]).load()) == {"a": 1}
+
+
+class Parented:
+    __slots__ = ("children", "kind", "parent", "tags")
+
+    def __init__(self, kind: str, parent: Parented | None = None) -> None:
+        self.kind = kind
+        self.children: list[Parented] = []
+        self.parent = parent
+        self.tags: tuple[object, ...] = ()
+
+
+def test_cycles_and_shared_members_are_rebuilt_with_named_references() -> None:
+    from simulator.harness.runtime import reposim_harness_support as support
+    from simulator.harness.runtime.reposim_tracer import encode
+
+    root = Parented("sum")
+    for kind in ("name", "num"):
+        child = Parented(kind, root)
+        child.tags = (root, kind)  # a back-reference inside a tuple
+        root.children.append(child)
+    shared = [1, 2]
+    a, b = Vertex("a"), Vertex("b")
+    a.edges, b.edges = shared, shared  # one list held twice, no cycle
+    for value in (root, a, [a, b]):
+        encoded = encode(value, 20000)
+        assert "r" in encoded, encoded  # an expression, not a pickle
+        rebuilt = eval(encoded["r"], vars(support))
+        assert same(rebuilt, value) and dump(rebuilt) == dump(value)
+        copied = support.materialize(rebuilt)  # what check_call passes: a fresh copy
+        assert same(copied, value)
+    text = encode(root, 20000)["r"]
+    assert text.startswith(f"G(N(1, O('{__name__}:Parented', children=[O("), text
+    assert "parent=R(1), tags=(R(1), 'name')" in text
+    rebuilt = eval(text, vars(support))
+    assert all(c.parent is rebuilt and c.tags[0] is rebuilt for c in rebuilt.children)
+    copied = support.materialize(rebuilt)
+    assert copied is not rebuilt and all(c.parent is copied for c in copied.children)
+    pair = eval(encode([a, b], 20000)["r"], vars(support))
+    assert pair[0].edges is pair[1].edges  # shared stays shared, as a pickle keeps it
+    assert "R(" not in encode(Vertex("c"), 20000)["r"]  # nothing shared: no references
+    # a reference to nothing is an error of the value, said plainly
+    with pytest.raises(ValueError, match=r"R\(2\) refers to no N\(2, \.\.\.\)"):
+        support.G([support.N(1, []), support.R(2)])
