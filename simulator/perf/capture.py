@@ -19,14 +19,20 @@ import inspect
 import os
 import pickle
 import sys
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterator
+from itertools import islice
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 CO_VARARGS = inspect.CO_VARARGS
 CO_VARKEYWORDS = inspect.CO_VARKEYWORDS
+CO_GENERATOR = inspect.CO_GENERATOR
+CO_ASYNC_GENERATOR = inspect.CO_ASYNC_GENERATOR
+CO_COROUTINE = inspect.CO_COROUTINE
 MAX_CALLS = 500
+MAX_ITEMS = 100_000  # drained from an iterator the API returns (the test's count unknown)
 
 
 def readings(api: str) -> list[tuple[str, str]]:
@@ -86,11 +92,15 @@ class Captured:
         calls: list[tuple[tuple[Any, ...], dict[str, Any]]],
         shared: list[bool],
         dropped: int = 0,
+        items: list[int | None] | None = None,
     ) -> None:
         self.func = func
         self.calls = calls
         self.shared = shared  # per call: its arguments are immutable, used as they are
         self.dropped = dropped
+        # per call: how many items the test took from it when the API is a generator function
+        # (None: not one; an iterator it returns is drained, up to MAX_ITEMS)
+        self.items = items if items is not None else [None] * len(calls)
 
     def __len__(self) -> int:
         return len(self.calls)
@@ -115,11 +125,26 @@ class Captured:
     def fresh(self) -> list[tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]]:
         """The calls with new copies of their arguments (to be made outside the timing)."""
         out = []
-        for (args, kwargs), shared in zip(self.calls, self.shared, strict=True):
+        for (args, kwargs), shared, items in zip(self.calls, self.shared, self.items, strict=True):
             if not shared:
                 args, kwargs = copy.deepcopy((args, kwargs))
-            out.append((self.func, args, kwargs))
+            out.append((_drained(self.func, items), args, kwargs))
         return out
+
+
+def _drained(func: Callable[..., Any], items: int | None) -> Callable[..., Any]:
+    """`func`, with what it returns iterated as the test did: a generator function (or one that
+    returns iterators, alone or in a tuple) does its work as it is iterated, so a replay that
+    only called it timed the making of a generator (more-itertools' collapse, partition)."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        result = func(*args, **kwargs)
+        for part in result if type(result) is tuple else (result,):
+            if isinstance(part, Iterator):
+                deque(islice(part, MAX_ITEMS if items is None else items), maxlen=0)
+        return result
+
+    return call
 
 
 def _arguments(frame: FrameType) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -145,8 +170,13 @@ def capture(api: str, tests: list[Callable[[], Any]], limit: int = MAX_CALLS) ->
     name = qualname.rsplit(".", 1)[-1]
     calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
     shared: list[bool] = []
+    items: list[int | None] = []
     dropped = 0
     active: list[FrameType] = []
+    generators = CO_GENERATOR | CO_ASYNC_GENERATOR | CO_COROUTINE
+    # a generator's frame, resumed by each next(), is a call of the profile hook each time:
+    # {id(frame): (frame, index of its call or None)}, so it counts once and its items counted
+    resumable: dict[int, tuple[FrameType, int | None]] = {}
 
     def matches(frame: FrameType) -> bool:
         code = frame.f_code
@@ -157,23 +187,37 @@ def capture(api: str, tests: list[Callable[[], Any]], limit: int = MAX_CALLS) ->
             and getattr(code, "co_qualname", code.co_name) == qualname
         )
 
-    def profile(frame: FrameType, event: str, arg: object) -> None:
+    def record(frame: FrameType) -> int | None:
+        """The call's arguments kept; its index, or None when it is not kept."""
         nonlocal dropped
+        args, kwargs = _arguments(frame)
+        if immutable((args, tuple(kwargs.items()))):
+            calls.append((args, kwargs))
+            shared.append(True)
+        else:
+            try:
+                calls.append(copy.deepcopy((args, kwargs)))
+                shared.append(False)
+            except Exception:
+                dropped += 1
+                return None
+        generator = bool(frame.f_code.co_flags & generators)
+        items.append(0 if generator else None)
+        return len(calls) - 1
+
+    def profile(frame: FrameType, event: str, arg: object) -> None:
         if event == "call" and frame.f_code.co_name == name and matches(frame):
-            if not active and len(calls) < limit:
-                args, kwargs = _arguments(frame)
-                if immutable((args, tuple(kwargs.items()))):
-                    calls.append((args, kwargs))
-                    shared.append(True)
-                else:
-                    try:
-                        calls.append(copy.deepcopy((args, kwargs)))
-                        shared.append(False)
-                    except Exception:
-                        dropped += 1
+            if id(frame) not in resumable:
+                index = record(frame) if not active and len(calls) < limit else None
+                if frame.f_code.co_flags & generators:
+                    resumable[id(frame)] = (frame, index)
             active.append(frame)
         elif event == "return" and active and frame is active[-1]:
             active.pop()
+            kept = resumable.get(id(frame))
+            if kept is not None and kept[1] is not None:
+                count = items[kept[1]]
+                items[kept[1]] = (count or 0) + 1  # a yield (or the final return)
 
     for test in tests:
         previous = sys.getprofile()
@@ -183,15 +227,16 @@ def capture(api: str, tests: list[Callable[[], Any]], limit: int = MAX_CALLS) ->
         finally:
             sys.setprofile(previous)
             active.clear()
-    return Captured(func, calls, shared, dropped)
+            resumable.clear()
+    return Captured(func, calls, shared, dropped, items)
 
 
 def save_calls(captured: Captured, path: str) -> None:
     """Write the captured calls' arguments to `path` (pickle), for the other revision to replay
     when its tests are not the same (renamed, split): calls that cannot be pickled are left
     out and counted as dropped. Written whole or not at all."""
-    calls, shared, dropped = [], [], captured.dropped
-    for call, same in zip(captured.calls, captured.shared, strict=True):
+    calls, shared, items, dropped = [], [], [], captured.dropped
+    for call, same, taken in zip(captured.calls, captured.shared, captured.items, strict=True):
         try:
             pickle.dumps(call)
         except Exception:
@@ -199,9 +244,11 @@ def save_calls(captured: Captured, path: str) -> None:
             continue
         calls.append(call)
         shared.append(same)
+        items.append(taken)
     partial = f"{path}.{os.getpid()}.part"
+    data = {"calls": calls, "shared": shared, "dropped": dropped, "items": items}
     with open(partial, "wb") as handle:
-        pickle.dump({"calls": calls, "shared": shared, "dropped": dropped}, handle)
+        pickle.dump(data, handle)
     Path(partial).replace(path)
 
 
@@ -210,4 +257,4 @@ def load_calls(api: str, path: str) -> Captured:
     func, _module, _qualname = resolve(api)
     with open(path, "rb") as handle:
         data = pickle.load(handle)
-    return Captured(func, data["calls"], data["shared"], data["dropped"])
+    return Captured(func, data["calls"], data["shared"], data["dropped"], data["items"])

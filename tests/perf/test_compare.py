@@ -463,3 +463,57 @@ async def test_calls_of_tests_renamed_between_the_revisions_are_captured_at_one_
     assert result.harness["timed"].endswith(", captured at B, replayed at both"), result.harness
     assert 1.5 < result.verdict.speedup < 2.8, result.summary()
     assert result.verdict.significant, result.summary()
+
+
+GENERATOR_CORE = '''def scaled(data):
+    """Each item's checksum-like value: {passes} pass(es) of work per item."""
+    for x in data:
+        total = 0
+        for _ in range({passes}):
+            total = 0
+            for y in range(200):
+                total = (total * 31 + x + y) % 1000003
+        yield total
+'''
+GENERATOR_TESTS = """import unittest
+
+from fastlib.core import scaled
+
+
+class ScaledTests(unittest.TestCase):
+    def test_all(self):
+        self.assertEqual(len(list(scaled(range(300)))), 300)
+
+    def test_first_only(self):
+        self.assertGreaterEqual(next(scaled(range(10**9))), 0)
+"""
+
+
+async def test_a_generator_api_is_timed_as_the_tests_iterate_it(
+    make_repo: RepoFactory, tmp_path: Path
+) -> None:
+    """more-itertools' collapse is a generator function: the replay called it, which only made
+    a generator (the work happens as it is iterated), and each next() of the test counted as a
+    call of its own. Here A does 2 passes per item, B 1: 2x as the tests iterate it."""
+    repo = make_repo(
+        {
+            "fastlib/__init__.py": "",
+            "fastlib/core.py": GENERATOR_CORE.format(passes=2),
+            "tests/__init__.py": "",
+            "tests/test_core.py": GENERATOR_TESTS,
+        },
+        name="generators",
+    )
+    git(repo, "tag", "a")
+    write(repo, {"fastlib/core.py": GENERATOR_CORE.format(passes=1)}, "One pass per item")
+    result = await compare(
+        CompareRequest(
+            repo, "a", "HEAD", api="fastlib.core.scaled", out_dir=tmp_path, settings=QUICK
+        )
+    )
+    # two calls (one per test), not one per item taken; the endless one replayed for 1 item
+    assert result.harness["timed"].startswith("2 call(s) of fastlib.core.scaled captured"), (
+        result.harness
+    )
+    assert 1.5 < result.verdict.speedup < 2.8, result.summary()
+    assert result.verdict.significant, result.summary()
