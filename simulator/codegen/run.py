@@ -168,7 +168,7 @@ async def codegen(
         path = problem.harness.path or harness_path(target)
         await session.write(path, problem.harness.text, actor=Actor.SYSTEM)
         validation = problem.validation
-        if validation is None:  # never judged: pass@k against it would mean nothing yet
+        if validation is None or validation.stale:  # never judged, or judged before an edit
             with run.stage("validate harness") as detail:
                 validation = await validate(
                     session,

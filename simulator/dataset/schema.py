@@ -92,6 +92,9 @@ class Validation:
     reasons: list[str] = field(default_factory=list)
     seconds: float = 0.0
     log: str = ""  # the end of the first run's output when something failed
+    # the harness was edited after these figures were taken: they describe the text before the
+    # edit until it is validated again (kept so a person still sees what the edit started from)
+    stale: bool = False
 
     @property
     def coverage_rate(self) -> float | None:

@@ -411,13 +411,15 @@ def reject(problem: Problem, *, by: str, reason: str) -> None:
 
 
 def edit(problem: Problem, text: str, *, by: str, reason: str = "") -> None:
-    """Replace the harness text; the problem must be validated again before it is valid."""
+    """Replace the harness text; the problem must be validated again before it is valid (the
+    earlier figures stay, marked stale, until then)."""
     why = check_harness(text)
     if why is not None:
         raise ValueError(f"the edited harness is not usable: {why}.")
     base = problem.harness or Harness("edited", text)
     problem.harness = replace(base, text=text, generator="edited")
-    problem.validation = None
+    if problem.validation is not None:  # kept, marked stale, until validated again
+        problem.validation = replace(problem.validation, stale=True)
     problem.curation.mark(CurationState.EDITED, by=by, reason=reason)
 
 

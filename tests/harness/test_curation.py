@@ -47,13 +47,14 @@ async def test_a_person_edits_a_harness_then_it_is_validated_and_accepted(
     # the person adds the boundary cases the recorded tests lacked
     text = problem.harness.text.replace("\n]", BOUNDARY_CASES, 1)
     edit(problem, text, by="ada", reason="boundary values")
-    assert problem.curation.state == CurationState.EDITED and problem.validation is None
+    assert problem.curation.state == CurationState.EDITED
+    assert problem.validation is not None and problem.validation.stale  # kept until revalidated
     with pytest.raises(ValueError, match="not usable"):
         edit(problem, "def broken(:\n", by="ada")
 
     validation = await revalidate(session, problem, options)
     # 7 cases and the comparator's self-check
-    assert validation.verdict == "valid" and validation.tests == 8
+    assert validation.verdict == "valid" and validation.tests == 8 and not validation.stale
     assert problem.curation.state == CurationState.VALID
     # (3, 3, 3) now kills `low > high` -> `>=`; the two others are equivalent mutants
     assert validation.mutation is not None and validation.mutation["killed"] == 8

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from textual.widgets import Checkbox, Input, Label, Static
+from textual.widgets import Checkbox, Input, Label, Static, TextArea
 
 from simulator.agent.models import LiteLLMClient, RetryPolicy
 from simulator.dataset.readers import read_problems
@@ -177,3 +177,42 @@ async def test_m_asks_before_a_worse_harness_replaces_a_better_one(
     steps = [e["payload"] for e in events if e["kind"] == "workflow.step"]
     by = {(s["step"], s["detail"].get("by")) for s in steps}
     assert {("regenerate", "ada"), ("keep", "ada")} <= by, by
+
+
+USABLE = (
+    "candidate = load_candidate(TARGET)\n\n\n"
+    "def test_positive():\n    assert same(candidate(7), reference(7))\n"
+)
+
+
+async def test_a_saved_edit_keeps_the_figures_marked_stale(
+    session: Session, tmp_path: Path
+) -> None:
+    problems = figured_problems(session)
+    sign = next(i for i, p in enumerate(problems) if p.target["qualname"] == "sign")
+    harness = problems[sign].harness
+    assert harness is not None
+    harness.text = USABLE
+    app = CurationApp(session, problems, export_path=tmp_path / "x.jsonl", by="ada")
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = _screen(app)
+        await wait_for(pilot, lambda: len(screen.shown) == 3, "the table")
+        screen.query_one(TargetTable).move_cursor(_shown(screen).index("sign"))
+        await wait_for(pilot, lambda: screen.current == sign, "sign selected")
+        box = screen.query_one("#curation-harness", TextArea)
+        box.focus()
+        box.insert("# the zero case next\n", box.document.end)
+        await pilot.press("ctrl+s")
+        await wait_for(
+            pilot,
+            lambda: screen.rows[sign].state == "edited",
+            "the edit saved: " + str(screen.query_one("#curation-status", Static).render()),
+        )
+        row = screen.rows[sign]
+        assert (row.coverage, row.mutation, row.stale) == (0.25, 0.33, True)  # not cleared
+        await pilot.press("escape", "up", "down")
+        status = str(screen.query_one("#curation-status", Static).render())
+        assert "from before the edit" in status, status
+    saved = {p.target["qualname"]: p for p in read_problems(tmp_path / "x.jsonl")}
+    validation = saved["sign"].validation
+    assert validation is not None and validation.stale and validation.coverage_rate == 0.25

@@ -46,6 +46,7 @@ class Row:
     readable: float | None = None  # share of the harness's cases with no pickle
     why: str = ""  # the outcome: valid, or the kind of its first reason (reason_of)
     notes: tuple[str, ...] = ()  # a person's notes, shown as ✎ beside the name
+    stale: bool = False  # the figures are from before an edit of the harness
 
     @classmethod
     def of(cls, problem: Problem) -> Row:
@@ -66,6 +67,7 @@ class Row:
             _readable(problem),
             reason_of(problem),
             tuple(problem.curation.notes),
+            bool(v and v.stale),
         )
 
     def cells(self) -> tuple[str, ...]:

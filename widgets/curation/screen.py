@@ -317,6 +317,8 @@ class CurationScreen(Screen[None]):
             more = f" (+{len(c.notes) - 1} more)" if len(c.notes) > 1 else ""
             parts.append(f"· ✎ {c.notes[-1]}{more}")
         v = problem.validation
+        if v and v.stale:
+            parts.append("· the figures are from before the edit (r validates it again)")
         if v and v.mutation and v.mutation.get("survivors"):
             parts.append(f"· {len(v.mutation['survivors'])} surviving mutant(s) (d shows them)")
         return " ".join(parts)

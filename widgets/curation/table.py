@@ -44,6 +44,7 @@ class TargetTable(ScrollView, can_focus=True):
         "target-table--marked",
         "target-table--accepted",
         "target-table--rejected",
+        "target-table--stale",
     }
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -184,6 +185,8 @@ class TargetTable(ScrollView, can_focus=True):
         style = base
         if row.state in ("accepted", "rejected"):
             style += self.get_component_rich_style(f"target-table--{row.state}")
+        if row.stale:  # figures from before an edit: shown, but not as current
+            style += self.get_component_rich_style("target-table--stale")
         if position == self.cursor:
             style += self.get_component_rich_style("target-table--cursor")
         cells = row.cells()
