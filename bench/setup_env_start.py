@@ -26,7 +26,7 @@ from pathlib import Path
 
 from _docker_common import IMAGE, load_note, median, pct
 
-from simulator.backend_factory import make_backend
+from simulator.backend_factory import BackendOptions, make_backend
 from simulator.session import Session
 from simulator.setup.envimage import prune_environments
 from simulator.setup.runner import SetupRequest, setup_repository
@@ -76,7 +76,7 @@ async def session_ready(repo: Path, image: str) -> tuple[float, bool]:
     """Seconds until the session's first command has answered, and whether the project imports
     in it (untimed)."""
     started = time.perf_counter()
-    backend = make_backend("docker", repo, image=image)
+    backend = make_backend("docker", repo, options=BackendOptions(image=image))
     session = await Session.open(repo, backend=backend)
     try:
         await session.exec("echo ready")
