@@ -828,7 +828,7 @@ async def _runner_that_starts(env: _Env, detail: dict[str, Any]) -> None:
         await env.sh(" ".join(shlex.quote(a) for a in argv))
     detail["runner_lifted"] = {n: after[n] for n in moved}
     env.notes.append(
-        f"pytest {before.get('pytest')} as of the commit does not start on this Python "
+        f"pytest {before.get('pytest')} as of the commit does not run on this Python "
         f"({evidence[:120]}); the runner takes today's release: "
         + ", ".join(f"{n} {after[n]}" for n in moved)
     )
@@ -903,6 +903,52 @@ async def installed_top_level(env: _Env) -> list[str]:
     return keep[:8]
 
 
+# The running Python and the newest `Programming Language :: Python :: 3.N` classifier of the
+# distributions installed from a local tree (the project).
+NEWEST_DECLARED_SCRIPT = (
+    "import importlib.metadata as m, re, sys\n"
+    "newest = 0\n"
+    "for d in m.distributions():\n"
+    "    if '\"dir_info\"' in (d.read_text('direct_url.json') or ''):\n"
+    "        for c in d.metadata.get_all('Classifier') or []:\n"
+    "            x = re.fullmatch(r'Programming Language :: Python :: 3\\.(\\d+)', c.strip())\n"
+    "            newest = max(newest, int(x.group(1))) if x else newest\n"
+    "print(sys.version_info[1], newest)\n"
+)
+
+
+async def _older_python(env: _Env, diagnosis: Diagnosis) -> Diagnosis:
+    """The project's own package failing to import, in its own code, on a Python newer than
+    any it declares (patsy 0.5.2: `TypeError: '>' not supported between instances of
+    'NoneType' and 'sys.version_info'` from its eval.py on 3.11; it lists 3.6-3.9): the cause is
+    the interpreter, so the category is python-version and the evidence says so."""
+    if diagnosis.category in (
+        Category.MODULE_NOT_FOUND,
+        Category.SYSTEM_LIBRARY,
+        Category.PYTHON_VERSION,
+        Category.NETWORK,
+    ):
+        return diagnosis
+    root = env.session.workspace_path.rstrip("/") + "/"
+    frames = re.findall(r'^\s*File "([^"]+)", line \d+', env.last_output, re.M)
+    if not frames or not frames[-1].startswith(root) or "/site-packages/" in frames[-1]:
+        return diagnosis  # raised in a dependency (or no traceback): not the project's code
+    result = await env.sh(f"{env.python} -c {shlex.quote(NEWEST_DECLARED_SCRIPT)}")
+    words = result.output.decode("utf-8", "replace").split()
+    if result.exit_code != 0 or len(words) != 2 or not all(w.isdigit() for w in words):
+        return diagnosis
+    running, newest = int(words[0]), int(words[1])
+    if not newest or newest >= running:
+        return diagnosis
+    where = frames[-1].removeprefix(root)
+    return Diagnosis(
+        Category.PYTHON_VERSION,
+        f"{where}: {diagnosis.evidence} (the project declares Python 3.{newest} at the newest; "
+        f"this is 3.{running})"[:400],
+        diagnosis.subject,
+    )
+
+
 def _top_packages(project: Project, imports: ImportScan) -> list[str]:
     """The project's own importable top-level packages (tests and tooling left out)."""
     root = Path(project.root)
@@ -930,6 +976,8 @@ async def _oracle(
             diagnosis = diagnose(env.last_output, fallback=Category.IMPORT_ERROR)
             if install_failure is not None:
                 diagnosis = install_failure
+            else:
+                diagnosis = await _older_python(env, diagnosis)
             return Verdict(
                 tier,
                 diagnosis.category,

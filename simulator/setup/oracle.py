@@ -90,7 +90,10 @@ _PATTERNS: list[tuple[Category, re.Pattern[str]]] = [
             r"Python \d\.\d+ or (later|newer) is required|"
             # Python 2 source on Python 3: a module written for the other interpreter
             r"Missing parentheses in call to '(print|exec)'|"
-            r"multiple exception types must be parenthesized"
+            r"multiple exception types must be parenthesized|"
+            # C code generated (by an old Cython) for the Pythons before 3.11, which moved
+            # CPython's internal longintrepr.h: editdistance 0.6.0 ships no .pyx to redo it
+            r"fatal error: longintrepr\.h: No such file"
         ),
     ),
     (

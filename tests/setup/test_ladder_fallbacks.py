@@ -335,7 +335,7 @@ async def test_a_runner_as_of_the_commit_that_does_not_start_takes_todays_releas
     assert result.resolution["mode"] == "as-of-commit", result.resolution
     assert "tabulate==0.8.9" in result.lock, result.lock
     assert not any(p.startswith("pytest==6.") for p in result.lock), result.lock
-    assert any("does not start on this Python" in n for n in result.notes), result.notes
+    assert any("does not run on this Python" in n for n in result.notes), result.notes
 
 
 @pytest.mark.timeout(1800)  # two builds and an apt-get install: 621 s at load 38
@@ -433,3 +433,62 @@ async def test_the_installed_packages_are_imported_and_python_2_test_modules_are
     assert result.verdict.tests.get("passed") == 12, result.verdict.line()
     assert [s.split(":")[0] for s in result.verdict.skipped] == ["mapped_2/test_mapped.py"]
     assert "written for another Python" in result.verdict.line()
+
+
+async def test_code_that_fails_on_a_python_newer_than_it_declares_is_python_version(
+    tmp_path: Path, docker_session: SessionFactory
+) -> None:
+    """patsy 0.5.2 in the hard corpus: its own eval.py compares each __future__ feature's
+    mandatory release with sys.version_info, which raises a TypeError on 3.11 (annotations has
+    none); it declares Python 3.6-3.9. That is not an import error to repair but the
+    interpreter: python-version, and the evidence names the file and the declared Python."""
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        {
+            "setup.py": (
+                "from setuptools import setup\n\n"
+                "setup(name='oldeval', version='0.1', packages=['oldeval'], classifiers=[\n"
+                "    'Programming Language :: Python :: 3.8',\n"
+                "    'Programming Language :: Python :: 3.9'])\n"
+            ),
+            "oldeval/__init__.py": "from oldeval.flags import FLAGS\n",
+            "oldeval/flags.py": (
+                "import __future__\nimport sys\n\n"
+                "FLAGS = [n for n in __future__.all_feature_names\n"
+                "         if getattr(__future__, n).getMandatoryRelease() > sys.version_info]\n"
+            ),
+            "tests/test_flags.py": "from oldeval import FLAGS\n\ndef test_f():\n    assert FLAGS\n",
+        },
+    )
+    session = await docker_session(repo)
+    result = await run_setup(session)
+    assert not result.verdict.ready
+    assert result.verdict.category == "python-version", result.verdict.line()
+    assert "oldeval/flags.py" in (result.verdict.evidence or ""), result.verdict.line()
+    assert "declares Python 3.9" in (result.verdict.evidence or ""), result.verdict.line()
+
+
+async def test_c_code_generated_for_pythons_before_3_11_is_python_version(
+    tmp_path: Path, docker_session: SessionFactory
+) -> None:
+    """editdistance 0.6.0 in the hard corpus ships C++ that Cython 0.29.5 generated, which
+    includes CPython's longintrepr.h (moved in 3.11), and no .pyx to generate it again: the
+    build cannot succeed on this Python, whatever Debian package goes in."""
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        {
+            "setup.py": (
+                "from setuptools import Extension, setup\n\n"
+                "setup(name='olddist', version='0.1', packages=['olddist'],\n"
+                "      ext_modules=[Extension('olddist._c', ['olddist/_c.c'])])\n"
+            ),
+            "olddist/__init__.py": "from olddist._c import *\n",
+            "olddist/_c.c": '#include "longintrepr.h"\n#include "Python.h"\n',
+            "tests/test_c.py": "import olddist\n\ndef test_c():\n    assert olddist\n",
+        },
+    )
+    session = await docker_session(repo)
+    result = await run_setup(session)
+    assert not result.verdict.ready
+    assert result.verdict.category == "python-version", result.verdict.line()
+    assert "longintrepr.h" in (result.verdict.evidence or ""), result.verdict.line()
