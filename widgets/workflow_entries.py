@@ -113,11 +113,17 @@ def workflow_entries(app: WorkspaceApp) -> list[PaletteAction]:
     ]
 
 
+# The curation screen's runs (tracing, validating, mutants, the model) are workflows too: Stop
+# must find them, and a second workflow must not start in the session beside them.
+CURATION_GROUPS = ("curation", "curation-model")
+
+
 def _running(app: WorkspaceApp) -> list[Worker[None]]:
     return [
         w
         for w in app.workers
-        if w.group == GROUP and w.state in (WorkerState.PENDING, WorkerState.RUNNING)
+        if w.group in (GROUP, *CURATION_GROUPS)
+        and w.state in (WorkerState.PENDING, WorkerState.RUNNING)
     ]
 
 

@@ -12,6 +12,7 @@ from tests.ui_curation.conftest import MATH
 from widgets.agent_cards import render_card
 from widgets.agent_pane import EventCard
 from widgets.app import RepoSimApp
+from widgets.curation.app import target_problems
 from widgets.curation.screen import CurationScreen
 from widgets.editor_pane import EditorPane
 
@@ -65,3 +66,25 @@ async def test_set_up_this_repository_shows_progress_and_a_verdict_card(session:
         console.print(render_card(result.event))
         card = console.export_text()
         assert "setup result" in card and "verdict.tier" in card, card
+
+
+async def test_stop_finds_the_curation_screens_run(session: Session, tmp_path: Path) -> None:
+    """'Stop the running workflow' during a curation trace said 'No workflow is running'."""
+    app = RepoSimApp(session)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = CurationScreen(session, target_problems(session), export_path=tmp_path / "x")
+        await app.push_screen(screen)
+        screen.action_generate_all()
+        await wait_for(pilot, lambda: screen.busy > 0, "the trace to start")
+        [stop] = [a for a in app.palette_actions() if a.title == "Stop the running workflow"]
+        stop.run()
+        await wait_for(pilot, lambda: list(app._notifications), "a notice")
+        messages = [n.message for n in app._notifications]
+        assert "No workflow is running." not in messages, messages
+        assert any("harness generation workflow was stopped" in m for m in messages), messages
+        await wait_for(
+            pilot,
+            lambda: not [w for w in app.workers if w.group == "curation" and w.is_running],
+            "the run to end",
+        )
+        assert all(p.validation is None for p in screen.problems)  # it did not run on

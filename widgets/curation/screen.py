@@ -533,7 +533,7 @@ class CurationScreen(Screen[None]):
         self._status("no model is configured: M needs one (see the notice)")
         return None
 
-    @work(group="curation-model", exclusive=True)
+    @work(group="curation-model", exclusive=True, name="model harness")
     async def _regenerate_with_model(self, chosen: list[int]) -> None:
         self._status(f"model: connecting for {len(chosen)} target(s)…")
         client = await self._model()
@@ -592,7 +592,7 @@ class CurationScreen(Screen[None]):
             self.marked.clear()
             self.query_one(TargetTable).refresh()
 
-    @work(group="curation", exclusive=False)
+    @work(group="curation", exclusive=False, name="harness generation")
     async def _generate(self, chosen: list[int]) -> None:
         pending = list(chosen)
 
@@ -637,7 +637,7 @@ class CurationScreen(Screen[None]):
         self._clear_marks()
         self._work(what, chosen, one)
 
-    @work(group="curation", exclusive=False)
+    @work(group="curation", exclusive=False, name="curation")
     async def _work(
         self, what: str, chosen: list[int], one: Callable[[int], Awaitable[None]]
     ) -> None:
