@@ -4,7 +4,8 @@ Reference: `docker run --rm IMAGE true` with the CLI, on the same machine in the
 Ours: a session starting its own container, then sessions from a warm pool
 (backends/docker/pool.py): one at a time (the pool refilled between them, untimed), and 32 at
 once from a pool of 32 ready containers (the issue's goal: median <= 0.05 s, p95 <= 0.15 s).
-Run: uv run python bench/docker_ready.py [N]
+Run: uv run python bench/docker_ready.py [N]   (N sessions each way, default 10; quick: 5 — the
+32-at-once row always starts 32 containers)
 """
 
 from __future__ import annotations
