@@ -148,3 +148,31 @@ async def test_the_readmes_test_script_runs_tests_that_need_their_own_folder(
     result = await run_setup(session)
     assert result.verdict.ready and result.verdict.tests["passed"] == 12, result.verdict.line()
     assert "test/alltests.py" in (result.verdict.test_command or "")
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+async def test_a_root_test_module_pytest_does_not_collect_by_name_is_run(
+    tmp_path: Path, docker_session: SessionFactory
+) -> None:
+    """python-slugify 5.0.2 in the hard corpus keeps its unittest suite in a root `test.py`,
+    a name pytest does not collect by default ("no tests ran") and there is no test folder for
+    the unittest fallback. Named on pytest's command line it runs."""
+    cases = "".join(
+        f"    def test_{i}(self):\n        self.assertEqual(add({i}, 1), {i + 1})\n"
+        for i in range(12)
+    )
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        {
+            "setup.py": "from setuptools import setup\nsetup(name='calc', packages=['calc'])\n",
+            "calc/__init__.py": "def add(a, b):\n    return a + b\n",
+            "test.py": (
+                f"import unittest\nfrom calc import add\n\nclass T(unittest.TestCase):\n{cases}"
+            ),
+        },
+    )
+    session = await docker_session(repo)
+    result = await run_setup(session)
+    assert result.verdict.ready and result.verdict.tests["passed"] == 12, result.verdict.line()
+    assert (result.verdict.test_command or "").endswith("test.py")
