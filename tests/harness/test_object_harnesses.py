@@ -409,3 +409,19 @@ def test_cycles_and_shared_members_are_rebuilt_with_named_references() -> None:
     # a reference to nothing is an error of the value, said plainly
     with pytest.raises(ValueError, match=r"R\(2\) refers to no N\(2, \.\.\.\)"):
         support.G([support.N(1, []), support.R(2)])
+
+
+def test_ast_nodes_are_rebuilt_readably() -> None:
+    import ast
+
+    from simulator.harness.runtime import reposim_harness_support as support
+    from simulator.harness.runtime.reposim_tracer import encode
+
+    tree = ast.parse("total = price * (1 + rate)")
+    encoded = encode(tree, 20000)
+    assert "r" in encoded, encoded  # not a pickle (astor's trees were, at stop 32)
+    assert "O('ast:Module', body=[O('ast:Assign', targets=[O('ast:Name', id='total'" in encoded["r"]
+    rebuilt = eval(encoded["r"], vars(support))
+    assert same(rebuilt, tree) and ast.unparse(rebuilt) == "total = price * (1 + rate)"
+    other = ast.parse("total = price * (1 - rate)")
+    assert not same(rebuilt, other)

@@ -302,7 +302,13 @@ class _Builder:
         if reduced is not None:
             return reduced
         own_state = _support().state(value)
-        if own_state is None or kind.__new__ is not object.__new__:  # type: ignore[comparison-overlap]
+        import ast
+
+        # (an ast node is made by its C base's __new__, all its state in __dict__)
+        if own_state is None or (
+            kind.__new__ is not object.__new__  # type: ignore[comparison-overlap]
+            and not isinstance(value, ast.AST)
+        ):
             raise Unencodable("no constructor: its state is not in __dict__ or __slots__")
         return f"O({path!r}" + self._fields(own_state, depth, stack) + ")"
 
