@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from simulator.session import Session
+    from tests.agent.fake_llm import FakeLLM
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "RepoSim Tests",
@@ -158,3 +163,35 @@ SAMPLE_PROJECT = {
 def sample_repo(make_repo: RepoFactory) -> Path:
     """A small Python project whose suite has a pass, a failure, a skip and an error."""
     return make_repo(SAMPLE_PROJECT, name="sample")
+
+
+SessionOn = Callable[..., Awaitable["Session"]]
+
+
+@pytest.fixture
+async def session_on(tmp_path: Path) -> AsyncIterator[SessionOn]:
+    """Opens the session `reposim open REPO` would, recording to tmp_path/`trajectory` (by
+    default `<repo name>.jsonl`); every session it opened is closed after the test."""
+    from simulator.session import Session
+
+    opened: list[Session] = []
+
+    async def open_(repo: Path, trajectory: str | None = None) -> Session:
+        path = tmp_path / (trajectory or f"{repo.name}.jsonl")
+        session = await Session.open(repo, trajectory_path=path)
+        opened.append(session)
+        return session
+
+    yield open_
+    for session in opened:
+        await session.close()
+
+
+@pytest.fixture
+def fake_llm() -> Iterator[FakeLLM]:
+    """The local OpenAI-compatible model server (tests/agent/fake_llm.py), closed after the test."""
+    from tests.agent.fake_llm import FakeLLM
+
+    server = FakeLLM().start()
+    yield server
+    server.close()

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
 from simulator.session import Session
-from tests.agent.fake_llm import FakeLLM
-from tests.conftest import RepoFactory
+from tests.conftest import RepoFactory, SessionOn
 
 BUGGY_PROJECT = {
     "stats/__init__.py": "",
@@ -34,14 +32,5 @@ def buggy_repo(make_repo: RepoFactory) -> Path:
 
 
 @pytest.fixture
-async def session(buggy_repo: Path, tmp_path: Path) -> AsyncIterator[Session]:
-    session = await Session.open(buggy_repo, trajectory_path=tmp_path / "run.jsonl")
-    yield session
-    await session.close()
-
-
-@pytest.fixture
-def fake_llm() -> Iterator[FakeLLM]:
-    server = FakeLLM().start()
-    yield server
-    server.close()
+async def session(buggy_repo: Path, session_on: SessionOn) -> Session:
+    return await session_on(buggy_repo, "run.jsonl")

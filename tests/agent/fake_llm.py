@@ -15,7 +15,10 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from simulator.agent.models import LiteLLMClient
 
 
 @dataclass
@@ -163,3 +166,15 @@ def serve(script: list[Entry]) -> Iterator[FakeLLM]:
         yield server
     finally:
         server.close()
+
+
+def fake_client(server: FakeLLM) -> LiteLLMClient:
+    """The client `--model openai/fake-model --api-base <server>` builds, with short retries."""
+    from simulator.agent.models import LiteLLMClient, RetryPolicy
+
+    return LiteLLMClient(
+        "openai/fake-model",
+        api_base=server.api_base,
+        api_key="sk-test",
+        retry=RetryPolicy(attempts=2, base_delay=0.01, max_delay=0.02),
+    )

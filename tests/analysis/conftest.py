@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from simulator.session import Session
 from tests.analysis.nav_project import NAV_REPO
+from tests.conftest import SessionOn
 
 C_PROJECT = {
     "include/vec.h": (
@@ -73,8 +74,6 @@ def nav_repo(make_repo: Callable[..., Path]) -> Path:
 
 
 @pytest.fixture
-async def session(nav_repo: Path, tmp_path: Path) -> AsyncIterator[Session]:
+async def session(nav_repo: Path, session_on: SessionOn) -> Session:
     """A real session over nav_repo (the code index tests)."""
-    opened = await Session.open(nav_repo, trajectory_path=tmp_path / "run.jsonl")
-    yield opened
-    await opened.close()
+    return await session_on(nav_repo, "run.jsonl")

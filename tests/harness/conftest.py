@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from simulator.session import Session
-from tests.conftest import RepoFactory
+from tests.conftest import RepoFactory, SessionOn
 
-CALC = '''\
+CLAMP = '''\
 """Small functions with known branches."""
 
 
@@ -23,7 +22,27 @@ def clamp(value, low, high):
     if value > high:
         return high
     return value
+'''
+"""A module of one function with known branches (other folders' fixtures start from it)."""
 
+CLAMP_TESTS = """\
+def test_clamp_inside():
+    assert clamp(5, 0, 10) == 5
+
+
+def test_clamp_outside():
+    assert clamp(-1, 0, 10) == 0
+    assert clamp(11, 0, 10) == 10
+
+
+def test_clamp_bad_bounds():
+    with pytest.raises(ValueError):
+        clamp(1, 5, 0)
+"""
+
+CALC = (
+    CLAMP
+    + '''
 
 class Account:  # pragma: no cover
     """A bank account; the pragma above must not hide its methods' branches."""
@@ -46,32 +65,19 @@ def untested(values):
         total += v
     return total
 '''
+)
 
-TESTS = """\
-import pytest
-
-from shapes.calc import Account, clamp
-
-
-def test_clamp_inside():
-    assert clamp(5, 0, 10) == 5
-
-
-def test_clamp_outside():
-    assert clamp(-1, 0, 10) == 0
-    assert clamp(11, 0, 10) == 10
-
-
-def test_clamp_bad_bounds():
-    with pytest.raises(ValueError):
-        clamp(1, 5, 0)
-
+TESTS = (
+    "import pytest\n\nfrom shapes.calc import Account, clamp\n\n\n"
+    + CLAMP_TESTS
+    + """
 
 def test_withdraw():
     account = Account(10)
     assert account.withdraw(3) == 7
     assert account.balance == 7
 """
+)
 
 PROJECT = {
     "shapes/__init__.py": "",
@@ -89,7 +95,5 @@ def calc_repo(make_repo: RepoFactory) -> Path:
 
 
 @pytest.fixture
-async def session(calc_repo: Path, tmp_path: Path) -> AsyncIterator[Session]:
-    session = await Session.open(calc_repo, trajectory_path=tmp_path / "harness.jsonl")
-    yield session
-    await session.close()
+async def session(calc_repo: Path, session_on: SessionOn) -> Session:
+    return await session_on(calc_repo, "harness.jsonl")

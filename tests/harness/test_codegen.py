@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from simulator.agent.models import LiteLLMClient, RetryPolicy
 from simulator.codegen.debug import debug
 from simulator.codegen.passk import pass_at_k
 from simulator.codegen.run import codegen
@@ -16,7 +15,7 @@ from simulator.harness.target import find_targets
 from simulator.harness.workflow import new_problem
 from simulator.session import Session
 from tests.agent.conftest import BUG, FIX
-from tests.agent.fake_llm import FakeLLM, Reply, call
+from tests.agent.fake_llm import FakeLLM, Reply, call, fake_client
 from tests.conftest import RepoFactory
 from tests.harness.conftest import CALC
 
@@ -50,15 +49,6 @@ def clamp(value, low, high):
 ```'''
 
 
-def client(server: FakeLLM) -> LiteLLMClient:
-    return LiteLLMClient(
-        "openai/fake-model",
-        api_base=server.api_base,
-        api_key="sk-test",
-        retry=RetryPolicy(attempts=2, base_delay=0.01, max_delay=0.02),
-    )
-
-
 def test_pass_at_k_is_the_unbiased_estimator() -> None:
     assert pass_at_k(3, 1, 1) == pytest.approx(1 / 3)
     assert pass_at_k(3, 1, 2) == pytest.approx(1 - 1 / 3)  # 1 - C(2,2)/C(3,2)
@@ -82,7 +72,9 @@ async def test_codegen_scores_samples_and_debug_rounds(session: Session, calc_re
         ]
     ).start()
     try:
-        result = await codegen(session, problem, client(server), n=3, ks=(1, 2), debug_rounds=1)
+        result = await codegen(
+            session, problem, fake_client(server), n=3, ks=(1, 2), debug_rounds=1
+        )
     finally:
         server.close()
 
@@ -133,7 +125,7 @@ async def test_debug_fixes_failing_tests_and_reports_the_diff(
     ).start()
     session = await Session.open(repo, trajectory_path=tmp_path / "debug.jsonl")
     try:
-        result = await debug(session, client(server), "tests/test_core.py")
+        result = await debug(session, fake_client(server), "tests/test_core.py")
     finally:
         await session.close()
         server.close()
@@ -198,7 +190,7 @@ async def test_codegen_judges_a_traced_harness_with_suite_parity(
     problem.validation = None  # never judged (as after a person's edit)
     server = FakeLLM([Reply(RIGHT)]).start()
     try:
-        result = await codegen(session, problem, client(server), n=1)
+        result = await codegen(session, problem, fake_client(server), n=1)
     finally:
         server.close()
     # the harness codegen scores with is judged as `reposim harness` judges it: parity included

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from simulator.agent.models import LiteLLMClient, RetryPolicy
 from simulator.events import Kind
 from simulator.harness.target import find_targets
 from simulator.harness.validate import Thresholds
 from simulator.harness.workflow import HarnessOptions, make_problems
 from simulator.session import Session
 from simulator.trajectory import read_trajectory
-from tests.agent.fake_llm import FakeLLM, Reply
+from tests.agent.fake_llm import FakeLLM, Reply, fake_client
 
 WRONG = """```python
 def test_inside():
@@ -35,15 +34,6 @@ def test_bad_bounds():
 ```"""
 
 
-def client(server: FakeLLM) -> LiteLLMClient:
-    return LiteLLMClient(
-        "openai/fake-model",
-        api_base=server.api_base,
-        api_key="sk-test",
-        retry=RetryPolicy(attempts=2, base_delay=0.01, max_delay=0.02),
-    )
-
-
 async def test_a_harness_that_fails_the_first_round_is_fixed_in_the_second(
     session: Session, calc_repo: Path
 ) -> None:
@@ -51,7 +41,10 @@ async def test_a_harness_that_fails_the_first_round_is_fixed_in_the_second(
     try:
         [target] = find_targets(calc_repo, selectors=["clamp"])
         options = HarnessOptions(
-            generator="model", client=client(server), rounds=3, thresholds=Thresholds(repeats=2)
+            generator="model",
+            client=fake_client(server),
+            rounds=3,
+            thresholds=Thresholds(repeats=2),
         )
         [problem] = await make_problems(session, [target], options)
     finally:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from simulator.session import Session
+from tests.conftest import SessionOn
 
 
 @pytest.fixture(autouse=True)
@@ -19,7 +19,5 @@ def config_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
-async def session(sample_repo: Path, tmp_path: Path) -> AsyncIterator[Session]:
-    opened = await Session.open(sample_repo, trajectory_path=tmp_path / "trajectory.jsonl")
-    yield opened
-    await opened.close()
+async def session(sample_repo: Path, session_on: SessionOn) -> Session:
+    return await session_on(sample_repo, "trajectory.jsonl")

@@ -9,10 +9,9 @@ from textual.widgets import OptionList
 
 from simulator.events import Event, Kind
 from simulator.session import Session
+from tests.ui_editor.conftest import wait_for
 from widgets.codenav import NavListScreen
 from widgets.editor_pane import EditorPane
-
-from .conftest import wait_for
 
 FILE_KINDS = {Kind.FILE_WRITE, Kind.FILE_EDIT, Kind.FILE_CREATE, Kind.FILE_DELETE}
 

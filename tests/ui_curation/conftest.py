@@ -3,7 +3,6 @@ one they cover without checking much."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -11,23 +10,13 @@ import pytest
 from simulator.dataset.schema import CurationState, Harness, Problem, Validation
 from simulator.harness.mutate import mutants
 from simulator.session import Session
-from tests.conftest import RepoFactory
+from tests.conftest import RepoFactory, SessionOn
+from tests.harness.conftest import CLAMP
 from widgets.curation.app import target_problems
 
-MATH = '''\
-"""Small functions with known branches."""
-
-
-def clamp(value, low, high):
-    """Clamp `value` into [low, high]."""
-    if low > high:
-        raise ValueError("low must not exceed high")
-    if value < low:
-        return low
-    if value > high:
-        return high
-    return value
-
+MATH = (
+    CLAMP
+    + '''
 
 def sign(number, unit=1):
     """`unit`, 0 or -`unit` by the sign of `number`."""
@@ -44,6 +33,7 @@ def scale(values, factor):
         return []
     return [v * factor for v in values]
 '''
+)
 
 TESTS = """\
 import pytest
@@ -91,10 +81,8 @@ def tools_repo(make_repo: RepoFactory) -> Path:
 
 
 @pytest.fixture
-async def session(tools_repo: Path, tmp_path: Path) -> AsyncIterator[Session]:
-    opened = await Session.open(tools_repo, trajectory_path=tmp_path / "curation.jsonl")
-    yield opened
-    await opened.close()
+async def session(tools_repo: Path, session_on: SessionOn) -> Session:
+    return await session_on(tools_repo, "curation.jsonl")
 
 
 HARNESS = "from tools.math import sign\n\nCASES = [\n    dict(args=(7,), returns=1),\n]\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -12,7 +12,7 @@ from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 
 from simulator.session import Session
-from tests.conftest import RepoFactory
+from tests.conftest import RepoFactory, SessionOn
 from widgets.editor_pane import EditorPane
 from widgets.terminal_pane import TerminalPane
 
@@ -41,10 +41,8 @@ def project(make_repo: RepoFactory) -> Path:
 
 
 @pytest.fixture
-async def session(project: Path, tmp_path: Path) -> AsyncIterator[Session]:
-    session = await Session.open(project, trajectory_path=tmp_path / "run.jsonl")
-    yield session
-    await session.close()
+async def session(project: Path, session_on: SessionOn) -> Session:
+    return await session_on(project, "run.jsonl")
 
 
 class PaneApp(App[None]):

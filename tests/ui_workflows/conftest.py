@@ -4,7 +4,6 @@ and helpers to drive an entry and read its cards."""
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,11 +12,12 @@ from rich.console import Console
 from textual.pilot import Pilot
 
 from simulator.agent import AgentConfig, Mode
-from simulator.agent.models import LiteLLMClient, RetryPolicy
 from simulator.events import Kind
 from simulator.session import Session
-from tests.agent.fake_llm import FakeLLM
+from tests.agent.conftest import BUGGY_PROJECT
+from tests.agent.fake_llm import FakeLLM, fake_client
 from tests.conftest import RepoFactory, git
+from tests.harness.conftest import CLAMP, CLAMP_TESTS
 from tests.ui.helpers import WAIT, wait_for, wired_app
 from widgets import workflow_entries
 from widgets.agent_cards import render_card
@@ -25,57 +25,11 @@ from widgets.agent_pane import EventCard
 from widgets.app import RepoSimApp
 from widgets.editor_pane import EditorPane
 
-CALC = '''\
-"""Small functions with known branches."""
-
-
-def clamp(value, low, high):
-    """Clamp `value` into [low, high]."""
-    if low > high:
-        raise ValueError("low must not exceed high")
-    if value < low:
-        return low
-    if value > high:
-        return high
-    return value
-'''
-
-CALC_TESTS = """\
-import pytest
-
-from shapes.calc import clamp
-
-
-def test_clamp_inside():
-    assert clamp(5, 0, 10) == 5
-
-
-def test_clamp_outside():
-    assert clamp(-1, 0, 10) == 0
-    assert clamp(11, 0, 10) == 10
-
-
-def test_clamp_bad_bounds():
-    with pytest.raises(ValueError):
-        clamp(1, 5, 0)
-"""
+CALC = CLAMP
+CALC_TESTS = "import pytest\n\nfrom shapes.calc import clamp\n\n\n" + CLAMP_TESTS
 
 SHAPES = {"shapes/__init__.py": "", "shapes/calc.py": CALC, "tests/test_calc.py": CALC_TESTS}
 
-BUGGY = {
-    "stats/__init__.py": "",
-    "stats/core.py": (
-        "def total(values):\n    return sum(values)\n\n\n"
-        "def mean(values):\n    return total(values) / (len(values) - 1)\n"
-    ),
-    "tests/test_core.py": (
-        "from stats.core import mean, total\n\n\n"
-        "def test_total():\n    assert total([1, 2, 3]) == 6\n\n\n"
-        "def test_mean():\n    assert mean([1, 2, 3]) == 2\n"
-    ),
-}
-BUG = "total(values) / (len(values) - 1)"
-FIX = "total(values) / len(values)"
 
 FAST = '''\
 def triangle(n):
@@ -121,25 +75,8 @@ def quick_options(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("REPOSIM_MODEL", raising=False)
 
 
-@pytest.fixture
-def fake_llm() -> Iterator[FakeLLM]:
-    server = FakeLLM().start()
-    yield server
-    server.close()
-
-
-def model(server: FakeLLM) -> LiteLLMClient:
-    """The client `reposim open --model openai/fake-model --base-url ...` builds."""
-    return LiteLLMClient(
-        "openai/fake-model",
-        api_base=server.api_base,
-        api_key="sk-test",
-        retry=RetryPolicy(attempts=2, base_delay=0.01, max_delay=0.02),
-    )
-
-
 def app_with_model(session: Session, server: FakeLLM | None, mode: Mode = Mode.AUTO) -> RepoSimApp:
-    config = AgentConfig(client=model(server) if server is not None else None, mode=mode)
+    config = AgentConfig(client=fake_client(server) if server is not None else None, mode=mode)
     return wired_app(session, config)
 
 
@@ -161,25 +98,7 @@ def perf_repo(make_repo: RepoFactory) -> Path:
 
 @pytest.fixture
 def buggy_repo(make_repo: RepoFactory) -> Path:
-    return make_repo(BUGGY, name="buggy")
-
-
-SessionOn = Callable[[Path], Awaitable[Session]]
-
-
-@pytest.fixture
-async def session_on(tmp_path: Path) -> AsyncIterator[SessionOn]:
-    """Opens the session `reposim open REPO` would (closed after the test)."""
-    opened: list[Session] = []
-
-    async def open_(repo: Path) -> Session:
-        session = await Session.open(repo, trajectory_path=tmp_path / f"{repo.name}.jsonl")
-        opened.append(session)
-        return session
-
-    yield open_
-    for session in opened:
-        await session.close()
+    return make_repo(BUGGY_PROJECT, name="buggy")
 
 
 async def cursor_in(pilot: Pilot[None], app: RepoSimApp, path: str, text: str) -> None:

@@ -7,12 +7,11 @@ from pathlib import Path
 
 from simulator.events import Kind
 from tests.agent.fake_llm import FakeLLM, Reply
-from tests.conftest import RepoFactory
+from tests.conftest import RepoFactory, SessionOn
 from tests.ui.helpers import WAIT, wait_for
 from tests.ui_workflows.conftest import (
     CALC,
     SHAPES,
-    SessionOn,
     app_with_model,
     cards,
     cursor_in,

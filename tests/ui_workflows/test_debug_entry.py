@@ -9,14 +9,12 @@ from pathlib import Path
 from simulator.agent import Mode
 from simulator.events import Actor, Kind
 from simulator.trajectory import read_trajectory
+from tests.agent.conftest import BUG, FIX
+from tests.agent.conftest import BUGGY_PROJECT as BUGGY
 from tests.agent.fake_llm import FakeLLM, Reply, Slow, call
-from tests.conftest import RepoFactory
+from tests.conftest import RepoFactory, SessionOn
 from tests.ui.helpers import WAIT, wait_for
 from tests.ui_workflows.conftest import (
-    BUG,
-    BUGGY,
-    FIX,
-    SessionOn,
     app_with_model,
     card_text,
     cards,

@@ -9,9 +9,9 @@ from simulator.agent import Mode
 from simulator.events import Kind
 from simulator.trajectory import read_trajectory
 from tests.agent.fake_llm import FakeLLM, Reply
+from tests.conftest import SessionOn
 from tests.ui.helpers import wait_for
 from tests.ui_workflows.conftest import (
-    SessionOn,
     app_with_model,
     cards,
     cursor_in,

@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from simulator.events import Kind
+from tests.conftest import SessionOn
 from tests.ui.helpers import wait_for
 from tests.ui_workflows.conftest import (
-    SessionOn,
     app_with_model,
     cards,
     cursor_in,
