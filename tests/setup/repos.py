@@ -33,6 +33,33 @@ def write_repo(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
+def setuptools_pyproject(
+    name: str,
+    dependencies: list[str] | None = None,
+    *,
+    package: str | None = None,
+    more: str = "",
+) -> str:
+    """A pyproject.toml that setuptools builds: project NAME 0.1 with `dependencies` (the key left
+    out when None), `[tool.setuptools] packages = [PACKAGE]` when a package is named (a src
+    layout names none), then `more` (other tables, as TOML)."""
+    lines = [
+        "[build-system]",
+        'requires = ["setuptools>=61"]',
+        'build-backend = "setuptools.build_meta"',
+        "",
+        "[project]",
+        f'name = "{name}"',
+        'version = "0.1"',
+    ]
+    if dependencies is not None:
+        lines.append("dependencies = [" + ", ".join(f'"{d}"' for d in dependencies) + "]")
+    if package is not None:
+        lines += ["", "[tool.setuptools]", f'packages = ["{package}"]']
+    text = "\n".join(lines) + "\n"
+    return text + "\n" + textwrap.dedent(more).lstrip() if more else text
+
+
 def syntax_error_repo(root: Path) -> Path:
     """No requirement file; one module still in Python 2 syntax; another imports tabulate."""
     return write_repo(

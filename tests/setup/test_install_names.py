@@ -37,18 +37,7 @@ def _formatter_repo(root: Path) -> Path:
     return repos.write_repo(
         root,
         {
-            "pyproject.toml": """
-                [build-system]
-                requires = ["setuptools>=61"]
-                build-backend = "setuptools.build_meta"
-
-                [project]
-                name = "fmt"
-                version = "0.1"
-
-                [tool.setuptools]
-                packages = ["fmt"]
-            """,
+            "pyproject.toml": repos.setuptools_pyproject("fmt", package="fmt"),
             "fmt/__init__.py": (
                 "from toolz import identity\n\ndef fmt(s):\n    return identity(s)\n"
             ),

@@ -66,19 +66,9 @@ async def test_a_broken_dependency_is_categorised_with_its_evidence(
     repo = repos.write_repo(
         tmp_path / "repo",
         {
-            "pyproject.toml": """
-                [build-system]
-                requires = ["setuptools>=61"]
-                build-backend = "setuptools.build_meta"
-
-                [project]
-                name = "needs-missing"
-                version = "0.1"
-                dependencies = ["reposim-no-such-distribution-xyz==1.0"]
-
-                [tool.setuptools]
-                packages = ["needs"]
-            """,
+            "pyproject.toml": repos.setuptools_pyproject(
+                "needs-missing", ["reposim-no-such-distribution-xyz==1.0"], package="needs"
+            ),
             "needs/__init__.py": "import reposim_no_such_distribution_xyz\n",
             "tests/test_needs.py": "import needs\n\ndef test_it():\n    assert needs\n",
         },

@@ -22,22 +22,15 @@ async def test_uv_settings_that_do_not_build_fall_back_to_pip_and_say_why(
     repo = repos.write_repo(
         tmp_path / "repo",
         {
-            "pyproject.toml": """
-                [build-system]
-                requires = ["setuptools>=61"]
-                build-backend = "setuptools.build_meta"
-
-                [project]
-                name = "rusty"
-                version = "0.1"
-                dependencies = ["rpds-py"]
-
-                [tool.setuptools]
-                packages = ["rusty"]
-
-                [tool.uv]
-                no-binary-package = ["rpds-py"]
-            """,
+            "pyproject.toml": repos.setuptools_pyproject(
+                "rusty",
+                ["rpds-py"],
+                package="rusty",
+                more="""
+                    [tool.uv]
+                    no-binary-package = ["rpds-py"]
+                """,
+            ),
             "rusty/__init__.py": "import rpds\n\ndef m():\n    return rpds.HashTrieMap({'a': 1})\n",
             "tests/test_rusty.py": (
                 "from rusty import m\n\ndef test_m():\n    assert m()['a'] == 1\n"
@@ -52,23 +45,7 @@ async def test_uv_settings_that_do_not_build_fall_back_to_pip_and_say_why(
 
 
 def _package(name: str, dependencies: list[str], files: dict[str, str]) -> dict[str, str]:
-    deps = ", ".join(f'"{d}"' for d in dependencies)
-    return {
-        "pyproject.toml": f"""
-            [build-system]
-            requires = ["setuptools>=61"]
-            build-backend = "setuptools.build_meta"
-
-            [project]
-            name = "{name}"
-            version = "0.1"
-            dependencies = [{deps}]
-
-            [tool.setuptools]
-            packages = ["{name}"]
-        """,
-        **files,
-    }
+    return {"pyproject.toml": repos.setuptools_pyproject(name, dependencies, package=name), **files}
 
 
 async def test_rule_pkg_resources_installs_a_setuptools_that_still_ships_it(

@@ -34,19 +34,7 @@ def _two_repairs_repo(root: Path) -> Path:
     return repos.write_repo(
         root,
         {
-            "pyproject.toml": """
-                [build-system]
-                requires = ["setuptools>=61"]
-                build-backend = "setuptools.build_meta"
-
-                [project]
-                name = "twofix"
-                version = "0.1"
-                dependencies = ["numpy"]
-
-                [tool.setuptools]
-                packages = ["twofix"]
-            """,
+            "pyproject.toml": repos.setuptools_pyproject("twofix", ["numpy"], package="twofix"),
             "twofix/__init__.py": "def double(x):\n    return 2 * x\n",
             "tests/test_counted.py": COUNTED,
             "tests/test_meta.py": (

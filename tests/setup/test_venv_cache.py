@@ -16,7 +16,7 @@ from simulator import venvcache
 from simulator.events import Kind
 from simulator.session import open_session
 from simulator.test_command import choose
-from tests.setup.repos import write_repo
+from tests.setup.repos import setuptools_pyproject, write_repo
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
@@ -27,15 +27,7 @@ def fixture_repo(root: Path) -> Path:
     return write_repo(
         root,
         {
-            "pyproject.toml": """
-                [build-system]
-                requires = ["setuptools>=61"]
-                build-backend = "setuptools.build_meta"
-
-                [project]
-                name = "fixturepkg"
-                version = "0.1"
-            """,
+            "pyproject.toml": setuptools_pyproject("fixturepkg"),
             "src/fixturepkg/__init__.py": "def answer():\n    return 42\n",
             "tests/test_answer.py": """
                 from fixturepkg import answer
