@@ -225,25 +225,36 @@ async def _fork_into_ui(
     consent: bool = False,
 ) -> Path:
     """Fork at `step` and open the forked session in the main UI; the new trajectory's path."""
+    session = await run_ui(_forked(path, step, backend_kind, repo, image, current, out, consent))
+    return session.trajectory_path
+
+
+async def _forked(
+    path: Path,
+    step: int,
+    backend_kind: str,
+    repo: Path | None,
+    image: str | None,
+    current: bool,
+    out: Path | None,
+    consent: bool,
+) -> Session:
+    """The session forked at `step`; says on stderr where rebuilding differed from the recording."""
     from simulator.replay.fork import fork
 
-    async def forked() -> Session:
-        result = await fork(
-            path,
-            step,
-            backend_kind=backend_kind,
-            trajectory_path=out,
-            repo=repo,
-            current=current,
-            image=image,
-            on_notes=_print_notes,
-            host_consent=consent,
-        )
-        _say_if_differed(result.report)
-        return result.session
-
-    session = await run_ui(forked())
-    return session.trajectory_path
+    result = await fork(
+        path,
+        step,
+        backend_kind=backend_kind,
+        trajectory_path=out,
+        repo=repo,
+        current=current,
+        image=image,
+        on_notes=_print_notes,
+        host_consent=consent,
+    )
+    _say_if_differed(result.report)
+    return result.session
 
 
 def _say_if_differed(report: ReplayReport) -> None:
@@ -268,22 +279,8 @@ async def _fork(
     as_json: bool,
     consent: bool,
 ) -> None:
-    from simulator.replay.fork import fork
-
-    result = await fork(
-        path,
-        step,
-        backend_kind=backend_kind,
-        trajectory_path=out,
-        repo=repo,
-        current=current,
-        image=image,
-        on_notes=_print_notes,
-        host_consent=consent,
-    )
-    session = result.session
+    session = await _forked(path, step, backend_kind, repo, image, current, out, consent)
     try:
-        _say_if_differed(result.report)
         for command in commands:
             output = await session.exec(command)
             if as_json:
