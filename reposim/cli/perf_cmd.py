@@ -172,6 +172,20 @@ def with_measure_options(func: Any) -> Any:
     return wrapped
 
 
+def with_run_options(func: Any) -> Any:
+    """What mining and a batch of comparisons share: `--timeout` of one comparison and
+    `--setup` of each revision."""
+    func = click.option(
+        "--setup",
+        "setup",
+        is_flag=True,
+        help="Set up each revision (shared setup ladder); environments are kept and reused.",
+    )(func)
+    return click.option(
+        "--timeout", type=float, help="Seconds per comparison before it is stopped."
+    )(func)
+
+
 @click.group("perf")
 def perf_group() -> None:
     """Compare performance between revisions with pyperf, and mine history for speed-ups."""
@@ -331,13 +345,7 @@ def _side_environment(
     help="Keep a commit when its significant speed-up is at least this.",
 )
 @click.option("--out", "out", metavar="DIR", required=True, help="Results, table and problems.")
-@click.option("--timeout", type=float, help="Seconds per comparison before it is stopped.")
-@click.option(
-    "--setup",
-    "setup",
-    is_flag=True,
-    help="Set up each revision (shared setup ladder); environments are kept and reused.",
-)
+@with_run_options
 @with_measure_options
 def mine_command(
     path: str,
@@ -397,13 +405,7 @@ def mine_command(
 @perf_group.command("batch")
 @click.argument("rows")
 @click.option("--out", "out", metavar="DIR", required=True, help="Results store and tables.")
-@click.option("--timeout", type=float, help="Seconds per comparison before it is stopped.")
-@click.option(
-    "--setup",
-    "setup",
-    is_flag=True,
-    help="Set up each revision (shared setup ladder); environments are kept and reused.",
-)
+@with_run_options
 @with_measure_options
 def batch_command(
     rows: str,
