@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from backends.base import Backend, BackendError, FileMissingError, PathEscapeError
+from tests.docker.conftest import NO_PYTHON, committed_image
 
 TEST_IMAGE = os.environ.get("REPOSIM_TEST_IMAGE", "reposim/base:bookworm-2")
 REQUIRED = os.environ.get("REPOSIM_REQUIRE_DOCKER") == "1"
@@ -38,21 +39,9 @@ def docker_client() -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def image_without_python(docker_client: Any) -> Iterator[str]:
-    container = docker_client.containers.run(
-        TEST_IMAGE,
-        ["sh", "-c", "rm -f /usr/bin/python3* /usr/bin/python /usr/local/bin/python3*"],
-        user="0",
-        detach=True,
-        network_mode="none",
-    )
-    try:
-        assert container.wait(timeout=60)["StatusCode"] == 0
-        tag = f"contract-{os.getpid()}"
-        image = container.commit(repository="reposim/test-no-python", tag=tag)
-    finally:
-        container.remove(force=True)
-    yield f"reposim/test-no-python:{tag}"
-    docker_client.images.remove(image.id, force=True)
+    tag = f"contract-{os.getpid()}"
+    with committed_image(docker_client, NO_PYTHON, "reposim/test-no-python", tag) as image:
+        yield image
 
 
 @pytest.fixture(params=["local", "docker-python", "docker-shell"])

@@ -7,6 +7,7 @@ by `reposim image bootstrap`); a missing image is a failure that says how to bui
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
@@ -19,9 +20,28 @@ from backends.docker import DockerBackend, DockerOptions
 from backends.docker_engine import LABEL_MANAGED, LABEL_PID, connect
 
 TEST_IMAGE = os.environ.get("REPOSIM_TEST_IMAGE", "reposim/base:bookworm-2")
+NO_PYTHON = "rm -f /usr/bin/python3* /usr/bin/python /usr/local/bin/python3*"
+"""Removes python3 from the test image (file operations then take the bash fallback)."""
 REQUIRED = os.environ.get("REPOSIM_REQUIRE_DOCKER") == "1"
 
 BackendFactory = Callable[..., Awaitable[DockerBackend]]
+
+
+@contextlib.contextmanager
+def committed_image(docker_client: Any, script: str, repository: str, tag: str) -> Iterator[str]:
+    """TEST_IMAGE after `script` ran in it as root, committed as REPOSITORY:TAG while the block
+    runs, removed after. Callers put the process id in TAG: pytest-xdist workers build their
+    own copies side by side."""
+    container = docker_client.containers.run(
+        TEST_IMAGE, ["sh", "-c", script], user="0", detach=True, network_mode="none"
+    )
+    try:
+        assert container.wait(timeout=60)["StatusCode"] == 0
+        image = container.commit(repository=repository, tag=tag)
+    finally:
+        container.remove(force=True)
+    yield f"{repository}:{tag}"
+    docker_client.images.remove(image.id, force=True)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -11,28 +11,15 @@ import pytest
 
 from backends.base import BackendError, FileMissingError, PathEscapeError
 from backends.docker import DockerBackend, DockerOptions
-from tests.docker.conftest import TEST_IMAGE
+from tests.docker.conftest import NO_PYTHON, TEST_IMAGE, committed_image
 
 
 @pytest.fixture(scope="module")
 def image_without_python(docker_client: Any) -> Iterator[str]:
     """The test image without python3, so file operations take the bash fallback."""
-    container = docker_client.containers.run(
-        TEST_IMAGE,
-        ["sh", "-c", "rm -f /usr/bin/python3* /usr/bin/python /usr/local/bin/python3*"],
-        user="0",
-        detach=True,
-        network_mode="none",
-    )
-    try:
-        assert container.wait(timeout=60)["StatusCode"] == 0
-        # One tag per test process: pytest-xdist workers build their own copies side by side.
-        tag = f"test-{os.getpid()}"
-        image = container.commit(repository="reposim/test-no-python", tag=tag)
-    finally:
-        container.remove(force=True)
-    yield f"reposim/test-no-python:{tag}"
-    docker_client.images.remove(image.id, force=True)
+    tag = f"test-{os.getpid()}"
+    with committed_image(docker_client, NO_PYTHON, "reposim/test-no-python", tag) as image:
+        yield image
 
 
 @pytest.fixture(params=["python-helper", "bash-fallback"])

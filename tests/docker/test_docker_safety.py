@@ -154,24 +154,13 @@ async def test_ca_bundle_and_proxy_reach_the_container(
 @pytest.fixture
 def image_without_user(docker_client: Any) -> Iterator[str]:
     """The test image with its uid-1000 user removed (like python:3.11-slim, which has none)."""
-    from tests.docker.conftest import TEST_IMAGE
+    from tests.docker.conftest import committed_image
 
-    container = docker_client.containers.run(
-        TEST_IMAGE,
-        ["sh", "-c", "userdel reposim && rm -rf /home/reposim"],
-        user="0",
-        detach=True,
-        network_mode="none",
-    )
-    try:
-        assert container.wait(timeout=60)["StatusCode"] == 0
-        # One tag per test process: pytest-xdist workers build their own copies side by side.
-        tag = f"reposim/test-no-user:test-{os.getpid()}"
-        image = container.commit(repository="reposim/test-no-user", tag=f"test-{os.getpid()}")
-    finally:
-        container.remove(force=True)
-    yield tag
-    docker_client.images.remove(image.id, force=True)
+    script = "userdel reposim && rm -rf /home/reposim"
+    with committed_image(
+        docker_client, script, "reposim/test-no-user", f"test-{os.getpid()}"
+    ) as image:
+        yield image
 
 
 async def test_an_image_without_our_uid_gets_a_user_and_a_home(
