@@ -15,7 +15,7 @@ from simulator.perf import CompareRequest, MeasureSettings, compare
 from simulator.setup.envimage import list_environments, prune_environments
 from tests.conftest import RepoFactory, git
 from tests.docker.conftest import TEST_IMAGE
-from tests.perf.conftest import TESTS, core, write
+from tests.perf.conftest import TESTS, checksum_request, core, write
 
 HARNESS = (
     "from fastlib.core import checksum\n\nDATA = list(range(3000))\n\n\n"
@@ -33,11 +33,9 @@ async def test_compare_in_containers_pinned_to_one_cpu(
     harness.write_text(HARNESS)
     cpu = str(max(os.sched_getaffinity(0)))
     result = await compare(
-        CompareRequest(
+        checksum_request(
             repo,
-            "a",
-            "HEAD",
-            api="fastlib.core.checksum",
+            b="HEAD",
             harness=harness,
             out_dir=tmp_path / "out",
             settings=MeasureSettings.quick(timer="cpu"),
@@ -92,11 +90,9 @@ async def test_a_second_compare_in_containers_reuses_both_saved_environments(
     harness.write_text(HARNESS)
 
     def request(out: str) -> CompareRequest:
-        return CompareRequest(
+        return checksum_request(
             repo,
-            "a",
-            "HEAD",
-            api="fastlib.core.checksum",
+            b="HEAD",
             harness=harness,
             out_dir=tmp_path / out,
             settings=MeasureSettings.quick(timer="cpu"),

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from simulator.perf import CompareRequest
 from tests.conftest import RepoFactory, git
 
 # `checksum` does its pass over the data `passes` times: version A twice, version B once. B does
@@ -54,6 +56,11 @@ HELPER_ONLY_IN_B = """
 def checksums(chunks):
     return [checksum(chunk) for chunk in chunks]
 """
+
+
+def checksum_request(repo: Path, b: str = "b", **options: Any) -> CompareRequest:
+    """The fixtures' comparison: fastlib.core.checksum at tag a against revision `b`."""
+    return CompareRequest(repo, "a", b, api="fastlib.core.checksum", **options)
 
 
 def core(passes: int) -> str:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from simulator.perf import CompareRequest, MeasureSettings, compare, envcache
 from simulator.perf.environment import current_tools, shared_tools
+from tests.perf.conftest import checksum_request
 
 SETTINGS = MeasureSettings(rounds=4, min_time=0.01, timer="cpu")
 HARNESS = """from fastlib.core import checksum
@@ -43,11 +44,8 @@ async def test_two_compares_of_one_commit_at_once_run_on_trees_of_their_own(
     harness.write_text(HARNESS)
 
     def request(name: str) -> CompareRequest:
-        return CompareRequest(
+        return checksum_request(
             twox_repo,
-            "a",
-            "b",
-            api="fastlib.core.checksum",
             harness=harness,
             out_dir=tmp_path / name,
             settings=SETTINGS,

@@ -16,7 +16,7 @@ from simulator.trajectory import read_trajectory
 from simulator.workflow import WorkflowFailure
 from tests.agent.fake_llm import FakeLLM, Reply, call
 from tests.conftest import RepoFactory, git
-from tests.perf.conftest import core, write
+from tests.perf.conftest import checksum_request, core, write
 
 # CPU time: the machine running the tests is shared, and wall time there measures the others
 QUICK = MeasureSettings.quick(timer="cpu")
@@ -35,9 +35,7 @@ async def test_compare_by_api_with_a_harness_traced_from_the_tests(
     out = tmp_path / "out"
     seen: list[str] = []
     result = await compare(
-        CompareRequest(
-            twox_repo, "a", "b", api="fastlib.core.checksum", out_dir=out, settings=QUICK
-        ),
+        checksum_request(twox_repo, out_dir=out, settings=QUICK),
         on_event=lambda e: seen.append(e.kind),
     )
     # the harness calls the tests that call checksum, not the unrelated or fixture-bound ones
@@ -125,11 +123,8 @@ async def test_a_model_harness_broken_at_one_revision_is_repaired(
     ).start()
     try:
         result = await compare(
-            CompareRequest(
+            checksum_request(
                 twox_repo,
-                "a",
-                "b",
-                api="fastlib.core.checksum",
                 model="openai/fake-model",
                 api_base=server.api_base,
                 api_key="sk-test",
@@ -248,11 +243,8 @@ async def test_collection_errors_are_named_as_such(
 ) -> None:
     with pytest.raises(WorkflowFailure) as failure:
         await compare(
-            CompareRequest(
+            checksum_request(
                 uncollectable_repo,
-                "a",
-                "b",
-                api="fastlib.core.checksum",
                 out_dir=tmp_path,
                 settings=QUICK,
             )
@@ -266,11 +258,8 @@ async def test_a_change_the_tests_do_not_reach_is_said(
     unreached_repo: Path, tmp_path: Path
 ) -> None:
     result = await compare(
-        CompareRequest(
+        checksum_request(
             unreached_repo,
-            "a",
-            "b",
-            api="fastlib.core.checksum",
             out_dir=tmp_path,
             settings=MeasureSettings(rounds=1, processes=2, min_time=0.01, timer="cpu"),
         )
@@ -286,11 +275,8 @@ async def test_the_tests_that_reach_the_change_are_chosen_first(
     twox_repo: Path, tmp_path: Path
 ) -> None:
     result = await compare(
-        CompareRequest(
+        checksum_request(
             twox_repo,
-            "a",
-            "b",
-            api="fastlib.core.checksum",
             out_dir=tmp_path,
             settings=MeasureSettings(rounds=1, processes=2, min_time=0.01, timer="cpu"),
         )
@@ -323,11 +309,9 @@ async def test_tests_that_call_the_api_only_with_fixtures_are_named_as_such(
     write(repo, {"fastlib/core.py": core(1)}, "Compute the checksum once")
     with pytest.raises(WorkflowFailure, match=r"1 test\(s\) call fastlib.core.checksum, but each"):
         await compare(
-            CompareRequest(
+            checksum_request(
                 repo,
-                "a",
-                "HEAD",
-                api="fastlib.core.checksum",
+                b="HEAD",
                 out_dir=tmp_path / "out",
                 settings=QUICK,
             )

@@ -15,7 +15,7 @@ import pytest
 from simulator.events import Kind
 from simulator.perf import CompareRequest, MeasureSettings, compare
 from simulator.trajectory import read_trajectory
-from tests.perf.conftest import TEST_DATA_NAMES
+from tests.perf.conftest import TEST_DATA_NAMES, checksum_request
 
 SETTINGS = MeasureSettings(rounds=1, processes=2, values=2, min_time=0.01, timer="cpu")
 HARNESS = """from fastlib.core import checksum
@@ -55,11 +55,8 @@ async def test_setup_uses_the_revisions_own_tree_and_the_second_compare_reuses_i
     harness.write_text(HARNESS)
 
     def request(out: str) -> CompareRequest:
-        return CompareRequest(
+        return checksum_request(
             own_requirements_repo,
-            "a",
-            "b",
-            api="fastlib.core.checksum",
             harness=harness,
             setup=True,
             out_dir=tmp_path / out,
@@ -121,11 +118,8 @@ async def test_each_side_runs_in_the_environment_the_user_made(
     harness = tmp_path / "harness.py"
     harness.write_text(HARNESS)
     result = await compare(
-        CompareRequest(
+        checksum_request(
             twox_repo,
-            "a",
-            "b",
-            api="fastlib.core.checksum",
             harness=harness,
             out_dir=tmp_path / "out",
             settings=SETTINGS,

@@ -6,8 +6,9 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from simulator.perf import CompareRequest, CompareResult, MeasureSettings, compare
+from simulator.perf import CompareResult, MeasureSettings, compare
 from simulator.perf.stats import compare_runs
+from tests.perf.conftest import checksum_request
 
 HARNESS = """from fastlib.core import checksum
 
@@ -63,11 +64,8 @@ async def measure(
     path = tmp_path / "harness.py"
     path.write_text(text)
     return await compare(
-        CompareRequest(
+        checksum_request(
             repo,
-            "a",
-            "b",
-            api="fastlib.core.checksum",
             harness=path,
             out_dir=tmp_path / "out",
             settings=settings,
