@@ -12,6 +12,7 @@ import click
 
 from reposim.cli.batch import BatchSettings, batch_options, run_batch_cli
 from reposim.cli.common import CliError, existing_dir
+from reposim.cli.options import number_option
 from simulator.analysis.export import ContextMode, Extraction, ExtractOptions, file_record
 from simulator.analysis.filters import DEFAULT_PRESET, FILTERS, PRESETS, FilterSpec
 from simulator.analysis.index import CodeIndex
@@ -78,11 +79,10 @@ def _dump(obj: Any) -> str:
     show_default=True,
     help="Context per function: its dependency slice, its whole file, or nothing.",
 )
-@click.option(
+@number_option(
     "--budget",
-    type=click.IntRange(min=0),
+    minimum=0,
     default=4000,
-    show_default=True,
     help="Token budget of a sliced context (the function itself is always kept).",
 )
 @click.option(

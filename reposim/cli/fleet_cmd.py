@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from reposim.cli.common import CliError
-from reposim.cli.options import theme_option
+from reposim.cli.options import number_option, theme_option
 
 
 def _locate(target: Path, *, wait: bool = False) -> tuple[Path, Path | None]:
@@ -39,11 +39,10 @@ def _locate(target: Path, *, wait: bool = False) -> tuple[Path, Path | None]:
     default=".reposim-agent-results.jsonl",
     required=False,
 )
-@click.option(
+@number_option(
     "--stuck-after",
-    type=click.FloatRange(min=1),
+    minimum=1,
     default=60.0,
-    show_default=True,
     help="Seconds without a new event after which a running session is shown as stuck.",
 )
 @theme_option

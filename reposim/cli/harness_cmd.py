@@ -19,7 +19,13 @@ from reposim.cli.common import (
     json_printer,
     run_async,
 )
-from reposim.cli.options import budget_options, model_client, model_options, threshold_options
+from reposim.cli.options import (
+    budget_options,
+    model_client,
+    model_options,
+    number_option,
+    threshold_options,
+)
 from simulator.events import Event, Kind
 
 if TYPE_CHECKING:
@@ -110,12 +116,8 @@ def _repositories(path: str) -> list[Path]:
     help="traced: from the repository's own tests, no model; model: --model writes them.",
 )
 @model_options("litellm provider/model for --generator model.")
-@click.option(
-    "--rounds",
-    type=click.IntRange(min=1),
-    default=3,
-    show_default=True,
-    help="Generate-execute rounds of the model generator.",
+@number_option(
+    "--rounds", minimum=1, default=3, help="Generate-execute rounds of the model generator."
 )
 @threshold_options
 @click.option(
@@ -260,14 +262,7 @@ def _load(path: str) -> list[Any]:
 @click.argument("problems")
 @click.argument("selectors", nargs=-1)
 @model_options("litellm provider/model that writes the samples.")
-@click.option(
-    "-n",
-    "samples",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Samples per problem.",
-)
+@number_option("-n", "samples", minimum=1, default=1, help="Samples per problem.")
 @click.option(
     "-k",
     "ks",
@@ -275,11 +270,10 @@ def _load(path: str) -> list[Any]:
     multiple=True,
     help="pass@k to report (repeatable; default 1 and n).",
 )
-@click.option(
+@number_option(
     "--debug-rounds",
-    type=click.IntRange(min=0),
+    minimum=0,
     default=0,
-    show_default=True,
     help="Feed a failing sample's harness output back this many times.",
 )
 @click.option(

@@ -7,6 +7,7 @@ and defaults the same wherever it appears.
 - `theme_option`: `--theme`, checked against the installed themes before the command runs.
 - `budget_options(...)`: the agent's budgets (`--max-steps`, `--max-tokens`, `--max-cost`,
   `--max-time`), received as one `budgets: Budgets`.
+- `number_option(...)`: a number option with a floor and a default that --help shows.
 - `threshold_options`: what makes a harness valid (`--min-cov`, `--min-mutation`, `--repeats`,
   `--max-mutants`, `--min-mutants`, `--min-parity`), received as one `thresholds: Thresholds`.
 
@@ -41,6 +42,15 @@ def model_options(model_help: str) -> Decorator:
         return click.option("--model", "-m", help=model_help)(func)
 
     return decorate
+
+
+def number_option(*decls: str, minimum: float, default: float, help: str) -> Decorator:
+    """A number option no smaller than `minimum` whose default --help shows: whole numbers when
+    `default` is an int, else any number."""
+    kind: click.IntRange | click.FloatRange = click.FloatRange(min=minimum)
+    if isinstance(default, int):
+        kind = click.IntRange(min=int(minimum))
+    return click.option(*decls, type=kind, default=default, show_default=True, help=help)
 
 
 def model_client(model: str | None, api_base: str | None) -> ModelClient:

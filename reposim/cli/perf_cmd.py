@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from reposim.cli.common import CliError, existing_dir, existing_file, run_async
-from reposim.cli.options import model_options
+from reposim.cli.options import model_options, number_option
 from simulator.events import Event, Kind
 
 
@@ -204,11 +204,10 @@ def perf_group() -> None:
     help="Where --command runs, relative to the checkout's root (default: the root).",
 )
 @model_options("Let this litellm model write the harness (with --api).")
-@click.option(
+@number_option(
     "--fix-rounds",
-    type=click.IntRange(min=0),
+    minimum=0,
     default=3,
-    show_default=True,
     help="Repairs of a model-written harness that fails its quickcheck.",
 )
 @click.option(
@@ -453,12 +452,11 @@ def batch_command(
 
 
 @perf_group.command("gc")
-@click.option(
+@number_option(
     "--older-than",
     "days",
-    type=click.FloatRange(min=0.0),
+    minimum=0.0,
     default=30.0,
-    show_default=True,
     help="Remove trees and environments no comparison used for this many days.",
 )
 @click.option("--dry-run", is_flag=True, help="Say what would be removed; remove nothing.")

@@ -12,7 +12,7 @@ import click
 
 from reposim.cli.batch import BatchSettings, batch_options, run_batch_cli
 from reposim.cli.common import CliError, json_printer, run_async
-from reposim.cli.options import model_options
+from reposim.cli.options import model_options, number_option
 from simulator.events import Event, Kind
 
 
@@ -65,11 +65,10 @@ def _progress(as_json: bool) -> Any:
     "--model-rounds", type=int, default=6, show_default=True, help="Commands the model may run."
 )
 @click.option("--min-tests", type=int, default=10, show_default=True, help="Tests for ready+.")
-@click.option(
+@number_option(
     "--budget",
-    type=click.FloatRange(min=1),
+    minimum=1,
     default=1200.0,
-    show_default=True,
     help="Seconds for the ladder: no repair round starts that would not end, with the "
     "whole-suite run that confirms it, within them.",
 )

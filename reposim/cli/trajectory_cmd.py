@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from reposim.cli.common import CliError, existing_file
+from reposim.cli.options import number_option
 from simulator.describe import summarize
 from simulator.trajectory import json_line, read_trajectory
 
@@ -46,14 +47,7 @@ def show(file: str, as_json: bool) -> None:
 @click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
 @click.argument("text")
 @click.option("--json", "as_json", is_flag=True, help="Print each hit as a JSON line.")
-@click.option(
-    "--max",
-    "limit",
-    type=click.IntRange(min=1),
-    default=200,
-    show_default=True,
-    help="Stop after this many hits.",
-)
+@number_option("--max", "limit", minimum=1, default=200, help="Stop after this many hits.")
 def search(folder: Path, text: str, as_json: bool, limit: int) -> None:
     """Find TEXT (case-insensitive) in every trajectory under FOLDER: commands, outputs, edits,
     test results and model messages, in RepoSim's files and SWE-agent / mini-swe-agent ones.
