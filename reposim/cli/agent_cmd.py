@@ -20,7 +20,7 @@ from reposim.cli.common import (
     json_printer,
     run_async,
 )
-from reposim.cli.options import budget_options, model_client, model_options
+from reposim.cli.options import budget_options, choice_option, model_client, model_options
 from reposim.ui import run_ui
 from simulator.agent import (
     Agent,
@@ -116,11 +116,10 @@ async def _run_headless(session: Session, agent: Agent, task: str, as_json: bool
     "one recorded session each, as a batch.",
 )
 @model_options("Any model litellm accepts, as provider/name (default: $REPOSIM_MODEL).")
-@click.option(
+@choice_option(
     "--mode",
-    type=click.Choice(["auto", "confirm"]),
+    choices=["auto", "confirm"],
     default="auto",
-    show_default=True,
     help="confirm asks you on the terminal before each action that changes something "
     "(one repository only; a batch runs in auto).",
 )
@@ -267,11 +266,10 @@ def _run_batch(
     default=None,
     help="Seconds between replayed model turns (default: 1.5 in the UI, 0 headless).",
 )
-@click.option(
+@choice_option(
     "--mode",
-    type=click.Choice(["auto", "confirm"]),
+    choices=["auto", "confirm"],
     default="auto",
-    show_default=True,
     help="confirm waits for your approval (a / r) before each change the agent makes.",
 )
 @click.option(

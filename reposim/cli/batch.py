@@ -23,6 +23,7 @@ from typing import Any
 import click
 
 from reposim.cli.common import CliError
+from reposim.cli.options import choice_option
 from simulator.batch import (
     BatchProgress,
     BatchSummary,
@@ -76,11 +77,10 @@ def batch_options(default_results: str) -> Callable[[Callable[..., Any]], Callab
             is_flag=True,
             help="Run again the tasks whose recorded result is 'failed'.",
         )
-        @click.option(
+        @choice_option(
             "--executor",
-            type=click.Choice(["process", "ray"]),
+            choices=["process", "ray"],
             default="process",
-            show_default=True,
             help="Local worker processes, or Ray (a local instance started for the run).",
         )
         @click.option(

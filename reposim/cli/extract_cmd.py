@@ -12,7 +12,7 @@ import click
 
 from reposim.cli.batch import BatchSettings, batch_options, run_batch_cli
 from reposim.cli.common import CliError, existing_dir
-from reposim.cli.options import number_option
+from reposim.cli.options import choice_option, number_option
 from simulator.analysis.export import ContextMode, Extraction, ExtractOptions, file_record
 from simulator.analysis.filters import DEFAULT_PRESET, FILTERS, PRESETS, FilterSpec
 from simulator.analysis.index import CodeIndex
@@ -71,12 +71,11 @@ def _dump(obj: Any) -> str:
     "default), `r2e` (R2E's rules exactly); `none` keeps every function. See --list-filters.",
 )
 @click.option("--list-filters", is_flag=True, help="Describe the filters and exit.")
-@click.option(
+@choice_option(
     "--context",
     "context",
-    type=click.Choice([m.value for m in ContextMode]),
+    choices=[m.value for m in ContextMode],
     default="sliced",
-    show_default=True,
     help="Context per function: its dependency slice, its whole file, or nothing.",
 )
 @number_option(

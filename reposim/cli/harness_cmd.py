@@ -21,6 +21,7 @@ from reposim.cli.common import (
 )
 from reposim.cli.options import (
     budget_options,
+    choice_option,
     model_client,
     model_options,
     number_option,
@@ -108,11 +109,10 @@ def _repositories(path: str) -> list[Path]:
 @click.command("harness")
 @click.argument("path")
 @click.argument("selectors", nargs=-1)
-@click.option(
+@choice_option(
     "--generator",
-    type=click.Choice(["traced", "model"]),
+    choices=["traced", "model"],
     default="traced",
-    show_default=True,
     help="traced: from the repository's own tests, no model; model: --model writes them.",
 )
 @model_options("litellm provider/model for --generator model.")
@@ -451,13 +451,7 @@ def dataset_group() -> None:
 
 @dataset_group.command("export")
 @click.argument("problems")
-@click.option(
-    "--to",
-    "fmt",
-    type=click.Choice(["reposim", "r2e", "repost"]),
-    default="reposim",
-    show_default=True,
-)
+@choice_option("--to", "fmt", choices=["reposim", "r2e", "repost"], default="reposim")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False))
 @click.option(
     "--state",

@@ -8,6 +8,7 @@ and defaults the same wherever it appears.
 - `budget_options(...)`: the agent's budgets (`--max-steps`, `--max-tokens`, `--max-cost`,
   `--max-time`), received as one `budgets: Budgets`.
 - `number_option(...)`: a number option with a floor and a default that --help shows.
+- `choice_option(...)`: an option taking one of a few words, its default shown in --help.
 - `threshold_options`: what makes a harness valid (`--min-cov`, `--min-mutation`, `--repeats`,
   `--max-mutants`, `--min-mutants`, `--min-parity`), received as one `thresholds: Thresholds`.
 
@@ -18,7 +19,7 @@ The session and container options are `backend_options` (common.py), the batch o
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -51,6 +52,15 @@ def number_option(*decls: str, minimum: float, default: float, help: str) -> Dec
     if isinstance(default, int):
         kind = click.IntRange(min=int(minimum))
     return click.option(*decls, type=kind, default=default, show_default=True, help=help)
+
+
+def choice_option(
+    *decls: str, choices: Sequence[str], default: str, help: str | None = None
+) -> Decorator:
+    """An option taking one of `choices` whose default --help shows."""
+    return click.option(
+        *decls, type=click.Choice(choices), default=default, show_default=True, help=help
+    )
 
 
 def model_client(model: str | None, api_base: str | None) -> ModelClient:

@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from reposim.cli.common import CliError, existing_dir, existing_file, run_async
-from reposim.cli.options import model_options, number_option
+from reposim.cli.options import choice_option, model_options, number_option
 from simulator.events import Event, Kind
 
 
@@ -210,11 +210,10 @@ def perf_group() -> None:
     default=3,
     help="Repairs of a model-written harness that fails its quickcheck.",
 )
-@click.option(
+@choice_option(
     "--backend",
-    type=click.Choice(["local", "docker"]),
+    choices=["local", "docker"],
     default="local",
-    show_default=True,
     help="Where the two environments run (docker: one container per side, pinned to the CPU).",
 )
 @click.option("--image", help="Container image for --backend docker.")

@@ -12,7 +12,7 @@ import click
 
 from reposim.cli.batch import BatchSettings, batch_options, run_batch_cli
 from reposim.cli.common import CliError, json_printer, run_async
-from reposim.cli.options import model_options, number_option
+from reposim.cli.options import choice_option, model_options, number_option
 from simulator.events import Event, Kind
 
 
@@ -49,12 +49,11 @@ def _progress(as_json: bool) -> Any:
 
 @click.command("setup")
 @click.argument("target")
-@click.option(
+@choice_option(
     "--backend",
     "backend_kind",
-    type=click.Choice(["docker", "local"]),
+    choices=["docker", "local"],
     default="docker",
-    show_default=True,
     help="A fresh container with the network on (docker) or a scratch copy on this machine.",
 )
 @click.option(
