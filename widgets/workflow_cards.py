@@ -15,7 +15,8 @@ from rich.table import Table
 from rich.text import Text
 
 from simulator.describe import describe_event, seconds_text, workflow_value
-from simulator.events import Event, Kind, WorkflowEnd, WorkflowStep
+from simulator.events import Event, Kind, WorkflowEnd, WorkflowResult, WorkflowStart, WorkflowStep
+from simulator.wire import WireError
 from widgets.card_parts import diff_renderable
 
 DIFF_LINES = 40  # lines of a debug run's diff shown in its result card
@@ -63,30 +64,31 @@ def _figures(data: dict[str, Any]) -> Table:
 
 def render_workflow(event: Event) -> RenderableType:
     """The body of a workflow event's card (the one-line description, then the figures)."""
-    p: dict[str, Any] = event.payload
-    status = str(p.get("status") or "")
     head = Text(describe_event(event).split(" ", 1)[0] + " ", style="bold")
-    if event.kind == Kind.WORKFLOW_START:
+    try:
+        data = event.data
+    except WireError:  # not a workflow payload RepoSim wrote: its fields as they are
+        return Group(head, _figures(event.payload))
+    if isinstance(data, WorkflowStart):
         head.append("started", style="bold cyan")
-        return Group(head, _figures(dict(p.get("params") or {})))
-    if event.kind == Kind.WORKFLOW_STEP:
-        head.append(f"{p.get('step')} ", style="bold")
-        head.append(status, style=STATUS_STYLE.get(status, ""))
-        if p.get("seconds") is not None:
-            head.append(f" {float(p['seconds']):.1f}s", style="dim")
-        detail = dict(p.get("detail") or {})
-        return Group(head, _figures(detail)) if detail else head
-    if event.kind == Kind.WORKFLOW_RESULT:
+        return Group(head, _figures(dict(data.params)))
+    if isinstance(data, WorkflowStep):
+        head.append(f"{data.step} ", style="bold")
+        head.append(str(data.status), style=STATUS_STYLE.get(str(data.status), ""))
+        if data.seconds is not None:
+            head.append(f" {float(data.seconds):.1f}s", style="dim")
+        return Group(head, _figures(dict(data.detail))) if data.detail else head
+    if isinstance(data, WorkflowResult):
         head.append("result", style="bold magenta")
-        result = dict(p.get("result") or {})
-        special = RESULTS.get(str(p.get("workflow") or ""))
+        result = dict(data.result)
+        special = RESULTS.get(data.workflow)
         body = special(result) if special is not None else None
         return Group(head, body if body is not None else _figures(result))
-    head.append(status, style=STATUS_STYLE.get(status, ""))
-    head.append(f" in {float(p.get('seconds') or 0):.1f}s", style="dim")
-    if p.get("error"):
-        return Group(head, Text(str(p["error"]), style="red"))
-    return head
+    if isinstance(data, WorkflowEnd):
+        head.append(str(data.status), style=STATUS_STYLE.get(str(data.status), ""))
+        head.append(f" in {float(data.seconds or 0):.1f}s", style="dim")
+        return Group(head, Text(data.error, style="red")) if data.error else head
+    return Group(head, _figures(event.payload))
 
 
 # -- result cards that read better than a list of figures --------------------------------------
