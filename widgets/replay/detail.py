@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.syntax import Syntax
@@ -11,8 +10,22 @@ from rich.text import Text
 
 from simulator import describe
 from simulator.describe import describe_event
-from simulator.events import Event, Kind
+from simulator.events import (
+    DataPayload,
+    Event,
+    ExecPayload,
+    ExecResultPayload,
+    FileChangePayload,
+    Kind,
+    LlmCallPayload,
+    LlmResponsePayload,
+    Payload,
+    TerminalInputPayload,
+    TestResultPayload,
+    TestRunPayload,
+)
 from simulator.trajectory import EventSource, TrajectoryError
+from simulator.wire import WireError
 from widgets.workflow_cards import render_workflow
 
 _RESULT_OF = {
@@ -59,70 +72,63 @@ def _section(title: str) -> Text:
 
 
 def _payload_parts(event: Event) -> list[RenderableType]:
-    p: dict[str, Any] = event.payload
+    if event.kind.startswith("workflow."):
+        return [_section("Workflow"), render_workflow(event)]
+    try:
+        data: Payload | None = event.data
+    except WireError:  # shown below as the JSON it is
+        data = None
     parts: list[RenderableType] = []
-    if event.kind == Kind.LLM_RESPONSE:
-        if p.get("thought"):
-            parts += [_section("Thought"), Text(_clip(str(p["thought"])))]
-        content = p.get("content")
-        if content and content != p.get("thought"):
-            parts += [_section("Response"), Text(_clip(str(content)))]
-        for call in p.get("tool_calls") or []:
-            if isinstance(call, dict):
-                parts += [
-                    _section(f"Tool call {call.get('name')}"),
-                    Text(_clip(str(call.get("arguments", "")))),
-                ]
+    if isinstance(data, LlmResponsePayload):
+        if data.thought:
+            parts += [_section("Thought"), Text(_clip(data.thought))]
+        if data.content and data.content != data.thought:
+            parts += [_section("Response"), Text(_clip(data.content))]
+        for call in data.tool_calls:
+            parts += [_section(f"Tool call {call.name}"), Text(_clip(call.arguments))]
         return parts
-    if event.kind == Kind.LLM_CALL and isinstance(p.get("messages"), list):
-        for message in p["messages"]:
+    if isinstance(data, LlmCallPayload) and isinstance(data.messages, list):
+        for message in data.messages:
             if isinstance(message, dict):
                 parts += [
                     _section(str(message.get("role", "message")).title()),
                     Text(_clip(str(message.get("content", "")))),
                 ]
         return parts
-    if event.kind in (Kind.EXEC, Kind.TEST_RUN):
-        command = str(p.get("command", ""))
-        if p.get("selector"):
-            command += f" {p['selector']}"
+    if isinstance(data, ExecPayload | TestRunPayload):
+        command = data.command
+        if isinstance(data, TestRunPayload) and data.selector:
+            command += f" {data.selector}"
         parts += [_section("Action"), Syntax(command, "bash", word_wrap=True)]
         return parts
-    if event.kind in (Kind.EXEC_RESULT, Kind.TEST_RESULT):
-        known = [f"exit {p['exit_code']}" if p.get("exit_code") is not None else ""]
-        known.append(describe.duration_text(p.get("duration")))
+    if isinstance(data, ExecResultPayload | TestResultPayload):
+        known = [f"exit {data.exit_code}" if data.exit_code is not None else ""]
+        known.append(describe.duration_text(data.duration))
         shown = ", ".join(part for part in known if part)
         parts += [
             _section("Observation" + (f" ({shown})" if shown else "")),
-            Text(_clip(str(p.get("output", "")))),
+            Text(_clip(data.output)),
         ]
-        failing = [
-            t
-            for t in p.get("tests") or []
-            if isinstance(t, dict) and t.get("outcome") in ("failed", "error")
-        ]
+        tests = data.tests if isinstance(data, TestResultPayload) else []
+        failing = [t for t in tests if t.outcome in ("failed", "error")]
         if failing:
             parts.append(_section("Failing tests"))
             for test in failing:
-                parts.append(
-                    Text(
-                        f"{test.get('outcome')}: {test.get('id')}  {test.get('message', '')}",
-                        style="red",
-                    )
-                )
+                parts.append(Text(f"{test.outcome}: {test.id}  {test.message}", style="red"))
         return parts
-    if event.kind.startswith("file.") and p.get("diff"):
+    if isinstance(data, FileChangePayload) and data.diff:
         parts += [
-            _section(f"Diff of {p.get('path')}"),
-            Syntax(_clip(str(p["diff"])), "diff", word_wrap=True),
+            _section(f"Diff of {data.path}"),
+            Syntax(_clip(data.diff), "diff", word_wrap=True),
         ]
         return parts
-    if event.kind.startswith("workflow."):
-        return [_section("Workflow"), render_workflow(event)]
-    if event.kind in (Kind.TERMINAL_INPUT, Kind.TERMINAL_OUTPUT):
-        return [_section("Terminal"), Text(_clip(str(p.get("data", ""))))]
-    if p:
-        text = json.dumps(p, ensure_ascii=False, indent=2, default=str)
+    if isinstance(data, TerminalInputPayload | DataPayload) and event.kind in (
+        Kind.TERMINAL_INPUT,
+        Kind.TERMINAL_OUTPUT,
+    ):
+        return [_section("Terminal"), Text(_clip(data.data))]
+    if event.payload:
+        text = json.dumps(event.payload, ensure_ascii=False, indent=2, default=str)
         parts += [_section("Payload"), Syntax(_clip(text), "json", word_wrap=True)]
     return parts
 
