@@ -118,6 +118,28 @@ def git(repo: Path, *args: str) -> str:
     return proc.stdout
 
 
+def reposim_peak_rss(*args: str, timeout: float = 300) -> tuple[int, int, str]:
+    """Run `reposim ARGS` with its stdout discarded: the peak RSS in KiB of it and its children
+    (a parent process reads it from getrusage), its exit status and its stderr."""
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import resource, subprocess, sys; "
+            "p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL); "
+            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, p.returncode)",
+            *REPOSIM,
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    peak_kib, code = map(int, proc.stdout.split())
+    return peak_kib, code, proc.stderr
+
+
 @pytest.fixture
 def make_repo(tmp_path: Path) -> RepoFactory:
     """Create a real git repository from {relative path: content} and commit it."""

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from simulator import __version__
-from tests.conftest import reposim
+from tests.conftest import REPOSIM, reposim
 
 
 def trajectory_of(stderr: str) -> Path:
@@ -135,18 +135,7 @@ def test_sigterm_closes_the_session_and_records_why(sample_repo: Path, tmp_path:
 
     out = tmp_path / "term.jsonl"
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "reposim",
-            "exec",
-            "--trajectory",
-            str(out),
-            str(sample_repo),
-            "--",
-            "sleep",
-            "30",
-        ],
+        [*REPOSIM, "exec", "--trajectory", str(out), str(sample_repo), "--", "sleep", "30"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from simulator.trajectory import blob_bytes
+from tests.conftest import reposim_peak_rss
 from tests.docker.conftest import TEST_IMAGE
 
 
@@ -18,34 +17,20 @@ def test_reposim_exec_in_a_container_keeps_memory_bounded(
 ) -> None:
     out = tmp_path / "rss.jsonl"
     size = 100 << 20
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import resource, subprocess, sys; "
-            "p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL); "
-            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, p.returncode)",
-            sys.executable,
-            "-m",
-            "reposim",
-            "exec",
-            "--backend",
-            "docker",
-            "--image",
-            TEST_IMAGE,
-            "--trajectory",
-            str(out),
-            str(sample_repo),
-            "--",
-            f"yes | head -c {size}",
-        ],
-        capture_output=True,
-        text=True,
+    peak_kib, code, stderr = reposim_peak_rss(
+        "exec",
+        "--backend",
+        "docker",
+        "--image",
+        TEST_IMAGE,
+        "--trajectory",
+        str(out),
+        str(sample_repo),
+        "--",
+        f"yes | head -c {size}",
         timeout=600,
-        check=False,
     )
-    peak_kib, code = map(int, proc.stdout.split())
-    assert code == 0, proc.stderr
+    assert code == 0, stderr
     assert peak_kib < 200 * 1024, f"peak RSS {peak_kib // 1024} MiB for 100 MiB of output"
     end = next(
         e for e in map(json.loads, out.read_text().splitlines()[1:]) if e["kind"] == "exec.result"

@@ -15,7 +15,7 @@ from backends.output import DEFAULT_HEAD, DEFAULT_TAIL, OutputCapture
 from simulator.describe import describe_event
 from simulator.session import Session
 from simulator.trajectory import blob_bytes, blob_dir, blob_path, read_trajectory
-from tests.conftest import reposim
+from tests.conftest import reposim, reposim_peak_rss
 
 
 async def test_big_output_is_windowed_and_its_blob_is_whole(
@@ -89,30 +89,10 @@ async def test_a_builtin_loop_past_the_cap_gets_a_new_shell(tmp_path: Path) -> N
 def test_reposim_exec_memory_does_not_grow_with_output(sample_repo: Path, tmp_path: Path) -> None:
     """300 MB through `reposim exec`: peak RSS stays far below the output's size."""
     out = tmp_path / "rss.jsonl"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import resource, subprocess, sys; "
-            "p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL); "
-            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, p.returncode)",
-            sys.executable,
-            "-m",
-            "reposim",
-            "exec",
-            "--trajectory",
-            str(out),
-            str(sample_repo),
-            "--",
-            "yes | head -c 300M",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+    peak_kib, code, stderr = reposim_peak_rss(
+        "exec", "--trajectory", str(out), str(sample_repo), "--", "yes | head -c 300M"
     )
-    peak_kib, code = map(int, proc.stdout.split())
-    assert code == 0, proc.stderr
+    assert code == 0, stderr
     assert peak_kib < 200 * 1024, f"peak RSS {peak_kib // 1024} MiB for 300 MB of output"
     end = [json.loads(line) for line in out.read_text().splitlines()][-2]
     assert end["payload"]["output_bytes"] == 300 << 20
