@@ -51,14 +51,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.docker)
 
 
-@pytest.fixture(scope="session")
-def docker_client() -> Iterator[Any]:
+def engine_or_skip() -> Any:
+    """A client of the Docker engine; without a usable engine the test skips (fails with
+    REPOSIM_REQUIRE_DOCKER=1, as in CI)."""
     try:
-        client = connect(timeout=30)
+        return connect(timeout=30)
     except BackendUnavailableError as exc:
         if REQUIRED:
             pytest.fail(f"REPOSIM_REQUIRE_DOCKER=1 but Docker is not usable: {exc}", pytrace=False)
         pytest.skip(f"no usable Docker engine: {exc}")
+
+
+@pytest.fixture(scope="session")
+def docker_client() -> Iterator[Any]:
+    client = engine_or_skip()
     import docker.errors
 
     try:

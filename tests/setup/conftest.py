@@ -13,25 +13,18 @@ from pathlib import Path
 
 import pytest
 
-from backends.base import BackendUnavailableError
 from simulator.backend_factory import BackendOptions, make_backend
 from simulator.session import Session
 
 SETUP_IMAGE = os.environ.get("REPOSIM_SETUP_IMAGE", "reposim/base:bookworm-2")
-REQUIRED = os.environ.get("REPOSIM_REQUIRE_DOCKER") == "1"
 
 SessionFactory = Callable[[Path], Awaitable[Session]]
 
 
 def docker_or_skip() -> None:
-    from backends.docker_engine import connect
+    from tests.docker.conftest import engine_or_skip
 
-    try:
-        client = connect(timeout=30)
-    except BackendUnavailableError as exc:
-        if REQUIRED:
-            pytest.fail(f"REPOSIM_REQUIRE_DOCKER=1 but Docker is not usable: {exc}", pytrace=False)
-        pytest.skip(f"no usable Docker engine: {exc}")
+    client = engine_or_skip()
     try:
         client.images.get(SETUP_IMAGE)
     except Exception:
