@@ -210,9 +210,27 @@ def workflow_value(value: Any, key: str = "") -> str:
             f"median {pct(value['median'])} ({pct(value.get('q1', 0))}-"
             f"{pct(value.get('q3', 0))}, n={value.get('n')})"
         )
+    if isinstance(value, dict):
+        return _short(_mapping_text(value), 60)
     if isinstance(value, list):
-        return _short(", ".join(str(v) for v in value), 60) if value else "none"
+        return _short(", ".join(workflow_value(v) for v in value), 60) if value else "none"
     return _short(str(value), 60)
+
+
+TEST_OUTCOMES = frozenset(
+    {"passed", "failed", "error", "errors", "skipped", "xfailed", "xpassed", "deselected"}
+)
+
+
+def _mapping_text(value: dict[Any, Any]) -> str:
+    """A dict as a person reads it, not Python's repr: test counts as `929 passed, 2 failed`
+    (as the test cards say them), anything else as `key value` pairs."""
+    shown = {k: v for k, v in value.items() if v not in (None, "", [], {})}
+    if not shown:
+        return "none"
+    if set(shown) <= TEST_OUTCOMES and all(isinstance(v, int) for v in shown.values()):
+        return ", ".join(f"{n} {k}" for k, n in shown.items() if n) or "no tests ran"
+    return ", ".join(f"{k} {workflow_value(v, str(k))}" for k, v in shown.items())
 
 
 def _fields(data: dict[str, Any], limit: int = 4) -> str:

@@ -63,6 +63,15 @@ def _runtime_file(event: Event) -> bool:
     return event.kind in FILE_KINDS and isinstance(path, str) and path.startswith(RUNTIME_PREFIXES)
 
 
+def _hunks(diff: str) -> str:
+    """A diff without its `---` / `+++` file header, which the question already names: at
+    80x24 the header took the rows the change itself needed."""
+    lines = diff.splitlines()
+    while lines and lines[0].startswith(("--- ", "+++ ", "diff ", "index ")):
+        lines.pop(0)
+    return "\n".join(lines)
+
+
 AgentConnect = Callable[[], Awaitable[Agent]]
 """Builds an agent when the person gives a task and none was configured (a model from the
 environment); raises ModelConfigError, in one sentence, when there is none."""
@@ -143,7 +152,7 @@ class ApprovalPrompt(Vertical, can_focus=True):
     ApprovalPrompt {
         height: auto; border: heavy $warning; padding: 0 1; display: none;
     }
-    ApprovalPrompt #approval-scroll { height: auto; max-height: 30vh; }
+    ApprovalPrompt #approval-scroll { height: auto; max-height: 50vh; }
     ApprovalPrompt #approval-keys { height: 1; }
     ApprovalPrompt #approval-reason { height: 3; }
     ApprovalPrompt:focus { border: heavy $accent; }
@@ -158,7 +167,8 @@ class ApprovalPrompt(Vertical, can_focus=True):
             self.reason = reason
 
     def compose(self) -> ComposeResult:
-        # The edit scrolls within a third of the screen; the keys and the reason stay visible.
+        # The edit scrolls within half the screen (the cards above give way while a question
+        # waits); the keys and the reason stay visible.
         with VerticalScroll(id="approval-scroll"):
             yield Static(id="approval-what")
         yield Static(Text("a approve · r reject with a reason", style="bold"), id="approval-keys")
@@ -173,7 +183,7 @@ class ApprovalPrompt(Vertical, can_focus=True):
         title = Text(f"{self.asker} wants to: ", style="bold yellow")
         title.append(description)
         if diff:
-            what.update(Group(title, diff_renderable(diff, 15)))
+            what.update(Group(title, diff_renderable(_hunks(diff), 15)))
         else:
             what.update(title)
         self.remove_class("-reasoning")
@@ -215,6 +225,17 @@ class AgentPane(Widget):
         Binding("t", "focus_task", "Task input", id="agent.task"),
         Binding("escape", "focus_cards", "Leave the input", show=False, id="agent.cards"),
         Binding("f", "toggle_follow", "Follow the agent in the editor", id="agent.follow"),
+        # The pane's left edge moves with the arrow, as Alt+Left/Right move the tree's right edge.
+        Binding(
+            "alt+left", "app.resize_agent(4)", "Wider agent pane", id="agent.wider", show=False
+        ),
+        Binding(
+            "alt+right",
+            "app.resize_agent(-4)",
+            "Narrower agent pane",
+            id="agent.narrower",
+            show=False,
+        ),
     ]
 
     DEFAULT_CSS = """

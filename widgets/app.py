@@ -23,6 +23,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.command import CommandPalette
 from textual.containers import Horizontal, Vertical
+from textual.css.scalar import Scalar
 from textual.geometry import Size
 from textual.message import Message
 from textual.theme import Theme
@@ -98,12 +99,20 @@ def kept_changes_path(session: Session) -> Path | None:
     return session.trajectory_path.with_suffix(".patch")
 
 
+# The app's panes by the id of their outermost widget, and what Alt+1..Alt+4 call them.
+PANE_IDS = {"sidebar": "tree", "editor": "editor", "panel": "panel", "agent": "agent"}
+
+
 class RepoSimApp(WorkspaceApp):
     CSS_PATH = str(Path(__file__).with_name("app.tcss"))  # absolute: subclasses live elsewhere
     TITLE = "RepoSim"
     BINDINGS: ClassVar[list[BindingType]] = list(APP_BINDINGS)
     COMMANDS: ClassVar[set[type[ActionProvider]]] = {ActionProvider}  # type: ignore[assignment]
     ENABLE_COMMAND_PALETTE = True
+    # F10 zooms a pane (Harlequin's key); the status bar stays. Esc keeps its meaning in the
+    # panes (leave the task input, close find) instead of restoring the zoom: F10 does that.
+    ALLOW_IN_MAXIMIZED_VIEW = "Footer, StatusBar"
+    ESCAPE_TO_MINIMIZE = False
 
     class SessionEvent(Message):
         """A session event, delivered on the app's message queue."""
@@ -144,6 +153,9 @@ class RepoSimApp(WorkspaceApp):
         self._agent_runs = bool(agent is not None and agent_config and agent_config.task)
         self._resized_tree = False
         self._resized_panel = False
+        self._resized_agent = False
+        # The zoomed pane (F10) and the width and height it had before.
+        self._zoomed: tuple[Widget, Scalar | None, Scalar | None] | None = None
         self._debounce_timers: dict[str, Timer] = {}
         self._terminal_output_at = 0.0
         self._terminal_entered_at = 0.0
@@ -296,13 +308,15 @@ class RepoSimApp(WorkspaceApp):
         if not self._agent_toggled:
             agent.display = self._agent_runs or not narrow
         # On a narrow screen the agent gets about two fifths, the editor the rest.
-        agent.styles.width = max(30, width * 2 // 5) if narrow else max(40, width // 4)
+        if not self._resized_agent:
+            agent.styles.width = max(30, width * 2 // 5) if narrow else max(40, width // 4)
         if not self._tree_toggled:
             self.query_one("#sidebar").display = not (narrow and agent.display)
         if not self._resized_tree:
             self.query_one("#sidebar").styles.width = max(20, min(32, width // 5))
         if not self._resized_panel:
             self.query_one("#panel").styles.height = max(7, min(14, size.height // 3))
+        self._keep_zoom()
 
     # -- session events ----------------------------------------------------------------------
 
@@ -508,6 +522,11 @@ class RepoSimApp(WorkspaceApp):
             PaletteAction("Toggle file tree", "Ctrl+B", self.action_toggle_tree),
             PaletteAction("Toggle terminal panel", "Ctrl+`", self.action_toggle_terminal),
             PaletteAction("Toggle agent pane", "Ctrl+J", self.action_toggle_agent),
+            PaletteAction(
+                "Zoom the pane (on/off)",
+                "F10: the pane with the keyboard fills the screen",
+                self.action_zoom,
+            ),
             PaletteAction("Save file", "Ctrl+S", self.action_save),
             PaletteAction("Restart terminal", "A fresh shell", self.action_restart_terminal),
             PaletteAction("Refresh file tree", "List the folders again", self.action_refresh),
@@ -666,12 +685,77 @@ class RepoSimApp(WorkspaceApp):
             agent.keyboard_target().focus()
 
     def action_resize_tree(self, delta: int) -> None:
+        if self._zoomed is not None:
+            return  # a zoomed pane fills the screen: sizes apply once F10 restores it
         self._resized_tree = True
         sidebar = self.query_one("#sidebar")
         width = sidebar.outer_size.width or 24
         sidebar.styles.width = max(12, min(width + delta, self.size.width // 2))
 
+    def action_resize_agent(self, delta: int) -> None:
+        """Alt+Left / Alt+Right in the agent pane: wider / narrower, kept through resizes."""
+        if self._zoomed is not None:
+            return  # a zoomed pane fills the screen: sizes apply once F10 restores it
+        self._resized_agent = True
+        agent = self.query_one(AgentPane)
+        width = agent.outer_size.width or 40
+        agent.styles.width = max(24, min(width + delta, self.size.width - 20))
+
+    def action_zoom(self) -> None:
+        """F10: the pane holding the keyboard fills the screen (the status bar stays); again,
+        the layout comes back. Focus that leaves the zoomed pane (Alt+1..4, Tab) restores it."""
+        screen = self.screen_stack[0]
+        if self.screen is not screen:
+            return  # a dialog is open: it has the keyboard
+        if screen.maximized is not None:
+            self._unzoom()
+            return
+        pane = self._pane_container(screen.focused)
+        if pane is None:
+            self.notify("Put the keyboard in a pane first (Alt+1..Alt+4), then F10 zooms it.")
+            return
+        self._zoomed = (pane, pane.styles.width, pane.styles.height)
+        screen.maximized = pane
+        self._keep_zoom()
+
+    def _keep_zoom(self) -> None:
+        """The zoomed pane fills the screen: its own width and height (set by the layout
+        rules or the person, inline, so above any CSS) are put aside until the zoom ends, and
+        a layout change meanwhile (a resize) updates what is put aside."""
+        if self._zoomed is None:
+            return
+        pane, _width, _height = self._zoomed
+        whole = Scalar.parse("1fr")
+        if pane.styles.width != whole or pane.styles.height != whole:
+            self._zoomed = (pane, pane.styles.width, pane.styles.height)
+            pane.styles.width = pane.styles.height = whole
+
+    def _unzoom(self) -> None:
+        self.screen_stack[0].minimize()
+        if self._zoomed is not None:
+            pane, width, height = self._zoomed
+            self._zoomed = None
+            pane.styles.width = width
+            pane.styles.height = height
+
+    def _pane_container(self, widget: Widget | None) -> Widget | None:
+        """The pane (tree, editor, panel or agent) a widget is in."""
+        if widget is None:
+            return None
+        return next(
+            (n for n in widget.ancestors_with_self if isinstance(n, Widget) and n.id in PANE_IDS),
+            None,
+        )
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        screen = self.screen_stack[0]
+        zoomed = screen.maximized
+        if zoomed is not None and self._pane_container(event.widget) not in (None, zoomed):
+            self._unzoom()  # the keyboard went to another pane: show it
+
     def action_resize_panel(self, delta: int) -> None:
+        if self._zoomed is not None:
+            return  # a zoomed pane fills the screen: sizes apply once F10 restores it
         self._resized_panel = True
         panel = self.query_one("#panel", TabbedContent)
         height = panel.outer_size.height or 12
@@ -771,9 +855,8 @@ class RepoSimApp(WorkspaceApp):
         if widget is None:
             return None
         for node in widget.ancestors_with_self:
-            pane = {"sidebar": "tree", "editor": "editor", "panel": "panel", "agent": "agent"}
-            if node.id in pane:
-                return pane[node.id]
+            if node.id in PANE_IDS:
+                return PANE_IDS[node.id]
         return None
 
     def pane_target(self, pane: str) -> Widget | None:

@@ -17,6 +17,7 @@ from simulator.agent import AgentConfig, Mode, ModelTurn, ScriptedClient, ToolCa
 from simulator.events import Actor, Event, Kind
 from simulator.session import Session
 from simulator.trajectory import read_trajectory
+from simulator.workflow import WorkflowRun
 from tests.agent.conftest import BUG, FIX
 from widgets.agent_pane import AgentPane, ApprovalPrompt, EventCard
 
@@ -225,3 +226,23 @@ async def test_the_reject_reason_and_the_keys_stay_visible_under_a_long_edit(
             assert region.height >= (3 if widget is reason else 1)
             assert screen.contains_region(region), (widget.id, region, screen)
         assert reason.value == "no" and reason.has_focus
+
+
+async def test_a_workflow_steps_nested_figures_read_as_words_not_dicts(session: Session) -> None:
+    app = PaneApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        with WorkflowRun(session, "setup") as run:
+            # the shape the setup oracle's verdict has (simulator/setup/ladder.py)
+            run.step(
+                "oracle",
+                detail={
+                    "tier": "ready",
+                    "tests": {"passed": 929, "failed": 2, "skipped": 0},
+                    "skipped": [{"module": "tests/test_gui.py", "error": "no display"}],
+                },
+            )
+        await wait_until(pilot, lambda: any("oracle" in t for t in card_texts(app)))
+        [card] = [t for t in card_texts(app) if "oracle" in t]
+        assert "929 passed, 2 failed" in card, card
+        assert "module tests/test_gui.py" in card, card
+        assert "{" not in card and "'" not in card, card

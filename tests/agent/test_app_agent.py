@@ -15,6 +15,7 @@ from simulator.session import Session
 from simulator.trajectory import read_trajectory
 from tests.agent.conftest import BUG, FIX
 from tests.ui.helpers import wired_app
+from tests.ui.screen_text import screen_rows
 from widgets.agent_pane import AgentPane, ApprovalPrompt
 from widgets.editor_pane import EditorPane
 
@@ -122,3 +123,27 @@ async def test_a_pending_approval_is_reachable_by_keyboard_after_focus_left_it(
         assert task.value == "gsp"  # type: ignore[attr-defined]
         await pilot.pause(0.3)
     assert (Path(session.workspace_path) / "note.txt").read_text() == "hello\n"
+
+
+async def test_at_80x24_the_confirm_card_shows_the_change_it_asks_about(session: Session) -> None:
+    client = ScriptedClient(
+        [
+            turn("edit", command="str_replace", path="stats/core.py", old_str=BUG, new_str=FIX),
+            turn("finish", summary="Fixed mean."),
+        ]
+    )
+    config = AgentConfig(client=client, mode=Mode.CONFIRM, task="Make the tests pass.")
+    app = wired_app(session, config)
+    async with app.run_test(size=(80, 24)) as pilot:
+        prompt = app.query_one(ApprovalPrompt)
+        await wait_until(pilot, lambda: bool(prompt.display) and prompt.has_focus)
+        await pilot.pause(0.2)
+        region = prompt.region
+        rows = [row[region.x : region.right] for row in screen_rows(app)[region.y : region.bottom]]
+        shown = "\n".join(rows)
+        # The removed and the added line are on screen, with the keys that answer.
+        assert any(row.startswith("┃ -    return total(values)") for row in rows), shown
+        assert any(row.startswith("┃ +    return total(values)") for row in rows), shown
+        assert "a approve" in shown
+        await pilot.press("a")
+        await wait_until(pilot, lambda: not app.query_one(AgentPane).running)

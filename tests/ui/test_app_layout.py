@@ -91,3 +91,47 @@ async def test_focusing_visible_panes_is_no_toggle(session: Session) -> None:
         await resize(pilot, app, 80, 24)
         tree, editor, agent = widths(app)
         assert agent == 0 and tree > 0 and editor >= 50, widths(app)
+
+
+async def test_alt_arrows_resize_the_agent_pane_and_f10_zooms_any_pane(session: Session) -> None:
+    app = RepoSimApp(session)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: widths(app)[2] == 40, "the agent pane")
+        pane = app.query_one(AgentPane)
+        task = pane.query_one("#agent-task")
+        await pilot.press("alt+4")
+        await wait_for(pilot, lambda: task.has_focus, "the task input")
+        await pilot.press("alt+left", "alt+left")  # its left edge moves left: wider
+        await wait_for(pilot, lambda: widths(app)[2] == 48, "a wider agent pane")
+        await pilot.press("alt+right")
+        await wait_for(pilot, lambda: widths(app)[2] == 44, "a narrower agent pane")
+        await resize(pilot, app, 150, 48)
+        assert widths(app)[2] == 44  # the person's width survives a resize
+        # F10: the agent pane fills the screen above the status bar, the keyboard stays in it.
+        await pilot.press("f10")
+        await wait_for(pilot, lambda: pane.region.width == 150, "the zoomed agent pane")
+        assert pane.region.height == 47
+        assert task.has_focus
+        await pilot.press(*"hi")
+        assert task.value == "hi"  # type: ignore[attr-defined]
+        await pilot.press("f10")
+        await wait_for(pilot, lambda: widths(app)[2] == 44, "the layout back")
+        # Any pane zooms; moving the keyboard to another pane brings the layout back.
+        await pilot.press("alt+1", "f10")
+        sidebar = app.query_one("#sidebar")
+        await wait_for(pilot, lambda: sidebar.region.width == 150, "the zoomed tree")
+        await pilot.press("alt+3")
+        await wait_for(pilot, lambda: app.screen.maximized is None, "the zoom restored")
+        await wait_for(pilot, lambda: widths(app)[2] == 44, "the layout back")
+
+
+async def test_f10_zooms_the_agent_pane_at_80x24(session: Session) -> None:
+    app = RepoSimApp(session)
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane = app.query_one(AgentPane)
+        await pilot.press("alt+4")
+        await wait_for(pilot, lambda: pane.display and widths(app)[2] > 0, "the agent pane")
+        await pilot.press("f10")
+        await wait_for(pilot, lambda: pane.region.width == 80, "the zoomed agent pane")
+        await pilot.press("f10")
+        await wait_for(pilot, lambda: 0 < pane.region.width < 80, "the layout back")
