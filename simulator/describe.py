@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Any
 
@@ -19,6 +20,27 @@ def _diffstat(diff: str) -> str:
     added = sum(1 for ln in diff.splitlines() if ln.startswith("+") and not ln.startswith("+++"))
     removed = sum(1 for ln in diff.splitlines() if ln.startswith("-") and not ln.startswith("---"))
     return f"+{added} -{removed}"
+
+
+# Escape sequences a terminal acts on rather than prints: OSC (titles), CSI (colours, cursor
+# moves, erases), and two-character escapes.
+_TERMINAL_CODES = re.compile(
+    r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b\[[0-?]*[ -/]*[@-~]|\x1b[ -/]*[0-~]?"
+)
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def terminal_words(data: str) -> str:
+    """A chunk of terminal output as words on one line: escape codes dropped, each line's
+    text after its last carriage return (a progress bar's final state), lines joined by ⏎."""
+    text = _TERMINAL_CODES.sub("", data).replace("\r\n", "\n")
+    lines = []
+    for line in text.split("\n"):
+        parts = [part for part in line.split("\r") if part]
+        shown = _CONTROLS.sub("", parts[-1] if parts else "").strip()
+        if shown:
+            lines.append(shown)
+    return " ⏎ ".join(lines)
 
 
 def duration_text(value: Any) -> str:
@@ -110,7 +132,7 @@ def describe_event(event: Event) -> str:
             return f"terminal $ {_short(str(line))}"
         return f"typed {_short(readable_keys(str(p.get('data', ''))), 60)}"
     if kind == Kind.TERMINAL_OUTPUT:
-        return f"output {_short(repr(p.get('data', '')), 60)}"
+        return f"output {_short(terminal_words(str(p.get('data', ''))), 60)}"
     if kind == Kind.SESSION_END:
         return f"session ended ({p.get('reason')})"
     if kind == Kind.ERROR:

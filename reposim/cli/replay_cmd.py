@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,23 @@ def _print_step(as_json: bool) -> Any:
         click.echo(f"{mark} {step.seq:5d} {step.actor:6} {step.action}")
         for difference in step.differences:
             click.echo(f"           {difference}")
+
+    return show
+
+
+def _fork_progress(path: Path, step: int) -> Callable[[StepResult], None]:
+    """What a fork says while it rebuilds the workspace (a minute or more on a long run, when
+    the terminal showed nothing): each recorded action up to `step` as it is run again."""
+    click.echo(
+        f"rebuilding the workspace of {path.name}: running its recorded actions up to step"
+        f" {step} again …",
+        err=True,
+    )
+
+    def show(result: StepResult) -> None:
+        action = result.action if len(result.action) <= 70 else result.action[:69] + "…"
+        status = {"match": "", "differ": "  (differs from the recording)"}.get(result.status, "")
+        click.echo(f"  step {result.seq}/{step}  {action}{status}", err=True)
 
     return show
 
@@ -161,6 +179,9 @@ def replay(
             Path(file), backend_kind, repo, image, current, ignore, keep, strict, trajectory, batch
         )
         return
+    if Path(file).expanduser().is_dir() and not (fork_at is not None or as_json):
+        _view_folder(Path(file).expanduser(), existing_dir(repo) if repo else None)
+        return
     path = existing_file(file)
     repo_path = existing_dir(repo) if repo else None
     out = Path(trajectory) if trajectory else None
@@ -238,8 +259,11 @@ async def _forked(
     current: bool,
     out: Path | None,
     consent: bool,
+    *,
+    progress: bool = True,
 ) -> Session:
-    """The session forked at `step`; says on stderr where rebuilding differed from the recording."""
+    """The session forked at `step`; says on stderr where rebuilding differed from the recording
+    and, with `progress`, each recorded action as it runs it again."""
     from simulator.replay.fork import fork
 
     result = await fork(
@@ -250,6 +274,7 @@ async def _forked(
         repo=repo,
         current=current,
         image=image,
+        on_step=_fork_progress(path, step) if progress else None,
         on_notes=_print_notes,
         host_consent=consent,
     )
@@ -279,7 +304,9 @@ async def _fork(
     as_json: bool,
     consent: bool,
 ) -> None:
-    session = await _forked(path, step, backend_kind, repo, image, current, out, consent)
+    session = await _forked(
+        path, step, backend_kind, repo, image, current, out, consent, progress=not as_json
+    )
     try:
         for command in commands:
             output = await session.exec(command)
@@ -403,20 +430,36 @@ def _view(path: Path) -> None:
     # Imported here: the engine and the headless commands never load Textual.
     source = open_trajectory(path)
     source.close()
+    _run_view([path], None)
+
+
+def _view_folder(folder: Path, repo: Path | None) -> None:
+    """The trajectories of a folder (and its subfolders) in one viewer: H / L move between them."""
+    from simulator.compare.search import trajectory_files
+
+    files = trajectory_files(folder)
+    if not files:
+        raise CliError(
+            f"{folder} holds no trajectory files (.jsonl, .traj, .json, .cast), here or below."
+        )
+    _run_view(files, repo)
+
+
+def _run_view(files: list[Path], repo: Path | None) -> None:
     if not sys.stdout.isatty():
         raise CliError("The replay view needs a terminal; use --json, --verify or export.")
     from widgets.replay import ReplayApp
 
+    path = files[0]
     at_step: int | None = None
     notice: str | None = None
-    repo: Path | None = None
     while True:
-        choice = ReplayApp(path, at_step=at_step, notice=notice, repo=repo).run()
+        choice = ReplayApp(path, at_step=at_step, notice=notice, repo=repo, files=files).run()
         if choice is None:
             return
         # "Fork here" (F) in the view: continue live from that step in the main UI.
-        step, repo = choice.step, choice.repo
-        click.echo(f"forking at step {step} …", err=True)
+        step, repo, path = choice.step, choice.repo, choice.path or path
+        click.echo(f"forking at step {step} of {path.name} …", err=True)
         backend = _backend_for(path, None)
         try:
             forked = run_async(

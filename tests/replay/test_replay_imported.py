@@ -181,3 +181,20 @@ async def test_the_view_reopened_after_a_failed_fork_is_at_that_step_and_says_wh
         assert screen_of(app).query_one(Timeline).current_index == 4
         assert "Step 5" in text_of(app, "#replay-detail")
         assert [n.message for n in app._notifications] == ["Could not fork: no engine."]
+
+
+async def test_a_swe_agent_submission_reads_as_a_diff_not_an_escaped_string() -> None:
+    sample = next(p for p in SAMPLES if p.name == "swe-agent-marshmallow-1867.traj")
+    app = ReplayApp(sample)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("end")
+        await settle(pilot)
+        shown = text_of(app, "#replay-detail")
+        assert "agent.finish" in shown.splitlines()[0]
+        assert "exit status submitted" in shown
+        lines = shown.splitlines()
+        start = lines.index("Submission")
+        assert lines[start + 1].startswith("diff --git a/src/marshmallow/fields.py")
+        assert "+        # round to nearest int" in lines
+        assert "\\r\\n" not in shown and '"summary"' not in shown

@@ -104,6 +104,9 @@ def test_fork_here_in_the_replay_view_continues_in_the_ui(
     )
     assert code == 0, output[-2000:]
     assert f"forking at step {fourth}".encode() in output
+    # While the workspace is rebuilt the terminal says so, action by action (it stayed blank).
+    assert b"rebuilding the workspace of" in output
+    assert re.search(rb"  step \d+/" + str(fourth).encode() + rb"  \S", output), output[-3000:]
     written = output.split(b"reposim: trajectory ")[-1].split(b"\r")[0].split(b"\n")[0].strip()
     header, events = header_and_events(Path(written.decode()))
     assert header["parent"] == {"file": str(original.resolve()), "step": fourth}
@@ -128,4 +131,27 @@ def test_fork_here_on_an_import_without_repository_keeps_the_view(tmp_path: Path
     )
     assert code == 0, output[-3000:]
     assert b"forking at step 3" in output
+    assert b"reposim: error" not in output and b"Traceback" not in output
+
+
+def test_a_folder_opens_in_one_viewer_that_moves_between_its_trajectories(
+    recorded: tuple[Path, Path], tmp_path: Path
+) -> None:
+    _, original = recorded
+    folder = tmp_path / "runs"
+    (folder / "later").mkdir(parents=True)
+    (folder / "a.jsonl").write_bytes(original.read_bytes())
+    sample = next(p for p in SAMPLES if p.name == "swe-agent-marshmallow-1867.traj")
+    (folder / "later" / "b.traj").write_bytes(sample.read_bytes())
+    code, output = drive(
+        [str(folder)],
+        [
+            (b"file 1/2", b"L"),  # the next trajectory of the folder
+            (b"b.traj", b"L"),  # wraps around to the first
+            (b"a.jsonl", b"q"),
+        ],
+    )
+    assert code == 0, output[-3000:]
+    text = _CSI.sub(b"", output)
+    assert b"file 2/2" in text and b"(from swe-agent)" in text
     assert b"reposim: error" not in output and b"Traceback" not in output

@@ -257,17 +257,38 @@ async def test_a_jump_shows_the_step_in_the_same_frame_and_revisits_reuse_it(
         assert any(f"Step {edit + 1} " in line for line in lines)
 
 
-async def test_escape_leaves_the_search_box_without_closing_the_viewer(tmp_path: Path) -> None:
+async def test_escape_steps_back_and_never_closes_the_viewer(tmp_path: Path) -> None:
     path = make_trajectory(tmp_path / "t.jsonl", 30)
     app = ReplayApp(path)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         screen = screen_of(app)
+        timeline = screen.query_one(Timeline)
         await pilot.press("slash", *"step2", "escape")
         await settle(pilot)
         assert app.is_running and app.screen is screen
-        assert app.focused is screen.query_one(Timeline)
-        await pilot.press("escape")  # from the timeline, Esc closes as before
+        assert app.focused is timeline
+        # The Files tab: Esc goes back to the step.
+        await pilot.press("f")
+        await settle(pilot)
+        tabs = screen.query_one("#replay-right")
+        assert tabs.active == "replay-tab-files"  # type: ignore[attr-defined]
+        await pilot.press("escape")
+        await settle(pilot)
+        assert tabs.active == "replay-tab-step"  # type: ignore[attr-defined]
+        # A filter: Esc clears it.
+        await pilot.press("a")
+        await settle(pilot)
+        assert timeline.row_count < 60
+        await pilot.press("escape")
+        await settle(pilot)
+        assert (screen.actor_filter, timeline.row_count) == ("all", 60)
+        # Nothing left to leave: Esc says how to close, and the viewer stays.
+        await pilot.press("escape", "escape")
+        await settle(pilot)
+        assert app.is_running and app.screen is screen
+        assert any("q closes" in n.message for n in app._notifications)
+        await pilot.press("q")
         await pilot.pause()
     assert not app.is_running
 
@@ -328,3 +349,60 @@ async def test_the_panes_scroll_bars_look_as_textuals_own(tmp_path: Path) -> Non
             textuals = cells(ScrollBar.render_lines(bar, region))
             assert len(ours) == bar.size.height
             assert ours == textuals
+
+
+async def test_terminal_steps_show_text_with_colours_not_escape_codes(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    writer = TrajectoryWriter(path, TrajectoryHeader.new("view"))
+    writer.write(Event(1, 0.1, Actor.HUMAN, "terminal.input", {"data": "lx\x7fs\r"}))
+    prompt = "\x1b]0;me@box: ~\x07\x1b[01;32mme@box\x1b[00m:\x1b[01;34m~\x1b[00m$ "
+    output = f"{prompt}ls\r\n\x1b[01;34mdocs\x1b[0m  setup.py\r\n50%\r100%\x1b[K\r\n{prompt}"
+    writer.write(Event(2, 0.2, Actor.HUMAN, "terminal.output", {"data": output}))
+    writer.close()
+    app = ReplayApp(path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        screen = screen_of(app)
+        assert "Typed in the terminal\nls⏎" in text_of(app, "#replay-detail")
+        await pilot.press("j")
+        await settle(pilot)
+        shown = text_of(app, "#replay-detail")
+        assert "me@box:~$ ls\ndocs  setup.py\n100%\nme@box:~$" in shown, shown
+        assert "\x1b" not in shown and "[01;" not in shown and "0;me@box" not in shown
+        # the step's one-line description (the timeline's row too) reads as text as well
+        assert "output me@box:~$ ls ⏎ docs setup.py ⏎ 100% ⏎ me@box:~$" in shown
+        # and in colour: the directory is drawn blue, as the terminal pane draws it
+        strips = screen.query_one(StepView)._strips
+        docs = next(strip for strip in strips if strip.text.strip().startswith("docs"))
+        styles = [seg.style for seg in docs if seg.text.strip() == "docs"]
+        assert styles and styles[0] is not None and styles[0].color is not None
+
+
+async def test_h_and_l_move_between_the_trajectories_of_a_folder(tmp_path: Path) -> None:
+    files = [
+        make_trajectory(tmp_path / f"{name}.jsonl", count) for name, count in (("a", 3), ("b", 5))
+    ]
+    app = ReplayApp(files[0], files=files)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        assert "file 1/2 (H/L)" in text_of(app, "#replay-title")
+        assert screen_of(app).query_one(Timeline).row_count == 6
+        await pilot.press("L")
+        await settle(pilot)
+        assert screen_of(app).path == files[1]
+        assert "file 2/2" in text_of(app, "#replay-title")
+        assert screen_of(app).query_one(Timeline).row_count == 10
+        # A fork asked in this file names it (the CLI forks that one, not the first).
+        screen_of(app).post_message(ReplayScreen.ForkRequested(files[1], 2))
+        await settle(pilot)
+    assert app.return_value == ForkChoice(2, None, files[1])
+
+
+async def test_one_file_has_no_other_file_to_move_to(tmp_path: Path) -> None:
+    path = make_trajectory(tmp_path / "t.jsonl", 3)
+    app = ReplayApp(path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("L", "H")
+        await settle(pilot)
+        assert screen_of(app).path == path and "file " not in text_of(app, "#replay-title")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.syntax import Syntax
@@ -24,8 +25,10 @@ from simulator.events import (
     TestResultPayload,
     TestRunPayload,
 )
+from simulator.terminal_record import readable_keys
 from simulator.trajectory import EventSource, TrajectoryError
 from simulator.wire import WireError
+from widgets.terminal_screen import TerminalScreen, line_segments
 from widgets.workflow_cards import render_workflow
 
 _RESULT_OF = {
@@ -122,15 +125,82 @@ def _payload_parts(event: Event) -> list[RenderableType]:
             Syntax(_clip(data.diff), "diff", word_wrap=True),
         ]
         return parts
-    if isinstance(data, TerminalInputPayload | DataPayload) and event.kind in (
-        Kind.TERMINAL_INPUT,
-        Kind.TERMINAL_OUTPUT,
-    ):
-        return [_section("Terminal"), Text(_clip(data.data))]
-    if event.payload:
-        text = json.dumps(event.payload, ensure_ascii=False, indent=2, default=str)
+    if isinstance(data, DataPayload) and event.kind == Kind.TERMINAL_OUTPUT:
+        return [_section("Terminal"), terminal_text(_clip(data.data))]
+    if isinstance(data, TerminalInputPayload):
+        typed = data.line or readable_keys(data.data)
+        return [_section("Typed in the terminal"), Text(_clip(typed))]
+    if event.kind == Kind.AGENT_FINISH:
+        return _finish_parts(event.payload)
+    return _readable_payload(event.payload)
+
+
+def _text_block(text: str) -> RenderableType:
+    """A recorded text as it reads: Windows line ends made plain, a diff highlighted as one."""
+    text = _clip(text.replace("\r\n", "\n").strip("\r\n"))
+    if text.startswith(("diff --git", "--- ")) or "\n@@ " in text:
+        return Syntax(text, "diff", word_wrap=True)
+    return Text(text)
+
+
+def _finish_parts(p: dict[str, Any]) -> list[RenderableType]:
+    """The end of an agent's run: its submission (SWE-agent's patch) as a diff, not as one
+    escaped JSON string, then what else the run recorded."""
+    facts = [
+        f"{key.replace('_', ' ')} {describe.workflow_value(p[key], key)}"
+        for key in _FINISH_FACTS
+        if p.get(key) not in (None, "")
+    ]
+    parts: list[RenderableType] = [Text(" · ".join(facts), style="dim")] if facts else []
+    summary = str(p.get("summary") or "")
+    info = dict(p.get("info") or {}) if isinstance(p.get("info"), dict) else {}
+    # what the finish itself says already (SWE-agent repeats it in its info)
+    info = {k: v for k, v in info.items() if v != p.get(k) and v != summary}
+    if summary.strip():
+        parts += [_section("Submission" if "\n@@ " in summary else "Summary"), _text_block(summary)]
+    rest = {k: v for k, v in p.items() if k not in {"summary", "info", *_FINISH_FACTS}}
+    return parts + _readable_payload({**rest, **info})
+
+
+_FINISH_FACTS = ("exit_status", "reason", "steps", "tokens", "cost", "elapsed")
+
+
+def _readable_payload(p: dict[str, Any]) -> list[RenderableType]:
+    """Fields no dedicated view knows: texts of several lines under their own heading, as
+    text; the rest as JSON."""
+    texts = {k: v for k, v in p.items() if isinstance(v, str) and "\n" in v.strip()}
+    rest = {k: v for k, v in p.items() if k not in texts and v not in (None, "", [], {})}
+    parts: list[RenderableType] = []
+    if rest:
+        text = json.dumps(rest, ensure_ascii=False, indent=2, default=str)
         parts += [_section("Payload"), Syntax(_clip(text), "json", word_wrap=True)]
+    for key, value in texts.items():
+        parts += [_section(key.replace("_", " ").capitalize()), _text_block(value)]
     return parts
+
+
+TERMINAL_COLUMNS = 250
+"""Columns of the emulator terminal output is drawn through: at least the recorded terminal's,
+so no line wraps where it did not (the step pane wraps long lines itself)."""
+
+
+def terminal_text(data: str) -> Text:
+    """A chunk of terminal output as the terminal pane would draw it: through the same
+    emulator (widgets.terminal_screen), so colours show as colours and cursor moves, erases,
+    carriage returns and titles are applied rather than shown as `^[[01;32m` escape codes."""
+    rows = max(1, min(data.count("\n") + 1, 2000))
+    screen = TerminalScreen(TERMINAL_COLUMNS, rows, scrollback=10_000, fast_path=False)
+    screen.feed(data)
+    lines: list[Text] = []
+    for number in range(screen.history_size + screen.rows):
+        line = Text()
+        for segment in line_segments(screen.line_at(number), TERMINAL_COLUMNS):
+            line.append(segment.text, segment.style)
+        line.rstrip()
+        lines.append(line)
+    while lines and not lines[-1].plain:
+        lines.pop()
+    return Text("\n").join(lines)
 
 
 def render_step(source: EventSource, index: int) -> RenderableType:

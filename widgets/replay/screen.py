@@ -139,7 +139,7 @@ class ReplayScreen(Screen[None]):
         Binding("d", "show_step", "Step", show=False, id="replay.step"),
         Binding("F", "fork", "Fork here", id="replay.fork"),
         Binding("q", "close", "Close", id="replay.close"),
-        Binding("escape", "escape", "Close", show=False, id="replay.escape"),
+        Binding("escape", "escape", "Back", show=False, id="replay.escape"),
     ]
 
     class Loaded(Message):
@@ -194,14 +194,17 @@ class ReplayScreen(Screen[None]):
         notice: str | None = None,
         repo: Path | None = None,
         follow: bool = False,
+        series: str = "",
     ) -> None:
         """`at_step` puts the cursor on that step once loaded, `notice` is shown then (the
         stand-alone view reopens so when a fork it asked for could not start), `repo` is the
         repository a fork starts from instead of the recorded one. With `follow`, a session
         still being recorded is followed as its file grows (the fleet view's attach), the
-        cursor staying on the last step while it is there."""
+        cursor staying on the last step while it is there. `series` says which file of a
+        folder this is ("2/5")."""
         super().__init__(name=name)
         self.path = Path(path)
+        self.series = series
         self.follow = follow
         self._to_end = follow  # attach opens on the last step
         self._rows_shown = 0
@@ -258,6 +261,16 @@ class ReplayScreen(Screen[None]):
 
     def on_unmount(self) -> None:
         gc.set_threshold(*self._gc_threshold)
+        self._release()
+
+    def _release(self) -> None:
+        """Stop playing and following and close the file (the viewer closes, or moves to the
+        next file of a folder)."""
+        self._stop()
+        self.follow = False  # the follow loop stops before the file closes under it
+        self._first_frame.set()
+        if self.source is not None:
+            self.source.close()
 
     def _collect_while_idle(self) -> None:
         self._idle_collect = None
@@ -359,6 +372,8 @@ class ReplayScreen(Screen[None]):
         if isinstance(source, TrajectoryIndex) and not source.scanned:
             counted += " so far (indexing …)"
         parts = [f"[b]{self.path.name}[/]{origin}", counted]
+        if self.series:
+            parts.insert(0, f"file {self.series} (H/L)")
         if where:
             parts.append(f"{where}" + (f" @ {commit}" if commit else ""))
         if source.problem:
@@ -510,6 +525,11 @@ class ReplayScreen(Screen[None]):
             self._stop()
         else:
             self._player = self.set_interval(1 / SPEEDS[self.speed_index], self._tick)
+        self._update_status()
+
+    def pause(self) -> None:
+        """Stop playing (the viewer moves to another file)."""
+        self._stop()
         self._update_status()
 
     def _stop(self) -> None:
@@ -683,22 +703,32 @@ class ReplayScreen(Screen[None]):
             self.query_one(Timeline).focus()
 
     def action_escape(self) -> None:
-        """Esc leaves the search box or the fork's repository box (back to the timeline);
-        elsewhere it closes the viewer."""
+        """Esc steps back one level: out of the search box or the fork's repository box (to
+        the timeline), from the Files tab to the Step tab, out of the step pane, then clears the
+        filters. It never closes the viewer (q does): an Esc too many lost the place."""
+        timeline = self.query_one(Timeline)
         if self.focused is self.query_one("#replay-search", Input):
-            self.query_one(Timeline).focus()
+            timeline.focus()
             return
         if self.query_one("#replay-fork").display:
             self._hide_fork_bar()
             return
-        self.action_close()
+        tabs = self.query_one(TabbedContent)
+        if tabs.active == "replay-tab-files":
+            tabs.active = "replay-tab-step"
+            timeline.focus()
+            return
+        if self.focused is not timeline:
+            timeline.focus()
+            return
+        if (self.actor_filter, self.kind_filter) != ("all", "all"):
+            self.actor_filter = self.kind_filter = "all"
+            self._filter()
+            return
+        self.notify("q closes the replay viewer.", timeout=3)
 
     def action_close(self) -> None:
-        self._stop()
-        self.follow = False  # the follow loop stops before the file closes under it
-        self._first_frame.set()
-        if self.source is not None:
-            self.source.close()
+        self._release()
         if isinstance(self.app, ReplayApp) or len(self.app.screen_stack) <= 1:
             self.app.exit()
         else:
@@ -712,6 +742,7 @@ class ForkChoice:
 
     step: int
     repo: Path | None = None
+    path: Path | None = None  # the trajectory forked (one of a folder's); None: the one opened
 
 
 def fork_problem(header: TrajectoryHeader, repo: Path | None) -> str | None:
@@ -752,13 +783,19 @@ def _index_of_step(source: EventSource, step: int) -> int | None:
 
 
 class ReplayApp(KeyOrderedApp[ForkChoice | None]):
-    """`reposim replay FILE`: the replay screen on its own. Its result is where the person
-    asked to fork, if they did (the CLI then forks and opens the session in the main UI)."""
+    """`reposim replay FILE` (or FOLDER): the replay screen on its own. Its result is where the
+    person asked to fork, if they did (the CLI then forks and opens the session in the main UI).
+    Given the trajectories of a folder (`files`), H and L move to the previous and the next one,
+    as mini-swe-agent's inspector does."""
 
     TITLE = "RepoSim replay"
     # Textual loads a screen's CSS_PATH when the screen is pushed, not for the default screen:
     # without this the stand-alone view is laid out without replay.tcss (a one-column timeline).
     CSS_PATH = ReplayScreen.CSS_PATH
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("H", "other_file(-1)", "Prev file", id="replay.previous_file"),
+        Binding("L", "other_file(1)", "Next file", id="replay.next_file"),
+    ]
 
     def __init__(
         self,
@@ -767,15 +804,45 @@ class ReplayApp(KeyOrderedApp[ForkChoice | None]):
         at_step: int | None = None,
         notice: str | None = None,
         repo: Path | None = None,
+        files: list[Path] | None = None,
     ) -> None:
         super().__init__()
         self.path = Path(path)
+        self.files = list(files) if files else [self.path]
+        self._file_index = self.files.index(self.path) if self.path in self.files else 0
+        self._repo = repo
         self._screen_options = {"at_step": at_step, "notice": notice, "repo": repo}
+
+    def _series(self) -> str:
+        return f"{self._file_index + 1}/{len(self.files)}" if len(self.files) > 1 else ""
 
     def get_default_screen(self) -> Screen[None]:
         # The replay screen is the app's first screen: no blank default screen to lay out first.
-        return ReplayScreen(self.path, **self._screen_options)  # type: ignore[arg-type]
+        return ReplayScreen(self.path, series=self._series(), **self._screen_options)  # type: ignore[arg-type]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "other_file":
+            return len(self.files) > 1 and isinstance(self.screen, ReplayScreen)
+        return True
+
+    def action_other_file(self, step: int) -> None:
+        """The previous or next trajectory of the folder (wrapping), from its first step; the
+        first file opened is the app's default screen, kept where it was under the others."""
+        if isinstance(self.screen, ReplayScreen):
+            self.screen.pause()
+        self._file_index = (self._file_index + step) % len(self.files)
+        self.path = self.files[self._file_index]
+        first = self.screen_stack[0]
+        if isinstance(first, ReplayScreen) and first.path == self.path:
+            while len(self.screen_stack) > 1:
+                self.pop_screen()
+            return
+        screen = ReplayScreen(self.path, series=self._series(), repo=self._repo)
+        if len(self.screen_stack) > 1:
+            self.switch_screen(screen)
+        else:
+            self.push_screen(screen)
 
     @on(ReplayScreen.ForkRequested)
     def _fork(self, message: ReplayScreen.ForkRequested) -> None:
-        self.exit(ForkChoice(message.step, message.repo))
+        self.exit(ForkChoice(message.step, message.repo, message.path))
