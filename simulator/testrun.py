@@ -35,7 +35,8 @@ class TestOutcome(Record):
     message: str = ""
     file: str | None = None
     line: int | None = None
-    """For a failure, where it failed (the deepest frame in the test's own file); else the test."""
+    """For a failure, where it was raised (the innermost frame in the repository's code); else
+    the test."""
 
 
 @dataclass
@@ -83,7 +84,14 @@ def _node_id(case: ET.Element) -> str:
 
 
 def _failure_location(text: str, test_file: str | None) -> tuple[str | None, int | None]:
+    """Where a failure was raised: the innermost frame of pytest's traceback in the repository's
+    own code (a path pytest prints relative to the repository, not an installed package's),
+    e.g. the `return a / b` of a ZeroDivisionError rather than the test that called it; an
+    assertion's is its line in the test. Else the deepest frame in the test's own file."""
     matches = list(_LOCATION.finditer(text))
+    own_code = [m for m in matches if _in_repository(m.group("file"))]
+    if own_code:
+        return own_code[-1].group("file"), int(own_code[-1].group("line"))
     if test_file:
         own = [m for m in matches if m.group("file") == test_file]
         if own:
@@ -91,6 +99,11 @@ def _failure_location(text: str, test_file: str | None) -> tuple[str | None, int
     if matches:
         return matches[-1].group("file"), int(matches[-1].group("line"))
     return None, None
+
+
+def _in_repository(path: str) -> bool:
+    parts = path.split("/")
+    return not path.startswith(("/", "<")) and not {"site-packages", "dist-packages"} & set(parts)
 
 
 MESSAGE_LIMIT = 2000

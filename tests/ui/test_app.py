@@ -449,3 +449,49 @@ async def test_a_collection_error_shows_why_in_the_tests_panel(
             assert "import absl_missing_dep" in text and "ModuleNotFoundError" in text
     finally:
         await session.close()
+
+
+async def test_enter_on_a_failure_opens_the_frame_that_raised(
+    make_repo: RepoFactory, tmp_path: Path
+) -> None:
+    repo = make_repo(
+        {
+            "calc/__init__.py": "",
+            "calc/ops.py": (
+                "import json\n\n\n"
+                "def parse(text):\n    return json.loads(text)\n\n\n"
+                "def ratio(a, b):\n    return a / b\n"
+            ),
+            "tests/test_ops.py": (
+                "from calc.ops import parse, ratio\n\n\n"
+                "def test_parse():\n    assert parse('{') == {}\n\n\n"
+                "def test_ratio():\n    assert ratio(1, 0) == 0\n"
+            ),
+        },
+        name="raises",
+    )
+    session = await Session.open(repo, trajectory_path=tmp_path / "t.jsonl")
+    try:
+        app = RepoSimApp(session)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.press("f5")
+            tests = app.query_one(TestsPanel)
+            await wait_for(pilot, lambda: tests.result is not None, "the test run")
+            await pilot.press("alt+3")
+            await wait_for(pilot, lambda: isinstance(app.focused, OptionList), "the list")
+            editor = app.query_one(EditorPane)
+            lines = (workspace(session) / "calc/ops.py").read_text().splitlines()
+            # ZeroDivisionError: raised in calc/ops.py's `return a / b`, not in the test.
+            await pilot.press("down", "enter")
+            await wait_for(pilot, lambda: editor.current_path == "calc/ops.py", "the jump")
+            assert lines[current_row(app)].strip() == "return a / b"
+            # json's error is raised in the standard library: the innermost frame of the
+            # repository's own code is the call of json.loads.
+            await pilot.press("alt+3", "up", "enter")
+            await wait_for(
+                pilot, lambda: lines[current_row(app)].strip() == "return json.loads(text)", "jump"
+            )
+            rows = app.query_one("#tests-list", OptionList)
+            assert "calc/ops.py:9" in str(rows.get_option_at_index(1).prompt)
+    finally:
+        await session.close()
