@@ -697,7 +697,7 @@ class RepoSimApp(WorkspaceApp):
         if self._zoomed is not None:
             return  # a zoomed pane fills the screen: sizes apply once F10 restores it
         self._resized_agent = True
-        agent = self.query_one(AgentPane)
+        agent = self._agent_pane
         width = agent.outer_size.width or 40
         agent.styles.width = max(24, min(width + delta, self.size.width - 20))
 
