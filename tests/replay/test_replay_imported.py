@@ -154,7 +154,7 @@ async def test_fork_without_a_repository_asks_for_one_and_never_exits(tmp_path: 
         box.value = ""
         await pilot.press(*str(copy), "enter")
         await settle(pilot)
-    assert app.return_value == ForkChoice(3, copy)
+    assert app.return_value == ForkChoice(3, copy, sample)
 
 
 async def test_fork_from_a_repository_not_on_this_machine_says_so(tmp_path: Path) -> None:

@@ -205,7 +205,7 @@ async def test_fork_here_hands_the_step_to_the_app(recorded: tuple[Path, Path]) 
         fourth = source.event(3).seq
         await pilot.press("F")
         await settle(pilot)
-    assert app.return_value == ForkChoice(fourth)
+    assert app.return_value == ForkChoice(fourth, None, original)
 
 
 async def test_standalone_view_is_laid_out_with_its_stylesheet(tmp_path: Path) -> None:
