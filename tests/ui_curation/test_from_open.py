@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.console import Console
+from textual.widgets import Static
 
 from simulator.session import Session
 from tests.ui.helpers import wait_for
@@ -75,7 +76,11 @@ async def test_stop_finds_the_curation_screens_run(session: Session, tmp_path: P
         screen = CurationScreen(session, target_problems(session), export_path=tmp_path / "x")
         await app.push_screen(screen)
         screen.action_generate_all()
-        await wait_for(pilot, lambda: screen.busy > 0, "the trace to start")
+        await wait_for(
+            pilot,
+            lambda: "tracing" in str(screen.query_one("#curation-status", Static).render()),
+            "the trace to start",
+        )
         [stop] = [a for a in app.palette_actions() if a.title == "Stop the running workflow"]
         stop.run()
         await wait_for(pilot, lambda: list(app._notifications), "a notice")
@@ -88,3 +93,6 @@ async def test_stop_finds_the_curation_screens_run(session: Session, tmp_path: P
             "the run to end",
         )
         assert all(p.validation is None for p in screen.problems)  # it did not run on
+        await wait_for(pilot, lambda: screen.busy == 0, "nothing left working")
+        status = str(screen.query_one("#curation-status", Static).render())
+        assert "generate: stopped" in status, status

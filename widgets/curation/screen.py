@@ -614,12 +614,18 @@ class CurationScreen(Screen[None]):
         async with self._lock:
             targets = [Target.from_dict(self.problems[i].target) for i in chosen]
             self._status(f"generate: tracing the repository's tests for {len(chosen)} target(s)…")
+            stopped = False
             try:
                 await make_problems(self.session, targets, self.options, on_problem=done)
             except WorkflowFailure as exc:
                 self.notify(str(exc), severity="error")
+            except asyncio.CancelledError:  # Stop the running workflow
+                stopped = True
+                raise
             finally:
                 self.busy -= len(pending)
+                if stopped:
+                    self._status(f"generate: stopped, {len(chosen) - len(pending)} done")
             self._refilter(chosen)
             self._status(f"generate: {len(chosen) - len(pending)} done")
 
@@ -651,6 +657,10 @@ class CurationScreen(Screen[None]):
                     await one(index)
                 except WorkflowFailure as exc:
                     self.notify(str(exc), severity="error")
+                except asyncio.CancelledError:  # Stop the running workflow
+                    self.busy -= len(chosen) - number  # the ones it will not reach
+                    self._status(f"{what}: stopped, {number - 1} done")
+                    raise
                 finally:
                     self.busy -= 1
                 self._refresh_row(index)
