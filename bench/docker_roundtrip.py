@@ -1,7 +1,9 @@
 """Command round trip in a container: RepoSim's persistent shell vs one exec per command.
 
 Both run `true` in the same container in one run. The references are what a tool that calls
-`docker exec` per command pays: the Docker SDK's exec_run, and the `docker exec` CLI.
+`docker exec` per command pays: the Docker SDK's exec_run, and the `docker exec` CLI. Also the
+persistent shell without its output relay (each command's own FIFO, copied by a root process:
+issue 25's isolation from background jobs), in a container of its own: the relay's cost.
 Run: uv run python bench/docker_roundtrip.py [N]
 """
 
@@ -12,25 +14,57 @@ import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
+from typing import Any
 
 from _docker_common import IMAGE, load_note, median, pct, sample_repo
 
 from backends.docker import DockerBackend, DockerOptions
+from backends.docker.channel import DockerShellChannel
+
+
+async def _round_trips(backend: DockerBackend, n: int) -> list[float]:
+    for _ in range(20):  # warm up
+        await backend.exec("true")
+    times = []
+    for _ in range(n):
+        started = time.perf_counter()
+        result = await backend.exec("true")
+        times.append(time.perf_counter() - started)
+        assert result.exit_code == 0
+    return times
+
+
+async def _shared_stdout(repo: Path, n: int) -> list[float]:
+    """The same, with the commands on the shell's shared stdout (no output relay: what an
+    image without python3 gets, and what every session had before the relay): the relay's
+    cost is the difference."""
+    original = DockerShellChannel._attach_relay
+
+    async def no_relay(self: DockerShellChannel, relay: Any, directory: str) -> None:
+        await relay.close()
+
+    DockerShellChannel._attach_relay = no_relay  # type: ignore[method-assign]
+    backend = DockerBackend(repo, DockerOptions(image=IMAGE))
+    try:
+        await backend.start()
+    finally:
+        DockerShellChannel._attach_relay = original  # type: ignore[method-assign]
+    try:
+        assert backend._channel is not None and backend._channel.output_dir() is None
+        return await _round_trips(backend, n)
+    finally:
+        await backend.stop()
 
 
 async def main(n: int) -> None:
     repo = sample_repo()
+    shared = await _shared_stdout(repo, n)
     backend = DockerBackend(repo, DockerOptions(image=IMAGE))
     await backend.start()
     try:
-        for _ in range(20):  # warm up
-            await backend.exec("true")
-        ours = []
-        for _ in range(n):
-            started = time.perf_counter()
-            result = await backend.exec("true")
-            ours.append(time.perf_counter() - started)
-            assert result.exit_code == 0
+        assert backend._channel is not None and backend._channel.output_dir() is not None
+        ours = await _round_trips(backend, n)
         container = backend._client.containers.get(backend.container_id)
         sdk = []
         for _ in range(max(10, n // 20)):
@@ -53,14 +87,18 @@ async def main(n: int) -> None:
     def ms(x: float) -> str:
         return f"{x * 1000:8.2f} ms"
 
-    print("command round trip (`true`), same container, one run")
-    print(f"  reposim persistent shell   median {ms(median(ours))}  p95 {ms(pct(ours, 0.95))}"
-          f"  (n={len(ours)})")  # fmt: skip
-    print(f"  reference: SDK exec_run    median {ms(median(sdk))}  p95 {ms(pct(sdk, 0.95))}"
-          f"  (n={len(sdk)})")  # fmt: skip
+    def line(name: str, times: list[float]) -> str:
+        return (
+            f"  {name:<28} median {ms(median(times))}  p95 {ms(pct(times, 0.95))}"
+            f"  min {ms(min(times))}  max {ms(max(times))}  (n={len(times)})"
+        )
+
+    print("command round trip (`true`), one run")
+    print(line("reposim persistent shell", ours))
+    print(line("  same, shared stdout", shared) + "  (no output relay; its own container)")
+    print(line("reference: SDK exec_run", sdk))
     if cli:
-        print(f"  reference: docker exec CLI median {ms(median(cli))}  p95 {ms(pct(cli, 0.95))}"
-              f"  (n={len(cli)})")  # fmt: skip
+        print(line("reference: docker exec CLI", cli))
     print(f"  speed-up over exec_run: {median(sdk) / median(ours):.0f}x"
           "   (targets: median <= 1 ms, >= 50x; design notes: SDK ~63 ms, CLI ~83 ms)")  # fmt: skip
     print(f"  {load_note()}")
