@@ -14,7 +14,7 @@ from simulator.events import Actor, Kind
 from simulator.session import Session
 from simulator.trajectory import read_trajectory
 from tests.agent.conftest import BUG, FIX
-from tests.ui.helpers import wired_app
+from tests.ui.helpers import wait_quiet, wired_app
 from tests.ui.screen_text import screen_rows
 from widgets.agent_pane import AgentPane, ApprovalPrompt
 from widgets.editor_pane import EditorPane
@@ -67,9 +67,8 @@ async def test_confirm_mode_in_the_app_and_the_editor_follows(session: Session) 
         # the open editor shows the agent's fix
         shown = editor.query_one("CodeEditor")
         assert FIX in shown.text  # type: ignore[attr-defined]
-        # let the app's debounced reload (0.2 s after a test run) fire before it shuts down:
-        # a timer that fires during teardown fails in RepoSimApp._reload_open_files
-        await pilot.pause(0.5)
+        # let the app's debounced reload (0.2 s after a test run) fire before it shuts down
+        await wait_quiet(pilot, app)
     decisions = [
         (e.payload["action"], e.payload["allowed"], e.payload["reason"])
         for e in read_trajectory(session.trajectory_path).events

@@ -16,6 +16,7 @@ from textual.widgets import OptionList, Static
 from simulator.events import Actor, Event
 from simulator.trajectory import TrajectoryHeader, TrajectoryWriter
 from tests.replay.replay_helpers import SAMPLES
+from tests.ui.helpers import wait_for
 from widgets.replay import ReplayApp, ReplayScreen, Timeline
 from widgets.replay.lines import LeanScrollBar
 from widgets.replay.screen import ForkChoice
@@ -126,7 +127,7 @@ async def test_keys_step_jump_filter_search_and_play(tmp_path: Path) -> None:
         # Play advances the cursor on its own; pause stops it.
         before = timeline.current_index or 0
         await pilot.press("plus", "plus", "plus", "space")
-        await pilot.pause(0.5)
+        await wait_for(pilot, lambda: (timeline.current_index or 0) > before, "play to advance")
         await pilot.press("space")
         await settle(pilot)
         assert (timeline.current_index or 0) > before

@@ -161,7 +161,8 @@ async def test_recordings_with_a_step_per_key_still_load_and_replay(
         reader = Reader(terminal)
         await terminal.write(b"echo per-key > old.txt\r")
         await reader.wait_for(b"per-key", 10)
-        await asyncio.sleep(0.3)
+        # the command ran (what the sleep here hoped for): its file is in the workspace
+        await until(lambda: (Path(session.workspace_path) / "old.txt").exists(), 30)
         await reader.close()
     old = tmp_path / "old.jsonl"
     lines = out.read_text().splitlines()

@@ -27,6 +27,28 @@ async def wait_for(pilot: Any, predicate: Callable[[], object], what: str) -> No
         await pilot.pause(0.05)
 
 
+def quiet(app: Any) -> bool:
+    """No worker of the app runs and none of its debounced timers (RepoSimApp's reload and
+    changes look, 0.2 s after a command or test run) still waits to fire."""
+    timers = getattr(app, "_debounce_timers", {})
+    pending = [t for t in timers.values() if t._task is not None and not t._task.done()]
+    return not pending and not any(worker.is_running for worker in app.workers)
+
+
+async def wait_quiet(pilot: Any, app: Any) -> None:
+    """Before leaving the app: wait until what a run started has finished (never a fixed
+    pause, which a loaded machine outlasts)."""
+    await wait_for(pilot, lambda: quiet(app), "the app's workers and debounced timers")
+
+
+async def settled_frame(pilot: Any, app: Any) -> None:
+    """Before a snapshot: the app quiet, every scheduled animation (a scroll to the cursor)
+    done, and the messages that follow handled."""
+    await wait_quiet(pilot, app)
+    await pilot.wait_for_scheduled_animations()
+    await pilot.pause()
+
+
 def palette_highlights(app: Any, text: str) -> bool:
     """The command palette has highlighted a hit whose text contains `text` (what Enter runs:
     its results arrive asynchronously, so a fixed pause may find none, or an older one)."""

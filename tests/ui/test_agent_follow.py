@@ -55,13 +55,13 @@ async def test_cards_from_typed_commands_bursts_and_f5_scroll_into_view(session:
             task.value = f"$ echo card-{n}"
             await pilot.press("enter")
             await wait_for_text(pilot, pane, f"card-{n}")
-            await pilot.pause(0.2)
+            await wait_for(pilot, lambda: last_card_visible(app), "the last card in view")
             assert last_card_visible(app), (n, cards.scroll_y, cards.max_scroll_y)
         for run in range(3):  # test runs the person starts with F5
             count = len(pane.query(EventCard))
             await pilot.press("f5")
             await wait_for_cards(pilot, pane, count + 2)
-            await pilot.pause(0.3)
+            await wait_for(pilot, lambda: last_card_visible(app), "the last card in view")
             assert last_card_visible(app), (run, cards.scroll_y, cards.max_scroll_y)
         # An agent's bursts: many cards land between two frames (a layout can come between one
         # card and the scroll that was to show it).
@@ -71,7 +71,7 @@ async def test_cards_from_typed_commands_bursts_and_f5_scroll_into_view(session:
                 *(session.exec(f"echo burst-{burst}-{n}", actor=Actor.AGENT) for n in range(10))
             )
             await wait_for_cards(pilot, pane, count + 20)
-            await pilot.pause(0.5)
+            await wait_for(pilot, lambda: last_card_visible(app), "the last card in view")
             assert last_card_visible(app), (burst, cards.scroll_y, cards.max_scroll_y)
         count = len(pane.query(EventCard))
         await pilot.press("f5")
@@ -80,7 +80,7 @@ async def test_cards_from_typed_commands_bursts_and_f5_scroll_into_view(session:
             lambda: any(c.event.kind == "test.result" for c in pane.query(EventCard)),
             "the test result card",
         )
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: last_card_visible(app), "the last card in view")
         assert len(pane.query(EventCard)) > count
         assert last_card_visible(app), (
             cards.scroll_y,
@@ -97,8 +97,8 @@ async def test_a_person_reading_older_cards_keeps_their_place(session: Session) 
         for n in range(12):
             await session.exec(f"echo old-{n}", actor=Actor.AGENT)
         await wait_for(pilot, lambda: len(pane.query(EventCard)) >= 24, "the cards")
-        await pilot.pause(0.2)
         cards = cards_of(app)
+        await wait_for(pilot, lambda: cards.max_scroll_y > 0, "the cards laid out")
         assert cards.max_scroll_y > 0
         cards.focus()
         await pilot.press("home")  # the person scrolls up to read
@@ -119,5 +119,4 @@ async def test_a_person_reading_older_cards_keeps_their_place(session: Session) 
             lambda: any("newer" in c.plain_text() for c in list(pane.query(EventCard))[-2:]),
             "the newer card",
         )
-        await pilot.pause(0.2)
-        assert last_card_visible(app)
+        await wait_for(pilot, lambda: last_card_visible(app), "the last card in view")

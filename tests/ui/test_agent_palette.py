@@ -7,7 +7,7 @@ from textual.widgets import Input
 
 from simulator.agent import Mode
 from simulator.session import Session
-from tests.ui.helpers import wait_for
+from tests.ui.helpers import palette_highlights, wait_for
 from widgets.agent_pane import AgentPane
 from widgets.app import RepoSimApp
 
@@ -21,7 +21,7 @@ async def test_the_palette_sets_the_agents_mode_and_opens_its_task_input(session
         for title in ("Agent: new task…", "Agent: interrupt", "Agent: stop the run"):
             assert title in titles
         await pilot.press("f2", *"confirm each action")
-        await pilot.pause(0.5)
+        await wait_for(pilot, lambda: palette_highlights(app, "confirm each"), "the palette's hit")
         await pilot.press("enter")
         await wait_for(pilot, lambda: pane.config.mode is Mode.CONFIRM, "confirm mode")
         assert pane.display
@@ -29,7 +29,7 @@ async def test_the_palette_sets_the_agents_mode_and_opens_its_task_input(session
         await pilot.pause()
         assert not pane.display
         await pilot.press("f2", *"agent new task")
-        await pilot.pause(0.5)
+        await wait_for(pilot, lambda: palette_highlights(app, "new task"), "the palette's hit")
         await pilot.press("enter")
         task = app.query_one("#agent-task", Input)
         await wait_for(pilot, lambda: app.focused is task, "the task input")

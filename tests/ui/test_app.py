@@ -289,7 +289,7 @@ async def test_search_in_files_opens_the_match_at_its_line(session: Session) -> 
 async def test_small_terminal_hides_the_agent_pane_and_fits(session: Session) -> None:
     app = RepoSimApp(session)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: app.query_one(EditorPane).size.height >= 10, "the layout")
         assert not app.query_one(AgentPane).display
         editor_height = app.query_one(EditorPane).size.height
         assert editor_height >= 10

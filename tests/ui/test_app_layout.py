@@ -23,10 +23,16 @@ def widths(app: RepoSimApp) -> tuple[int, int, int]:
     )
 
 
+async def laid_out(pilot: Pilot[None], app: RepoSimApp, width: int) -> None:
+    """Wait until the panes share the screen's new width (the layout follows a resize and a
+    toggle a refresh later: a fixed pause may look before)."""
+    await wait_for(pilot, lambda: app.query_one("#main").region.width == width, "the new size")
+    await wait_for(pilot, lambda: sum(widths(app)) == width, "the panes laid out")
+
+
 async def resize(pilot: Pilot[None], app: RepoSimApp, width: int, height: int) -> None:
     await pilot.resize_terminal(width, height)
-    await wait_for(pilot, lambda: app.query_one("#main").region.width == width, "the new size")
-    await pilot.pause(0.1)
+    await laid_out(pilot, app, width)
 
 
 async def test_shrinking_to_80x24_hides_the_agent_and_growing_brings_it_back(
@@ -34,7 +40,7 @@ async def test_shrinking_to_80x24_hides_the_agent_and_growing_brings_it_back(
 ) -> None:
     app = RepoSimApp(session)
     async with app.run_test(size=(160, 48)) as pilot:
-        await pilot.pause(0.1)
+        await laid_out(pilot, app, 160)
         tree, editor, agent = widths(app)
         assert agent >= 40 and tree > 0 and editor >= 80
         await resize(pilot, app, 80, 24)
@@ -50,7 +56,7 @@ async def test_a_running_agent_stays_and_the_tree_gives_way_when_shrunk(
 ) -> None:
     app = wired_app(session, run_tests_then_finish())
     async with app.run_test(size=(160, 48)) as pilot:
-        await pilot.pause(0.1)
+        await laid_out(pilot, app, 160)
         assert all(widths(app))
         await resize(pilot, app, 80, 24)
         tree, editor, agent = widths(app)
@@ -64,10 +70,11 @@ async def test_a_running_agent_stays_and_the_tree_gives_way_when_shrunk(
 async def test_the_persons_toggle_survives_resizes_both_ways(session: Session) -> None:
     app = RepoSimApp(session)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause(0.1)
+        await laid_out(pilot, app, 80)
         assert widths(app)[2] == 0
         await pilot.press("ctrl+j")  # the person wants the agent pane on the narrow screen
-        await pilot.pause(0.1)
+        await wait_for(pilot, lambda: widths(app)[2] > 0, "the agent pane shown")
+        await laid_out(pilot, app, 80)
         tree, editor, agent = widths(app)
         assert agent > 0 and tree == 0
         await resize(pilot, app, 160, 48)
@@ -87,7 +94,7 @@ async def test_focusing_visible_panes_is_no_toggle(session: Session) -> None:
     app = RepoSimApp(session)
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.press("alt+4", "alt+1")
-        await pilot.pause(0.1)
+        await wait_for(pilot, lambda: app.query_one("#sidebar").has_focus_within, "the tree")
         await resize(pilot, app, 80, 24)
         tree, editor, agent = widths(app)
         assert agent == 0 and tree > 0 and editor >= 50, widths(app)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from simulator.session import Session
+from tests.ui.helpers import wait_for
 from widgets.agent_pane import AgentPane
 from widgets.app import RepoSimApp
 from widgets.editor_pane import EditorPane
@@ -46,7 +47,7 @@ async def test_the_first_frame_shows_the_tree_before_the_agent_pane_is_mounted(
 ) -> None:
     app = Watched(session)
     async with app.run_test(size=(160, 48)) as pilot:
-        await pilot.pause(0.1)
+        await wait_for(pilot, lambda: app.frames, "the first frame")
         first = app.frames[0]
         assert first["tree"] and first["editor"]
         assert "EXPLORER" in first["text"] and session.source.name in first["text"]

@@ -56,8 +56,13 @@ async def test_the_task_hint_fits_the_agent_pane_at_80_and_160_columns(session: 
         for size in ((80, 24), (160, 48), (120, 30)):
             await pilot.resize_terminal(*size)
             await wait_for(pilot, lambda s=size: app.size.width == s[0], "the resize")
-            await pilot.pause(0.1)
-            assert task.placeholder.startswith("Task")
-            assert len(task.placeholder) < task.content_size.width, (size, task.placeholder)
+            await wait_for(
+                pilot,
+                lambda: (
+                    task.placeholder.startswith("Task")
+                    and len(task.placeholder) < task.content_size.width
+                ),
+                f"the hint to fit at {size}",
+            )
             if size[0] >= 120:  # a 40-column pane: more than the shortest hint
                 assert task.placeholder == "Task for the agent, or $ command"

@@ -17,7 +17,7 @@ from widgets.terminal_pane import TerminalPane
 
 async def press_and_see(pilot: Pilot[None], app: RepoSimApp, key: str) -> Widget | None:
     await pilot.press(key)
-    await pilot.pause(0.05)
+    await pilot.pause()  # the key's messages handled (focus moves while they are)
     return app.focused
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from simulator.events import Actor
-from tests.ui.helpers import StartingApp, unstarted_session, wait_for
+from tests.ui.helpers import StartingApp, settled_frame, unstarted_session, wait_for
 from widgets.changes_view import ChangesView
 from widgets.editor_pane import EditorPane
 from widgets.file_tree import FileTree
@@ -52,6 +52,6 @@ def test_workspace_with_an_agent_change(
         app.clear_notifications()  # toasts expire on a clock; keep them out of the frame
         tree.focus()
         tree.move_cursor(tree.nodes_by_path["calc/ops.py"])
-        await pilot.pause(0.3)
+        await settled_frame(pilot, app)
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)

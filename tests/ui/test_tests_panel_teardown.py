@@ -34,5 +34,5 @@ async def test_a_run_ending_after_the_panel_unmounts_is_dropped(
         await panel.remove_children()  # what the app's shutdown does to the panel first
         release.set()
         await wait_for(pilot, lambda: not panel.running, "the run to end")
-        await pilot.pause(0.1)
+        await app.workers.wait_for_complete()
     # run_test re-raises a worker's exception here; none means the late result was dropped

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.ui.helpers import unstarted_session, wait_for
+from tests.ui.helpers import settled_frame, unstarted_session, wait_for
 from tests.ui_curation.conftest import figured_problems
 from widgets.curation.app import CurationApp
 from widgets.curation.screen import CurationScreen
@@ -39,6 +39,6 @@ def test_curation_screen_with_a_low_coverage_target(
         sign = next(i for i, p in enumerate(problems) if p.target["qualname"] == "sign")
         table.move_cursor(screen.shown.index(sign))
         await wait_for(pilot, lambda: screen.current == sign, "the selection")
-        await pilot.pause(0.3)
+        await settled_frame(pilot, app)
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)

@@ -14,7 +14,7 @@ from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.text_area import Selection
 
 from simulator.session import Session
-from tests.ui.helpers import recorded
+from tests.ui.helpers import palette_highlights, recorded
 from widgets.app import RepoSimApp
 from widgets.changes_view import (
     ChangesView,
@@ -308,7 +308,7 @@ async def test_palette_has_the_editor_commands(app: RepoSimApp) -> None:
         ):
             assert title in titles, title
         await pilot.press("f2", *"go to line")
-        await pilot.pause(0.5)
+        await wait_for(pilot, lambda: palette_highlights(app, "go to line"))
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.query_one("#goto-bar", Input).has_focus)
         await pilot.press("7", "enter")
@@ -316,11 +316,11 @@ async def test_palette_has_the_editor_commands(app: RepoSimApp) -> None:
         assert editor is not None
         await wait_for(pilot, lambda: editor.cursor_location == (6, 0))
         await pilot.press("f2", *"close tab")
-        await pilot.pause(0.5)
+        await wait_for(pilot, lambda: palette_highlights(app, "close tab"))
         await pilot.press("enter")
         await wait_for(pilot, lambda: pane.current_path is None)
         await pilot.press("f2", *"new folder")
-        await pilot.pause(0.5)
+        await wait_for(pilot, lambda: palette_highlights(app, "new folder"))
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, PromptScreen))
         await pilot.press("escape")
@@ -506,7 +506,7 @@ async def test_palette_diff_of_the_open_file(app: RepoSimApp, session: Session) 
         assert not isinstance(app.screen, DiffScreen)  # nothing changed yet: a notice
         await pilot.press("x", "ctrl+s")
         await pilot.press("f2", *"diff of this file")
-        await pilot.pause(0.5)
+        await wait_for(pilot, lambda: palette_highlights(app, "diff of this file"))
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen))
         assert isinstance(app.screen, DiffScreen)

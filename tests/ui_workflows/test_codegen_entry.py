@@ -8,7 +8,7 @@ from pathlib import Path
 from simulator.events import Kind
 from tests.agent.fake_llm import FakeLLM, Reply
 from tests.conftest import RepoFactory, SessionOn
-from tests.ui.helpers import WAIT, wait_for
+from tests.ui.helpers import WAIT, wait_for, wait_quiet
 from tests.ui_workflows.conftest import (
     CALC,
     SHAPES,
@@ -67,7 +67,7 @@ async def test_codegen_scores_samples_of_the_function_under_the_cursor(
         ]
         assert steps == [True, False]  # a progress card per sample
         await wait_for(pilot, lambda: any("samples pass" in n for n in notices(app)), "notice")
-        await pilot.pause(0.3)
+        await wait_quiet(pilot, app)
     # both samples went through litellm to the local server; the workspace holds the reference
     assert len(fake_llm.requests) == 2
     assert fake_llm.requests[0]["model"] == "fake-model"

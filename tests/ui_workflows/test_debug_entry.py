@@ -13,7 +13,7 @@ from tests.agent.conftest import BUG, FIX
 from tests.agent.conftest import BUGGY_PROJECT as BUGGY
 from tests.agent.fake_llm import FakeLLM, Reply, Slow, call
 from tests.conftest import RepoFactory, SessionOn
-from tests.ui.helpers import WAIT, wait_for
+from tests.ui.helpers import WAIT, wait_for, wait_quiet
 from tests.ui_workflows.conftest import (
     app_with_model,
     card_text,
@@ -48,7 +48,7 @@ async def test_debug_fixes_the_failing_test_and_shows_the_diff(
         assert "FIXED" in card and "1 passed, 1 failed" in card and "2 passed" in card, card
         assert f"-    return {BUG}" in card and f"+    return {FIX}" in card, card
         await wait_for(pilot, lambda: any("Debug: fixed" in n for n in notices(app)), "notice")
-        await pilot.pause(0.5)  # the app's debounced reload after the test run
+        await wait_quiet(pilot, app)  # the app's debounced reload after the test run
     assert FIX in await session.read("stats/core.py")
     assert len(fake_llm.requests) == 3
 
@@ -88,7 +88,7 @@ async def test_confirm_mode_asks_for_each_action_and_a_rejection_stops_the_workf
         assert not prompt.display
         await wait_for(pilot, lambda: any("you rejected" in n for n in notices(app)), "notice")
         assert "not that way" in notices(app)[-1]
-        await pilot.pause(0.5)
+        await wait_quiet(pilot, app)
     assert BUG in await session.read("stats/core.py")  # nothing applied
     assert len(fake_llm.requests) == 1  # the model was not asked to carry on
     decisions = [
@@ -120,7 +120,7 @@ async def test_stopping_a_running_workflow_ends_it_as_interrupted(
         await wait_for(pilot, lambda: not app.workers, "the worker to end")
         run_entry(app, "Stop the running workflow")
         await wait_for(pilot, lambda: "No workflow is running." in notices(app), "notice")
-        await pilot.pause(0.3)
+        await wait_quiet(pilot, app)
     assert BUG in await session.read("stats/core.py")
 
 
@@ -152,4 +152,4 @@ async def test_the_card_shows_the_agents_fix_even_when_it_restores_the_start(
         card = await result_card(pilot, app, "debug", within=4 * WAIT)  # a loaded machine
         assert "FIXED" in card and "no change" not in card, card
         assert f"-    return {broken}" in card and f"+    return {FIX}" in card, card
-        await pilot.pause(0.5)  # the app's debounced reload after the test run
+        await wait_quiet(pilot, app)  # the app's debounced reload after the test run

@@ -10,7 +10,7 @@ from simulator.events import Kind
 from simulator.trajectory import read_trajectory
 from tests.agent.fake_llm import FakeLLM, Reply
 from tests.conftest import SessionOn
-from tests.ui.helpers import wait_for
+from tests.ui.helpers import wait_for, wait_quiet
 from tests.ui_workflows.conftest import (
     app_with_model,
     cards,
@@ -57,7 +57,7 @@ async def test_the_model_writes_a_valid_harness_for_the_function_under_the_curso
         assert start.event.payload["params"]["targets"] == ["shapes/calc.py::clamp"]
         await wait_for(pilot, lambda: any("Harness for clamp" in n for n in notices(app)), "end")
         assert "valid, coverage 100%" in notices(app)[-1]
-        await pilot.pause(0.3)
+        await wait_quiet(pilot, app)
     assert len(fake_llm.requests) == 1
     harness = (await session.read_bytes(".reposim/harness/test_shapes_calc_clamp.py")).decode()
     assert "def test_bad_bounds" in harness
@@ -84,7 +84,7 @@ async def test_in_confirm_mode_A_approves_the_rest_of_the_workflow(
         card = await result_card(pilot, app, "harness")
         assert "valid" in card and "yes" in card, card
         assert not prompt.display
-        await pilot.pause(0.3)
+        await wait_quiet(pilot, app)
     decisions = [
         e.payload["reason"]
         for e in read_trajectory(session.trajectory_path).events

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from simulator.events import Kind
 from tests.conftest import SessionOn
-from tests.ui.helpers import wait_for
+from tests.ui.helpers import wait_for, wait_quiet
 from tests.ui_workflows.conftest import (
     app_with_model,
     cards,
@@ -50,7 +50,7 @@ async def test_perf_compares_the_function_under_the_cursor_at_two_commits(
         steps = {c.event.payload["step"] for c in cards(app, Kind.WORKFLOW_STEP, "perf.compare")}
         assert {"A checkout", "B checkout", "A calibrate", "A measure", "B measure"} <= steps
         await wait_for(pilot, lambda: any("slower" in n for n in notices(app)), "the notice")
-        await pilot.pause(0.3)
+        await wait_quiet(pilot, app)
 
 
 async def test_escape_in_the_modal_compares_nothing(session_on: SessionOn, perf_repo: Path) -> None:
