@@ -7,7 +7,7 @@ a result card (widgets/workflow_cards.py); a notice says when there is no model,
 under the cursor, or why the workflow failed. The model is the agent pane's (the same --model,
 base URL or $REPOSIM_MODEL). In confirm mode every action a workflow takes waits for a / r in
 a prompt in the agent pane (the engine's `approval_gate`; A approves the rest of the workflow);
-a rejection stops the workflow.
+a rejection stops the workflow and undoes what it changed (a checkpoint taken when it started).
 """
 
 from __future__ import annotations
@@ -159,13 +159,26 @@ def start(app: WorkspaceApp, name: str, body: Callable[[], Awaitable[None]]) -> 
 
 
 async def _guarded(app: WorkspaceApp, name: str, body: Callable[[], Awaitable[None]]) -> None:
+    gate = ui_gate(app)
+    # In confirm mode a rejection stops the workflow: what it changed before that is undone,
+    # back to the workspace as it was when it started.
+    before = None
     try:
-        with approval_gate(ui_gate(app)):
+        if gate is not None:
+            before = await app.session.checkpoint(f"before-{name}")
+        with approval_gate(gate):
             await body()
     except ActionRejected as exc:
+        undone = ""
+        if before is not None:
+            try:
+                await app.session.restore(before.name)
+                undone = " What it changed before that was undone."
+            except SessionError as error:
+                undone = f" Undoing what it changed before that failed: {error}"
         app.notify(
             f"The {exc.request.workflow} workflow stopped: you rejected "
-            f"{exc.request.description} ({exc.reason or 'no reason given'}).",
+            f"{exc.request.description} ({exc.reason or 'no reason given'}).{undone}",
             severity="warning",
             timeout=10,
         )

@@ -4,7 +4,10 @@ action waits for a / r, and a rejection stops the workflow with its reason, noth
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from simulator.agent import Mode
 from simulator.events import Actor, Kind
@@ -153,3 +156,56 @@ async def test_the_card_shows_the_agents_fix_even_when_it_restores_the_start(
         assert "FIXED" in card and "no change" not in card, card
         assert f"-    return {broken}" in card and f"+    return {FIX}" in card, card
         await wait_quiet(pilot, app)  # the app's debounced reload after the test run
+
+
+async def wait_long(pilot: Any, predicate: Callable[[], object], what: str) -> None:
+    """As wait_for, 4x longer: each answer sets off a model call and a command (load 25 here)."""
+    deadline = time.monotonic() + 4 * WAIT
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await pilot.pause(0.05)
+
+
+async def test_a_rejection_undoes_what_the_workflow_changed_before_it(
+    session_on: SessionOn, buggy_repo: Path, fake_llm: FakeLLM
+) -> None:
+    """The person approves the fix, then rejects the next action: the workflow stops and the
+    approved fix is undone too (it used to stay in the workspace)."""
+    fake_llm.script = [
+        Reply(
+            "",
+            [call("edit", command="str_replace", path="stats/core.py", old_str=BUG, new_str=FIX)],
+        ),
+        Reply("", [call("edit", command="create", path="stats/extra.py", file_text="X = 1\n")]),
+    ]
+    session = await session_on(buggy_repo)
+    app = app_with_model(session, fake_llm, mode=Mode.CONFIRM)
+    async with app.run_test(size=(160, 48)) as pilot:
+        run_entry(app, ENTRY)
+
+        def asking(prefix: str) -> bool:
+            prompts = app.query(WorkflowApproval)
+            return (
+                bool(prompts)
+                and bool(prompts.first().display)
+                and (prompts.first().description.startswith(prefix))
+            )
+
+        await wait_long(pilot, lambda: asking("run tests"), "the question for the test run")
+        await pilot.press("a")
+        await wait_long(pilot, lambda: asking("edit stats/core.py"), "the question for the fix")
+        await pilot.press("a")
+        await wait_long(
+            pilot,
+            lambda: asking("") and not asking("edit stats/core.py"),
+            "the next question (the test run after the fix, or the next change)",
+        )
+        assert FIX in await session.read("stats/core.py")  # applied once approved
+        await pilot.press("r", *"no", "enter")
+        await wait_long(pilot, lambda: any("you rejected" in n for n in notices(app)), "notice")
+        [said] = [n for n in notices(app) if "you rejected" in n]
+        assert "undone" in said, said
+        await wait_quiet(pilot, app)
+    assert BUG in await session.read("stats/core.py")  # the approved fix was undone
+    kinds = [e.kind for e in read_trajectory(session.trajectory_path).events]
+    assert Kind.RESTORE in kinds
