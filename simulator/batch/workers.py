@@ -77,7 +77,6 @@ def run_local(
     queue: list[tuple[Task, int]] = [(task, 1) for task in pending]
     queue.reverse()  # pop() takes them in the order given
     running: dict[int, _Worker] = {}
-    killed = False
     try:
         while queue or running:
             while queue and len(running) < jobs:
@@ -90,16 +89,18 @@ def run_local(
                 if record is None:
                     continue
                 del running[worker.sentinel]
-                killed = killed or record.status in KILLED
+                if record.status in KILLED:
+                    # Now, not at the end of the run: a long batch would keep every killed task's
+                    # containers and disks until it ended (or for ever, if it is stopped).
+                    collect_leftovers()
                 if retryable(record) and worker.attempt <= retries:
                     queue.append((worker.task, worker.attempt + 1))
                     continue
                 finish(record, len(running))
     finally:
-        killed = killed or bool(running)  # Ctrl-C: the running workers are killed just below
-        for worker in running.values():
+        for worker in running.values():  # Ctrl-C or an error: the running workers are killed
             worker.kill()
-        if killed:
+        if running:
             collect_leftovers()
 
 

@@ -89,3 +89,12 @@ def local_session_then_hang(task: Task) -> dict[str, Any]:
         return {}
 
     return asyncio.run(main())
+
+
+def hang_or_look(task: Task) -> dict[str, Any]:
+    """The "hang" task opens a local session and hangs; any other reports whether the scratch
+    workspace the hanging one named still exists when it runs."""
+    if task.key == "hang":
+        return local_session_then_hang(task)
+    marker = Path(task.payload["marker"])
+    return {"workspace_exists": Path(marker.read_text()).exists()}

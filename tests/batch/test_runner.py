@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from simulator.batch import BatchProgress, ResultStore, Task, TaskStatus, run_batch
-from tests.batch.tasks import behave, local_session_then_hang
+from tests.batch.tasks import behave, hang_or_look, local_session_then_hang
 from tests.conftest import RepoFactory
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -169,6 +169,26 @@ def test_a_timed_out_task_leaves_no_scratch_workspace(
     assert not workspace.exists(), "the killed task's scratch copy was collected"
     # The trajectory it wrote up to the kill is kept: nothing recorded is lost.
     assert (tmp_path / "t.jsonl").exists()
+
+
+def test_a_timed_out_tasks_leftovers_are_collected_before_the_next_task_starts(
+    tmp_path: Path, make_repo: RepoFactory
+) -> None:
+    """Not only at the end of the run: in a long batch (a setup corpus) every timed-out task's
+    container and disk stayed until the whole run ended, or for ever when it was stopped."""
+    repo = make_repo({"a.txt": "a\n"}, name="hangs")
+    marker = tmp_path / "workspace.txt"
+    payload = {"repo": str(repo), "trajectory": str(tmp_path / "t.jsonl"), "marker": str(marker)}
+    summary = run_batch(
+        [Task("hang", payload), Task("look", payload)],
+        hang_or_look,
+        store=ResultStore(tmp_path / "r.jsonl"),
+        timeout=20,
+        jobs=1,
+    )
+    by_key = {record.key: record for record in summary.records}
+    assert by_key["hang"].status is TaskStatus.TIMEOUT
+    assert by_key["look"].result == {"workspace_exists": False}
 
 
 def test_task_processes_start_warm_without_importing_the_engine_again(tmp_path: Path) -> None:
