@@ -10,7 +10,7 @@ from simulator.dataset.readers import read_problems
 from simulator.harness.validate import Thresholds
 from simulator.harness.workflow import HarnessOptions
 from simulator.session import Session
-from tests.ui.helpers import recorded, wait_for
+from tests.ui.helpers import WAIT, recorded, wait_for
 from widgets.curation.app import CurationApp, target_problems
 from widgets.curation.dialogs import AskExportPath, AskText, SurvivorsScreen
 from widgets.curation.gutter import CoverageView
@@ -48,6 +48,7 @@ async def test_curate_a_repository_end_to_end(session: Session, tmp_path: Path) 
                 and all(p.validation for p in screen.problems)
             ),
             "three harnesses",
+            within=4 * WAIT,  # tracing, validating and mutating three targets on a loaded machine
         )
         by_name = {p.target["qualname"]: i for i, p in enumerate(screen.problems)}
         sign = by_name["sign"]

@@ -8,7 +8,7 @@ from rich.console import Console
 from textual.widgets import Static
 
 from simulator.session import Session
-from tests.ui.helpers import wait_for
+from tests.ui.helpers import WAIT, wait_for
 from tests.ui_curation.conftest import MATH
 from widgets.agent_cards import render_card
 from widgets.agent_pane import EventCard
@@ -41,6 +41,7 @@ async def test_the_palette_entry_generates_a_harness_for_the_function_under_the_
             pilot,
             lambda: screen.busy == 0 and screen.problems[0].validation is not None,
             "the harness and its validation",
+            within=4 * WAIT,  # tracing and validating on a loaded machine (63-78 s at load 25-40)
         )
         row = screen.rows[0]
         assert row.state == "generated" and row.coverage is not None and row.coverage < 0.8
