@@ -154,8 +154,12 @@ async def test_a_drift_shared_by_each_round_does_not_hide_the_change(
     verdict = result.verdict
     assert verdict.significant, result.summary()
     # Within a round the machine is still noisy (CI saw 75-81% variation across runs): the
-    # paired interval holds 2x and stays far narrower than the independent one's 0.5x-5x.
-    assert 1.3 <= verdict.ci_low <= 2.0 <= verdict.ci_high <= 3.0, result.summary()
+    # paired interval stays near 2x, far narrower than the independent one's 0.5x-5x. Whether a
+    # 95% interval holds the truth is a rate (1 run in 20 may miss it: CI saw 2.06-2.30 once),
+    # measured over many runs by bench/perf_accuracy.py and test_the_interval_covers_the_truth…
+    # above, so one run asks only that it stays in the band.
+    assert 1.5 <= verdict.speedup <= 2.7, result.summary()
+    assert verdict.ci_low >= 1.3 and verdict.ci_high <= 3.0, result.summary()
     processes = [line.split("\t") for line in log.read_text().splitlines()]
     # 2 quickchecks, 2 calibrations, then one process per side and round
     assert len(processes) == 2 + 2 + 2 * 6, processes
