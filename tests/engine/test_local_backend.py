@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -158,3 +160,26 @@ async def test_pty_runs_an_interactive_shell(backend: LocalBackend) -> None:
     finally:
         await pty.close()
     assert pty.closed
+
+
+async def test_closing_a_pty_twice_leaves_a_reused_descriptor_alone(
+    backend: LocalBackend, tmp_path: Path
+) -> None:
+    """The terminal pane closes its PTY and the backend's stop closes it again. The second close
+    must not close the descriptor number the first one freed: by then another thread (the
+    shell's process walk reading /proc) may hold that number, and closing it under the reader
+    gave EBADF/ENOTDIR in a full-suite run."""
+    pty = await backend.open_pty()
+    number = pty._master  # type: ignore[attr-defined]
+    await pty.close()
+    other = tmp_path / "other"
+    other.write_text("still open")
+    placeholder = os.open(other, os.O_RDONLY)
+    try:
+        os.dup2(placeholder, number)  # someone else's file now has the freed number
+        await pty.close()
+        assert os.read(number, 64) == b"still open"
+    finally:
+        for fd in {placeholder, number}:
+            with contextlib.suppress(OSError):
+                os.close(fd)
