@@ -36,6 +36,7 @@ class _Fifo:
         self.path = path
         os.mkfifo(path, 0o600)
         self.read_fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        self._read_closed = False
         # Held open until the FIFO is retired: without a writer a read says end of file, and
         # the shell opens its end only when the command starts.
         self.keep_fd: int | None = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -48,9 +49,12 @@ class _Fifo:
             self.keep_fd = None
 
     def close(self) -> None:
+        """Idempotent: a second os.close could close a descriptor that reused the number."""
         self.release_writer()
-        with contextlib.suppress(OSError):
-            os.close(self.read_fd)
+        if not self._read_closed:
+            self._read_closed = True
+            with contextlib.suppress(OSError):
+                os.close(self.read_fd)
 
 
 class CommandOutputs:

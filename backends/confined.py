@@ -111,8 +111,11 @@ class ConfinedRoot:
         self.openat2 = openat2_available() if use_openat2 is None else use_openat2
 
     def close(self) -> None:
-        with contextlib.suppress(OSError):
-            os.close(self._fd)
+        """Idempotent: a second os.close could close a descriptor that reused the number."""
+        fd, self._fd = self._fd, -1
+        if fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
     # -- paths -------------------------------------------------------------------------------
 

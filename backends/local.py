@@ -342,8 +342,12 @@ class LocalPty(Pty):
             self._queue.put_nowait(b"")
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self._pid, signal.SIGHUP)
-        with contextlib.suppress(OSError):
-            os.close(self._master)
+        # Once only: the pane and the backend's stop both close a PTY, and a second os.close
+        # would close whatever descriptor reused the number meanwhile (another thread's file).
+        master, self._master = self._master, -1
+        if master >= 0:
+            with contextlib.suppress(OSError):
+                os.close(master)
         with contextlib.suppress(Exception):
             await asyncio.to_thread(self._proc.wait, 2)
 
