@@ -9,6 +9,7 @@ the workspace root; the backend refuses any path that resolves outside it.
 from __future__ import annotations
 
 import abc
+import stat as stat_mod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -73,6 +74,17 @@ class FileStat:
     size: int
     mtime: float
     mode: int
+
+
+def kind_of_mode(mode: int) -> str:
+    """`FileStat.kind` / `DirEntry.kind` of an `st_mode`."""
+    if stat_mod.S_ISLNK(mode):
+        return "symlink"
+    if stat_mod.S_ISDIR(mode):
+        return "dir"
+    if stat_mod.S_ISREG(mode):
+        return "file"
+    return "other"
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,6 @@ import os
 import secrets
 import shutil
 import signal
-import stat as stat_mod
 import struct
 import subprocess
 import tempfile
@@ -33,6 +32,7 @@ from backends.base import (
     DirEntry,
     FileStat,
     Pty,
+    kind_of_mode,
 )
 from backends.command_output import CommandOutputs
 from backends.confined import ConfinedRoot
@@ -142,16 +142,6 @@ def copy_workspace(source: Path, dest: Path) -> None:
             )
     else:  # pragma: no cover - every supported system has cp
         shutil.copytree(source, dest, symlinks=True, dirs_exist_ok=True)
-
-
-def _kind(mode: int) -> str:
-    if stat_mod.S_ISLNK(mode):
-        return "symlink"
-    if stat_mod.S_ISDIR(mode):
-        return "dir"
-    if stat_mod.S_ISREG(mode):
-        return "file"
-    return "other"
 
 
 class _LocalShellChannel(ShellChannel):
@@ -482,15 +472,13 @@ class LocalBackend(ShellBackend):
 
     async def stat(self, path: str) -> FileStat:
         st = await asyncio.to_thread(self.files.lstat, path)
-        return FileStat(
-            path=path, kind=_kind(st.st_mode), size=st.st_size, mtime=st.st_mtime, mode=st.st_mode
-        )
+        return FileStat(path, kind_of_mode(st.st_mode), st.st_size, st.st_mtime, st.st_mode)
 
     async def list_dir(self, path: str) -> list[DirEntry]:
         def scan() -> list[DirEntry]:
             entries = []
             for name, st, is_dir in self.files.scandir(path):
-                kind = _kind(st.st_mode)
+                kind = kind_of_mode(st.st_mode)
                 if kind == "symlink" and is_dir is not None:
                     kind = "dir" if is_dir else "file"
                 entries.append(DirEntry(name, kind, st.st_size))

@@ -18,21 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from _docker_common import IMAGE, load_note, median, pct, sample_repo
+from _timing import exec_round_trips
 
 from backends.docker import DockerBackend, DockerOptions
 from backends.docker.channel import DockerShellChannel
-
-
-async def _round_trips(backend: DockerBackend, n: int) -> list[float]:
-    for _ in range(20):  # warm up
-        await backend.exec("true")
-    times = []
-    for _ in range(n):
-        started = time.perf_counter()
-        result = await backend.exec("true")
-        times.append(time.perf_counter() - started)
-        assert result.exit_code == 0
-    return times
 
 
 async def _shared_stdout(repo: Path, n: int) -> list[float]:
@@ -52,7 +41,7 @@ async def _shared_stdout(repo: Path, n: int) -> list[float]:
         DockerShellChannel._attach_relay = original  # type: ignore[method-assign]
     try:
         assert backend._channel is not None and backend._channel.output_dir() is None
-        return await _round_trips(backend, n)
+        return await exec_round_trips(backend, n)
     finally:
         await backend.stop()
 
@@ -64,7 +53,7 @@ async def main(n: int) -> None:
     await backend.start()
     try:
         assert backend._channel is not None and backend._channel.output_dir() is not None
-        ours = await _round_trips(backend, n)
+        ours = await exec_round_trips(backend, n)
         container = backend._client.containers.get(backend.container_id)
         sdk = []
         for _ in range(max(10, n // 20)):

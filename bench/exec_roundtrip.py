@@ -19,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _report import ms, summary, table
+from _timing import exec_round_trips
 
 from backends.local import LocalBackend
 
@@ -36,15 +37,7 @@ async def persistent_shell(n: int, source: Path) -> list[float]:
     backend = LocalBackend(source, scratch_root=source.parent / "scratch")
     await backend.start()
     try:
-        for _ in range(20):  # warm up
-            await backend.exec("true")
-        times = []
-        for _ in range(n):
-            start = time.perf_counter()
-            result = await backend.exec("true")
-            times.append(time.perf_counter() - start)
-            assert result.exit_code == 0
-        return times
+        return await exec_round_trips(backend, n)
     finally:
         await backend.stop()
 

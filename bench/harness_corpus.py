@@ -44,32 +44,12 @@ from simulator.dataset.readers import read_problems
 from simulator.dataset.schema import Problem
 from simulator.events import Event, Kind
 from simulator.harness.batch import run_repo
+from simulator.harness.format import readable_share
 from simulator.harness.workflow import HarnessOptions
 
 OUT = Path(__file__).resolve().parent / "out"
 R2E = "R2E (GPT-4): 52% valid at 88% cov"
 PREVIOUS = "previous release, toolz: 22/41 = 54% valid"
-
-
-def _cases(text: str) -> tuple[int, int]:
-    """(cases with no pickle, cases) of a traced harness (kept here so the script runs on the
-    previous code too)."""
-    cases = readable = 0
-    inside = False
-    block: list[str] = []
-    for line in text.splitlines():
-        if line == "CASES = [":
-            inside = True
-        elif inside and line == "]":
-            break
-        elif inside and line == "    dict(":
-            block = []
-        elif inside and line == "    ),":
-            cases += 1
-            readable += not any("P(" in b for b in block)
-        elif inside:
-            block.append(line)
-    return readable, cases
 
 
 def _reason(problem: Problem) -> str:
@@ -102,7 +82,7 @@ def figures(problems: list[Problem], seconds: dict[str, float], trace: float) ->
     ]
     readable = total = 0
     for p in cased:
-        r, c = _cases(p.harness.text if p.harness else "")
+        r, c = readable_share(p.harness.text if p.harness else "")
         readable, total = readable + r, total + c
     per_target = [seconds.get(p.target["id"], 0.0) + trace / max(1, n) for p in problems]
     return {

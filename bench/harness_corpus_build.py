@@ -20,13 +20,22 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpus.build_setup_corpus import _commit, _download, _has_tests, _unpack, pins, repo_dir
+from corpus.build_setup_corpus import _commit, _download, _has_tests, pins, repo_dir, unpack
 
 HERE = Path(__file__).resolve().parent
 LIST = HERE / "harness_corpus.txt"
 DEFAULT_DEST = Path.home() / ".cache" / "reposim" / "harness-corpus"
 DEFAULT_RESULTS = HERE / "out" / "harness-corpus-setup.jsonl"
 READY = ("ready", "ready+")
+
+
+def venv_python(project: str) -> Path:
+    """The Python of the venv `reposim setup` built for `project` (its newest)."""
+    base = Path.home() / ".local/share/reposim/venvs"
+    found = sorted(base.glob(f"{project}-*/venv-*/bin/python"))
+    if not found:
+        raise SystemExit(f"no venv for {project}: run bench/harness_corpus_build.py first.")
+    return found[-1]
 
 
 def fetch_all(dest: Path) -> list[Path]:
@@ -37,7 +46,7 @@ def fetch_all(dest: Path) -> list[Path]:
         target = repo_dir(dest, name, version)
         if not (target / ".git").is_dir():
             try:
-                _unpack(_download(name, version, downloads), target)
+                unpack(_download(name, version, downloads), target)
             except Exception as exc:  # one bad pin never stops the rest
                 print(f"  {name}=={version}: {exc}", file=sys.stderr)
                 continue

@@ -20,6 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from harness_corpus_build import venv_python
+
 from bench._report import table
 
 RUNTIME = Path(__file__).resolve().parent.parent / "simulator/harness/runtime"
@@ -63,14 +65,6 @@ for text in json.load(sys.stdin):
     out.append({"cases": len(namespace["CASES"]), "before": before, "now": now})
 print(json.dumps(out))
 """
-
-
-def venv_python(project: str) -> Path:
-    base = Path.home() / ".local/share/reposim/venvs"
-    found = sorted(base.glob(f"{project}-*/venv-*/bin/python"))
-    if not found:
-        raise SystemExit(f"no venv for {project}: run bench/harness_corpus_build.py first.")
-    return found[-1]
 
 
 def recode(problems: Path) -> dict[str, int]:

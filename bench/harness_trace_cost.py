@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness_corpus_build import DEFAULT_DEST
+from harness_corpus_build import DEFAULT_DEST, venv_python
 
 from bench._report import table
 from simulator.harness.target import find_targets
@@ -36,14 +36,6 @@ from simulator.harness.target import find_targets
 ROOT = Path(__file__).resolve().parent.parent
 RUNTIME = "simulator/harness/runtime"
 FILES = ("reposim_tracer.py", "reposim_harness_support.py")
-
-
-def venv_python(project: str) -> Path:
-    base = Path.home() / ".local/share/reposim/venvs"
-    found = sorted(base.glob(f"{project}-*/venv-*/bin/python"))
-    if not found:
-        raise SystemExit(f"no venv for {project}: run bench/harness_corpus_build.py first.")
-    return found[-1]
 
 
 def runtime_of(revision: str, into: Path) -> Path:

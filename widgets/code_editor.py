@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any, ClassVar, overload
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
 
 from pygments.token import Token, _TokenType
 from textual._tree_sitter import get_language
@@ -341,8 +341,12 @@ class FastSyntaxDocument(SyntaxAwareDocument):
         return result
 
 
-class _NoWrapOffsets(Sequence[list[int]]):
-    """`WrappedDocument._wrap_offsets` when nothing wraps: an empty list for every line."""
+_Row = TypeVar("_Row")
+
+
+class _NoWrapRows(Sequence[_Row]):
+    """A per-line table of `WrappedDocument` when nothing wraps: each entry is computed from
+    its line number on demand (`_row`), one per line of the document."""
 
     def __init__(self, document: DocumentBase) -> None:
         self._document = document
@@ -350,61 +354,41 @@ class _NoWrapOffsets(Sequence[list[int]]):
     def __len__(self) -> int:
         return self._document.line_count
 
+    def _row(self, line: int) -> _Row:
+        raise NotImplementedError
+
     @overload
-    def __getitem__(self, index: int) -> list[int]: ...
+    def __getitem__(self, index: int) -> _Row: ...
     @overload
-    def __getitem__(self, index: slice) -> list[list[int]]: ...
-    def __getitem__(self, index: int | slice) -> list[int] | list[list[int]]:
+    def __getitem__(self, index: slice) -> list[_Row]: ...
+    def __getitem__(self, index: int | slice) -> _Row | list[_Row]:
         if isinstance(index, slice):
-            empties: list[list[int]] = [[] for _ in range(*index.indices(len(self)))]
-            return empties
-        if not -len(self) <= index < len(self):
+            return [self._row(y) for y in range(*index.indices(len(self)))]
+        size = len(self)
+        if not -size <= index < size:
             raise IndexError(index)
+        return self._row(index % size)
+
+
+class _NoWrapOffsets(_NoWrapRows[list[int]]):
+    """`WrappedDocument._wrap_offsets` when nothing wraps: an empty list for every line."""
+
+    def _row(self, line: int) -> list[int]:
         return []
 
 
-class _NoWrapLineInfo(Sequence[tuple[int, int]]):
+class _NoWrapLineInfo(_NoWrapRows[tuple[int, int]]):
     """`WrappedDocument._offset_to_line_info` when nothing wraps: row y is line y."""
 
-    def __init__(self, document: DocumentBase) -> None:
-        self._document = document
-
-    def __len__(self) -> int:
-        return self._document.line_count
-
-    @overload
-    def __getitem__(self, index: int) -> tuple[int, int]: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[tuple[int, int]]: ...
-    def __getitem__(self, index: int | slice) -> tuple[int, int] | list[tuple[int, int]]:
-        if isinstance(index, slice):
-            return [(y, 0) for y in range(*index.indices(len(self)))]
-        size = len(self)
-        if not -size <= index < size:
-            raise IndexError(index)
-        return (index % size, 0)
+    def _row(self, line: int) -> tuple[int, int]:
+        return (line, 0)
 
 
-class _NoWrapLineOffsets(Sequence[list[int]]):
+class _NoWrapLineOffsets(_NoWrapRows[list[int]]):
     """`WrappedDocument._line_index_to_offsets` when nothing wraps: line i is at row i."""
 
-    def __init__(self, document: DocumentBase) -> None:
-        self._document = document
-
-    def __len__(self) -> int:
-        return self._document.line_count
-
-    @overload
-    def __getitem__(self, index: int) -> list[int]: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[list[int]]: ...
-    def __getitem__(self, index: int | slice) -> list[int] | list[list[int]]:
-        if isinstance(index, slice):
-            return [[i] for i in range(*index.indices(len(self)))]
-        size = len(self)
-        if not -size <= index < size:
-            raise IndexError(index)
-        return [index % size]
+    def _row(self, line: int) -> list[int]:
+        return [line]
 
 
 class LazyWrappedDocument(WrappedDocument):

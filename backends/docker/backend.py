@@ -24,7 +24,6 @@ import dataclasses
 import json
 import posixpath
 import secrets
-import stat as stat_mod
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +38,7 @@ from backends.base import (
     OutputCallback,
     PathEscapeError,
     Pty,
+    kind_of_mode,
 )
 from backends.docker import container as ctr
 from backends.docker import disk as loopdisk
@@ -606,7 +606,7 @@ class DockerBackend(ShellBackend):
             mode, size, mtime = json.loads(await self._file_op("stat", path))
         except ValueError:
             raise BackendError(f"Could not read the status of {path}.") from None
-        return FileStat(path, _kind_of_mode(int(mode)), int(size), float(mtime), int(mode))
+        return FileStat(path, kind_of_mode(int(mode)), int(size), float(mtime), int(mode))
 
     async def list_dir(self, path: str) -> list[DirEntry]:
         entries = [
@@ -650,16 +650,6 @@ class DockerBackend(ShellBackend):
                 "disk_limit": self.disk_limit_kind,
             },
         )
-
-
-def _kind_of_mode(mode: int) -> str:
-    if stat_mod.S_ISLNK(mode):
-        return "symlink"
-    if stat_mod.S_ISDIR(mode):
-        return "dir"
-    if stat_mod.S_ISREG(mode):
-        return "file"
-    return "other"
 
 
 def _ignore_result(future: asyncio.Future[Any]) -> None:

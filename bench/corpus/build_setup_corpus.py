@@ -130,7 +130,8 @@ def _download(name: str, version: str, downloads: Path) -> Path:
     raise RuntimeError(f"pip download {name}=={version} saved no archive")
 
 
-def _unpack(archive: Path, target: Path) -> None:
+def unpack(archive: Path, target: Path) -> None:
+    """The sdist `archive` unpacked as `target` (replaced if there), its top folder dropped."""
     with tempfile.TemporaryDirectory() as tmp:
         if archive.suffix == ".zip":
             with zipfile.ZipFile(archive) as zf:
@@ -185,7 +186,7 @@ def build(dest: Path, jobs: int, listing: Path = LIST) -> list[Path]:
             print(f"  {name}: Debian source package", file=sys.stderr)
             return target
         archive = _download(name, version, downloads)
-        _unpack(archive, target)
+        unpack(archive, target)
         tests = _has_tests(target)
         if not tests:
             shutil.rmtree(target)

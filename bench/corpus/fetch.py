@@ -13,10 +13,10 @@ import argparse
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
-import zipfile
 from pathlib import Path
+
+from bench.corpus.build_setup_corpus import unpack
 
 DEFAULT_DIR = Path.home() / ".cache" / "reposim" / "corpus"
 GIT = ["git", "-c", "user.name=RepoSim corpus", "-c", "user.email=corpus@reposim.invalid"]
@@ -53,19 +53,8 @@ def fetch(spec: str, into: Path = DEFAULT_DIR) -> Path:
         if proc.returncode != 0 or not archives:
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:]
             raise FetchError(f"pip could not download {spec}: {' '.join(tail) or 'no archive'}")
-        unpacked = Path(scratch) / "unpacked"
-        archive = archives[0]
-        if archive.suffix == ".zip":
-            with zipfile.ZipFile(archive) as zipped:
-                zipped.extractall(unpacked)
-        else:
-            with tarfile.open(archive) as tarred:
-                tarred.extractall(unpacked, filter="data")
-        [root] = list(unpacked.iterdir())
         into.mkdir(parents=True, exist_ok=True)
-        if target.exists():
-            shutil.rmtree(target)
-        shutil.move(str(root), target)
+        unpack(archives[0], target)
     subprocess.run(["git", "init", "-q", "-b", "main", str(target)], check=True)
     subprocess.run([*GIT, "-C", str(target), "add", "-A"], check=True)
     subprocess.run([*GIT, "-C", str(target), "commit", "-q", "-m", spec], check=True)

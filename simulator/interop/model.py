@@ -349,20 +349,24 @@ def events_conversation(header: TrajectoryHeader, events: Iterable[Event]) -> Co
 _ACTION_KINDS = (Kind.EXEC, Kind.TEST_RUN, Kind.SEARCH)
 
 
-def _tool_step(call: ToolCallPayload, result: ToolResultPayload) -> AgentStep:
-    name, arguments = call.name, call.arguments
+def tool_call_action(name: str, arguments: str) -> str:
+    """The action of a tool call `name(arguments)` (JSON text): a bash call's command, else as
+    SWE-agent renders a call: the name, then the argument values."""
     try:
         parsed = json.loads(arguments)
     except json.JSONDecodeError:
         parsed = None
     if name == "bash" and isinstance(parsed, dict) and isinstance(parsed.get("command"), str):
-        action = parsed["command"]
-    elif isinstance(parsed, dict):
-        action = " ".join([name, *(str(v) for v in parsed.values())])
-    else:
-        action = f"{name} {arguments}"
+        return str(parsed["command"])
+    if isinstance(parsed, dict):
+        return " ".join([name, *(str(v) for v in parsed.values())])
+    return f"{name} {arguments}"
+
+
+def _tool_step(call: ToolCallPayload, result: ToolResultPayload) -> AgentStep:
+    name, arguments = call.name, call.arguments
     return AgentStep(
-        action=action,
+        action=tool_call_action(name, arguments),
         observation=result.output,
         tool_name=name,
         tool_arguments=arguments,

@@ -16,6 +16,7 @@ from simulator.interop.model import (
     Conversation,
     InteropError,
     clean_message,
+    tool_call_action,
 )
 
 FORMAT = "openai-chat"
@@ -92,22 +93,11 @@ def _step(message: dict[str, Any], call: Any, replies: dict[str, str], position:
     name = str(function.get("name") or "tool")
     raw = function.get("arguments")
     arguments = raw if isinstance(raw, str) else json.dumps(raw)
-    try:
-        parsed = json.loads(arguments)
-    except json.JSONDecodeError:
-        parsed = None
-    if name == "bash" and isinstance(parsed, dict) and isinstance(parsed.get("command"), str):
-        action = parsed["command"]
-    elif isinstance(parsed, dict):
-        # How SWE-agent renders a tool call as an action: the name, then the argument values.
-        action = " ".join([name, *(str(v) for v in parsed.values())])
-    else:
-        action = f"{name} {arguments}"
     call_id = call.get("id")
     observation = replies.get(str(call_id), "")
     content = message["content"] if position == 0 else ""
     return AgentStep(
-        action=action,
+        action=tool_call_action(name, arguments),
         observation=observation,
         thought=content,
         tool_name=name,

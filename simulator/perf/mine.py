@@ -22,6 +22,7 @@ from typing import Any
 from simulator.batch import BatchProgress, TaskRecord, TaskStatus
 from simulator.perf.batch import run_rows
 from simulator.perf.compare import CompareResult, MeasureSettings
+from simulator.perf.harness import is_test_path
 from simulator.perf.table import Row, problem, write_outputs
 from simulator.workflow import WorkflowFailure
 
@@ -115,17 +116,6 @@ def _git(repo: Path, *args: str) -> str:
     return proc.stdout
 
 
-def _is_test(path: str) -> bool:
-    parts = PurePosixPath(path).parts
-    name = parts[-1]
-    return (
-        any(p in ("tests", "test", "testing") for p in parts[:-1])
-        or name.startswith("test_")
-        or name.endswith("_test.py")
-        or name == "conftest.py"
-    )
-
-
 def module_of(path: str) -> str:
     parts = list(PurePosixPath(path).with_suffix("").parts)
     if parts and parts[0] in ("src", "lib"):
@@ -173,7 +163,7 @@ def changed_functions(
     rank: dict[str, int] = {}  # 0: named as made faster, 1: named, 2: not named
     faster = "\n".join(line for line in message.splitlines() if KEYWORDS.search(line))
     for path in names.split():
-        if _is_test(path):
+        if is_test_path(path):
             continue
         diff = _git(repo, "diff", "-U0", parent, commit, "--", path)
         lines: list[int] = []
