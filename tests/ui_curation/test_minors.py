@@ -17,10 +17,10 @@ from simulator.harness.validate import Thresholds
 from simulator.harness.workflow import HarnessOptions
 from simulator.session import Session
 from tests.agent.fake_llm import FakeLLM, Reply
-from tests.ui.helpers import recorded, wait_for
+from tests.ui.helpers import WAIT, recorded, wait_for
 from tests.ui_curation.conftest import figured_problems
 from widgets.curation.app import CurationApp
-from widgets.curation.dialogs import AskExportPath, AskText, AskYesNo
+from widgets.curation.dialogs import AskExportPath, AskText, AskYesNo, SurvivorsScreen
 from widgets.curation.screen import CurationScreen
 from widgets.curation.table import TargetTable
 
@@ -216,3 +216,65 @@ async def test_a_saved_edit_keeps_the_figures_marked_stale(
     saved = {p.target["qualname"]: p for p in read_problems(tmp_path / "x.jsonl")}
     validation = saved["sign"].validation
     assert validation is not None and validation.stale and validation.coverage_rate == 0.25
+
+
+async def test_a_surviving_mutant_marked_equivalent_leaves_the_score(
+    session: Session, tmp_path: Path
+) -> None:
+    """`e` on a surviving mutant's diff marks it equivalent: the person's decision, in the
+    trajectory and the dataset; the score no longer counts it (said in the dialog and the
+    status line), a second `e` takes the mark back, and a real mutant run afterwards keeps
+    excluding it."""
+    problems = figured_problems(session)
+    sign = next(i for i, p in enumerate(problems) if p.target["qualname"] == "sign")
+    dataset = tmp_path / "x.jsonl"
+    app = CurationApp(session, problems, export_path=dataset, by="ada")
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = _screen(app)
+        await wait_for(pilot, lambda: len(screen.shown) == 3, "the table")
+        screen.query_one(TargetTable).move_cursor(_shown(screen).index("sign"))
+        await wait_for(pilot, lambda: screen.current == sign, "sign selected")
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, SurvivorsScreen), "the survivors")
+        dialog = app.screen
+        first = problems[sign].validation.mutation["survivors"][0]  # type: ignore[union-attr,index]
+        await pilot.press("e")
+        await wait_for(pilot, lambda: screen.rows[sign].mutation == 0.5, "1 of 2 killed")
+        heads = [str(w.render()) for w in dialog.query(".survivor-head")]
+        assert "equivalent" in heads[0] and "not counted" in heads[0], heads
+        assert "equivalent" not in heads[1], heads
+        assert "1 of 2 mutants survive" in str(dialog.query_one("#survivors-title").render())
+        saved = {p.target["qualname"]: p for p in read_problems(dataset)}
+        assert [m["description"] for m in saved["sign"].curation.equivalent] == [
+            first["description"]
+        ]
+        assert saved["sign"].validation.mutation_score == 0.5  # type: ignore[union-attr]
+        assert "ada" in saved["sign"].curation.history[-1].by
+        await pilot.press("e")  # taken back
+        await wait_for(pilot, lambda: screen.rows[sign].mutation == 0.3333, "back to 1 of 3")
+        await pilot.press("e")
+        await wait_for(pilot, lambda: screen.rows[sign].mutation == 0.5, "marked again")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is screen, "the survivors to close")
+        status = str(screen.query_one("#curation-status", Static).render())
+        assert "1 marked equivalent (not counted)" in status, status
+
+        # a real mutant run of the harness: the marked mutant still survives and is left out
+        await pilot.press("m")
+        await wait_for(
+            pilot,
+            lambda: "mutants: 1 done" in str(screen.query_one("#curation-status").render()),
+            "the mutant run",
+            within=4 * WAIT,
+        )
+        figures = problems[sign].validation.mutation  # type: ignore[union-attr]
+        assert figures is not None
+        marked = [m["description"] for m in figures["marked_equivalent"]]
+        assert marked == [first["description"]], figures
+        assert first["description"] not in [m["description"] for m in figures["survivors"]]
+        assert figures["score"] == round(figures["killed"] / figures["total"], 4)
+    events = recorded(session.trajectory_path)
+    steps = [e for e in events if e["kind"] == "workflow.step"]
+    marks = [s for s in steps if s["payload"]["step"] == "equivalent"]
+    assert len(marks) == 3 and all(s["actor"] == "human" for s in marks), marks
+    assert [s["payload"]["detail"]["by"] for s in marks] == ["ada"] * 3
