@@ -42,6 +42,9 @@ class Curation:
     reasons: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     history: list[CurationEntry] = field(default_factory=list)
+    # surviving mutants a person judged equivalent to the target (each a mutant summary: id,
+    # operator, line, description, diff); the mutation score leaves them out
+    equivalent: list[dict[str, Any]] = field(default_factory=list)
 
     def mark(self, state: CurationState, *, by: str = "reposim", reason: str = "") -> None:
         """Move to `state`. `reasons` say why the problem is in its current state, so an
@@ -60,6 +63,7 @@ class Curation:
                 {"state": str(e.state), "by": e.by, "reason": e.reason, "at": e.at}
                 for e in self.history
             ],
+            "equivalent": [dict(m) for m in self.equivalent],
         }
 
     @classmethod
@@ -74,6 +78,7 @@ class Curation:
                 )
                 for e in data.get("history") or []
             ],
+            [dict(m) for m in data.get("equivalent") or []],
         )
 
 
@@ -103,6 +108,8 @@ class Validation:
     @property
     def mutation_score(self) -> float | None:
         if not self.mutation or not self.mutation.get("total"):
+            return None
+        if self.mutation.get("score") is None:  # the mutants could not run (its "error")
             return None
         return float(self.mutation["score"])
 

@@ -9,7 +9,8 @@ Headless entry points, for the CLI, the batch layer and a curation UI alike:
 - `regenerate(session, problem, options)`: make its harness again (another generator, more
   rounds) and validate it.
 - `remutate(session, problem, options)`: only the mutation score, e.g. with more mutants.
-- `accept` / `reject` / `edit` / `note`: curation, recorded as workflow steps.
+- `accept` / `reject` / `edit` / `note` / `mark_equivalent`: curation, recorded as workflow
+  steps.
 
 Every function emits `workflow.start/step/result/end` events through `WorkflowRun`; a UI
 follows them by subscribing to the session.
@@ -22,7 +23,7 @@ from dataclasses import replace
 from typing import Any
 
 from backends.shell import quote
-from simulator.dataset.schema import CurationState, Harness, Problem, Validation
+from simulator.dataset.schema import CurationEntry, CurationState, Harness, Problem, Validation
 from simulator.events import Actor
 from simulator.harness import traced
 from simulator.harness.env import PythonEnv, install_runtime
@@ -358,6 +359,11 @@ async def revalidate(session: Session, problem: Problem, options: HarnessOptions
                 options.thresholds,
                 suite_tests=problem.harness.suite_tests,
             )
+            if problem.curation.equivalent and validation.mutation:
+                validation.mutation = leave_out_equivalent(
+                    validation.mutation, problem.curation.equivalent
+                )
+                judge(validation, options.thresholds)
             detail.update(verdict=validation.verdict, reasons=validation.reasons)
         settle(problem, validation)
         run.result(**_summary(problem))
@@ -368,9 +374,24 @@ async def regenerate(session: Session, problem: Problem, options: HarnessOptions
     """Make the problem's harness again with `options.generator`; keeps its curation notes."""
     target = _target(problem)
     [fresh] = await make_problems(session, [target], options)
-    fresh.curation.notes = [*problem.curation.notes, *fresh.curation.notes]
-    fresh.curation.history = [*problem.curation.history, *fresh.curation.history]
+    carry_curation(problem, fresh, options)
     return fresh
+
+
+def carry_curation(old: Problem, fresh: Problem, options: HarnessOptions) -> None:
+    """A regenerated problem keeps the person's notes, history and equivalence marks (the
+    mutants are of the same target, so a mark still applies and the new score leaves them
+    out too)."""
+    fresh.curation.notes = [*old.curation.notes, *fresh.curation.notes]
+    fresh.curation.history = [*old.curation.history, *fresh.curation.history]
+    fresh.curation.equivalent = [dict(m) for m in old.curation.equivalent]
+    if fresh.curation.equivalent and fresh.validation and fresh.validation.mutation:
+        fresh.validation.mutation = leave_out_equivalent(
+            fresh.validation.mutation, fresh.curation.equivalent
+        )
+        judge(fresh.validation, options.thresholds)
+        if fresh.curation.state in (CurationState.GENERATED, CurationState.VALID):
+            settle(fresh, fresh.validation)
 
 
 async def remutate(session: Session, problem: Problem, options: HarnessOptions) -> dict[str, Any]:
@@ -380,6 +401,7 @@ async def remutate(session: Session, problem: Problem, options: HarnessOptions) 
     target = _target(problem)
     with WorkflowRun(session, WORKFLOW, {"action": "mutate", "problem": problem.id}) as run:
         await install_runtime(session)
+        await snapshot_reference(session, target)  # a problem read from a file, new session
         path = problem.harness.path or harness_path(target)
         await session.write(path, problem.harness.text, actor=Actor.SYSTEM)
         env = traced.module_env(options.env, target, problem.module)
@@ -394,10 +416,74 @@ async def remutate(session: Session, problem: Problem, options: HarnessOptions) 
                 problem.harness.suite_tests,
             )
             detail.update(score=figures.get("score"), total=figures.get("total"))
+        figures = leave_out_equivalent(figures, problem.curation.equivalent)
         problem.validation = replace(problem.validation, mutation=figures)
         judge(problem.validation, options.thresholds)
         run.result(**_summary(problem))
     return figures
+
+
+def _mutant_key(mutant: dict[str, Any]) -> tuple[object, ...]:
+    """What names a mutant across runs: its ids number the mutants a run made (another
+    mutant limit renumbers them), its operator, line and description do not change."""
+    return (mutant.get("operator"), mutant.get("line"), mutant.get("description"))
+
+
+def _mutant_order(mutant: dict[str, Any]) -> tuple[int, int]:
+    number = str(mutant.get("id") or "").lstrip("m")
+    return int(mutant.get("line") or 0), int(number) if number.isdigit() else 0
+
+
+def leave_out_equivalent(figures: dict[str, Any], marked: list[dict[str, Any]]) -> dict[str, Any]:
+    """The mutation figures without the surviving mutants a person marked equivalent: those
+    move to "marked_equivalent" and leave the total and the score. Idempotent, and a mark taken
+    back returns its mutant to the survivors. A marked mutant that a run kills stays counted as
+    killed: the harness shows it is not equivalent."""
+    if figures.get("error") or not (marked or figures.get("marked_equivalent")):
+        return figures
+    keys = {_mutant_key(m) for m in marked}
+    pool = sorted(
+        [*(figures.get("survivors") or []), *(figures.get("marked_equivalent") or [])],
+        key=_mutant_order,
+    )
+    out = [m for m in pool if _mutant_key(m) in keys]
+    total = int(figures.get("total") or 0) + len(figures.get("marked_equivalent") or []) - len(out)
+    killed = int(figures.get("killed") or 0)
+    return {
+        **figures,
+        "survivors": [m for m in pool if _mutant_key(m) not in keys],
+        "marked_equivalent": out,
+        "total": total,
+        "score": round(killed / total, 4) if total else None,
+    }
+
+
+def mark_equivalent(
+    problem: Problem, mutant: dict[str, Any], *, by: str, options: HarnessOptions
+) -> bool:
+    """A person's judgement that a surviving mutant behaves as the target does (no test could
+    kill it): marked, or unmarked when it was; the score leaves it out and the verdict is
+    judged again (a generated problem may become valid, and back). Returns whether it is
+    marked now; the history says who did it."""
+    key = _mutant_key(mutant)
+    kept = [m for m in problem.curation.equivalent if _mutant_key(m) != key]
+    marked = len(kept) == len(problem.curation.equivalent)
+    fields = ("id", "operator", "line", "description", "diff")
+    problem.curation.equivalent = [*kept, {k: mutant.get(k) for k in fields}] if marked else kept
+    what = "marked equivalent" if marked else "no longer marked equivalent"
+    reason = f"mutant {mutant.get('description')} (line {mutant.get('line')}) {what}"
+    problem.curation.history.append(CurationEntry(problem.curation.state, by, reason))
+    validation = problem.validation
+    if validation is not None and validation.mutation:
+        validation.mutation = leave_out_equivalent(validation.mutation, problem.curation.equivalent)
+        judge(validation, options.thresholds)
+        state = problem.curation.state
+        now = CurationState.VALID if validation.verdict == "valid" else CurationState.GENERATED
+        if state in (CurationState.GENERATED, CurationState.VALID) and now != state:
+            settle(problem, validation)  # RepoSim's verdict on the new figures
+        elif state == CurationState.GENERATED:
+            problem.curation.reasons = ["; ".join(validation.reasons)]
+    return marked
 
 
 def accept(problem: Problem, *, by: str, note: str = "") -> None:

@@ -13,8 +13,9 @@ from textual.widgets import Checkbox, Input, Label, Static, TextArea
 from simulator.agent.models import LiteLLMClient, RetryPolicy
 from simulator.dataset.readers import read_problems
 from simulator.dataset.schema import CurationState
+from simulator.harness.target import find_targets
 from simulator.harness.validate import Thresholds
-from simulator.harness.workflow import HarnessOptions
+from simulator.harness.workflow import HarnessOptions, make_problems
 from simulator.session import Session
 from tests.agent.fake_llm import FakeLLM, Reply
 from tests.ui.helpers import WAIT, recorded, wait_for
@@ -223,43 +224,47 @@ async def test_a_surviving_mutant_marked_equivalent_leaves_the_score(
 ) -> None:
     """`e` on a surviving mutant's diff marks it equivalent: the person's decision, in the
     trajectory and the dataset; the score no longer counts it (said in the dialog and the
-    status line), a second `e` takes the mark back, and a real mutant run afterwards keeps
-    excluding it."""
-    problems = figured_problems(session)
-    sign = next(i for i, p in enumerate(problems) if p.target["qualname"] == "sign")
+    status line), a second `e` takes the mark back, and a mutant run afterwards keeps
+    excluding it. The harness is traced from the fixture's tests (sign(7) only, so the
+    mutants of the `< 0` branch survive) and its mutants really run."""
+    [target] = find_targets(session.source, selectors=["sign"])
+    [problem] = await make_problems(session, [target], HarnessOptions())
+    figures = problem.validation.mutation if problem.validation else None
+    assert figures and len(figures["survivors"]) >= 2, figures
+    total, killed = figures["total"], figures["killed"]
+    first = figures["survivors"][0]
     dataset = tmp_path / "x.jsonl"
-    app = CurationApp(session, problems, export_path=dataset, by="ada")
+    app = CurationApp(session, [problem], export_path=dataset, by="ada")
     async with app.run_test(size=(160, 48)) as pilot:
         screen = _screen(app)
-        await wait_for(pilot, lambda: len(screen.shown) == 3, "the table")
-        screen.query_one(TargetTable).move_cursor(_shown(screen).index("sign"))
-        await wait_for(pilot, lambda: screen.current == sign, "sign selected")
+        await wait_for(pilot, lambda: screen.current == 0, "sign selected")
         await pilot.press("d")
         await wait_for(pilot, lambda: isinstance(app.screen, SurvivorsScreen), "the survivors")
         dialog = app.screen
-        first = problems[sign].validation.mutation["survivors"][0]  # type: ignore[union-attr,index]
         await pilot.press("e")
-        await wait_for(pilot, lambda: screen.rows[sign].mutation == 0.5, "1 of 2 killed")
+        marked = round(killed / (total - 1), 4)
+        await wait_for(pilot, lambda: screen.rows[0].mutation == marked, "one fewer counted")
         heads = [str(w.render()) for w in dialog.query(".survivor-head")]
         assert "equivalent" in heads[0] and "not counted" in heads[0], heads
-        assert "equivalent" not in heads[1], heads
-        assert "1 of 2 mutants survive" in str(dialog.query_one("#survivors-title").render())
-        saved = {p.target["qualname"]: p for p in read_problems(dataset)}
-        assert [m["description"] for m in saved["sign"].curation.equivalent] == [
-            first["description"]
-        ]
-        assert saved["sign"].validation.mutation_score == 0.5  # type: ignore[union-attr]
-        assert "ada" in saved["sign"].curation.history[-1].by
+        assert "marked equivalent" not in heads[1], heads
+        title = str(dialog.query_one("#survivors-title", Static).render())
+        survive = f"{len(figures['survivors']) - 1} of {total - 1} mutants survive"
+        assert survive in title and "1 marked equivalent, not counted" in title, title
+        [saved] = read_problems(dataset)
+        assert [m["description"] for m in saved.curation.equivalent] == [first["description"]]
+        assert saved.validation and saved.validation.mutation_score == marked
+        assert saved.curation.history[-1].by == "ada"
         await pilot.press("e")  # taken back
-        await wait_for(pilot, lambda: screen.rows[sign].mutation == 0.3333, "back to 1 of 3")
+        before = round(killed / total, 4)
+        await wait_for(pilot, lambda: screen.rows[0].mutation == before, "counted again")
         await pilot.press("e")
-        await wait_for(pilot, lambda: screen.rows[sign].mutation == 0.5, "marked again")
+        await wait_for(pilot, lambda: screen.rows[0].mutation == marked, "marked again")
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is screen, "the survivors to close")
         status = str(screen.query_one("#curation-status", Static).render())
         assert "1 marked equivalent (not counted)" in status, status
 
-        # a real mutant run of the harness: the marked mutant still survives and is left out
+        # the mutants run again: the marked one still survives and is still left out
         await pilot.press("m")
         await wait_for(
             pilot,
@@ -267,12 +272,11 @@ async def test_a_surviving_mutant_marked_equivalent_leaves_the_score(
             "the mutant run",
             within=4 * WAIT,
         )
-        figures = problems[sign].validation.mutation  # type: ignore[union-attr]
-        assert figures is not None
-        marked = [m["description"] for m in figures["marked_equivalent"]]
-        assert marked == [first["description"]], figures
-        assert first["description"] not in [m["description"] for m in figures["survivors"]]
-        assert figures["score"] == round(figures["killed"] / figures["total"], 4)
+        again = problem.validation.mutation if problem.validation else None
+        assert again and "marked_equivalent" in again, again
+        assert [m["description"] for m in again["marked_equivalent"]] == [first["description"]]
+        assert first["description"] not in [m["description"] for m in again["survivors"]]
+        assert (again["total"], again["score"]) == (total - 1, marked)
     events = recorded(session.trajectory_path)
     steps = [e for e in events if e["kind"] == "workflow.step"]
     marks = [s for s in steps if s["payload"]["step"] == "equivalent"]

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from textual import on
 from textual.app import ComposeResult
@@ -154,32 +155,65 @@ def diff_content(diff: str) -> Content:
 
 class SurvivorsScreen(ModalScreen[None]):
     """The surviving mutants of one harness, each as its diff: what the harness lets through.
-    Up/Down/PgUp/PgDn scroll, n/p jump between mutants, Escape (or q) closes."""
+    Up/Down/PgUp/PgDn scroll, n/p move to the next/previous mutant, e marks the current one
+    equivalent (or takes the mark back), Escape (or q) closes."""
 
     BINDINGS: ClassVar[list[BindingType]] = list(SURVIVORS_BINDINGS)
 
     def __init__(
-        self, title: str, survivors: list[dict[str, Any]], never_run: set[int] | None = None
+        self,
+        name: str,
+        figures: dict[str, Any],
+        never_run: set[int] | None = None,
+        on_equivalent: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     ) -> None:
-        """`never_run`: lines the harness does not execute (a mutant there survives because
-        nothing runs it, not because the tests check too little)."""
+        """`figures`: the harness's mutation figures; `never_run`: lines the harness does not
+        execute (a mutant there survives because nothing runs it, not because the tests check
+        too little); `on_equivalent(mutant)` marks or unmarks one and returns the new figures."""
         super().__init__()
-        self.title_text = title
-        self.survivors = survivors
+        self.name_text = name
+        self.figures = figures
+        self.survivors = sorted(
+            [*(figures.get("survivors") or []), *(figures.get("marked_equivalent") or [])],
+            key=lambda m: (int(m.get("line") or 0), str(m.get("id"))),
+        )
         self.never_run = never_run or set()
+        self.on_equivalent = on_equivalent
         self.at = 0
+
+    def _title(self) -> str:
+        figures = self.figures
+        marked = len(figures.get("marked_equivalent") or [])
+        left = f"; {marked} marked equivalent, not counted" if marked else ""
+        return (
+            f"{self.name_text}: {len(figures.get('survivors') or [])} of {figures.get('total')} "
+            f"mutants survive the harness (each is a change its tests do not notice){left}"
+        )
+
+    def _head(self, number: int, survivor: dict[str, Any]) -> str:
+        marked = [m.get("description") for m in self.figures.get("marked_equivalent") or []]
+        possible = self.figures.get("equivalent") or []
+        description = survivor.get("description")
+        text = (
+            f"{number}/{len(self.survivors)}  {description}  "
+            f"({survivor.get('operator', 'mutant')} {survivor.get('id', '')})"
+        )
+        if description in marked:
+            return text + "  · ≡ marked equivalent: not counted in the score (e takes it back)"
+        if survivor.get("line") in self.never_run:
+            text += "  · the harness never runs this line"
+        if description in possible:
+            text += "  · the repository's tests miss it too: possibly equivalent"
+        return text
 
     def compose(self) -> ComposeResult:
         with Vertical(id="survivors"):
-            yield Static(self.title_text, id="survivors-title")
+            yield Static(self._title(), id="survivors-title", markup=False)
             with VerticalScroll(id="survivors-list"):
                 for number, survivor in enumerate(self.survivors, start=1):
-                    unrun = survivor.get("line") in self.never_run
                     yield Static(
-                        f"{number}/{len(self.survivors)}  {survivor.get('description')}  "
-                        f"({survivor.get('operator', 'mutant')} {survivor.get('id', '')})"
-                        + ("  · the harness never runs this line" if unrun else ""),
-                        classes="survivor-head",
+                        self._head(number, survivor),
+                        classes="survivor-head" + (" -current" if number == 1 else ""),
                         markup=False,
                     )
                     diff = str(survivor.get("diff") or "")
@@ -192,7 +226,9 @@ class SurvivorsScreen(ModalScreen[None]):
                         classes="survivor-diff",
                     )
             yield Static(
-                "↑↓ PgUp PgDn scroll · n/p next/previous mutant · Esc closes", id="survivors-hint"
+                "↑↓ PgUp PgDn scroll · n/p next/previous mutant · e equivalent (not counted) · "
+                "Esc closes",
+                id="survivors-hint",
             )
 
     def on_mount(self) -> None:
@@ -202,10 +238,24 @@ class SurvivorsScreen(ModalScreen[None]):
         heads = list(self.query(".survivor-head"))
         if not heads:
             return
+        heads[self.at].remove_class("-current")
         self.at = max(0, min(self.at + delta, len(heads) - 1))
+        heads[self.at].add_class("-current")
         self.query_one("#survivors-list", VerticalScroll).scroll_to_widget(
             heads[self.at], top=True, animate=False
         )
+
+    def action_equivalent(self) -> None:
+        """Mark the current mutant (the highlighted head: n/p move it) equivalent, or take
+        the mark back; the curation screen records and saves the decision."""
+        if self.on_equivalent is None or not self.survivors:
+            return
+        self.figures = self.on_equivalent(self.survivors[self.at])
+        self.query_one("#survivors-title", Static).update(self._title())
+        for number, (head, survivor) in enumerate(
+            zip(self.query(".survivor-head"), self.survivors, strict=True), start=1
+        ):
+            cast(Static, head).update(self._head(number, survivor))
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -140,4 +140,12 @@ SURVIVORS_BINDINGS: list[Binding] = [
         id="curation.survivors.previous",
         tooltip="The previous mutant",
     ),
+    Binding(
+        "e",
+        "equivalent",
+        "Equivalent",
+        id="curation.survivors.equivalent",
+        tooltip="Mark the current mutant equivalent to the target (or take the mark back): "
+        "the mutation score leaves it out",
+    ),
 ]

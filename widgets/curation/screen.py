@@ -12,7 +12,7 @@ import getpass
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Protocol, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -29,8 +29,10 @@ from simulator.harness.target import Target
 from simulator.harness.workflow import (
     HarnessOptions,
     accept,
+    carry_curation,
     edit,
     make_problems,
+    mark_equivalent,
     note,
     record_decision,
     regenerate,
@@ -321,6 +323,9 @@ class CurationScreen(Screen[None]):
             parts.append("· the figures are from before the edit (r validates it again)")
         if v and v.mutation and v.mutation.get("survivors"):
             parts.append(f"· {len(v.mutation['survivors'])} surviving mutant(s) (d shows them)")
+        if v and v.mutation and v.mutation.get("marked_equivalent"):
+            marked = len(v.mutation["marked_equivalent"])
+            parts.append(f"· {marked} marked equivalent (not counted)")
         return " ".join(parts)
 
     def _status(self, text: str) -> None:
@@ -474,25 +479,29 @@ class CurationScreen(Screen[None]):
         self.app.push_screen(AskExportPath(self.export_path, len(self.problems), accepted), chosen)
 
     def action_survivors(self) -> None:
-        """The selected target's surviving mutants, each as the diff the harness let through."""
+        """The selected target's surviving mutants, each as the diff the harness let through;
+        `e` there marks one equivalent (recorded, saved, left out of the score)."""
         index = self.current
         if index is None:
             return
         problem = self.problems[index]
         v = problem.validation
-        survivors = list((v.mutation or {}).get("survivors") or []) if v else []
+        figures = (v.mutation or {}) if v else {}
         name = self.rows[index].function
-        if not survivors:
-            ran = bool(v and v.mutation and v.mutation.get("total"))
+        if not figures.get("survivors") and not figures.get("marked_equivalent"):
+            ran = bool(figures.get("total"))
             self._status(f"{name}: " + ("no mutant survived" if ran else "no mutants ran (m)"))
             return
-        figures = v.mutation if v and v.mutation else {}
-        title = (
-            f"{name}: {len(survivors)} of {figures.get('total')} mutants survive the harness "
-            "(each is a change its tests do not notice)"
-        )
         never_run = {n for n, mark in self.marks(problem).items() if mark == "missed"}
-        self.app.push_screen(SurvivorsScreen(title, survivors, never_run))
+
+        def equivalent(mutant: dict[str, Any]) -> dict[str, Any]:
+            marked = mark_equivalent(problem, mutant, by=self.by, options=self.options)
+            what = "equivalent" if marked else "not equivalent"
+            self._decide(index, "equivalent", f"{mutant.get('description')}: {what}")
+            self._show(index)
+            return (problem.validation.mutation if problem.validation else None) or {}
+
+        self.app.push_screen(SurvivorsScreen(name, figures, never_run, equivalent))
 
     def action_run(self) -> None:
         if self.current is not None and not self._save_harness():
@@ -598,9 +607,7 @@ class CurationScreen(Screen[None]):
 
         def done(fresh: Problem) -> None:
             index = pending.pop(0)
-            old = self.problems[index]
-            fresh.curation.notes = [*old.curation.notes, *fresh.curation.notes]
-            fresh.curation.history = [*old.curation.history, *fresh.curation.history]
+            carry_curation(self.problems[index], fresh, self.options)
             self.problems[index] = fresh
             self.busy -= 1
             self._refresh_row(index)
