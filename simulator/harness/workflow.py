@@ -401,7 +401,6 @@ async def remutate(session: Session, problem: Problem, options: HarnessOptions) 
     target = _target(problem)
     with WorkflowRun(session, WORKFLOW, {"action": "mutate", "problem": problem.id}) as run:
         await install_runtime(session)
-        await snapshot_reference(session, target)  # a problem read from a file, new session
         path = problem.harness.path or harness_path(target)
         await session.write(path, problem.harness.text, actor=Actor.SYSTEM)
         env = traced.module_env(options.env, target, problem.module)

@@ -13,11 +13,13 @@ from textual.widgets import Checkbox, Input, Label, Static, TextArea
 from simulator.agent.models import LiteLLMClient, RetryPolicy
 from simulator.dataset.readers import read_problems
 from simulator.dataset.schema import CurationState
+from simulator.dataset.writers import write_jsonl
 from simulator.harness.target import find_targets
 from simulator.harness.validate import Thresholds
-from simulator.harness.workflow import HarnessOptions, make_problems
+from simulator.harness.workflow import HarnessOptions, make_problems, remutate
 from simulator.session import Session
 from tests.agent.fake_llm import FakeLLM, Reply
+from tests.conftest import SessionOn
 from tests.ui.helpers import WAIT, recorded, wait_for
 from tests.ui_curation.conftest import figured_problems
 from widgets.curation.app import CurationApp
@@ -282,3 +284,29 @@ async def test_a_surviving_mutant_marked_equivalent_leaves_the_score(
     marks = [s for s in steps if s["payload"]["step"] == "equivalent"]
     assert len(marks) == 3 and all(s["actor"] == "human" for s in marks), marks
     assert [s["payload"]["detail"]["by"] for s in marks] == ["ada"] * 3
+
+
+async def test_m_on_a_problem_read_from_a_file_runs_in_a_new_session(
+    tools_repo: Path, session_on: SessionOn, tmp_path: Path
+) -> None:
+    """`reposim curate problems.jsonl` then `m`: the mutants run in a session that did not
+    make the harness (the reference snapshot is written there too); a harness that fails in
+    the mutant runner reads as "no mutation score", not a crash."""
+    first = await session_on(tools_repo, "first.jsonl")
+    [target] = find_targets(first.source, selectors=["sign"])
+    [made] = await make_problems(first, [target], HarnessOptions())
+    assert made.validation and made.validation.mutation_score is not None
+    dataset = tmp_path / "sign.jsonl"
+    write_jsonl([made], dataset)
+    later = await session_on(tools_repo, "later.jsonl")
+    [problem] = read_problems(dataset)
+    figures = await remutate(later, problem, HarnessOptions())
+    assert not figures.get("error") and figures["total"] > 0, figures
+    assert problem.validation and problem.validation.mutation_score == figures["score"]
+
+    assert problem.harness is not None
+    problem.harness.text = problem.harness.text.replace("returns=1", "returns=2")
+    broken = await remutate(later, problem, HarnessOptions())
+    assert broken.get("error") and broken["score"] is None, broken
+    assert problem.validation and problem.validation.mutation_score is None
+    assert any("no mutation score" in r for r in problem.validation.reasons)
