@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -212,6 +213,48 @@ async def test_a_command_runs_where_cwd_says_inside_the_checkout(
                 twox_repo, "a", "b", command=command, out_dir=tmp_path / "root", settings=settings
             )
         )
+
+
+async def test_a_command_alternates_its_sides_run_by_run_as_a_by_hand_abba(
+    twox_repo: Path, tmp_path: Path
+) -> None:
+    # Each run of the command notes the revision that ran it. The runs compared in pairs must
+    # be neighbours in time, as in a by-hand A B B A: before, a worker per side timed the
+    # command k times in a row (A A B B | B B A A), so the k-th A and the k-th B were k runs
+    # apart and a drift of the machine in between widened the interval (ours needed about
+    # twice a by-hand ABBA's runs for the same width).
+    log = tmp_path / "order.log"
+    command = f"git rev-parse HEAD >> {log}; sleep 0.25"
+    settings = MeasureSettings(rounds=2, values=2, timer="wall")
+    result = await compare(
+        CompareRequest(
+            twox_repo, "a", "b", command=command, out_dir=tmp_path / "out", settings=settings
+        )
+    )
+    side = {result.commit_a: "A", result.commit_b: "B"}
+    order = "".join(side[line] for line in log.read_text().split())
+    # the quickcheck at each side, then round 1: A B B A, round 2: B A A B
+    assert order == "AB" + "ABBA" + "BAAB", order
+    steps = workflow_steps(tmp_path / "out/trajectory-a.jsonl")
+    assert ("calibrate", "ok") in steps
+    assert not Path(result.files["calibration_a"]).exists()
+    for name in ("a", "b"):
+        runs = pyperf.Benchmark.load(result.files[name]).get_runs()
+        # one run of the command per pyperf run, in the order they ran
+        assert [len(run.values) for run in runs] == [1, 1, 1, 1]
+        assert all(run.get_loops() == 1 for run in runs)
+        assert all(0.24 < run.values[0] < 5.0 for run in runs)
+    assert result.a.runs == result.b.runs == 4
+    # both files are pyperf's: its own compare reads them
+    shown = subprocess.run(
+        [sys.executable, "-m", "pyperf", "compare_to", result.files["a"], result.files["b"]],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "Mean +- std dev" in shown.stdout or "faster" in shown.stdout or "slower" in (
+        shown.stdout
+    ), shown.stdout
 
 
 async def test_a_short_command_is_timed_many_times_per_worker_and_not_calibrated(
