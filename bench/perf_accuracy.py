@@ -34,6 +34,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -122,15 +123,24 @@ def checkout(repo: Path, commit: str, dest: Path) -> Path:
     return dest
 
 
+def cpu_used() -> float:
+    """CPU seconds of this process and of every child it has waited for (the compare's
+    sessions, workers and commands; the by-hand runs): what a side cost the machine, which a
+    change of the machine's load moves much less than elapsed time."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def by_hand(run_one: Any, rounds: int = 10) -> dict[str, Any]:
     """ABBA x rounds: each call of run_one(side) is one fresh process -> (wall, cpu)."""
-    t0 = time.monotonic()
+    t0, c0 = time.monotonic(), cpu_used()
     values: dict[str, list[tuple[float, float]]] = {"a": [], "b": []}
     for _ in range(rounds):
         for side in ("a", "b", "b", "a"):
             values[side].append(run_one(side))
     cost = time.monotonic() - t0
-    out: dict[str, Any] = {"cost": cost}
+    out: dict[str, Any] = {"cost": cost, "cpu_cost": cpu_used() - c0}
     for index, timer in ((0, "wall"), (1, "cpu")):
         a = [v[index] for v in values["a"]]
         b = [v[index] for v in values["b"]]
@@ -165,12 +175,13 @@ def command_by_hand(trees: dict[str, Path], command: str) -> dict[str, Any]:
     return by_hand(one)
 
 
-def ours(repo: Path, a: str, b: str, out: Path, **target: Any) -> tuple[Any, float]:
-    t0 = time.monotonic()
+def ours(repo: Path, a: str, b: str, out: Path, **target: Any) -> tuple[Any, float, float]:
+    """A default compare: its result, elapsed seconds and CPU seconds (see cpu_used)."""
+    t0, c0 = time.monotonic(), cpu_used()
     result = asyncio.run(
         compare(CompareRequest(repo, a, b, out_dir=out, settings=MeasureSettings(), **target))
     )
-    return result, time.monotonic() - t0
+    return result, time.monotonic() - t0, cpu_used() - c0
 
 
 def row(fixture: str, truth: float, verdict: Any, cost: float, how: str) -> dict[str, Any]:
@@ -234,7 +245,7 @@ def main() -> None:
             add(row("10%", 1.1, hand["wall"], hand["cost"], "by hand, wall"))
             add(row("10%", 1.1, hand["cpu"], hand["cost"], "by hand, cpu"))
         for i in range(args.ten):
-            result, cost = ours(
+            result, cost, _cpu = ours(
                 repo,
                 commits["a"],
                 commits["b"],
@@ -244,7 +255,7 @@ def main() -> None:
             )
             add(row("10%", 1.1, result.verdict, cost, f"ours ({result.settings['timer']})"))
         for i in range(args.same):
-            result, cost = ours(
+            result, cost, _cpu = ours(
                 repo,
                 commits["a"],
                 commits["same"],
@@ -264,7 +275,8 @@ def main() -> None:
         size = int(100000 * args.command_seconds / max(per, 0.05))
         command = f"{sys.executable} -c 'from fastlib.core import work; work(range({size}))'"
         ratios: list[float] = []
-        costs: dict[str, list[float]] = {"ours": [], "hand": []}
+        cpu_ratios: list[float] = []
+        costs: dict[str, list[float]] = {"ours": [], "hand": [], "ours_cpu": [], "hand_cpu": []}
         for i in range(args.command_runs):
             # by hand and ours back to back, the one that goes first alternating, so that a
             # change of the machine's load falls on both alike
@@ -276,10 +288,12 @@ def main() -> None:
                     hand = command_by_hand(trees, command)
                     pair["wall"] = row("command", 1.1, hand["wall"], hand["cost"], "by hand, wall")
                     pair["cpu"] = row("command", 1.1, hand["cpu"], hand["cost"], "by hand, cpu")
+                    for timer in ("wall", "cpu"):
+                        pair[timer]["cpu_cost"] = hand["cpu_cost"]
                     add(pair["wall"])
                     add(pair["cpu"])
                 else:
-                    result, cost = ours(
+                    result, cost, cpu_cost = ours(
                         root / "fastlib",
                         commits["a"],
                         commits["b"],
@@ -290,6 +304,7 @@ def main() -> None:
                         "command", 1.1, result.verdict, cost, f"ours ({result.settings['timer']})"
                     )
                     pair["ours"]["values"] = result.a.values + result.b.values
+                    pair["ours"]["cpu_cost"] = cpu_cost
                     add(pair["ours"])
             assert result is not None
             # the by-hand timer that ours used (CPU time on a busy machine)
@@ -301,11 +316,23 @@ def main() -> None:
             ratios.append(normalized)
             costs["ours"].append(mine_row["cost"] * mine_row["width"] ** 2)
             costs["hand"].append(ref["cost"] * ref["width"] ** 2)
+            # the same in CPU seconds: elapsed time swings with the other engineers' load
+            # between the two halves of a pair; the CPU a side used much less
+            by_cpu = (mine_row["cpu_cost"] * mine_row["width"] ** 2) / (
+                ref["cpu_cost"] * ref["width"] ** 2
+            )
+            cpu_ratios.append(by_cpu)
+            costs["ours_cpu"].append(mine_row["cpu_cost"] * mine_row["width"] ** 2)
+            costs["hand_cpu"].append(ref["cpu_cost"] * ref["width"] ** 2)
+            # width per run: what the pairing gives, whatever each run cost
+            per_run = (mine_row["values"] * mine_row["width"] ** 2) / (40 * ref["width"] ** 2)
             print(
-                f"command run {i + 1}: ours {mine_row['cost']:.0f} s, width "
-                f"{mine_row['width']:.3f}, {mine_row['values']} command runs; by hand "
-                f"({ref['how']}) {ref['cost']:.0f} s, width {ref['width']:.3f}, 40 command runs: "
-                f"cost for the same width = {normalized:.2f}x by hand (target <= 2)",
+                f"command run {i + 1}: ours {mine_row['cost']:.0f} s ({mine_row['cpu_cost']:.0f} s "
+                f"CPU), width {mine_row['width']:.3f}, {mine_row['values']} command runs; by hand "
+                f"({ref['how']}) {ref['cost']:.0f} s ({ref['cpu_cost']:.0f} s CPU), width "
+                f"{ref['width']:.3f}, 40 command runs: cost for the same width = "
+                f"{normalized:.2f}x by hand elapsed, {by_cpu:.2f}x in CPU (target <= 2); "
+                f"runs for the same width {per_run:.2f}x",
                 flush=True,
             )
         if ratios:
@@ -313,10 +340,13 @@ def main() -> None:
             # 1/sqrt(runs)); one width over 20 pairs varies by +-30%, so the ratio of one pair
             # of runs does too: the pooled ratio (mean over the runs of each side) settles it
             pooled = statistics.fmean(costs["ours"]) / statistics.fmean(costs["hand"])
+            pooled_cpu = statistics.fmean(costs["ours_cpu"]) / statistics.fmean(costs["hand_cpu"])
             print(
-                f"command cost for the same width, {len(ratios)} paired run(s): pooled "
+                f"command cost for the same width, {len(ratios)} paired run(s): elapsed: pooled "
                 f"{pooled:.2f}x by hand; per pair median {statistics.median(ratios):.2f}x, min "
-                f"{min(ratios):.2f}x, max {max(ratios):.2f}x (target <= 2)",
+                f"{min(ratios):.2f}x, max {max(ratios):.2f}x; CPU: pooled {pooled_cpu:.2f}x, "
+                f"per pair median {statistics.median(cpu_ratios):.2f}x, min "
+                f"{min(cpu_ratios):.2f}x, max {max(cpu_ratios):.2f}x (target <= 2)",
                 flush=True,
             )
     mine = [r for r in rows if r["how"].startswith("ours")]

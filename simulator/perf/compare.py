@@ -572,6 +572,11 @@ async def _compare(
             detail["loops"] = loops[env.label]
 
     per_worker = ["--values", str(values), "--warmups", str(warmups)]
+    # A command of a run per value is timed run by run, the sides alternating A B B A as a
+    # by-hand ABBA does (see `_time_runs`); otherwise each side's pyperf worker in turn.
+    direct = request.command is not None and all(count == 1 for count in loops.values())
+    timed = _TimedRuns(name, request.command or "")
+    per_round = 2 * math.ceil(values * settings.processes / 2)  # runs per side, ABBA blocks
     fixed = settings.rounds
     limit = fixed or settings.max_rounds
     done = 0
@@ -580,32 +585,57 @@ async def _compare(
     while done < limit:
         order = envs if done % 2 == 0 else envs[::-1]
         t0 = time.monotonic()
-        for env in order:
-            with runs[env.label].stage("measure", round=done + 1, of=limit):
-                loop_option = ["--loops", str(loops[env.label])]
-                for _ in range(settings.processes):
-                    await measure(env, files[env.label.lower()], [*per_worker, *loop_option])
+        if direct:
+            await _time_runs(
+                order,
+                per_round,
+                timed,
+                request,
+                runs,
+                number=done + 1,
+                of=limit,
+                timeout=settings.timeout,
+                affinity=affinity,
+            )
+        else:
+            for env in order:
+                with runs[env.label].stage("measure", round=done + 1, of=limit):
+                    loop_option = ["--loops", str(loops[env.label])]
+                    for _ in range(settings.processes):
+                        await measure(env, files[env.label.lower()], [*per_worker, *loop_option])
         round_seconds.append(time.monotonic() - t0)
         load.append(os.getloadavg()[0])
         done += 1
         if fixed or done < settings.min_rounds or done % 2:
             continue
-        await env_a.fetch(files["a"])
-        await env_b.fetch(files["b"])
-        means_a = run_means(load_benchmark(files["a"]), each_value=each_value)
-        means_b = run_means(load_benchmark(files["b"]), each_value=each_value)
+        if direct:
+            means_a, means_b = timed.values("A", timer), timed.values("B", timer)
+        else:
+            await env_a.fetch(files["a"])
+            await env_b.fetch(files["b"])
+            means_a = run_means(load_benchmark(files["a"]), each_value=each_value)
+            means_b = run_means(load_benchmark(files["b"]), each_value=each_value)
         if settings.timer == "auto" and timer == "wall" and _noisy(means_a, means_b):
             worst = max(_cv(means_a), _cv(means_b))
-            actions.append(
-                f"switched to CPU time after {done} rounds: the elapsed-time runs varied by "
-                f"{worst:.0%} of their mean (other processes competing for the CPU); the "
-                "elapsed-time rounds were set aside and the rounds started again"
-            )
             timer = "cpu"
-            for side in ("a", "b"):
-                files[side].unlink(missing_ok=True)
-            done = 0
-            continue
+            if direct:
+                # every run was timed both ways: its CPU times are there already
+                actions.append(
+                    f"switched to CPU time after {done} rounds: the elapsed-time runs varied "
+                    f"by {worst:.0%} of their mean (other processes competing for the CPU); "
+                    "the same runs' CPU times were kept, nothing was run again"
+                )
+                means_a, means_b = timed.values("A", timer), timed.values("B", timer)
+            else:
+                actions.append(
+                    f"switched to CPU time after {done} rounds: the elapsed-time runs varied "
+                    f"by {worst:.0%} of their mean (other processes competing for the CPU); "
+                    "the elapsed-time rounds were set aside and the rounds started again"
+                )
+                for side in ("a", "b"):
+                    files[side].unlink(missing_ok=True)
+                done = 0
+                continue
         check = compare_runs(means_a, means_b, resamples=2000, paired=True)
         half = (check.ci_high - check.ci_low) / 2 / check.speedup
         if half <= settings.precision:
@@ -633,8 +663,12 @@ async def _compare(
     actions.append(stop)
     measured = time.monotonic() - started
 
-    await env_a.fetch(files["a"])
-    await env_b.fetch(files["b"])
+    if direct:
+        timed.dump("A", timer, files["a"])
+        timed.dump("B", timer, files["b"])
+    else:
+        await env_a.fetch(files["a"])
+        await env_b.fetch(files["b"])
     bench_a, bench_b = load_benchmark(files["a"]), load_benchmark(files["b"])
     stats_a = side_stats(bench_a, each_value=each_value)
     stats_b = side_stats(bench_b, each_value=each_value)
@@ -668,7 +702,11 @@ async def _compare(
         "timer": timer,
         "measure_seconds": round(measured, 1),
         "protocol": (
-            f"{timer} time; calibration at each side, then {done} interleaved "
+            f"{timer} time; {done} interleaved rounds of {per_round} runs of the command per "
+            "side, alternating run by run (A B B A, then B A A B, ...); no calibration (the "
+            "quickcheck showed one run per value)"
+            if direct
+            else f"{timer} time; calibration at each side, then {done} interleaved "
             f"rounds (A B, B A, ...) of {settings.processes} worker process(es) per side, "
             f"{warmups} warm-up + {values} value(s) each, "
             f"{loops['A']} (A) / {loops['B']} (B) loops per value"
@@ -700,6 +738,77 @@ async def _compare(
         },
         settings=settings.to_dict(),
     )
+
+
+class _TimedRuns:
+    """A command's runs timed one by one at each side, both timers kept, written at the end
+    as pyperf JSON (a run of one value each, in the order they ran), as a worker would have."""
+
+    def __init__(self, name: str, command: str) -> None:
+        self.name = name
+        self.command = command
+        self.runs: dict[str, list[tuple[float, float, float, str]]] = {"A": [], "B": []}
+        self._machine: dict[str, Any] | None = None
+
+    def add(self, label: str, wall: float, cpu: float) -> None:
+        self.runs[label].append((wall, cpu, os.getloadavg()[0], time.strftime("%Y-%m-%d %H:%M:%S")))
+
+    def values(self, label: str, timer: str) -> list[float]:
+        return [run[1] if timer == "cpu" else run[0] for run in self.runs[label]]
+
+    def machine(self) -> dict[str, Any]:
+        """pyperf's metadata of this machine, those that every run of a benchmark shares (its
+        Python's are not: the command runs whatever interpreter it names)."""
+        if self._machine is None:
+            collected = pyperf.Run([1.0], collect_metadata=True).get_metadata()
+            kept = ("platform", "hostname", "aslr", "boot_time", "cpu_model_name", "cpu_count")
+            self._machine = {key: collected[key] for key in kept if key in collected}
+        return self._machine
+
+    def dump(self, label: str, timer: str, path: Path) -> None:
+        shared = {
+            **self.machine(),
+            "name": self.name,
+            "loops": 1,
+            "command": self.command,
+            "reposim_timer": timer,
+            "perf_version": pyperf.__version__,
+        }
+        runs = [
+            pyperf.Run(
+                [cpu if timer == "cpu" else wall],
+                metadata={**shared, "load_avg_1min": load, "date": date},
+                collect_metadata=False,
+            )
+            for wall, cpu, load, date in self.runs[label]
+        ]
+        pyperf.Benchmark(runs).dump(str(path), replace=True)
+
+
+async def _time_runs(
+    order: tuple[PerfEnvironment, ...] | list[PerfEnvironment],
+    per_round: int,
+    timed: _TimedRuns,
+    request: CompareRequest,
+    runs: dict[str, WorkflowRun],
+    *,
+    number: int,
+    of: int,
+    timeout: float,
+    affinity: str | None,
+) -> None:
+    """One round of a command: `per_round` runs per side alternating run by run in blocks of
+    first, second, second, first. The k-th run of A and the k-th of B (compared in pairs) are
+    then neighbours, as in a by-hand ABBA: a worker per side timing k runs in a row put them
+    k runs apart, and the machine's drift over that gap doubled the variance of a pair."""
+    first, second = order
+    sequence = [first, second, second, first] * (per_round // 2)
+    for env in sequence:
+        with runs[env.label].stage("measure", round=number, of=of):
+            wall, cpu = await env.time_command(
+                request.command or "", request.cwd, timeout=timeout, affinity=affinity
+            )
+        timed.add(env.label, wall, cpu)
 
 
 async def _setup(

@@ -43,6 +43,17 @@ CALLS_MODULE = "reposim_perf_calls"  # simulator/perf/capture.py, as the harness
 WORKER_ENVIRONMENT = ("HOME", "TEMP", "PYTHONPATH", "PYTHON_CPU_COUNT", "PYTHON_GIL")
 
 
+# One timed run of "$1": its output goes where it would (the exec's output), then a line
+# "$2 STATUS REAL USER SYS" (bash's `time`, children's CPU from getrusage, in seconds); "$3",
+# when given, the CPU list it is pinned to (taskset, as pyperf's --affinity pins a worker).
+TIME_SCRIPT = (
+    'exec 3>&2 4>&1; TIMEFORMAT="%3R %3U %3S"; pin=(); '
+    'if [ -n "$3" ] && command -v taskset >/dev/null; then pin=(taskset -c "$3"); fi; '
+    't=$( { time "${pin[@]}" bash -c "$1" 2>&3 1>&4; } 2>&1 ); s=$?; '
+    'printf \'\\n%s %s %s\\n\' "$2" "$s" "$t"'
+)
+
+
 def _tool_files() -> dict[str, Path]:
     here = Path(__file__).parent
     return {
@@ -355,6 +366,36 @@ class PerfEnvironment:
             seconds,
             where,
         )
+
+    async def time_command(
+        self, command: str, cwd: str | None, *, timeout: float | None, affinity: str | None = None
+    ) -> tuple[float, float]:
+        """One run of the command, timed as a by-hand run is: a `bash -c` of it in the clean
+        environment a worker has, its elapsed time and its process tree's CPU time (user +
+        system, from bash's `time`, to the millisecond). No Python starts per run, so the
+        two sides' runs can alternate one by one (A B B A) at the cost of the command alone."""
+        mark = f"REPOSIM-TIME-{secrets.token_hex(6)}"
+        line = (
+            f"cd {quote(self.command_dir(cwd))} && {self._clean_environment()}bash -c "
+            f"{quote(TIME_SCRIPT)} reposim-time {quote(command)} {mark} {quote(affinity or '')}"
+        )
+        result = await self.run(line, timeout=timeout)
+        text = result.output.decode("utf-8", "replace")
+        found = [row.split() for row in text.splitlines() if row.startswith(mark + " ")]
+        if result.exit_code != 0 or not found or found[-1][1] != "0" or len(found[-1]) != 5:
+            shown = "\n".join(
+                row for row in text.strip().splitlines()[-20:] if not row.startswith(mark)
+            )
+            status = found[-1][1] if found else "unknown"
+            what = "did not finish" if result.timed_out else f"exited with status {status}"
+            raise WorkflowFailure(
+                f"The command {what} while timed at {self.label} ({self.rev}); its last "
+                f"output:\n{shown or '(no output)'}"
+            )
+        _mark, _status, real, user, system = found[-1]
+        # bash prints milliseconds: a command that only waits has no measurable CPU time, and
+        # pyperf's values must be above 0, so half a millisecond stands for "under 1 ms"
+        return float(real), max(float(user) + float(system), 0.0005)
 
     def _path_prefix(self) -> str:
         """`PATH=venv/bin:$PATH ` when the interpreter is a venv's, so `python` and the

@@ -58,6 +58,35 @@ def checksums(chunks):
 """
 
 
+# unittest-style tests whose setUp costs 10x the call of checksum they check
+UNITTEST_TESTS = """import unittest
+
+from fastlib.core import checksum
+
+
+def spin(data):
+    total = 0
+    for x in data:
+        total = (total * 31 + x) % 1000003
+    return total
+
+
+class ChecksumTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.base = list(range(4000))
+
+    def setUp(self):
+        for _ in range(10):
+            spin(self.base)
+        self.data = list(self.base)
+
+    def test_checksum(self):
+        self.assertEqual(checksum(self.data), spin(self.data))
+        self.addCleanup(self.data.clear)
+"""
+
+
 def checksum_request(repo: Path, b: str = "b", **options: Any) -> CompareRequest:
     """The fixtures' comparison: fastlib.core.checksum at tag a against revision `b`."""
     return CompareRequest(repo, "a", b, api="fastlib.core.checksum", **options)
