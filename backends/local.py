@@ -36,6 +36,7 @@ from backends.base import (
 )
 from backends.command_output import CommandOutputs
 from backends.confined import ConfinedRoot
+from backends.pty_reader import PtyReader
 from backends.session_env import (
     PreparedVenv,
     repository_venv,
@@ -52,7 +53,6 @@ from backends.shell import (
     check_term,
 )
 
-_READ_CHUNK = 65536
 SESSION_MARK_VAR = "REPOSIM_SESSION_MARK"
 """In the environment of everything a local session runs, so closing it finds them all."""
 SHELL_MARK_VAR = "REPOSIM_SHELL_MARK"
@@ -255,11 +255,10 @@ class LocalPty(Pty):
     def __init__(self, pid: int, master: int) -> None:
         self._pid = pid
         self._master = master
-        self._queue: asyncio.Queue[bytes] = asyncio.Queue()
         self._closed = False
-        self._loop = asyncio.get_running_loop()
         os.set_blocking(master, False)
-        self._loop.add_reader(master, self._on_readable)
+        # Read in a thread and handed over in batches (see backends.pty_reader).
+        self._reader = PtyReader(master)
 
     @classmethod
     async def spawn(cls, cwd: Path, env: dict[str, str], cols: int, rows: int) -> LocalPty:
@@ -290,22 +289,11 @@ class LocalPty(Pty):
 
     _proc: subprocess.Popen[bytes]
 
-    def _on_readable(self) -> None:
-        try:
-            data = os.read(self._master, _READ_CHUNK)
-        except BlockingIOError:
-            return
-        except OSError:
-            data = b""
-        if not data:
-            self._loop.remove_reader(self._master)
-            self._closed = True
-        self._queue.put_nowait(data)
-
     async def read(self) -> bytes:
-        if self._closed and self._queue.empty():
-            return b""
-        return await self._queue.get()
+        data = await self._reader.read()
+        if not data:
+            self._closed = True
+        return data
 
     async def write(self, data: bytes) -> None:
         if self._closed:
@@ -326,10 +314,8 @@ class LocalPty(Pty):
             _set_size(self._master, cols, rows)
 
     async def close(self) -> None:
-        if not self._closed:
-            self._loop.remove_reader(self._master)
-            self._closed = True
-            self._queue.put_nowait(b"")
+        self._closed = True
+        await self._reader.stop()
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self._pid, signal.SIGHUP)
         # Once only: the pane and the backend's stop both close a PTY, and a second os.close

@@ -66,4 +66,3 @@ async def test_output_is_drained_while_the_event_loop_is_busy(
     finally:
         await pty.close()
     assert pty.closed
-

@@ -1,0 +1,136 @@
+"""Drain a PTY master in a thread and hand its output to the event loop in batches.
+
+A Linux PTY gives its reader at most 4 KB per read (the line discipline's buffer) and keeps only
+a few KB queued, so a reader on the event loop pays a loop wake-up per 4 KB and, whenever the
+loop is busy (parsing a flood, painting), stalls the program writing. Here a thread waits on the
+descriptor (`poll` and `read` release the GIL), appends what it reads to a buffer, and wakes the
+loop once per batch rather than once per read. The buffer is bounded: past `limit` bytes the
+thread stops reading, so the kernel's flow control still holds back a writer nobody reads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import select
+import threading
+
+READ_CHUNK = 65536
+BATCH = 256 * 1024
+"""The most bytes one `read()` returns: the loop parses a batch before it answers a key."""
+LIMIT = 1024 * 1024
+"""Bytes held unread before the thread stops reading."""
+
+
+class PtyReader:
+    """Reads `fd` (non-blocking) in a thread; `await read()` returns everything read so far."""
+
+    def __init__(self, fd: int, *, batch: int = BATCH, limit: int = LIMIT) -> None:
+        self._fd = fd
+        self._batch = batch
+        self._limit = limit
+        self._loop = asyncio.get_running_loop()
+        self._buffer = bytearray()
+        self._eof = False
+        self._stopping = False
+        self._notified = False  # a wake-up is on its way to the loop
+        self._waiter: asyncio.Future[None] | None = None
+        self._cond = threading.Condition()
+        self._wake_r, self._wake_w = os.pipe()
+        self._thread = threading.Thread(target=self._pump, name=f"pty-reader-{fd}", daemon=True)
+        self._thread.start()
+
+    # -- the thread ----------------------------------------------------------------------------
+
+    def _pump(self) -> None:
+        poller = select.poll()
+        poller.register(self._fd, select.POLLIN)
+        poller.register(self._wake_r, select.POLLIN)
+        try:
+            while self._wait_for_room():
+                if any(fd == self._wake_r for fd, _ in poller.poll()):
+                    return
+                data = self._read_available()
+                if data is None:
+                    continue
+                with self._cond:
+                    if data:
+                        self._buffer += data
+                    else:
+                        self._eof = True
+                    notify = not self._notified
+                    self._notified = True
+                if notify:
+                    self._loop.call_soon_threadsafe(self._wake)
+                if not data:
+                    return
+        except RuntimeError:  # the loop closed under us: nobody is reading any more
+            return
+
+    def _wait_for_room(self) -> bool:
+        with self._cond:
+            while len(self._buffer) >= self._limit and not self._stopping:
+                self._cond.wait()
+            return not self._stopping
+
+    def _read_available(self) -> bytes | None:
+        """What the descriptor holds now (several reads), b"" at its end, None if nothing."""
+        parts: list[bytes] = []
+        size = 0
+        while size < self._batch:
+            try:
+                chunk = os.read(self._fd, READ_CHUNK)
+            except BlockingIOError:
+                break
+            except OSError:  # EIO: every slave descriptor is closed
+                chunk = b""
+            if not chunk:
+                if not parts:
+                    return b""
+                break  # the end is seen again on the next round, after this data
+            parts.append(chunk)
+            size += len(chunk)
+        return b"".join(parts) if parts else None
+
+    # -- the loop ------------------------------------------------------------------------------
+
+    def _wake(self) -> None:
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def read(self) -> bytes:
+        """The output read so far (at most one batch), waiting for some; b"" at the end."""
+        while True:
+            with self._cond:
+                if self._buffer:
+                    data = bytes(self._buffer[: self._batch])
+                    del self._buffer[: self._batch]
+                    # Data left over is taken by the next read(): no wake-up is needed for it.
+                    self._notified = bool(self._buffer)
+                    self._cond.notify()
+                    return data
+                if self._eof or self._stopping:
+                    return b""
+                self._notified = False
+                waiter = self._waiter = self._loop.create_future()
+            await waiter
+
+    async def stop(self) -> None:
+        """Stop the thread (a waiting `read()` returns b""); the descriptor is left open."""
+        with self._cond:
+            if self._stopping:
+                return
+            self._stopping = True
+            self._cond.notify()
+        os.write(self._wake_w, b"x")
+        self._wake()
+        await asyncio.to_thread(self._thread.join)
+        os.close(self._wake_r)
+        os.close(self._wake_w)
+
+    @property
+    def ended(self) -> bool:
+        """The descriptor reached its end and everything read has been taken."""
+        with self._cond:
+            return (self._eof or self._stopping) and not self._buffer
