@@ -27,10 +27,12 @@ import mmap
 import os
 import re
 import stat
+import threading
 import zlib
 from array import array
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -79,6 +81,33 @@ def blob_path(path: Path, digest: str) -> Path:
     return blob_dir(path) / f"{digest}{BLOB_SUFFIX}"
 
 
+BLOB_LEVEL = 1
+"""gzip level of blobs: level 1 compresses this project's terminal floods ~2.7x faster than
+level 6 (32 vs 12 MB/s measured at load) to 17% of their size rather than 13%."""
+_BLOBS_QUEUED = 64 * 1024 * 1024
+"""Bytes of blobs waiting for compression before `write` waits for the oldest."""
+_IN_FLIGHT: dict[Path, Future[None]] = {}
+"""Blobs this process is still compressing: a reader in the same process waits for them."""
+_IN_FLIGHT_LOCK = threading.Lock()
+
+
+def _wait_in_flight(target: Path) -> None:
+    with _IN_FLIGHT_LOCK:
+        pending = _IN_FLIGHT.get(target)
+    if pending is not None:
+        pending.result()
+
+
+def _write_blob(raw: bytes, target: Path) -> None:
+    try:
+        tmp = target.with_suffix(".tmp")
+        tmp.write_bytes(gzip.compress(raw, compresslevel=BLOB_LEVEL, mtime=0))
+        tmp.replace(target)
+    finally:
+        with _IN_FLIGHT_LOCK:
+            _IN_FLIGHT.pop(target, None)
+
+
 # -- the header --------------------------------------------------------------------------------
 
 
@@ -89,6 +118,10 @@ class TrajectoryWriter:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self._file: IO[bytes] | None = path.open("wb")
+        # Blobs are compressed in a thread (zlib releases the GIL): a terminal flood records a
+        # blob every 50 ms, and compressing it on the caller's thread stalled the event loop.
+        self._blob_writer: ThreadPoolExecutor | None = None
+        self._blobs_queued: deque[tuple[Future[None], int]] = deque()
         data = header.to_dict()
         data.pop("seal", None)
         if header.sealable:
@@ -151,16 +184,33 @@ class TrajectoryWriter:
         digest = hashlib.sha256(raw).hexdigest()
         target = blob_path(self.path, digest)
         target.parent.mkdir(exist_ok=True)
-        if not target.exists():
-            tmp = target.with_suffix(".tmp")
-            tmp.write_bytes(gzip.compress(raw, compresslevel=6, mtime=0))
-            tmp.replace(target)
+        with _IN_FLIGHT_LOCK:
+            if target in _IN_FLIGHT or target.exists():
+                return digest
+            if self._blob_writer is None:
+                self._blob_writer = ThreadPoolExecutor(1, thread_name_prefix="blob-writer")
+            future = self._blob_writer.submit(_write_blob, raw, target)
+            _IN_FLIGHT[target] = future
+        self._blobs_queued.append((future, len(raw)))
+        self._settle_blobs(_BLOBS_QUEUED)
         return digest
+
+    def _settle_blobs(self, most: int) -> None:
+        """Wait for the oldest blobs until at most `most` bytes wait for compression; a blob
+        that could not be written raises here (OSError), as it did when written in place."""
+        queued = self._blobs_queued
+        while queued and (queued[0][0].done() or sum(size for _, size in queued) > most):
+            future, _ = queued.popleft()
+            future.result()
 
     def close(self) -> None:
         if self._file is not None:
             self._file.close()
             self._file = None
+        if self._blob_writer is not None:
+            self._blob_writer.shutdown(wait=True)
+            self._blob_writer = None
+            self._settle_blobs(0)
 
 
 def json_line(data: dict[str, Any]) -> str:
@@ -603,6 +653,7 @@ def blob_bytes(path: Path, digest: str, what: str | None = None) -> bytes:
     whose bytes hash to the digest; TrajectoryError (one sentence) otherwise."""
     what = what or f"Blob {digest}"
     directory = blob_dir(path)
+    _wait_in_flight(blob_path(path, digest))
     compressed = True
     try:
         fd = os.open(blob_path(path, digest), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
