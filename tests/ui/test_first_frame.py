@@ -127,3 +127,44 @@ def test_the_late_panes_modules_load_after_the_first_frame(
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
+
+
+QUICK_QUIT = """
+import asyncio, sys
+from pathlib import Path
+
+from simulator.session import open_session
+from widgets.app import RepoSimApp
+
+
+class QuitAtOnce(RepoSimApp):
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.exit()
+
+
+async def main() -> None:
+    session = await open_session(Path(sys.argv[1]), trajectory_path=Path(sys.argv[2]))
+    async with QuitAtOnce(session).run_test(size=(160, 48)):
+        pass
+    await session.close()
+    print("simulator.analysis" in sys.modules)
+
+
+asyncio.run(main())
+"""
+
+
+def test_a_quick_quit_does_not_load_the_code_index(sample_repo: Path, tmp_path: Path) -> None:
+    """Quitting before the code index was started does not import it only to close it."""
+    script = tmp_path / "quick_quit.py"
+    script.write_text(QUICK_QUIT)
+    proc = subprocess.run(
+        [sys.executable, str(script), str(sample_repo), str(tmp_path / "t.jsonl")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().splitlines()[-1] == "False"
