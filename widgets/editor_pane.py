@@ -359,7 +359,8 @@ class EditorPane(Widget):
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
-        self.code_index.close()
+        if self._code_index is not None:  # never started: nothing to close, nothing to import
+            self._code_index.close()
 
     # -- public API ----------------------------------------------------------------------------
 

@@ -145,8 +145,7 @@ class QuitAtOnce(RepoSimApp):
 
 async def main() -> None:
     session = await open_session(Path(sys.argv[1]), trajectory_path=Path(sys.argv[2]))
-    async with QuitAtOnce(session).run_test(size=(160, 48)):
-        pass
+    await QuitAtOnce(session).run_async(headless=True, size=(160, 48))
     await session.close()
     print("simulator.analysis" in sys.modules)
 
