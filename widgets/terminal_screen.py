@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Iterator
-from itertools import groupby
+from itertools import groupby, repeat
 
 from rich.cells import get_character_cell_size
 from rich.color import Color
@@ -44,11 +44,11 @@ _TOKEN = re.compile(
 )
 # Whole output lines the fast path can take as they are: printable ASCII and SGR codes.
 _SIMPLE_BYTES = bytes(range(0x20, 0x7F)) + b"\r\n\x1b"
-_NOT_SGR = re.compile(r"\x1b(?!\[[0-9;]*m)")
+_SGR_PARAMS = b"0123456789;"
 _NOT_SIMPLE = re.compile(r"[^ -~\r\n\x1b]|\x1b(?!\[[0-9;]*m)|\r(?!\r*\n)|(?<!\r)\n")
 _CRS_NEWLINE = re.compile(r"\r+\n")
 _RESETS = ("\x1b[0m", "\x1b[m")
-_FAST_WINDOW = 16384
+_FAST_WINDOW = 65536
 _SGR = re.compile(r"\x1b\[([0-9;:]*)m")
 # An escape sequence that may still be incomplete at the end of a chunk.
 _PARTIAL_TAIL = re.compile(r"\x1b(?:\[[<=>?]?[0-9;:]*[ -/]*|\][^\x07\x1b]*\x1b?|[ -/]*)?\Z")
@@ -453,14 +453,15 @@ class TerminalScreen:
         # Validate the whole region with C-speed string operations; only when that fails,
         # find the first line that does not qualify with a (slower) regex.
         # Lines must end in CR LF: a bare LF keeps the column, which only the slow path does.
-        crlf = region.count("\r\n")
-        crlf_only = region.count("\r") == crlf == region.count("\n")
-        if not (
-            crlf_only
-            and region.isascii()
-            and not region.encode("ascii").translate(None, _SIMPLE_BYTES)
-            and _NOT_SGR.search(region) is None
-        ):
+        lines = region.split("\r\n")
+        ends = len(lines) - 1
+        simple = region.count("\n") == ends == region.count("\r") and region.isascii()
+        if simple:
+            # Without SGR parameters, every escape must read ESC [ m (an SGR sequence).
+            bare = region.encode("ascii").translate(None, _SGR_PARAMS)
+            escapes, sgrs = bare.count(b"\x1b"), bare.count(b"\x1b[m")
+            simple = escapes == sgrs and not bare.translate(None, _SIMPLE_BYTES)
+        if not simple:
             bad = _NOT_SIMPLE.search(region)
             if bad is not None:
                 cut = region.rfind("\n", 0, bad.start())
@@ -468,16 +469,24 @@ class TerminalScreen:
                     return 0
                 region = region[: cut + 1]
             crlf_only = region.count("\r") == region.count("\r\n") == region.count("\n")
-        if crlf_only:
-            lines = region.replace("\r\n", "\n").split("\n")
-        else:
-            lines = _CRS_NEWLINE.sub("\n", region).split("\n")
+            if crlf_only:
+                lines = region.split("\r\n")
+            else:
+                lines = _CRS_NEWLINE.sub("\n", region).split("\n")
         lines.pop()
         cols = self.cols
         attr = self.attr
         new: list[str | Line] = []
+        if not attr and lines and max(map(len, lines)) <= cols:
+            # The usual flood, checked with C-level loops: no line wider than the screen
+            # (counting its escapes), each line's colours ended by a reset (or none), so
+            # every line starts plain and is kept as it came.
+            last_sgr = list(map(str.rfind, lines, repeat("\x1b[")))
+            resets = sum(map(str.startswith, lines, repeat(_RESETS), last_sgr))
+            if resets + last_sgr.count(-1) == len(lines):
+                new = list(lines)
         append = new.append
-        for raw in lines:
+        for raw in lines[len(new) :]:
             if len(raw) > cols and len(_SGR.sub("", raw)) > cols:
                 break
             append(raw if not attr else sgr_prefix(attr) + raw)
