@@ -481,9 +481,9 @@ class TerminalScreen:
             # The usual flood, checked with C-level loops: no line wider than the screen
             # (counting its escapes), each line's colours ended by a reset (or none), so
             # every line starts plain and is kept as it came.
-            last_sgr = list(map(str.rfind, lines, repeat("\x1b[")))
-            resets = sum(map(str.startswith, lines, repeat(_RESETS), last_sgr))
-            if resets + last_sgr.count(-1) == len(lines):
+            sgr_at = list(map(str.rfind, lines, repeat("\x1b[")))
+            resets = sum(map(str.startswith, lines, repeat(_RESETS), sgr_at))
+            if resets + sgr_at.count(-1) == len(lines):
                 new = list(lines)
         append = new.append
         for raw in lines[len(new) :]:
