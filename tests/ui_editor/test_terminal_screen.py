@@ -221,6 +221,18 @@ def test_fast_path_keeps_colours_across_lines() -> None:
         assert (fast_line.chars, fast_line.attrs) == (slow_line.chars, slow_line.attrs)
 
 
+
+def test_fast_path_fills_lines_scrolled_in_under_a_background_colour() -> None:
+    """A line feed while a background colour is set brings in a row of that colour (as xterm
+    does): lines the fast path takes must show it too (found by the property test below)."""
+    text = "\x1b[1;42m\r\n\r\nafter\r\n" * 3
+    fast, slow = screen(text, cols=16, rows=4), screen(text, cols=16, rows=4, fast_path=False)
+    for index in range(fast.history_size + fast.rows):
+        fast_line, slow_line = fast.line_at(index), slow.line_at(index)
+        fast_line.materialise(fast.cols)
+        slow_line.materialise(slow.cols)
+        assert (fast_line.chars, fast_line.attrs) == (slow_line.chars, slow_line.attrs)
+
 # -- properties ------------------------------------------------------------------------------
 
 PIECES = [
