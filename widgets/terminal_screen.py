@@ -489,6 +489,8 @@ class TerminalScreen:
         for raw in lines[len(new) :]:
             if len(raw) > cols and len(_SGR.sub("", raw)) > cols:
                 break
+            if new and attr & _BG_MASK:
+                break  # the row this line feed brings in is filled with that background
             append(raw if not attr else sgr_prefix(attr) + raw)
             last_sgr = raw.rfind("\x1b[")
             if last_sgr >= 0:
