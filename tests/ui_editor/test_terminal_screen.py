@@ -221,7 +221,6 @@ def test_fast_path_keeps_colours_across_lines() -> None:
         assert (fast_line.chars, fast_line.attrs) == (slow_line.chars, slow_line.attrs)
 
 
-
 def test_fast_path_fills_lines_scrolled_in_under_a_background_colour() -> None:
     """A line feed while a background colour is set brings in a row of that colour (as xterm
     does): lines the fast path takes must show it too (found by the property test below)."""
@@ -232,6 +231,7 @@ def test_fast_path_fills_lines_scrolled_in_under_a_background_colour() -> None:
         fast_line.materialise(fast.cols)
         slow_line.materialise(slow.cols)
         assert (fast_line.chars, fast_line.attrs) == (slow_line.chars, slow_line.attrs)
+
 
 # -- properties ------------------------------------------------------------------------------
 
