@@ -245,6 +245,44 @@ def cmake_repo(root: Path) -> Path:
     )
 
 
+def cmake_broken_configure_repo(root: Path) -> Path:
+    """zlib as Debian ships it: a CMakeLists.txt naming a file the tree lacks (zlib's
+    win32/zlib1.rc), beside a hand-written ./configure that writes a working Makefile."""
+    repo = write_repo(
+        root,
+        {
+            **C_SOURCES,
+            "CMakeLists.txt": """
+                cmake_minimum_required(VERSION 3.10)
+                project(calc C)
+                enable_testing()
+                add_library(calc SHARED calc.c win32/calc1.rc)
+                add_executable(test_calc test_calc.c)
+                target_link_libraries(test_calc calc)
+                add_test(NAME add COMMAND test_calc add)
+            """,
+            "configure": """
+                #!/bin/sh
+                # Not autoconf: a script writing the Makefile from Makefile.in, as zlib's does.
+                sed -e 's/@CC@/cc/' Makefile.in > Makefile && echo 'Checking for cc... Yes.'
+            """,
+            "Makefile.in": (
+                "all: test_calc\n\n"
+                "test_calc: calc.c test_calc.c\n\t@CC@ -o test_calc calc.c test_calc.c\n\n"
+                "check: test_calc\n"
+                "\t./test_calc add && ./test_calc mul && echo '2 passed, 0 failed'\n"
+            ),
+        },
+    )
+    (repo / "configure").chmod(0o755)
+    subprocess.run(["git", "-C", str(repo), "add", "configure"], check=True)
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"],
+        check=True,
+    )
+    return repo
+
+
 def make_repo(root: Path) -> Path:
     """A C program with a Makefile whose `check` target runs its test binary."""
     return write_repo(

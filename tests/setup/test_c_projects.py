@@ -34,3 +34,18 @@ async def test_c_project_builds_and_its_tests_run(
     # Remembered: the session's test command (F5, `reposim test`) is the one found.
     again = await session.run_tests()
     assert again.command == command and again.exit_code == 0
+
+
+async def test_a_failed_cmake_build_falls_back_to_the_trees_configure_and_make(
+    tmp_path: Path, docker_session: SessionFactory
+) -> None:
+    """zlib in the hard corpus: CMake stops on a file Debian's tree lacks; what a person does
+    next is ./configure && make, which the same tree carries."""
+    session = await docker_session(repos.cmake_broken_configure_repo(tmp_path / "zlibish"))
+    result = await run_setup(session)
+    assert result.verdict.tier is Tier.READY, result.verdict.line()
+    assert result.verdict.test_command == "make check"
+    assert result.verdict.tests == {"passed": 2, "failed": 0, "error": 0, "skipped": 0}
+    assert any("cmake" in note.lower() and "configure" in note for note in result.notes), (
+        result.notes
+    )
