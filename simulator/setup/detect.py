@@ -38,6 +38,9 @@ class Project:
     test_dirs: list[str] = field(default_factory=list)
     runner: str = "pytest"  # pytest | unittest
     c_build: str | None = None  # cmake | meson | autotools | make | build.sh
+    # Every build system the tree carries, c_build first: the next is tried when one fails
+    # (zlib as Debian ships it: CMake stops on a file the tree lacks, ./configure && make works).
+    c_builds: list[str] = field(default_factory=list)
     hints: list[str] = field(default_factory=list)  # what was read, for the record
 
     def to_dict(self) -> dict[str, Any]:
@@ -63,7 +66,8 @@ def detect(root: Path) -> Project:
     if _has_python(root):
         project.language = "python"
     else:
-        project.c_build = _c_build(root)
+        project.c_builds = _c_builds(root)
+        project.c_build = next(iter(project.c_builds), None)
         if project.c_build is not None:
             project.language = "c"
     project.extras = _unique(project.extras)
@@ -411,18 +415,22 @@ def _has_python(root: Path) -> bool:
     return python > 0
 
 
+C_BUILD_FILES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("cmake", ("CMakeLists.txt",)),
+    ("meson", ("meson.build",)),
+    ("autotools", ("configure", "configure.ac", "configure.in")),
+    ("make", ("Makefile", "makefile", "GNUmakefile")),
+    ("build.sh", ("build.sh",)),
+)
+
+
+def _c_builds(root: Path) -> list[str]:
+    """The build systems at the root, in the order they are tried."""
+    return [kind for kind, names in C_BUILD_FILES if any((root / name).is_file() for name in names)]
+
+
 def _c_build(root: Path) -> str | None:
-    if (root / "CMakeLists.txt").is_file():
-        return "cmake"
-    if (root / "meson.build").is_file():
-        return "meson"
-    if any((root / name).is_file() for name in ("configure", "configure.ac", "configure.in")):
-        return "autotools"
-    if any((root / name).is_file() for name in ("Makefile", "makefile", "GNUmakefile")):
-        return "make"
-    if (root / "build.sh").is_file():
-        return "build.sh"
-    return None
+    return next(iter(_c_builds(root)), None)
 
 
 def _lines(text: str) -> list[str]:

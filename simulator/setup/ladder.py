@@ -1284,23 +1284,41 @@ C_COMMANDS: dict[str, tuple[str, str]] = {
 
 
 async def _c_ladder(session: Session, run: WorkflowRun, env: _Env, project: Project) -> SetupResult:
-    build_system = project.c_build or "make"
-    build, test = C_COMMANDS[build_system]
-    if build_system == "make":
+    """Build with the tree's build system, then run its tests. A tree carrying more than one
+    (zlib: CMakeLists.txt and a hand-written ./configure) gets the next one when a build fails,
+    as a person would; the notes say which failed and which built."""
+    systems = project.c_builds or [project.c_build or "make"]
+    failed: list[tuple[str, str]] = []  # (build system, its output) for each build that failed
+    for build_system in systems:
+        build, test = C_COMMANDS[build_system]
+        with run.stage("build", system=build_system) as detail:
+            result = await env.sh(f"({build}) 2>&1", timeout=env.options.install_timeout)
+            detail.update(exit_code=result.exit_code)
+            if result.exit_code != 0:
+                detail["failed"] = True
+        if result.exit_code == 0:
+            break
+        failed.append((build_system, env.last_output))
+    if failed and result.exit_code == 0:
+        env.notes.append(
+            f"the {', '.join(name for name, _ in failed)} build failed "
+            f"({diagnose(failed[0][1], fallback=Category.BUILD).evidence.strip()}); "
+            f"built with {build_system} instead: {build}"
+        )
+    if build_system == "make" and result.exit_code == 0:
         test = await _make_test_target(session)
-    with run.stage("build", system=build_system) as detail:
-        result = await env.sh(f"({build}) 2>&1", timeout=env.options.install_timeout)
-        detail.update(exit_code=result.exit_code)
-        if result.exit_code != 0:
-            detail["failed"] = True
     if result.exit_code != 0:
-        diagnosis = diagnose(env.last_output, fallback=Category.BUILD)
+        # Every build failed: the first (the tree's main build system) is the evidence.
+        output = failed[0][1]
+        diagnosis = diagnose(output, fallback=Category.BUILD)
+        if len(failed) > 1:
+            env.notes.append("also tried and failed: " + ", ".join(name for name, _ in failed[1:]))
         verdict = Verdict(
             Tier.NONE,
             diagnosis.category if diagnosis.category is not Category.UNKNOWN else Category.BUILD,
             diagnosis.evidence,
             diagnosis.subject,
-            output_tail=env.last_output[-4000:],
+            output_tail=output[-4000:],
         )
     else:
         env.commands.append(build)
@@ -1320,7 +1338,7 @@ async def _c_ladder(session: Session, run: WorkflowRun, env: _Env, project: Proj
             if verdict.tier is Tier.COLLECTS and verdict.category is Category.NO_TESTS:
                 verdict.tier = Tier.INSTALLED
             detail.update(verdict.to_dict())
-    return SetupResult(verdict, project, installer="make", commands=env.commands)
+    return SetupResult(verdict, project, installer="make", commands=env.commands, notes=env.notes)
 
 
 async def _make_test_target(session: Session) -> str:
