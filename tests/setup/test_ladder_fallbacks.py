@@ -315,6 +315,49 @@ async def test_a_runner_as_of_the_commit_that_does_not_start_takes_todays_releas
     assert any("does not run on this Python" in n for n in result.notes), result.notes
 
 
+async def test_a_runner_the_project_pins_below_what_runs_here_takes_a_newer_release(
+    tmp_path: Path, docker_session: SessionFactory
+) -> None:
+    """pyrsistent 0.18.0 in the hard corpus pins `pytest<5` (its tests_require), with no time
+    travel: pytest 4.6 starts (`--version` passes) but cannot rewrite a test module on this
+    Python (`required field "lineno" missing from alias`), so nothing collects. A person lifts
+    the pin on the runner and says so; the project's own pins stay."""
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": """
+                [build-system]
+                requires = ["setuptools>=61"]
+                build-backend = "setuptools.build_meta"
+
+                [project]
+                name = "pinnedrunner"
+                version = "0.1"
+
+                [project.optional-dependencies]
+                test = ["pytest<5"]
+
+                [tool.setuptools]
+                packages = ["pinnedrunner"]
+            """,
+            "pinnedrunner/__init__.py": "def double(x):\n    return 2 * x\n",
+            "tests/test_double.py": (
+                "from pinnedrunner import double\n\n"
+                "def test_double():\n    assert double(2) == 4\n\n"
+                "def test_zero():\n    assert double(0) == 0\n"
+            ),
+        },
+    )
+    session = await docker_session(repo)
+    result = await run_setup(session)
+    assert result.verdict.ready, result.verdict.line()
+    assert result.verdict.tests.get("passed") == 2, result.verdict.tests
+    assert not any(p.startswith("pytest==4.") for p in result.lock), result.lock
+    assert any("pytest 4." in n and "does not start on this Python" in n for n in result.notes), (
+        result.notes
+    )
+
+
 @pytest.mark.timeout(1800)  # two builds and an apt-get install: 621 s at load 38
 async def test_a_c_extension_missing_python_h_gets_python3_dev_as_root(
     tmp_path: Path, docker_session: SessionFactory
