@@ -346,8 +346,7 @@ async def _python_ladder(
     with run.stage("test-runner") as detail:
         wanted = ["pytest", *project.pytest_plugins]
         await _install_each(env, wanted, detail)
-        if env.constraints:
-            await _runner_that_starts(env, detail)
+        await _runner_that_starts(env, detail)
     if options.install_imports:
         with run.stage("imports") as detail:
             missing = await _missing_imports(env, sorted(imports.required))
@@ -802,35 +801,56 @@ async def _install_each(env: _Env, requirements: list[str], detail: dict[str, An
 
 RUNNER_PACKAGES = ("pytest", "py")  # the runner and the library old pytest releases import
 
+# A test module of one passing test, run by the installed pytest outside the project: the
+# runner starts, loads its plugins and rewrites a test module's asserts on this Python.
+_RUNNER_PROBE = (
+    'd=$(mktemp -d) && printf "def test_probe():\\n    assert 1\\n" > "$d/test_probe.py" && '
+    'cd "$d" && {python} -m pytest -q -p no:cacheprovider test_probe.py 2>&1; '
+    'c=$?; rm -rf "$d"; exit $c'
+)
+
+
+async def _runner_starts(env: _Env) -> bool:
+    check = await env.sh(_RUNNER_PROBE.format(python=shlex.quote(env.python)))
+    return check.exit_code == 0
+
 
 async def _runner_that_starts(env: _Env, detail: dict[str, Any]) -> None:
-    """pytest as of the commit may not start on today's Python (pint 0.17: pytest 6.2.2 with
-    py 1.10 fails on 3.11 with `AttributeError: __spec__` before collecting a test): then the
-    runner alone takes a newer release than the one installed, outside the time-travel pins,
-    and the pins of whatever moved with it are dropped so later installs agree."""
-    check = await env.sh(f"{env.python} -m pytest --version 2>&1")
-    if check.exit_code == 0:
+    """The installed pytest may not run a test on today's Python: as of the commit (pint 0.17:
+    pytest 6.2.2 with py 1.10 fails on 3.11 with `AttributeError: __spec__` before collecting
+    a test), or pinned by the project (pyrsistent 0.18.0's `pytest<5`: 4.6 starts but cannot
+    rewrite a test module, `required field "lineno" missing from alias`). Then the runner
+    alone takes a newer release than the one installed, outside the time-travel pins and the
+    project's pin, the pins of whatever moved with it are dropped so later installs agree, and
+    the notes say so. py moves too only when pytest alone does not start."""
+    if await _runner_starts(env):
         return
     evidence = diagnose(env.last_output).evidence
     before = await env.versions()
-    newer = [f"{n}>{before[n]}" for n in RUNNER_PACKAGES if n in before]
+    if "pytest" not in before:
+        return
     constraints, env.constraints = env.constraints, None
     try:
-        ok, _ = await env.install(newer)
+        ok, _ = await env.install([f"pytest>{before['pytest']}"])
+        starts = ok and await _runner_starts(env)
+        if not starts and "py" in before:
+            ok, _ = await env.install([f"pytest>{before['pytest']}", f"py>{before['py']}"])
+            starts = ok and await _runner_starts(env)
     finally:
         env.constraints = constraints
-    if not ok:
-        return
     after = await env.versions()
     moved = sorted(n for n, v in after.items() if before.get(n) != v)
     if moved and constraints:
         argv = [env.python, "-c", _DROP_PINS, constraints, constraints, *moved]
         await env.sh(" ".join(shlex.quote(a) for a in argv))
+    if not moved:
+        return
     detail["runner_lifted"] = {n: after[n] for n in moved}
     env.notes.append(
-        f"pytest {before.get('pytest')} as of the commit does not run on this Python "
-        f"({evidence[:120]}); the runner takes today's release: "
+        f"pytest {before.get('pytest')} (as of the commit or as the project pins it) does not "
+        f"run on this Python ({evidence[:120]}); the runner takes a newer release: "
         + ", ".join(f"{n} {after[n]}" for n in moved)
+        + ("" if starts else " (it still does not run a test)")
     )
 
 

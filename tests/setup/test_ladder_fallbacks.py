@@ -353,7 +353,7 @@ async def test_a_runner_the_project_pins_below_what_runs_here_takes_a_newer_rele
     assert result.verdict.ready, result.verdict.line()
     assert result.verdict.tests.get("passed") == 2, result.verdict.tests
     assert not any(p.startswith("pytest==4.") for p in result.lock), result.lock
-    assert any("pytest 4." in n and "does not start on this Python" in n for n in result.notes), (
+    assert any("pytest 4." in n and "does not run on this Python" in n for n in result.notes), (
         result.notes
     )
 
