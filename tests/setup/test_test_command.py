@@ -67,6 +67,62 @@ def test_candidates_are_ranked_ci_first(tmp_path: Path) -> None:
     ]
 
 
+def _benchmark_beside_tests(root: Path) -> Path:
+    """ujson 4.3.0: a benchmark workflow (sorted before test.yml) runs tests/benchmark.py, which
+    imports the libraries it compares against; the test workflow runs pytest."""
+    return repos.write_repo(
+        root,
+        {
+            "setup.py": "from setuptools import setup\nsetup(name='calc', packages=['calc'])\n",
+            "calc/__init__.py": "def add(a, b):\n    return a + b\n",
+            "tests/test_calc.py": (
+                "from calc import add\n\n"
+                + "".join(
+                    f"def test_{i}():\n    assert add({i}, 1) == {i + 1}\n\n" for i in range(6)
+                )
+            ),
+            "tests/benchmark.py": (
+                "import timeit\n\nimport reposim_absent_rival_json\n\nimport calc\n\n"
+                "print(timeit.timeit(lambda: calc.add(1, 2)))\n"
+            ),
+            ".github/workflows/benchmark.yml": (
+                "on: push\njobs:\n  bench:\n    runs-on: ubuntu-latest\n    steps:\n"
+                "      - run: python -m pip install .\n"
+                "      - run: python tests/benchmark.py\n"
+            ),
+            ".github/workflows/test.yml": (
+                "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n"
+                "      - run: python -m pip install -U pytest\n"
+                "      - run: |\n          pytest\n"
+            ),
+        },
+    )
+
+
+def test_a_benchmark_is_not_the_projects_test_command(tmp_path: Path) -> None:
+    root = _benchmark_beside_tests(tmp_path / "r")
+    commands = project_test_commands(root)
+    assert [(c.runner, c.args) for c in commands] == [("pytest", ())], commands
+    for line in ("python tests/benchmark.py", "python tests/bench_test.py", "python perf_test.py"):
+        assert parse_command(line, root) is None, line
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+async def test_a_benchmark_script_in_the_test_folder_does_not_decide_the_verdict(
+    tmp_path: Path, docker_session: SessionFactory
+) -> None:
+    """ujson 4.3.0 in the hard corpus: `python tests/benchmark.py` from its benchmark workflow
+    was taken as the test command, its import of a rival library (nujson) failed, and the
+    verdict said 0 of 1 passed with the library as the cause. The test workflow's pytest
+    decides; the rival library is not installed."""
+    session = await docker_session(_benchmark_beside_tests(tmp_path / "repo"))
+    result = await run_setup(session)
+    assert result.verdict.ready and result.verdict.tests["passed"] == 6, result.verdict.line()
+    assert "benchmark" not in (result.verdict.test_command or "")
+    assert not any("reposim_absent_rival_json" in i for i in result.installed), result.installed
+
+
 @pytest.mark.docker
 @pytest.mark.slow
 async def test_the_ci_command_finds_unittest_files_pytest_does_not_collect(
