@@ -27,6 +27,10 @@ RUNNERS = ("pytest", "unittest", "script")
 _SAFE_PATH = re.compile(r"^[\w][\w./-]*$")
 _PATTERN = re.compile(r"^[\w*?.\-\[\]]+\.py$")
 _MODULE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+# What measures speed, not correctness: a benchmark workflow's steps and a benchmark script are
+# no test command (ujson 4.3.0: benchmark.yml runs tests/benchmark.py, which imports the rival
+# libraries it compares against; taken as the test command, it decided the verdict).
+_BENCHMARK = re.compile(r"bench|perf|profil|timing", re.I)
 _WRAPPERS = {"poetry", "pipenv", "pdm", "hatch", "uv", "rye", "time", "xvfb-run", "exec", "env"}
 _SOURCES_RANK = {
     "ci": 0,
@@ -139,8 +143,10 @@ def _recognise(words: list[str], root: Path, source: str, rank: int) -> TestComm
         script = words[1]
         if script in ("setup.py", "./setup.py") or not script.endswith(".py"):
             return None
+        name = Path(script).name
         if _existing(script, root) and re.search(r"test", script, re.I):
-            return TestCommand("script", (script.removeprefix("./"),), source, rank)
+            if not _BENCHMARK.search(name):
+                return TestCommand("script", (script.removeprefix("./"),), source, rank)
     return None
 
 
@@ -202,6 +208,8 @@ def _candidate_lines(root: Path) -> list[tuple[str, str, str]]:
     workflows = root / ".github" / "workflows"
     if workflows.is_dir():
         for path in sorted(workflows.glob("*.y*ml")):
+            if _BENCHMARK.search(path.stem):
+                continue
             for line in _yaml_run_lines(_read(path)):
                 out.append(("ci", f"CI workflow {path.name}", line))
     travis = root / ".travis.yml"
