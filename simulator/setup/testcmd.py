@@ -143,10 +143,9 @@ def _recognise(words: list[str], root: Path, source: str, rank: int) -> TestComm
         script = words[1]
         if script in ("setup.py", "./setup.py") or not script.endswith(".py"):
             return None
-        name = Path(script).name
-        if _existing(script, root) and re.search(r"test", script, re.I):
-            if not _BENCHMARK.search(name):
-                return TestCommand("script", (script.removeprefix("./"),), source, rank)
+        benchmark = _BENCHMARK.search(Path(script).name) is not None
+        if _existing(script, root) and re.search(r"test", script, re.I) and not benchmark:
+            return TestCommand("script", (script.removeprefix("./"),), source, rank)
     return None
 
 
