@@ -1,0 +1,44 @@
+"""What the traced run spends on values it cannot keep: bounded by the size limit, not by the
+value's size (a parser's production object holds the whole parser and its tables; pickling it
+whole for every call, only to find it too big, made the traced run of pycparser's suite take
+over 30 minutes)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from simulator.harness.runtime.reposim_tracer import Unencodable, encode
+
+
+class Counted:
+    """An object only a pickle keeps (its class makes instances its own way), counting how
+    often the pickler reduced one."""
+
+    reduced = 0
+
+    def __new__(cls, n: int) -> Counted:
+        made = super().__new__(cls)
+        made.n = n
+        return made
+
+    def __reduce__(self) -> Any:
+        Counted.reduced += 1
+        return (Counted, (self.n,))
+
+
+def test_a_value_over_the_size_limit_is_given_up_after_about_the_limit_not_the_whole_value() -> (
+    None
+):
+    value = [Counted(i) for i in range(200_000)]  # a pickle of ~2 MB
+    Counted.reduced = 0
+    with pytest.raises(Unencodable, match="too big"):
+        encode(value, 20_000)
+    # about 20 kB of pickle is some thousands of objects (the pickler writes a frame at a
+    # time, 64 kB at most); the whole value is 200,000
+    assert Counted.reduced < 20_000
+    # under the limit it is kept, all of it
+    Counted.reduced = 0
+    small = encode(value[:100], 20_000)
+    assert "p" in small and Counted.reduced >= 100
