@@ -393,8 +393,29 @@ class Pickler(pickle.Pickler):
         return reduction(obj)
 
 
-def dumps(value: Any, protocol: int = 4) -> bytes:
-    out = io.BytesIO()
+class TooBig(Exception):
+    """A pickle went over its size limit (it was stopped there)."""
+
+
+class Bounded(io.BytesIO):
+    """A pickle's output that stops the pickler once it goes over `limit` bytes: a value too
+    big to keep costs about the limit's worth of pickling, not its own size (the pickler
+    writes a frame, 64 kB at most, at a time)."""
+
+    def __init__(self, limit: int | None) -> None:
+        super().__init__()
+        self.limit = limit
+
+    def write(self, data: Any) -> int:
+        if self.limit is not None and self.tell() + len(data) > self.limit:
+            raise TooBig(f"over {self.limit} bytes")
+        return super().write(data)
+
+
+def dumps(value: Any, protocol: int = 4, limit: int | None = None) -> bytes:
+    """The pickle of `value` (module-level singletons named, matches found again); TooBig as
+    soon as it is over `limit` bytes."""
+    out = Bounded(limit)
     Pickler(out, protocol=protocol).dump(value)
     return out.getvalue()
 

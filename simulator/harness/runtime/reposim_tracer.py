@@ -352,9 +352,10 @@ class _Builder:
 _cloud_pickler: Any = None
 
 
-def _cloud_dumps(value: Any) -> bytes:
+def _cloud_dumps(value: Any, limit: int | None = None) -> bytes:
     """cloudpickle's pickle of `value`, with the support module's reductions first (named
-    singletons, modules, regular-expression matches)."""
+    singletons, modules, regular-expression matches); the support module's TooBig as soon as
+    it is over `limit` bytes."""
     global _cloud_pickler
     import cloudpickle  # type: ignore[import-untyped]
 
@@ -367,7 +368,7 @@ def _cloud_dumps(value: Any) -> bytes:
                 return super().reducer_override(obj) if found is NotImplemented else found
 
         _cloud_pickler = CloudPickler
-    out = io.BytesIO()
+    out = _support().Bounded(limit)
     _cloud_pickler(out, protocol=4).dump(value)
     return out.getvalue()
 
@@ -376,23 +377,26 @@ def _pickled(value: Any, max_bytes: int) -> tuple[str, bool]:
     """(base64 pickle, made by cloudpickle) of a value that comes back from it; the standard
     pickle first (module-level singletons named, matches found again: the support module's
     `dumps`), cloudpickle for what it refuses (lambdas, closures, local classes)."""
+    too_big = _support().TooBig
     try:
-        data = _support().dumps(value)
+        data = _support().dumps(value, limit=max_bytes)  # (stopped once over the limit)
         pickle.loads(data)  # a value that does not come back is of no use to a harness
         cloud = False
+    except too_big:
+        raise Unencodable("too big") from None
     except Exception as exc:
         try:
             import cloudpickle  # noqa: F401
         except ImportError:
             raise Unencodable(f"unpicklable ({_why(exc)}; no cloudpickle)") from None
         try:
-            data = _cloud_dumps(value)
+            data = _cloud_dumps(value, limit=max_bytes)
             pickle.loads(data)
             cloud = True
+        except too_big:
+            raise Unencodable("too big") from None
         except Exception as cloud_exc:
             raise Unencodable(f"unpicklable ({_why(cloud_exc)})") from None
-    if len(data) > max_bytes:
-        raise Unencodable("too big")
     return base64.b64encode(data).decode("ascii"), cloud
 
 
@@ -560,12 +564,27 @@ class Recorder:
         self._codes[code] = target
         return target
 
+    def make_global_trace(self) -> Any:
+        """The function sys.settrace calls at every call the test run makes: one dictionary
+        look-up for a code object already known not to be a target (nearly every call)."""
+        known = self._codes.get
+        rest = self.global_trace
+
+        def global_trace(frame: FrameType, event: str, arg: Any) -> Any:
+            if known(frame.f_code, "") is None:
+                return None
+            return rest(frame, event, arg)
+
+        return global_trace
+
     def global_trace(self, frame: FrameType, event: str, arg: Any) -> Any:
         if event != "call":
             return None
         target = self._target_of(frame.f_code)
         if target is None:
             return None
+        if len(self.pool[target]) >= 2 * self.POOL:
+            return None  # (_finish keeps no more calls of it: not worth encoding)
         generator = frame.f_code.co_flags & inspect.CO_GENERATOR
         if generator:
             state = self._generators.get(frame)
@@ -809,23 +828,25 @@ class Recorder:
 
 
 _recorder: Recorder | None = None
+_global_trace: Any = None
 
 
 def pytest_configure(config: Any) -> None:
-    global _recorder
+    global _recorder, _global_trace
     spec_path = os.environ.get(SPEC_VARIABLE)
     if not spec_path:
         return
     with open(spec_path, encoding="utf-8") as handle:
         _recorder = Recorder(json.load(handle))
-    sys.settrace(_recorder.global_trace)
-    threading.settrace(_recorder.global_trace)
+    _global_trace = _recorder.make_global_trace()
+    sys.settrace(_global_trace)
+    threading.settrace(_global_trace)
 
 
 def pytest_runtest_setup(item: Any) -> None:
     if _recorder is not None:
         _recorder.test = str(item.nodeid)
-        sys.settrace(_recorder.global_trace)  # another tracer (a debugger, coverage) may have won
+        sys.settrace(_global_trace)  # another tracer (a debugger, coverage) may have won
 
 
 def pytest_runtest_teardown(item: Any) -> None:
