@@ -90,6 +90,56 @@ def O(path: str, **fields: Any) -> Any:  # noqa: E743 - short on purpose
     return obj
 
 
+# builtin classes a class of its own may extend whose content S(...) writes out (the first of
+# them in the class's MRO): a str, list or dict subclass is its content plus its fields
+_CONTENT_BASES = (
+    collections.OrderedDict,
+    dict,
+    list,
+    set,
+    frozenset,
+    tuple,
+    str,
+    bytes,
+    int,
+    float,
+)
+_IMMUTABLE_BASES = (frozenset, tuple, str, bytes, int, float)
+
+
+def content_base(kind: type) -> type | None:
+    """The builtin class `kind` extends whose content S(...) rebuilds, or None."""
+    for base in kind.__mro__[1:]:
+        if base in _CONTENT_BASES:
+            return base
+    return None
+
+
+def S(path: str, content: Any, **fields: Any) -> Any:
+    """A recorded object of a class that extends a builtin (a str, list or dict subclass),
+    rebuilt as a pickle rebuilds it, without calling its own `__new__` or `__init__`: made by
+    the builtin base from `content` (items set with the base's own methods, so an overridden
+    `__setitem__` or `append` does not run), then its fields set."""
+    kind = named(path)
+    base: Any = content_base(kind)
+    if base is None:
+        raise TypeError(f"{path} extends no builtin class whose content can be written")
+    if base in _IMMUTABLE_BASES:
+        obj = base.__new__(kind, content)
+    else:
+        obj = base.__new__(kind)
+        if base is list:
+            list.extend(obj, content)
+        elif base is set:
+            set.update(obj, content)
+        else:
+            for key, item in content.items():
+                base.__setitem__(obj, key, item)
+    for name, value in fields.items():
+        object.__setattr__(obj, name, value)
+    return obj
+
+
 def E(path: str, name: str) -> Any:
     """A member of the enum `module:qualname`."""
     return named(path)[name]

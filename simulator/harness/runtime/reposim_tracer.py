@@ -301,6 +301,9 @@ class _Builder:
         reduced = self._reduced(value, depth, stack)
         if reduced is not None:
             return reduced
+        base = _support().content_base(kind)
+        if base is not None:
+            return self._extended(value, base, path, depth, stack)
         own_state = _support().state(value)
         import ast
 
@@ -311,6 +314,29 @@ class _Builder:
         ):
             raise Unencodable("no constructor: its state is not in __dict__ or __slots__")
         return f"O({path!r}" + self._fields(own_state, depth, stack) + ")"
+
+    def _extended(
+        self, value: Any, base: type, path: str, depth: int, stack: frozenset[int]
+    ) -> str:
+        """`S(class, content, field=...)` for an object of a class that extends a builtin: its
+        content read with the builtin's own methods (an overridden `__iter__`, `__str__` or
+        `items` does not run), then its own fields."""
+        content: Any
+        if base in (str, bytes, tuple, list):
+            content = base.__getitem__(value, slice(None))  # type: ignore[attr-defined]
+        elif base is int:
+            content = int.__int__(value)
+        elif base is float:
+            content = float.__float__(value)
+        elif base in (set, frozenset):
+            content = set(base.__iter__(value))  # type: ignore[attr-defined]
+        else:
+            content = dict(base.items(value))  # type: ignore[attr-defined]
+        if base is frozenset:
+            content = frozenset(content)
+        fields = _support().state(value) or {}
+        text = self.build(content, depth, stack)
+        return f"S({path!r}, {text}" + self._fields(fields, depth, stack) + ")"
 
     def _reduced(self, value: Any, depth: int, stack: frozenset[int]) -> str | None:
         """`C(factory, *args)` when __reduce_ex__ gives a named factory and plain arguments
