@@ -5,11 +5,13 @@ over 30 minutes)."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from simulator.harness.runtime.reposim_tracer import Unencodable, encode
+from simulator.harness.runtime.reposim_tracer import Recorder, Unencodable, encode
 
 
 class Counted:
@@ -42,3 +44,34 @@ def test_a_value_over_the_size_limit_is_given_up_after_about_the_limit_not_the_w
     Counted.reduced = 0
     small = encode(value[:100], 20_000)
     assert "p" in small and Counted.reduced >= 100
+
+
+BIG = '''
+def size_of(parser, text):
+    """What a grammar action looks like: the parser (huge) and a small value."""
+    return len(text)
+'''
+
+
+def test_an_object_found_too_big_is_not_pickled_again_in_the_same_test(tmp_path: Path) -> None:
+    (tmp_path / "actions.py").write_text(BIG)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import actions  # type: ignore[import-not-found]
+    finally:
+        sys.path.remove(str(tmp_path))
+    target = {"id": "actions.py::size_of", "path": "actions.py", "qualname": "size_of"}
+    recorder = Recorder({"root": str(tmp_path), "targets": [target]})
+    parser = [Counted(i) for i in range(20_000)]  # over the limit whatever is kept of it
+    for test in ("test_one", "test_two"):
+        recorder.test = test  # (what the plugin sets before every test)
+        Counted.reduced = 0
+        sys.settrace(recorder.make_global_trace())
+        try:
+            for n in range(50):
+                actions.size_of(parser, "x" * n)
+        finally:
+            sys.settrace(None)
+        # pickled once in the test, not once per call (50 calls: about 50 times as much)
+        assert 0 < Counted.reduced < 15_000
+    assert recorder.dropped[target["id"]] == {"an argument: too big": 100}
