@@ -568,6 +568,12 @@ class Recorder:
         self._starts: dict[CodeType, int] = {}
         self._generators: dict[FrameType, dict[str, Any]] = {}
         self._lock = threading.Lock()
+        # objects an argument was found too big as, in the current test (kept alive, so no other
+        # object takes the id): a parser passed to every grammar action is pickled (as far as
+        # the limit) once a test, not once a call. It would have to shrink between two calls
+        # of one test to be kept; the next test tries again
+        self._too_big: dict[int, Any] = {}
+        self._too_big_test = ""
 
     def drop(self, target: str, reason: str) -> None:
         with self._lock:
@@ -641,8 +647,8 @@ class Recorder:
         if code.co_flags & inspect.CO_VARKEYWORDS:
             keywords.update(local[code.co_varnames[index]])
         try:
-            args = [encode(value, self.max_bytes, lazy=True) for value in positional]
-            kwargs = {k: encode(v, self.max_bytes, lazy=True) for k, v in keywords.items()}
+            args = [self._argument(value) for value in positional]
+            kwargs = {k: self._argument(v) for k, v in keywords.items()}
         except Unencodable as exc:
             self.drop(target, f"an argument: {exc}")
             return None
@@ -687,6 +693,20 @@ class Recorder:
             self._generators[frame] = state
             state.update(target=target, args=args, kwargs=kwargs)
         return local_trace
+
+    def _argument(self, value: Any) -> dict[str, str]:
+        """An argument encoded, unless the same object was too big earlier in this test."""
+        if self._too_big_test != self.test:
+            self._too_big.clear()
+            self._too_big_test = self.test
+        if id(value) in self._too_big:
+            raise Unencodable("too big")
+        try:
+            return encode(value, self.max_bytes, lazy=True)
+        except Unencodable as exc:
+            if str(exc) == "too big" and _has_identity(value):
+                self._too_big[id(value)] = value
+            raise
 
     def _resumed(
         self,
