@@ -157,5 +157,5 @@ def test_content_and_fields_are_both_kept_and_overrides_do_not_run() -> None:
     # an order that differs is a different value: not rebuilt as equal
     assert not support.same(
         eval(encoded["r"].replace("'b': 1, 'a': 2", "'a': 2, 'b': 1"), vars(support)), tagged
-    )  # noqa: E501
+    )
     assert encode(Count(7), 100) == {"r": f"S('{__name__}:Count', 7)"}
