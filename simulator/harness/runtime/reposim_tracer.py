@@ -323,13 +323,13 @@ class _Builder:
         `items` does not run), then its own fields."""
         content: Any
         if base in (str, bytes, tuple, list):
-            content = base.__getitem__(value, slice(None))  # type: ignore[attr-defined]
+            content = base.__getitem__(value, slice(None))
         elif base is int:
             content = int.__int__(value)
         elif base is float:
             content = float.__float__(value)
         elif base in (set, frozenset):
-            content = set(base.__iter__(value))  # type: ignore[attr-defined]
+            content = set(base.__iter__(value))
         else:
             content = dict(base.items(value))  # type: ignore[attr-defined]
         if base is frozenset:
@@ -394,7 +394,7 @@ def _cloud_dumps(value: Any, limit: int | None = None) -> bytes:
                 return super().reducer_override(obj) if found is NotImplemented else found
 
         _cloud_pickler = CloudPickler
-    out = _support().Bounded(limit)
+    out: io.BytesIO = _support().Bounded(limit)
     _cloud_pickler(out, protocol=4).dump(value)
     return out.getvalue()
 
