@@ -21,13 +21,15 @@ from pathlib import Path
 import pytest
 
 from simulator.events import Actor, Event, Kind
-from simulator.replay.reexec import REPLAYED_KINDS
+from simulator.replay import resume
+from simulator.replay.reexec import REPLAYED_KINDS, untrusted_line
 from simulator.session import Session
 from simulator.trajectory import (
     TrajectoryError,
     TrajectoryHeader,
     TrajectoryWriter,
     blob_dir,
+    open_trajectory,
     read_trajectory,
 )
 from tests.replay.replay_helpers import SMALL_PROJECT, record_session
@@ -305,6 +307,102 @@ async def test_a_forged_host_claim_does_not_run_on_this_machine(
     edited = with_header(original, tmp_path / "edited.jsonl", session="someone-else")
     assert read_trajectory(original).header.recorded_here
     assert not read_trajectory(edited).header.recorded_here
+
+
+async def test_other_commands_under_a_sealed_header_do_not_run_on_this_machine(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    """Issue 25: the seal covered only the header, which is written before the events, so anyone
+    holding one file this user recorded (a shared trajectory, a published data set) could put
+    other commands under it: `replay --verify` ran them on the host, no prompt."""
+    repo = make_repo(SMALL_PROJECT, name="project")
+    marker = tmp_path / "ran-here"
+    original = tmp_path / "mine.jsonl"
+    async with await Session.open(repo, trajectory_path=original) as session:
+        await session.exec("echo hello")
+        await session.exec("echo again")
+    lines = lines_of(original)
+    number = next(n for n, line in enumerate(lines, 1) if '"command":"echo again"' in line)
+    forged = tmp_path / "forged.jsonl"
+    edited = list(lines)
+    edited[number - 1] = edited[number - 1].replace(
+        '"echo again"', json.dumps(f"touch {marker}; echo again")
+    )
+    forged.write_text("".join(edited), encoding="utf-8")
+    assert lines_of(forged)[0] == lines[0]  # the same sealed header, byte for byte
+    # By default it re-runs in a container (absent here: it cannot start); nothing runs here.
+    result = reposim(
+        "replay", "--verify", str(forged), "--trajectory", str(tmp_path / "v.jsonl"),
+        "--image", "reposim/absent:forged",
+    )  # fmt: skip
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert f"line {number}" in result.stderr, result.stderr
+    assert not marker.exists()
+    # On the host only after a confirmation; without a terminal, one sentence naming the line.
+    refused = reposim(
+        "replay", "--verify", str(forged), "--backend", "local",
+        "--trajectory", str(tmp_path / "w.jsonl"),
+    )  # fmt: skip
+    assert refused.returncode == 2
+    assert f"line {number}" in one_sentence(refused)
+    assert not marker.exists()
+    # The untouched file still re-executes here without a question.
+    mine = reposim("replay", "--verify", str(original), "--trajectory", str(tmp_path / "m.jsonl"))
+    assert mine.returncode == 0, mine.stderr
+
+
+def first_untrusted(path: Path, until: int | None = None) -> int | None:
+    with open_trajectory(path) as source:
+        return untrusted_line(source, until)
+
+
+async def test_trust_holds_line_by_line_up_to_the_first_changed_line(
+    recorded: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Any prefix of a file written here is trusted (a cut-off file, a copy); from an edited,
+    inserted, removed or reordered line on, nothing is."""
+    _, original = recorded
+    lines = lines_of(original)
+    count = len(lines)
+    assert count > 12
+    assert first_untrusted(original) is None
+
+    def variant(name: str, body: list[str]) -> Path:
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(body), encoding="utf-8")
+        return path
+
+    assert first_untrusted(variant("copy", lines)) is None
+    assert first_untrusted(variant("cut", [*lines[:-1], lines[-1][:10]])) is None
+    assert first_untrusted(variant("prefix", lines[:7])) is None
+    assert first_untrusted(variant("appended", [*lines, lines[-1]])) == count + 1
+    assert first_untrusted(variant("removed", lines[:5] + lines[6:])) == 6
+    assert first_untrusted(variant("swapped", [*lines[:5], lines[6], lines[5], *lines[7:]])) == 6
+    assert first_untrusted(variant("inserted", [*lines[:8], lines[3], *lines[8:]])) == 9
+    changed = json.loads(lines[9])
+    changed["t"] += 1
+    assert (
+        first_untrusted(variant("edited", [*lines[:9], json.dumps(changed) + "\n", *lines[10:]]))
+        == 10
+    )
+    header = json.loads(lines[0])
+    header["session"] = "someone-else"
+    assert first_untrusted(variant("header", [json.dumps(header) + "\n", *lines[1:]])) == 1
+    # A fork before the changed line re-runs only trusted lines.
+    edited = tmp_path / "edited.jsonl"
+    assert first_untrusted(edited, until=changed["seq"] - 1) is None
+    assert first_untrusted(edited, until=changed["seq"]) == 10
+
+    # A resumed cut-off file: the new session's own lines are trusted again, and it is sealed.
+    session = await resume(tmp_path / "cut.jsonl", trajectory_path=tmp_path / "resumed.jsonl")
+    try:
+        await session.write("more.txt", "continued\n")
+    finally:
+        await session.close()
+    resumed = read_trajectory(tmp_path / "resumed.jsonl")
+    assert resumed.header.parent is not None and not resumed.header.parent.foreign
+    assert resumed.header.seal is not None
+    assert first_untrusted(tmp_path / "resumed.jsonl") is None
 
 
 @dataclass
