@@ -2,11 +2,21 @@
 
 A trajectory's header carries `seal`, an HMAC-SHA256 of the rest of the header under a key only
 this user can read (`<config dir>/trajectory.key`, 32 random bytes, mode 0600, made on first
-use). Re-execution runs a trajectory's commands on this machine without asking only when the
-seal checks out; anything else (someone else's file, an imported one, an older file whose
-`host` field was a digest anyone could compute, a header edited after it was written) is
-foreign. The seal covers the header, not the events appended after it: a file is trusted as
-this user's recording, and the events in it are the ones that user's sessions wrote.
+use). The header is written first and the events are appended after it, so the seal alone
+proves nothing about the lines under it: anyone holding one sealed file of this user (a shared
+trajectory, a published data set) could put other commands under its header (issue 25).
+
+So the writer of a sealed file also chains its event lines: tag(n) = HMAC(chain key,
+tag(n-1) || the exact bytes of event line n), starting from the header's seal, the chain key
+derived from the user's key. The tags (16 bytes each) go, one per line as each line is written,
+to a log in the user's private state (`<state dir>/trajectory-chains/<digest of the seal>`,
+mode 0600), not into the file: the file's bytes stay what they always were, so exports, other
+tools and older RepoSim (whose event lines are strict: an unknown field is corrupt) read it as
+before, and a stranger holding the file sees no tag to splice. Re-execution runs a line's
+commands on this machine without asking only when every line up to it checks out: any prefix
+of a file written here does (a cut-off file, a copy), and an edited, inserted, removed or
+reordered line breaks trust from that line on. Anything else (someone else's file, an imported
+one, an older file with no chain, a header edited after it was written) is foreign.
 """
 
 from __future__ import annotations
@@ -21,6 +31,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from backends.errors import BackendError
 from simulator.paths import config_dir
 
 SEAL_FIELD = "seal"
@@ -93,3 +104,110 @@ def sealed_here(header: dict[str, Any]) -> bool:
         return False
     expected = _PREFIX + hmac.new(key, _canonical(header), hashlib.sha256).hexdigest()
     return hmac.compare_digest(claimed, expected)
+
+
+# -- the chain over event lines ------------------------------------------------------------------
+
+CHAINS = "trajectory-chains"
+_TAG = 16
+_CHAIN_LABEL = b"reposim.trajectory.chain/1\x00"
+
+
+def _chain_key(create: bool) -> bytes | None:
+    key = user_key(create=create)
+    if key is None:
+        return None
+    return hmac.new(key, _CHAIN_LABEL, hashlib.sha256).digest()
+
+
+def _chain_log(seal_value: str) -> Path:
+    from backends.private_state import private_dir
+
+    return private_dir(CHAINS) / hashlib.sha256(seal_value.encode()).hexdigest()[:40]
+
+
+class ChainWriter:
+    """The tags of a sealed file's event lines, appended to its private log as they are written
+    (each with one write, so a killed writer leaves tags for every line it finished)."""
+
+    def __init__(self, key: bytes, seal_value: str, fd: int) -> None:
+        self._key = key
+        self._state = hmac.new(key, seal_value.encode(), hashlib.sha256).digest()
+        self._fd: int | None = fd
+
+    @classmethod
+    def start(cls, seal_value: str) -> ChainWriter | None:
+        """A chain for the file whose header carries `seal_value`; None if the user's private
+        state cannot hold it (then the file's events are simply not trusted)."""
+        key = _chain_key(create=True)
+        if key is None:
+            return None
+        try:
+            fd = os.open(
+                _chain_log(seal_value),
+                os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
+                0o600,
+            )
+        except (OSError, BackendError):  # no private state: the events stay untrusted
+            return None
+        return cls(key, seal_value, fd)
+
+    def add(self, line: bytes) -> None:
+        """The next event line, exactly as written (without its newline)."""
+        if self._fd is None:
+            return
+        self._state = hmac.new(self._key, self._state + line, hashlib.sha256).digest()
+        try:
+            os.write(self._fd, self._state[:_TAG])
+        except OSError:  # a gap: the lines after it are not trusted, never the other way
+            self.close()
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+class ChainCheck:
+    """Checks a file's event lines, in order, against the tags its writer kept; `check` is
+    False from the first line that is not the one written here at that place."""
+
+    def __init__(self, header: dict[str, Any]) -> None:
+        self._tags = b""
+        self._state: bytes | None = None
+        self._key: bytes | None = None
+        self._count = 0
+        seal_value = header.get(SEAL_FIELD)
+        self.header_trusted = isinstance(seal_value, str) and sealed_here(header)
+        if not isinstance(seal_value, str) or not self.header_trusted:
+            return
+        key = _chain_key(create=False)
+        if key is None:
+            return
+        try:
+            fd = os.open(_chain_log(seal_value), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except (OSError, BackendError):  # no log (an older file, another machine): untrusted
+            return
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
+                return
+            if info.st_mode & 0o077:
+                return
+            self._tags = handle.read()
+        self._key = key
+        self._state = hmac.new(key, seal_value.encode(), hashlib.sha256).digest()
+
+    def check(self, line: bytes) -> bool:
+        """Whether the next event line is the one written here at this place (and so is every
+        line before it)."""
+        if self._state is None or self._key is None:
+            return False
+        expected = self._tags[self._count * _TAG : (self._count + 1) * _TAG]
+        state = hmac.new(self._key, self._state + line, hashlib.sha256).digest()
+        if len(expected) != _TAG or not hmac.compare_digest(state[:_TAG], expected):
+            self._state = None  # broken: nothing after it is trusted either
+            return False
+        self._state = state
+        self._count += 1
+        return True

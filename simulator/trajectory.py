@@ -31,11 +31,11 @@ import threading
 import zlib
 from array import array
 from collections import OrderedDict, deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from simulator.events import Event
 from simulator.trajectory_header import (
@@ -54,6 +54,9 @@ from simulator.trajectory_header import (
     now_iso,
 )
 from simulator.wire import WireError
+
+if TYPE_CHECKING:
+    from simulator.provenance import ChainWriter
 
 BLOB_THRESHOLD = 16 * 1024
 _KEEP = 4 * 1024
@@ -135,15 +138,24 @@ class TrajectoryWriter:
             if header.seal is not None:
                 data["seal"] = header.seal
         self._write_line(data)
+        self._chain: ChainWriter | None = None
+        if header.seal is not None:
+            from simulator.provenance import ChainWriter
+
+            # Each event line's tag goes to the user's private state as the line is written,
+            # so any prefix of this file checks out here and an edited line does not.
+            self._chain = ChainWriter.start(header.seal)
 
     def write(self, event: Event) -> None:
         data = event.as_dict()
         data["payload"] = self._shorten(data["payload"])
-        self._write_line(data)
+        line = self._write_line(data)
+        if line is not None and self._chain is not None:
+            self._chain.add(line)
 
-    def _write_line(self, data: dict[str, Any]) -> None:
+    def _write_line(self, data: dict[str, Any]) -> bytes | None:
         if self._file is None:
-            return
+            return None
         text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
         try:
             line = text.encode("utf-8")
@@ -155,6 +167,7 @@ class TrajectoryWriter:
             line = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         self._file.write(line + b"\n")
         self._file.flush()
+        return line
 
     def _shorten(self, payload: dict[str, Any]) -> dict[str, Any]:
         blobs: dict[str, str] = {}
@@ -207,6 +220,8 @@ class TrajectoryWriter:
         if self._file is not None:
             self._file.close()
             self._file = None
+        if self._chain is not None:
+            self._chain.close()
         if self._blob_writer is not None:
             self._blob_writer.shutdown(wait=True)
             self._blob_writer = None
@@ -466,6 +481,17 @@ class TrajectoryIndex:
         start = self._starts[index]
         end = self._map.find(b"\n", start)
         return self._map[start:end]
+
+    def checked_event(self, index: int, check: Callable[[bytes], bool]) -> tuple[Event, bool]:
+        """The event at `index` parsed from the very bytes given to `check` (so the line cannot
+        change between the two), and what `check` said of them; TrajectoryError names the line
+        if it is corrupt (then `check` is not asked)."""
+        raw = self.raw(index)
+        try:
+            event = _event_of(raw)
+        except _LineError as exc:
+            raise TrajectoryError(f"{self.path}: line {self.line_number(index)} {exc}.") from None
+        return event, check(raw)
 
     def event(self, index: int) -> Event:
         cached = self._cache.get(index)

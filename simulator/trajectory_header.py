@@ -98,7 +98,8 @@ class TrajectoryHeader(Record):
     host: str | None = optional()
     """Older files: a digest of machine id and uid, which anyone can compute; never trusted."""
     seal: str | None = optional()
-    """HMAC of the rest of the header under this user's key (simulator.provenance)."""
+    """HMAC of the rest of the header under this user's key; the events under it are chained
+    from it (simulator.provenance)."""
     parent: ParentInfo | None = optional()
     imported: ImportInfo | None = optional()
     extra: dict[str, Any] = field(default_factory=dict)
@@ -136,10 +137,11 @@ class TrajectoryHeader(Record):
         return self.imported is None and not (self.parent is not None and self.parent.foreign)
 
     @property
-    def recorded_here(self) -> bool:
-        """Whether this user recorded it on this machine (its seal checks out under the user's
-        key), so its commands are this user's own. The `host` field of older files is not
-        evidence: anyone can compute it."""
+    def sealed_here(self) -> bool:
+        """Whether this header was sealed with this user's key. The header alone: it says
+        nothing of the events under it (anyone holding a sealed file could put others there);
+        whether a file's commands are this user's is `simulator.replay.untrusted_line`, line by
+        line. The `host` field of older files is no evidence at all: anyone can compute it."""
         from simulator.provenance import sealed_here
 
         return self.seal is not None and sealed_here(self.to_dict())

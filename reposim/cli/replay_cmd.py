@@ -15,7 +15,14 @@ from reposim.cli.common import CliError, existing_dir, existing_file, run_async
 from reposim.ui import run_ui
 from simulator.interop import EXPORT_FORMATS, export_text
 from simulator.replay.normalise import DEFAULT_RULES, Normaliser
-from simulator.replay.reexec import ReplayReport, StepResult, choose_backend, reexecute
+from simulator.replay.reexec import (
+    ReplayReport,
+    StepResult,
+    choose_backend,
+    reexecute,
+    untrusted_line,
+    untrusted_reason,
+)
 from simulator.session import Session
 from simulator.trajectory import (
     TrajectoryWriter,
@@ -192,8 +199,8 @@ def replay(
     backend = "local"
     consent = False
     if verify or fork_at is not None:
-        backend = _backend_for(path, backend_kind)
-        consent = host_consent(path, backend)
+        backend = _backend_for(path, backend_kind, fork_at)
+        consent = host_consent(path, backend, fork_at)
     if verify:
         normaliser = _normaliser(ignore, keep, strict)
         report, _ = run_async(
@@ -396,23 +403,25 @@ def _verify_folder(
     sys.exit(0 if all(str(r.status) == "ok" for r in summary.records) else 1)
 
 
-def host_consent(path: Path, backend_kind: str) -> bool:
-    """Whether the user agreed to run a foreign trajectory's commands on this machine: asked at
-    a terminal when --backend local was given for a file not provably recorded here by them;
-    without a terminal to ask at, one sentence and no run."""
+def host_consent(path: Path, backend_kind: str, until: int | None = None) -> bool:
+    """Whether the user agreed to run a foreign trajectory's commands (up to step `until`) on
+    this machine: asked at a terminal when --backend local was given for a file whose lines are
+    not all provably recorded here by them; without a terminal to ask at, one sentence that
+    names the first untrusted line, and no run."""
     if backend_kind != "local":
         return False
     with open_trajectory(path) as source:
-        if source.header.recorded_here:
-            return False
+        line = untrusted_line(source, until)
+    if line is None:
+        return False
+    reason = untrusted_reason(line, path.name)
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
         raise CliError(
-            f"{path.name} was not recorded by you on this machine, so its commands run here only"
-            " after you confirm at a terminal; without --backend local they run in a container."
+            f"{reason}, so its commands run here only after you confirm at a terminal;"
+            " without --backend local they run in a container."
         )
     if not click.confirm(
-        f"{path.name} was not recorded by you on this machine. Run its commands here, with"
-        " your rights?",
+        f"{reason}. Run its commands here, with your rights?",
         default=False,
         err=True,
     ):
@@ -420,10 +429,10 @@ def host_consent(path: Path, backend_kind: str) -> bool:
     return True
 
 
-def _backend_for(path: Path, requested: str | None) -> str:
-    """The backend to re-execute `path` on (see choose_backend)."""
+def _backend_for(path: Path, requested: str | None, until: int | None = None) -> str:
+    """The backend to re-execute `path` (up to step `until`) on (see choose_backend)."""
     with open_trajectory(path) as source:
-        return choose_backend(source.header, requested)
+        return choose_backend(source, requested, until=until)
 
 
 def _view(path: Path) -> None:
@@ -460,7 +469,7 @@ def _run_view(files: list[Path], repo: Path | None) -> None:
         # "Fork here" (F) in the view: continue live from that step in the main UI.
         step, repo, path = choice.step, choice.repo, choice.path or path
         click.echo(f"forking at step {step} of {path.name} …", err=True)
-        backend = _backend_for(path, None)
+        backend = _backend_for(path, None, step)
         try:
             forked = run_async(
                 lambda: _fork_into_ui(path, step, backend, repo, None, False, None)  # noqa: B023

@@ -80,7 +80,7 @@ def open_command(
         source = click.get_current_context().get_parameter_source("backend_kind")
         asked = None if source is click.core.ParameterSource.DEFAULT else backend_kind
         with open_trajectory(resume_from) as recorded:
-            backend_kind = choose_backend(recorded.header, asked)
+            backend_kind = choose_backend(recorded, asked)
         from reposim.cli.replay_cmd import host_consent
 
         consent = host_consent(resume_from, backend_kind)

@@ -40,7 +40,7 @@ def verify_trajectory(task: Task) -> dict[str, Any]:
     path = Path(payload["file"])
     try:
         with open_trajectory(path) as source:
-            backend = choose_backend(source.header, payload.get("backend"))
+            backend = choose_backend(source, payload.get("backend"))
     except TrajectoryError as exc:
         raise TaskFailure(str(exc), category="unreadable") from None
     out_dir = payload.get("out_dir")

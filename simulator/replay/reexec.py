@@ -36,12 +36,14 @@ from simulator.events import (
 )
 from simulator.git import git_output
 from simulator.paths import trajectories_dir
+from simulator.provenance import ChainCheck
 from simulator.replay.normalise import Normaliser
 from simulator.session import Session, SessionError, open_session, output_text
 from simulator.trajectory import (
     EventSource,
     TrajectoryError,
     TrajectoryHeader,
+    TrajectoryIndex,
     open_trajectory,
     sha256_text,
 )
@@ -180,23 +182,66 @@ class StartPlan:
         }
 
 
-FOREIGN_ON_HOST = (
-    "This trajectory was not recorded by you on this machine, so its commands run here only"
-    " with --backend local and your confirmation at a terminal; without --backend local they"
-    " run in a container."
-)
+def untrusted_line(source: EventSource, until: int | None = None) -> int | None:
+    """The first line of `source` that re-executing it (up to step `until`) would read and that
+    is not provably this user's recording on this machine; None when every such line is.
+
+    Trust is line by line (simulator.provenance): the header's seal, then each event line's
+    tag in the chain its writer kept, so a cut-off file or a copy is trusted up to its last
+    whole line and an edited, inserted, removed or reordered line breaks trust from there on.
+    Another tool's file is untrusted from line 1. Mirrors the re-execution loop: it stops at
+    an unreadable line and at the first step after `until`, so lines past those do not count."""
+    if not isinstance(source, TrajectoryIndex):
+        return 1
+    if not source.scanned:
+        source.scan()
+    check = ChainCheck(source.header.to_dict())
+    if not check.header_trusted:
+        return 1
+    for index in range(len(source)):
+        try:
+            event, trusted = source.checked_event(index, check.check)
+        except TrajectoryError:
+            return None
+        if until is not None and event.seq > until:
+            return None
+        if not trusted:
+            return source.line_number(index)
+    return None
 
 
-def choose_backend(header: TrajectoryHeader, requested: str | None) -> str:
-    """Where to re-execute a trajectory's commands when the user did not say.
+def untrusted_reason(line: int, name: str = "this trajectory") -> str:
+    """Why a trajectory's commands are not this user's from `line` on: the start of a sentence,
+    naming the line."""
+    if line <= 1:
+        return (
+            f"{name[:1].upper()}{name[1:]} was not recorded by you on this machine"
+            " (untrusted from line 1)"
+        )
+    return (
+        f"Line {line} of {name} is not the line your RepoSim wrote there (it was changed, added"
+        " or moved after it was recorded)"
+    )
 
-    A trajectory this user recorded here (its seal checks out, see simulator.provenance) runs
-    here (local). Any other (someone else's, an imported file, an older unsealed one) holds
-    commands that could do anything, so they run in a container; the local backend for those
-    needs the caller's `host_consent` too (the CLI asks at a terminal), see plan_start."""
+
+def foreign_on_host(line: int) -> str:
+    return (
+        f"{untrusted_reason(line)}, so its commands run here only with --backend local and your"
+        " confirmation at a terminal; without --backend local they run in a container."
+    )
+
+
+def choose_backend(source: EventSource, requested: str | None, *, until: int | None = None) -> str:
+    """Where to re-execute a trajectory's commands (up to step `until`) when the user did not say.
+
+    A trajectory this user recorded here, every line re-execution reads checking out (see
+    untrusted_line), runs here (local). Any other (someone else's, an imported file, an older
+    one, one edited after it was written) holds commands that could do anything, so they run
+    in a container; the local backend for those needs the caller's `host_consent` too (the
+    CLI asks at a terminal), see plan_start."""
     if requested is not None:
         return requested
-    return "local" if header.recorded_here else "docker"
+    return "local" if untrusted_line(source, until) is None else "docker"
 
 
 def plan_start(
@@ -207,12 +252,14 @@ def plan_start(
     backend_kind: str = "local",
     image: str | None = None,
     host_consent: bool = False,
+    untrusted: int | None = 1,
 ) -> StartPlan:
     """Check that the recorded start can be rebuilt, before anything runs; StartError if not.
 
-    A trajectory not provably recorded here by this user runs on the local backend only with
-    `host_consent` (the user's explicit flag and answer to a prompt): its commands would run
-    on this machine with the user's rights."""
+    `untrusted` is the first line re-execution would read that is not provably this user's
+    recording here (untrusted_line; None: none is). Such a trajectory runs on the local backend
+    only with `host_consent` (the user's explicit flag and answer to a prompt): its commands
+    would run on this machine with the user's rights."""
     recorded = header.repo
     imported = header.imported
     notes: list[str] = []
@@ -275,11 +322,11 @@ def plan_start(
         notes.append("The recording ran on the local backend; the container's tools may differ.")
     if backend_kind == "local" and backend.kind == "docker":
         notes.append("The recording ran in a container; this machine's tools may differ.")
-    if not header.recorded_here:
+    if untrusted is not None:
         if backend_kind == "local" and not host_consent:
-            raise StartError(FOREIGN_ON_HOST)
+            raise StartError(foreign_on_host(untrusted))
         notes.append(
-            "This trajectory was not recorded by you on this machine: its commands run"
+            f"{untrusted_reason(untrusted)}: its commands run"
             + (
                 " here, with your rights, as you confirmed (--backend local)."
                 if backend_kind == "local"
@@ -645,6 +692,7 @@ async def _reexecute(
     host_consent: bool,
 ) -> tuple[ReplayReport, Session | None]:
     report = ReplayReport(file=path, problem=source.problem)
+    untrusted = untrusted_line(source, until)
     plan = plan_start(
         source.header,
         repo=repo,
@@ -652,9 +700,13 @@ async def _reexecute(
         backend_kind=backend_kind,
         image=image,
         host_consent=host_consent,
+        untrusted=untrusted,
     )
     parent = dict(parent or {"file": str(path.resolve()), "step": None, "replay": "verify"})
-    if not source.header.recorded_here:
+    # Each line is checked again from the very bytes that are run: a file changed in place
+    # since the check above stops at the changed line instead of running it.
+    guard = ChainCheck(source.header.to_dict()) if untrusted is None else None
+    if untrusted is not None:
         parent["foreign"] = True  # the new file re-runs a stranger's commands: not sealed
     report.notes.extend(plan.notes)
     if on_notes is not None:
@@ -672,11 +724,21 @@ async def _reexecute(
     try:
         for index in range(len(source)):
             try:
-                event = source.event(index)
+                if guard is not None and isinstance(source, TrajectoryIndex):
+                    event, trusted = source.checked_event(index, guard.check)
+                else:
+                    event, trusted = source.event(index), True
             except TrajectoryError as exc:
                 report.problem = str(exc)
                 break
             if until is not None and event.seq > until:
+                break
+            if not trusted:
+                assert isinstance(source, TrajectoryIndex)  # the only source with a guard
+                report.problem = (
+                    f"{untrusted_reason(source.line_number(index))} while it was re-executed:"
+                    " stopped before it."
+                )
                 break
             if index == 0 and not (
                 event.kind == Kind.CHECKPOINT and event.payload.get("name") == "start"

@@ -88,7 +88,11 @@ async def test_output_differences_are_reported_with_the_line(
             lines[number] = json.dumps(data)
     edited = tmp_path / "edited.jsonl"
     edited.write_text("\n".join(lines) + "\n")
-    report, _ = await reexecute(edited, trajectory_path=tmp_path / "v.jsonl")
+    # An edited line is no longer this user's recording (nor anything after it): re-executed
+    # here only with consent, as `--backend local` and a yes at the prompt give it.
+    report, _ = await reexecute(
+        edited, trajectory_path=tmp_path / "v.jsonl", backend_kind="local", host_consent=True
+    )
     first = report.first_difference
     assert first is not None and first.kind == "exec"
     assert "output line 1" in first.differences[0] and "goodbye" in first.differences[0]

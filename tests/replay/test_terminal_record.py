@@ -182,7 +182,11 @@ async def test_recordings_with_a_step_per_key_still_load_and_replay(
     per_key = inputs(old)
     assert len(per_key) == len("echo per-key > old.txt\r")
     assert all("line" not in p for p in per_key)
-    report, _ = await reexecute(old, trajectory_path=tmp_path / "again.jsonl")
+    # Rewritten lines are not this user's recording (an older RepoSim's file has no chain
+    # either): re-executed here only with consent, as `--backend local` and a yes give it.
+    report, _ = await reexecute(
+        old, trajectory_path=tmp_path / "again.jsonl", backend_kind="local", host_consent=True
+    )
     assert [s.kind for s in report.steps].count("terminal.input") == len(per_key)
     assert [p.get("line") for p in inputs(tmp_path / "again.jsonl")] == ["echo per-key > old.txt"]
 

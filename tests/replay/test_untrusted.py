@@ -263,7 +263,7 @@ async def test_verify_never_runs_a_foreign_trajectorys_commands_on_this_machine(
     assert consented.returncode == 0, consented.output
     assert marker.exists()
     # What re-ran a stranger's commands is not sealed either: it cannot launder them.
-    assert not read_trajectory(tmp_path / "d.jsonl").header.recorded_here
+    assert not read_trajectory(tmp_path / "d.jsonl").header.sealed_here
 
 
 def old_host_id() -> str:
@@ -294,7 +294,7 @@ async def test_a_forged_host_claim_does_not_run_on_this_machine(
     header["host"] = old_host_id()
     forged = tmp_path / "forged.jsonl"
     forged.write_text(json.dumps(header) + "\n" + "".join(lines[1:]), encoding="utf-8")
-    assert not read_trajectory(forged).header.recorded_here
+    assert not read_trajectory(forged).header.sealed_here
     # Without a container engine the verify fails to start; either way nothing runs here.
     result = reposim(
         "replay", "--verify", str(forged), "--trajectory", str(tmp_path / "v.jsonl"),
@@ -305,8 +305,8 @@ async def test_a_forged_host_claim_does_not_run_on_this_machine(
     assert not marker.exists()
     # A header edited after it was sealed no longer checks out either.
     edited = with_header(original, tmp_path / "edited.jsonl", session="someone-else")
-    assert read_trajectory(original).header.recorded_here
-    assert not read_trajectory(edited).header.recorded_here
+    assert read_trajectory(original).header.sealed_here
+    assert not read_trajectory(edited).header.sealed_here
 
 
 async def test_other_commands_under_a_sealed_header_do_not_run_on_this_machine(
@@ -336,7 +336,7 @@ async def test_other_commands_under_a_sealed_header_do_not_run_on_this_machine(
         "--image", "reposim/absent:forged",
     )  # fmt: skip
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
-    assert f"line {number}" in result.stderr, result.stderr
+    assert f"line {number}" in result.stderr.lower(), result.stderr
     assert not marker.exists()
     # On the host only after a confirmation; without a terminal, one sentence naming the line.
     refused = reposim(
@@ -344,7 +344,7 @@ async def test_other_commands_under_a_sealed_header_do_not_run_on_this_machine(
         "--trajectory", str(tmp_path / "w.jsonl"),
     )  # fmt: skip
     assert refused.returncode == 2
-    assert f"line {number}" in one_sentence(refused)
+    assert f"line {number}" in one_sentence(refused).lower()
     assert not marker.exists()
     # The untouched file still re-executes here without a question.
     mine = reposim("replay", "--verify", str(original), "--trajectory", str(tmp_path / "m.jsonl"))
@@ -448,10 +448,10 @@ def at_terminal(args: list[str], *, answer: str, timeout: float = 300) -> Termin
 async def test_an_imported_file_is_foreign(make_repo: Callable[..., Path], tmp_path: Path) -> None:
     repo = make_repo(SMALL_PROJECT, name="project")
     original = await record_session(repo, tmp_path / "r.jsonl")
-    assert read_trajectory(original).header.recorded_here
+    assert read_trajectory(original).header.sealed_here
     exported = tmp_path / "r.traj"
     exporting = reposim("export", str(original), "--to", "swe-agent", "-o", str(exported))
     assert exporting.returncode == 0
     imported = tmp_path / "imported.jsonl"
     assert reposim("import", str(exported), "-o", str(imported)).returncode == 0
-    assert not read_trajectory(imported).header.recorded_here
+    assert not read_trajectory(imported).header.sealed_here

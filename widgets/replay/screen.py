@@ -753,10 +753,12 @@ def fork_problem(header: TrajectoryHeader, repo: Path | None) -> str | None:
     if repo is not None and not repo.is_dir():
         return f"{repo} is not a folder on this machine; type the path of a copy of the repository."
     # Imported here: re-execution brings the session and backends, which viewing never needs.
-    from simulator.replay.reexec import StartError, choose_backend, plan_start
+    from simulator.replay.reexec import StartError, plan_start
 
     try:
-        plan_start(header, repo=repo, backend_kind=choose_backend(header, None))
+        # Whether the start can be rebuilt does not depend on where the commands will run
+        # (that is asked, line by line, when the fork starts): checked as for a container.
+        plan_start(header, repo=repo, backend_kind="docker")
     except StartError as exc:
         if repo is None and not Path(header.repo.source or "").is_dir():
             return (
