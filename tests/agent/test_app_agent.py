@@ -120,7 +120,7 @@ async def test_a_pending_approval_is_reachable_by_keyboard_after_focus_left_it(
         await pilot.press(*"gsp")
         assert pane.agent is not None and pane.agent.mode is Mode.CONFIRM  # typed, not run
         assert task.value == "gsp"  # type: ignore[attr-defined]
-        await pilot.pause(0.3)
+        await wait_quiet(pilot, app)  # what the run started has finished before the app closes
     assert (Path(session.workspace_path) / "note.txt").read_text() == "hello\n"
 
 
@@ -136,7 +136,11 @@ async def test_at_80x24_the_confirm_card_shows_the_change_it_asks_about(session:
     async with app.run_test(size=(80, 24)) as pilot:
         prompt = app.query_one(ApprovalPrompt)
         await wait_until(pilot, lambda: bool(prompt.display) and prompt.has_focus)
-        await pilot.pause(0.2)
+        # The card laid out with the change it asks about (a frame after it is shown).
+        await wait_until(pilot, lambda: any("┃ -    return total" in r for r in screen_rows(app)))
+        # (never quiet here: the agent's worker waits for this answer)
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause()
         region = prompt.region
         rows = [row[region.x : region.right] for row in screen_rows(app)[region.y : region.bottom]]
         shown = "\n".join(rows)

@@ -21,6 +21,8 @@ from tests.replay.replay_helpers import SAMPLES
 _CSI = re.compile(rb"\x1b\[[0-9;?<>$]*[A-Za-z]")
 REPLAY = [sys.executable, "-c", "from reposim.cli import main; main()", "replay"]
 WAIT = 60.0
+QUIET = 0.3
+"""Seconds without output after which a screen that drew its marker counts as drawn."""
 
 
 def drive(
@@ -39,25 +41,43 @@ def drive(
     seen = 0  # what the previous marker matched is not searched again for the next one
     steps = list(script)
     deadline = time.monotonic() + 2 * WAIT
+
+    def read(timeout: float) -> bool:
+        """Take what the program writes within `timeout`; False if it wrote nothing."""
+        nonlocal output
+        if not select.select([master], [], [], timeout)[0]:
+            return False
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the program closed the terminal
+            return False
+        output += chunk
+        return bool(chunk)
+
+    def running() -> bool:
+        return proc.poll() is None and time.monotonic() < deadline
+
     try:
         while time.monotonic() < deadline:
             if proc.poll() is not None and not select.select([master], [], [], 0)[0]:
                 break
-            if select.select([master], [], [], 0.05)[0]:
-                try:
-                    output += os.read(master, 65536)
-                except OSError:
-                    break
+            read(0.05)
             if steps:
                 marker, keys = steps[0]
                 # Searched in the text as drawn: styles may split a marker's words.
                 found = _CSI.sub(b"", output).find(marker, seen)
                 if found >= 0:
                     seen = found + len(marker)
-                    time.sleep(0.3)  # let the screen finish starting before typing
+                    # The screen has drawn the marker; type once it stops drawing (it is
+                    # still starting while it does), each key after the app answered the
+                    # last by drawing (or went on without a visible answer for a while).
+                    while read(QUIET) and running():
+                        pass
                     for key in keys:
                         os.write(master, bytes([key]))
-                        time.sleep(0.05)
+                        answer_by = time.monotonic() + WAIT / 4
+                        while not read(0.05) and running() and time.monotonic() < answer_by:
+                            pass
                     steps.pop(0)
         else:
             proc.kill()

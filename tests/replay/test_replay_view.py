@@ -239,16 +239,16 @@ async def test_a_jump_shows_the_step_in_the_same_frame_and_revisits_reuse_it(
         assert screen.source is not None
         edits = [i for i in range(len(screen.source)) if screen.source.meta(i)[1] == "file.write"]
         edit = edits[3]  # src/m199.py, with its diff
-        await pilot.pause(0.1)
+        await settle(pilot)
         timeline.go_to_index(edit)
         # No await in between: nothing else has run.
         assert screen.shown_step == edit
         assert f"Step {edit + 1}" in detail.text and "Diff of src/m199.py" in detail.text
         first = detail._strips
-        await pilot.pause(0.1)
+        await settle(pilot)  # what the jump scheduled (a scroll, a redraw) has run
         timeline.go_to_index(10)
         assert "Step 11" in detail.text
-        await pilot.pause(0.1)
+        await settle(pilot)
         timeline.go_to_index(edit)
         assert detail._strips is first
         await settle(pilot)

@@ -37,6 +37,13 @@ def screen_has(pane: TerminalPane, text: str) -> bool:
     return any(text in row for row in pane.screen_text())
 
 
+def at_prompt(pane: TerminalPane) -> bool:
+    """The whole prompt is drawn (its last space included), the cursor after it, and readline
+    has switched bracketed paste back on: the shell wrote everything it frames a command with."""
+    rows, y = pane.screen_text(), pane.term.y
+    return rows[y] == PROMPT.rstrip() and pane.term.x == len(PROMPT) and pane.term.bracketed_paste
+
+
 async def test_typed_command_runs_and_its_output_shows(session: Session, tmp_path: Path) -> None:
     app = PaneApp(session)
     async with app.run_test(size=(100, 40)) as pilot:
@@ -115,17 +122,19 @@ async def test_five_megabytes_of_output_every_byte_accounted_for(
         pane = await ready(pilot)
         # What the shell wraps around any command's output (echoed newline, the prompt and
         # readline's mode switches), measured on a command that prints nothing.
+        await wait_for(pilot, lambda: at_prompt(pane))
         before = pane.bytes_read
         await pane.send(b"true\r")
-        await wait_for(pilot, lambda: settled(pane, after="true"))
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: settled(pane, after="true") and at_prompt(pane))
         framing = pane.bytes_read - before - len("true")
         before = pane.bytes_read
         await pane.send(b"cat big.txt\r")
         # The shell sends back the echoed command, the file with \n -> \r\n, and the framing.
         expected = len("cat big.txt") + len(data) + data.count(b"\n") + framing
-        await wait_for(pilot, lambda: pane.bytes_read - before >= expected, timeout=120)
-        await pilot.pause(0.3)
+        # The new prompt is the last thing the shell writes: once it is drawn, all is in.
+        await wait_for(
+            pilot, lambda: pane.bytes_read - before >= expected and at_prompt(pane), timeout=120
+        )
         assert pane.bytes_read - before == expected
         history = [*pane.term.history_text(), *pane.screen_text()]
         numbers = [row[:7] for row in history if row[:7].isdigit()]
@@ -150,7 +159,12 @@ async def test_mouse_drag_selects_and_copies(session: Session) -> None:
         pane = await ready(pilot)
         await pilot.press(*"echo dragged-text", "enter")
         await wait_for(pilot, lambda: "dragged-text" in pane.screen_text())
-        await pilot.pause(0.2)
+        # Back at the prompt, and the view scrolled to it: rows stay where they are.
+        await wait_for(
+            pilot,
+            lambda: at_prompt(pane) and pane.scroll_offset.y == pane.max_scroll_y,
+        )
+        await pilot.pause()
         row = pane.screen_text().index("dragged-text") - int(pane.scroll_offset.y)
         row += pane.term.history_size
         await pilot.mouse_down(pane, offset=(0, row))
@@ -167,7 +181,8 @@ async def test_bracketed_paste_reaches_the_shell_as_one_paste(session: Session) 
         from textual import events
 
         pane.post_message(events.Paste("echo pasted-$((1+1))"))
-        await pilot.pause(0.2)
+        # The shell has the pasted text (it echoed it) before Enter is pressed.
+        await wait_for(pilot, lambda: screen_has(pane, PROMPT + "echo pasted-$((1+1))"))
         await pilot.press("enter")
         await wait_for(pilot, lambda: "pasted-2" in pane.screen_text())
 
@@ -205,8 +220,10 @@ async def test_tab_and_ctrl_c_go_to_the_shell(session: Session, key: str) -> Non
         await pilot.press(key)
         assert app.focused is pane
         if key == "ctrl+c":
-            await pilot.press(*"sleep 30", "enter")
-            await pilot.pause(0.3)
+            # The foreground job has printed (so it runs) and is then the sleep itself: Ctrl+C
+            # interrupts it whichever it is at that moment.
+            await pane.send(b"sh -c 'printf \"%s-%s\\n\" sleep started; exec sleep 30'\r")
+            await wait_for(pilot, lambda: screen_has(pane, "sleep-started"))
             await pilot.press("ctrl+c")
             await pilot.press(*"echo interrupted", "enter")
             await wait_for(pilot, lambda: "interrupted" in pane.screen_text(), timeout=10)
@@ -218,7 +235,15 @@ async def test_history_scrolls_back_and_typing_returns_to_the_bottom(session: Se
         pane = await ready(pilot)
         await pane.send(b"seq 1 500\r")
         await wait_for(pilot, lambda: "500" in pane.screen_text())
-        await pilot.pause(0.2)
+        # The view follows the output to the bottom (what is asserted next).
+        await wait_for(
+            pilot,
+            lambda: (
+                at_prompt(pane)
+                and pane.max_scroll_y > 0
+                and pane.scroll_offset.y == pane.max_scroll_y
+            ),
+        )
         bottom = pane.scroll_offset.y
         assert bottom == pane.max_scroll_y > 0
         await pilot.press("shift+pageup")
@@ -241,7 +266,7 @@ async def test_cursor_is_drawn_where_the_shell_put_it(session: Session) -> None:
         await wait_for(pilot, lambda: pane.term.x == len(PROMPT) + len("echo abc"))
         await pilot.press("left", "left")
         await wait_for(pilot, lambda: pane.term.x == len(PROMPT) + len("echo a"))
-        await pilot.pause(0.1)
+        await pilot.pause()  # render_line draws the terminal's state: only messages to handle
         row = pane.term.history_size + pane.term.y - int(pane.scroll_offset.y)
         cells = [
             (segment.text, bool(segment.style and segment.style.reverse))

@@ -449,9 +449,13 @@ async def test_tree_long_names_end_in_an_ellipsis(app: RepoSimApp, session: Sess
         assert tree.virtual_size.width <= tree.scrollable_content_region.width  # no sideways
         # Wider: more of the name, still no scrolling.
         app.query_one("#sidebar").styles.width = 85
-        await pilot.pause(0.2)
-        rows = [strip.text for strip in tree.render_lines(tree.region.reset_offset)]
-        assert any(long_name in r for r in rows) and node.data is not None
+
+        def shown() -> list[str]:
+            return [strip.text for strip in tree.render_lines(tree.region.reset_offset)]
+
+        # Laid out again at the new width: the whole name fits (what is asserted).
+        await wait_for(pilot, lambda: any(long_name in r for r in shown()))
+        assert node.data is not None
 
 
 async def test_changes_list_opens_at_the_change_and_offers_a_diff_view(
@@ -467,9 +471,20 @@ async def test_changes_list_opens_at_the_change_and_offers_a_diff_view(
         await wait_for(pilot, lambda: len(changes.changes) == 2)
         options = app.query_one("#changes-files", OptionList)
         await wait_for(pilot, lambda: options.option_count == 2)
-        await pilot.pause(0.2)
+
+        def prompts_now() -> list[str]:
+            return [str(options.get_option_at_index(i).prompt) for i in range(2)]
+
+        # The rows were cut to the list's laid-out width (they are again when it changes).
+        await wait_for(
+            pilot,
+            lambda: (
+                options.scrollable_content_region.width > 0
+                and changes._row_width == options.scrollable_content_region.width
+            ),
+        )
         # Every row is one line: the long path lost its middle, not its file name.
-        prompts = [str(options.get_option_at_index(i).prompt) for i in range(2)]
+        prompts = prompts_now()
         long_row = next(p for p in prompts if p.startswith("A "))
         assert "…" in long_row and long_row.endswith("_long.c")
         assert len(long_row) <= options.scrollable_content_region.width
