@@ -15,7 +15,7 @@ from simulator.perf import CompareRequest, MeasureSettings, compare
 from simulator.setup.envimage import list_environments, prune_environments
 from tests.conftest import RepoFactory, git
 from tests.docker.conftest import TEST_IMAGE
-from tests.perf.conftest import TESTS, checksum_request, core, write
+from tests.perf.conftest import TESTS, UNITTEST_TESTS, checksum_request, core, write
 
 HARNESS = (
     "from fastlib.core import checksum\n\nDATA = list(range(3000))\n\n\n"
@@ -121,3 +121,43 @@ async def test_a_second_compare_in_containers_reuses_both_saved_environments(
     finally:
         prune_environments(budget=0, name=f"perf-{name}")
     assert f"perf-{name}" not in {e.name for e in list_environments()}
+
+
+async def test_calls_of_tests_renamed_between_the_revisions_are_replayed_in_both_containers(
+    make_repo: RepoFactory, tmp_path: Path
+) -> None:
+    """The test that calls checksum is renamed at B: B's tests give the calls, pickled inside
+    B's container and replayed at both. The pickle has to reach A's container too: before, it
+    stayed in B's and A's quickcheck failed (the replay was local-only: 'No test of the
+    repository calls ...' on Docker)."""
+    renamed = UNITTEST_TESTS.replace("def test_checksum(self)", "def test_checksum_once(self)")
+    repo = make_repo(
+        {
+            "fastlib/__init__.py": "",
+            "fastlib/core.py": core(2),
+            "tests/__init__.py": "",
+            "tests/test_core.py": UNITTEST_TESTS,
+        },
+        name="renamed",
+    )
+    git(repo, "tag", "a")
+    write(
+        repo,
+        {"fastlib/core.py": core(1), "tests/test_core.py": renamed},
+        "Compute the checksum once; its test renamed",
+    )
+    result = await compare(
+        checksum_request(
+            repo,
+            b="HEAD",
+            out_dir=tmp_path,
+            settings=MeasureSettings.quick(timer="cpu"),
+            backend="docker",
+            backend_options={"image": TEST_IMAGE},
+        )
+    )
+    assert result.environment["backend"] == "docker"
+    assert result.harness["tests"] == ["tests/test_core.py::ChecksumTests::test_checksum_once"]
+    assert result.harness["timed"].endswith(", captured at B, replayed at both"), result.harness
+    assert 1.5 < result.verdict.speedup < 2.8, result.summary()
+    assert result.verdict.significant, result.summary()
