@@ -897,7 +897,8 @@ async def _harness(
         tests = harnesses.usable_tests(traces)
         replay: tuple[str, str] | None = None
         first: tuple[PerfEnvironment, ...] = (env_a, env_b)
-        if not tests and env_a.local and env_b.local:
+        calls_file: Path | None = None
+        if not tests:
             # no test calls it at both revisions under one name (renamed, split): the tests
             # of one revision (B's first: the change's) give the calls, replayed at both
             for env, trace in ((env_b, traces[1]), (env_a, traces[0])):
@@ -934,8 +935,11 @@ async def _harness(
         if changed and (replay is None or first[0] is env_b):
             source.changed_lines = sum(len(v) for v in changed.values())
             source.reaches_change = any(t.reached for t in tests)
-        # with a replay, the revision whose tests give the calls goes first: it writes them
-        await _quickcheck_or_fail(path, first, runs, "Edit it or pass --model.", source)
+        # with a replay, the revision whose tests give the calls goes first: it writes them,
+        # and they are carried to the other side (another container on Docker) before its turn
+        await _quickcheck_or_fail(
+            path, first, runs, "Edit it or pass --model.", source, carry=calls_file
+        )
         return path, source
 
     model = client or LiteLLMClient(
@@ -979,7 +983,11 @@ async def _first_failure(
     runs: dict[str, WorkflowRun],
     attempt: int = 0,
     source: harnesses.HarnessSource | None = None,
+    carry: Path | None = None,
 ) -> tuple[PerfEnvironment, QuickcheckReport] | None:
+    """The first side whose quickcheck of the harness fails, with its report. `carry`: a file
+    the first side's quickcheck writes (the captured calls) that the other sides read: copied
+    out of the first side's environment and into theirs (no-ops on the local backend)."""
     for env in envs:
         with runs[env.label].stage("quickcheck", attempt=attempt) as detail:
             report = await env.quickcheck(await env.put(path))
@@ -990,6 +998,10 @@ async def _first_failure(
             return env, report
         if source is not None:
             source.timed = report.timed
+        if carry is not None and env is envs[0]:
+            await env.fetch(carry)
+            for other in envs[1:]:
+                await other.put(carry)
     return None
 
 
@@ -999,8 +1011,9 @@ async def _quickcheck_or_fail(
     runs: dict[str, WorkflowRun],
     advice: str,
     source: harnesses.HarnessSource | None = None,
+    carry: Path | None = None,
 ) -> None:
-    failure = await _first_failure(path, envs, runs, source=source)
+    failure = await _first_failure(path, envs, runs, source=source, carry=carry)
     if failure is not None:
         env, report = failure
         raise WorkflowFailure(

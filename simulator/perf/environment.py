@@ -233,11 +233,12 @@ class PerfEnvironment:
             )
 
     async def put(self, host: Path) -> str:
-        """A file of the output directory (the harness) made available inside; its path there."""
+        """A file of the output directory (the harness, captured calls) made available
+        inside; its path there."""
         if self.local:
             return str(host)
         relative = f"{IN_WORKSPACE}/{host.name}"
-        await self.session.write(relative, host.read_text(), actor=Actor.SYSTEM)
+        await self.session.write(relative, host.read_bytes(), actor=Actor.SYSTEM)
         return self.path_for(host)
 
     async def fetch(self, host: Path) -> None:
