@@ -9,6 +9,8 @@ to finish — and check that its output was taken meanwhile and is then handed o
 from __future__ import annotations
 
 import asyncio
+import os
+import threading
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -16,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from backends.local import LocalBackend
+from backends.pty_reader import PtyReader
 
 SIZE = 1_000_000
 
@@ -66,3 +69,35 @@ async def test_output_is_drained_while_the_event_loop_is_busy(
     finally:
         await pty.close()
     assert pty.closed
+
+
+async def test_a_second_stop_returns_only_once_the_thread_is_gone() -> None:
+    """The pane and the backend's stop both stop a PTY's reader, then close the descriptor. A
+    stop that returns while the thread is still reading lets its caller close the descriptor
+    under the thread, which may then read whatever file reuses the number."""
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    reader = PtyReader(read_end)
+    in_read, release = threading.Event(), threading.Event()
+    real_read = reader._read_available  # noqa: SLF001 - hold the thread inside a read
+
+    def held_read() -> bytes | None:
+        in_read.set()
+        release.wait(60)
+        return real_read()
+
+    reader._read_available = held_read  # type: ignore[method-assign]  # noqa: SLF001
+    try:
+        os.write(write_end, b"output")
+        assert await asyncio.to_thread(in_read.wait, 60), "the reader never read"
+        first = asyncio.create_task(reader.stop())
+        second = asyncio.create_task(reader.stop())
+        done, _ = await asyncio.wait({first, second}, timeout=0.5)
+        assert not done, "a stop returned while the reader thread was still reading"
+        release.set()
+        await asyncio.wait_for(asyncio.gather(first, second), 60)
+        assert not reader._thread.is_alive()  # noqa: SLF001
+    finally:
+        release.set()
+        os.close(read_end)
+        os.close(write_end)
