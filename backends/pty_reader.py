@@ -33,6 +33,7 @@ class PtyReader:
         self._buffer = bytearray()
         self._eof = False
         self._stopping = False
+        self._stopped = asyncio.Event()  # set once the first stop() has joined the thread
         self._notified = False  # a wake-up is on its way to the loop
         self._waiter: asyncio.Future[None] | None = None
         self._cond = threading.Condition()
@@ -117,17 +118,26 @@ class PtyReader:
             await waiter
 
     async def stop(self) -> None:
-        """Stop the thread (a waiting `read()` returns b""); the descriptor is left open."""
+        """Stop the thread (a waiting `read()` returns b""); the descriptor is left open. Every
+        caller returns only once the thread is gone: each then closes the descriptor, which
+        must not happen while the thread may still read it."""
         with self._cond:
             if self._stopping:
-                return
-            self._stopping = True
-            self._cond.notify()
-        os.write(self._wake_w, b"x")
-        self._wake()
-        await asyncio.to_thread(self._thread.join)
-        os.close(self._wake_r)
-        os.close(self._wake_w)
+                first = False
+            else:
+                first = self._stopping = True
+                self._cond.notify()
+        if not first:
+            await self._stopped.wait()
+            return
+        try:
+            os.write(self._wake_w, b"x")
+            self._wake()
+            await asyncio.to_thread(self._thread.join)
+            os.close(self._wake_r)
+            os.close(self._wake_w)
+        finally:
+            self._stopped.set()
 
     @property
     def ended(self) -> bool:

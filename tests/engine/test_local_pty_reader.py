@@ -79,14 +79,14 @@ async def test_a_second_stop_returns_only_once_the_thread_is_gone() -> None:
     os.set_blocking(read_end, False)
     reader = PtyReader(read_end)
     in_read, release = threading.Event(), threading.Event()
-    real_read = reader._read_available  # noqa: SLF001 - hold the thread inside a read
+    real_read = reader._read_available
 
     def held_read() -> bytes | None:
         in_read.set()
         release.wait(60)
         return real_read()
 
-    reader._read_available = held_read  # type: ignore[method-assign]  # noqa: SLF001
+    reader._read_available = held_read  # type: ignore[method-assign]
     try:
         os.write(write_end, b"output")
         assert await asyncio.to_thread(in_read.wait, 60), "the reader never read"
@@ -96,7 +96,7 @@ async def test_a_second_stop_returns_only_once_the_thread_is_gone() -> None:
         assert not done, "a stop returned while the reader thread was still reading"
         release.set()
         await asyncio.wait_for(asyncio.gather(first, second), 60)
-        assert not reader._thread.is_alive()  # noqa: SLF001
+        assert not reader._thread.is_alive()
     finally:
         release.set()
         os.close(read_end)
