@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
@@ -27,7 +28,7 @@ from textual.widgets import Input, Label, Static
 from textual.worker import Worker, WorkerState
 
 from simulator.events import Event, Kind, WorkflowStart, WorkflowStep
-from simulator.session import Decision, SessionError
+from simulator.session import Decision, Session, SessionError
 from simulator.workflow import (
     ActionRejected,
     ActionRequest,
@@ -474,10 +475,32 @@ class RevisionsScreen(ModalScreen[tuple[str, str] | None]):
         self.dismiss(None)
 
 
+def project_environment(session: Session) -> dict[str, Any]:
+    """Where the project's code runs in this session, as a comparison's request fields: the
+    session's container image (docker), or the venv its commands run in (the repository's own
+    or the one `reposim setup` left), else the setup workflow at each revision. Never
+    RepoSim's own interpreter: the project's dependencies are not there."""
+    description = session.description
+    if description.kind == "docker" and description.image:
+        return {"backend": "docker", "backend_options": {"image": description.image}}
+    venv = description.extra.get("venv")
+    if venv and (Path(str(venv)) / "bin" / "python").exists():
+        return {"python": str(Path(str(venv)) / "bin" / "python")}
+    return {"setup": True}
+
+
+def _where(environment: dict[str, Any]) -> str:
+    if "python" in environment:
+        return f"in the project's venv ({Path(environment['python']).parent.parent})"
+    if environment.get("backend") == "docker":
+        return f"in the session's image ({environment['backend_options']['image']})"
+    return "in an environment the setup workflow makes at each revision (no venv of its own)"
+
+
 async def _perf(app: WorkspaceApp, cursor: tuple[str, int] | None) -> None:
     from dataclasses import replace
 
-    from simulator.perf.compare import CompareRequest, MeasureSettings, compare
+    from simulator.perf.compare import CompareRequest, MeasureSettings, NoTracedHarness, compare
     from simulator.workflow import StepStatus, WorkflowRun
 
     problem = await _problem_at(app, cursor)
@@ -499,9 +522,11 @@ async def _perf(app: WorkspaceApp, cursor: tuple[str, int] | None) -> None:
         processes=2,  # perf's default became 1 per round (adaptive); the UI keeps its rounds x 2
         min_time=OPTIONS.perf_min_time,
     )
-    request = CompareRequest(session.source, a, b, api=api, settings=settings)
-    app.notify(f"Timing {api} at {a} and {b}: progress in the agent pane.")
+    environment = project_environment(session)
+    request = CompareRequest(session.source, a, b, api=api, settings=settings, **environment)
+    app.notify(f"Timing {api} at {a} and {b} {_where(environment)}: progress in the agent pane.")
     params = {"repo": str(session.source), "a": a, "b": b, "api": api, "rounds": settings.rounds}
+    params["environment"] = _where(environment)
     # Each side is its own recorded session; this run puts their steps and the table in the
     # session the person works in.
     with WorkflowRun(session, "perf.compare", params) as run:
@@ -520,7 +545,20 @@ async def _perf(app: WorkspaceApp, cursor: tuple[str, int] | None) -> None:
                     **dict(step.detail or {}),
                 )
 
-        result = await compare(request, on_event=forward)
+        try:
+            result = await compare(request, on_event=forward)
+        except NoTracedHarness as exc:
+            # the repository's tests give no harness: the agent's model writes one, as
+            # `reposim perf compare --model` does (and without a model, say how to set one)
+            run.step("traced harness", StepStatus.FAILED, reason=exc.why)
+            client = await _client(app)
+            if client is None:
+                raise WorkflowFailure(
+                    f"{exc.why}: no harness can be traced from them. Set the agent's model "
+                    "(F2, Agent settings, or $REPOSIM_MODEL) and run this again: it writes one."
+                ) from None
+            app.notify(f"{exc.why}: {client.model} writes the harness instead.", timeout=10)
+            result = await compare(request, on_event=forward, client=client)
         run.result(**perf_table(result.to_dict()))
     app.notify(f"{api}: {result.verdict.sentence()}.", timeout=10)
 

@@ -111,6 +111,17 @@ class MeasureSettings:
         return dict(self.__dict__)
 
 
+class NoTracedHarness(WorkflowFailure):
+    """No test of the repository gives a traced harness for the API: `why`, and the two ways
+    on (the CLI's flags here; the UI says its own)."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(
+            f"{why}; write a harness (--harness FILE) or let a model write one (--model)."
+        )
+        self.why = why
+
+
 @dataclass
 class CompareRequest:
     repo: Path
@@ -919,14 +930,13 @@ async def _harness(
                     )
             calling = [t for trace in traces for t in trace["tests"] if t.get("calls")]
             if calling and not any(t.get("plain") for t in calling):
-                raise WorkflowFailure(
+                raise NoTracedHarness(
                     f"{len({t['nodeid'] for t in calling})} test(s) call {api}, but each needs "
-                    "what a traced harness does not replay (a pytest fixture or a parameter); "
-                    "write a harness (--harness FILE) or let a model write one (--model)."
+                    "what a traced harness does not replay (a pytest fixture or a parameter)"
                 )
-            raise WorkflowFailure(
+            raise NoTracedHarness(
                 f"No test of the repository calls {api} without fixtures and passes at both "
-                "revisions; write a harness (--harness FILE) or let a model write one (--model)."
+                "revisions"
             )
         revisions = f"{env_a.commit[:10]} and {env_b.commit[:10]}"
         root = Path(first[0].root)

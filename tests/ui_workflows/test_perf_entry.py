@@ -4,13 +4,19 @@ rounds: seconds, not minutes), and the result card shows the performance table."
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 from simulator.events import Kind
-from tests.conftest import SessionOn
+from tests.agent.fake_llm import FakeLLM, Reply, call
+from tests.conftest import RepoFactory, SessionOn, git
 from tests.ui.helpers import wait_for, wait_quiet
 from tests.ui_workflows.conftest import (
+    FAST,
+    PERF_TESTS,
+    SLOW,
     app_with_model,
+    card_text,
     cards,
     cursor_in,
     notices,
@@ -64,3 +70,100 @@ async def test_escape_in_the_modal_compares_nothing(session_on: SessionOn, perf_
         await wait_for(pilot, lambda: not app.workers, "the worker to end")
         assert not isinstance(app.screen, RevisionsScreen)
         assert not cards(app, Kind.WORKFLOW_START)
+
+
+def _venv_with(root: Path, module: str, text: str) -> Path:
+    """A venv in `root/.venv` with pytest (from uv's cache, offline) and `module` installed in
+    its site-packages: a dependency RepoSim's own environment does not have."""
+    venv = root / ".venv"
+    subprocess.run(["uv", "venv", "-q", str(venv)], check=True)
+    subprocess.run(
+        ["uv", "pip", "install", "-q", "--offline", "--python", str(venv / "bin/python"), "pytest"],
+        check=True,
+    )
+    [site] = venv.glob("lib/python*/site-packages")
+    (site / f"{module}.py").write_text(text)
+    return venv
+
+
+async def test_perf_times_in_the_projects_environment(
+    session_on: SessionOn, make_repo: RepoFactory
+) -> None:
+    """The comparison runs where the project's code runs (its venv, with the dependency only it
+    has), not in RepoSim's own interpreter, and the card says which environment."""
+    uses = "from steps import STEP\n\n"
+    files = {"numbers_/__init__.py": "", "numbers_/series.py": uses + FAST}
+    repo = make_repo({**files, "tests/test_series.py": PERF_TESTS}, name="numbers")
+    (repo / "numbers_" / "series.py").write_text(uses + SLOW)
+    git(repo, "commit", "-qam", "triangle: a plain loop")
+    venv = _venv_with(repo, "steps", "STEP = 1\n")
+    session = await session_on(repo)
+    app = app_with_model(session, None)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await cursor_in(pilot, app, "numbers_/series.py", "for i in range(n):")
+        run_entry(app, ENTRY)
+        await wait_for(pilot, lambda: isinstance(app.screen, RevisionsScreen), "the modal")
+        await pilot.press("enter")
+        card = await result_card(pilot, app, "perf.compare", within=300)
+        assert "B is slower" in card, card
+        [start] = cards(app, Kind.WORKFLOW_START, "perf.compare")
+        assert str(venv) in start.event.payload["params"]["environment"]
+        await wait_quiet(pilot, app)
+
+
+FIXTURE_TESTS = """\
+import pytest
+
+from numbers_.series import triangle
+
+
+@pytest.fixture
+def size():
+    return 3000
+
+
+def test_triangle(size):
+    assert triangle(size) == 4498500
+"""
+BENCH = "from numbers_.series import triangle\n\n\ndef bench():\n    triangle(3000)\n"
+
+
+async def test_tests_that_give_no_traced_harness_hand_over_to_the_agents_model(
+    session_on: SessionOn, make_repo: RepoFactory
+) -> None:
+    """The only test calling the function needs a pytest fixture: no harness can be traced.
+    Without a model the card says how to set one in the UI (not the CLI's flags); with the
+    agent's model (litellm against the local fake server) the model writes the harness and
+    the comparison goes on."""
+    files = {"numbers_/__init__.py": "", "numbers_/series.py": FAST}
+    repo = make_repo({**files, "tests/test_series.py": FIXTURE_TESTS}, name="numbers")
+    (repo / "numbers_" / "series.py").write_text(SLOW)
+    git(repo, "commit", "-qam", "triangle: a plain loop")
+    session = await session_on(repo)
+    app = app_with_model(session, None)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await cursor_in(pilot, app, "numbers_/series.py", "for i in range(n):")
+        run_entry(app, ENTRY)
+        await wait_for(pilot, lambda: isinstance(app.screen, RevisionsScreen), "the modal")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: cards(app, Kind.WORKFLOW_END, "perf.compare"), "the end")
+        [end] = cards(app, Kind.WORKFLOW_END, "perf.compare")
+        said = card_text(end) + " ".join(notices(app))
+        assert "1 test(s) call" in said and "Set the agent's model" in said, said
+        assert "--harness" not in said, said
+        await wait_quiet(pilot, app)
+
+    server = FakeLLM([Reply("A harness.", [call("write_harness", code=BENCH)])]).start()
+    try:
+        app = app_with_model(await session_on(repo, "second.jsonl"), server)
+        async with app.run_test(size=(160, 48)) as pilot:
+            await cursor_in(pilot, app, "numbers_/series.py", "for i in range(n):")
+            run_entry(app, ENTRY)
+            await wait_for(pilot, lambda: isinstance(app.screen, RevisionsScreen), "the modal")
+            await pilot.press("enter")
+            card = await result_card(pilot, app, "perf.compare", within=300)
+            assert "B is slower" in card, card
+            await wait_quiet(pilot, app)
+    finally:
+        server.close()
+    assert server.requests, "the model was never asked"
