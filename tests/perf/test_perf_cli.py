@@ -5,6 +5,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
+from reposim.cli.perf_cmd import Progress
 from tests.conftest import reposim
 
 
@@ -81,3 +84,24 @@ def test_progress_to_a_pipe_is_at_most_one_line_every_ten_seconds(
     # gets the first, one per 10 s after it, and the last
     assert 1 <= len(progress) <= took / 10 + 2, (took, progress)
     assert progress[-1].startswith("perf.compare: measure ok")
+
+
+def test_progress_to_a_pipe_does_not_repeat_a_line_whose_only_change_is_its_eta(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # `perf mine` to a log: its batch reports every ~2 s and only the ETA moves for minutes
+    # (52 lines of "[3/5]  ok 3  running 1  ETA ..." in one 26-minute run): a pipe now gets a
+    # changed state at most every 10 s and an unchanged one once a minute
+    now = [0.0]
+    show = Progress()
+    show.clock = lambda: now[0]
+    for second in range(0, 300, 2):
+        now[0] = float(second)
+        state = "[3/5]  ok 3  running 1" if second < 200 else "[4/5]  ok 4  running 1"
+        show(f"perf: {state}  ETA {600 - second}s")
+    show.flush()
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "perf: [3/5]  ok 3  running 1  ETA 600s"
+    # printed at 0, 60, 120, 180 s; the change at 200 s; 260 s; the last at the end
+    assert lines[4] == "perf: [4/5]  ok 4  running 1  ETA 400s", lines
+    assert len(lines) == 7, lines
