@@ -43,22 +43,29 @@ def _settings(
 
 class Progress:
     """Progress lines on stderr: every line on a terminal; when stderr is a file or a pipe (a
-    log, CI), at most one line every `every` seconds (the latest), and the last one at the end."""
+    log, CI), at most one line every `every` seconds (the latest) when what it says changed,
+    once every `unchanged` seconds when only its ETA moved, and the last one at the end."""
 
-    def __init__(self, every: float = 10.0) -> None:
+    def __init__(self, every: float = 10.0, unchanged: float = 60.0) -> None:
         import time
 
         self.clock = time.monotonic
         self.every = every
+        self.unchanged = unchanged
         self.terminal = sys.stderr.isatty()
-        self.last = -every
+        self.last = -max(every, unchanged)
+        self.shown: str | None = None  # what the last printed line said, its ETA aside
         self.pending: str | None = None
 
     def __call__(self, line: str) -> None:
+        import re
+
         now = self.clock()
-        if self.terminal or now - self.last >= self.every:
+        state = re.sub(r"\s+ETA \S+$", "", line)
+        wait = self.unchanged if state == self.shown else self.every
+        if self.terminal or now - self.last >= wait:
             click.echo(line, err=True)
-            self.last, self.pending = now, None
+            self.last, self.shown, self.pending = now, state, None
         else:
             self.pending = line
 
