@@ -215,7 +215,8 @@ def untrusted_reason(line: int, name: str = "this trajectory") -> str:
     naming the line."""
     if line <= 1:
         return (
-            f"{name[:1].upper()}{name[1:]} was not recorded by you on this machine"
+            f"{'This trajectory' if name == 'this trajectory' else name} was not recorded by"
+            " you on this machine"
             " (untrusted from line 1)"
         )
     return (
