@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -90,8 +91,14 @@ async def test_timeout_kills_the_process_group_and_shell_survives(backend: Local
     assert not result.shell_restarted
     after = await backend.exec('echo "$KEEP"')
     assert after.output == b"1\n"
-    await asyncio.sleep(0.2)
-    ps = await backend.exec("ps -eo args | grep -c '[s]leep 29.173' || true")
+    # Killed processes leave the table once reaped: wait for that (a deadline, far below the
+    # 29 s they would live if they had not been killed).
+    deadline = time.monotonic() + 10
+    while True:
+        ps = await backend.exec("ps -eo args | grep -c '[s]leep 29.173' || true")
+        if ps.output.strip() == b"0" or time.monotonic() > deadline:
+            break
+        await asyncio.sleep(0.05)
     assert ps.output.strip() == b"0"
 
 
