@@ -45,6 +45,16 @@ def one_sentence(result: subprocess.CompletedProcess[str]) -> str:
     return result.stderr
 
 
+def refused_on_the_host(path: Path, out: Path) -> str:
+    """`replay --verify --backend local` of a file not provably this user's, without a terminal
+    to confirm at: exit 2 and the one sentence that says why (nothing runs)."""
+    refused = reposim(
+        "replay", "--verify", str(path), "--backend", "local", "--trajectory", str(out)
+    )  # fmt: skip
+    assert refused.returncode == 2
+    return one_sentence(refused)
+
+
 def lines_of(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8").splitlines(keepends=True)
 
@@ -245,12 +255,8 @@ async def test_verify_never_runs_a_foreign_trajectorys_commands_on_this_machine(
     assert "was not recorded by you on this machine" in result.stderr
     assert not marker.exists()
     # --backend local is not enough without a terminal to confirm at: one sentence, no run.
-    refused = reposim(
-        "replay", "--verify", str(foreign), "--backend", "local",
-        "--trajectory", str(tmp_path / "c.jsonl"),
-    )  # fmt: skip
-    assert refused.returncode == 2
-    assert "only after you confirm at a terminal" in one_sentence(refused)
+    refused = refused_on_the_host(foreign, tmp_path / "c.jsonl")
+    assert "only after you confirm at a terminal" in refused
     assert not marker.exists()
     declined = at_terminal(["replay", "--verify", str(foreign), "--backend", "local"], answer="n\n")
     assert declined.returncode == 2 and "Not run" in declined.output
@@ -339,12 +345,7 @@ async def test_other_commands_under_a_sealed_header_do_not_run_on_this_machine(
     assert f"line {number}" in result.stderr.lower(), result.stderr
     assert not marker.exists()
     # On the host only after a confirmation; without a terminal, one sentence naming the line.
-    refused = reposim(
-        "replay", "--verify", str(forged), "--backend", "local",
-        "--trajectory", str(tmp_path / "w.jsonl"),
-    )  # fmt: skip
-    assert refused.returncode == 2
-    assert f"line {number}" in one_sentence(refused).lower()
+    assert f"line {number}" in refused_on_the_host(forged, tmp_path / "w.jsonl").lower()
     assert not marker.exists()
     # The untouched file still re-executes here without a question.
     mine = reposim("replay", "--verify", str(original), "--trajectory", str(tmp_path / "m.jsonl"))
