@@ -209,6 +209,24 @@ async def session_on(tmp_path: Path) -> AsyncIterator[SessionOn]:
         await session.close()
 
 
+def project_fixtures(
+    files: Mapping[str, str], *, repo: str, name: str, trajectory: str
+) -> tuple[Callable[..., Path], Callable[..., Awaitable[Session]]]:
+    """A folder's fixture project: a fixture called `repo` that commits `files` as
+    tmp_path/`name`, and `session`, the session on it recording to tmp_path/`trajectory`.
+    A folder's conftest binds both: `buggy_repo, session = project_fixtures(...)`."""
+
+    def make(make_repo: RepoFactory) -> Path:
+        return make_repo(dict(files), name=name)
+
+    async def open_(request: pytest.FixtureRequest, session_on: SessionOn) -> Session:
+        return await session_on(request.getfixturevalue(repo), trajectory)
+
+    make.__doc__ = f"A real git repository `{name}` of the folder's fixture project."
+    open_.__doc__ = f"A real session over `{repo}`, recording to tmp_path/{trajectory}."
+    return pytest.fixture(name=repo)(make), pytest.fixture(name="session")(open_)
+
+
 @pytest.fixture
 def fake_llm() -> Iterator[FakeLLM]:
     """The local OpenAI-compatible model server (tests/agent/fake_llm.py), closed after the test."""

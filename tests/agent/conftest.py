@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
-from simulator.session import Session
-from tests.conftest import RepoFactory, SessionOn
+from tests.conftest import project_fixtures
 
 BUGGY_PROJECT = {
     "stats/__init__.py": "",
@@ -26,11 +21,6 @@ BUG = "total(values) / (len(values) - 1)"
 FIX = "total(values) / len(values)"
 
 
-@pytest.fixture
-def buggy_repo(make_repo: RepoFactory) -> Path:
-    return make_repo(BUGGY_PROJECT, name="buggy")
-
-
-@pytest.fixture
-async def session(buggy_repo: Path, session_on: SessionOn) -> Session:
-    return await session_on(buggy_repo, "run.jsonl")
+buggy_repo, session = project_fixtures(
+    BUGGY_PROJECT, repo="buggy_repo", name="buggy", trajectory="run.jsonl"
+)

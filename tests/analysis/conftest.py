@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from simulator.session import Session
 from tests.analysis.nav_project import NAV_REPO
-from tests.conftest import SessionOn
+from tests.conftest import project_fixtures
 
 C_PROJECT = {
     "include/vec.h": (
@@ -68,12 +67,6 @@ def c_repo(make_repo: Callable[..., Path]) -> Path:
     return make_repo(C_PROJECT, name="vec")
 
 
-@pytest.fixture
-def nav_repo(make_repo: Callable[..., Path]) -> Path:
-    return make_repo(NAV_REPO, name="navrepo")
-
-
-@pytest.fixture
-async def session(nav_repo: Path, session_on: SessionOn) -> Session:
-    """A real session over nav_repo (the code index tests)."""
-    return await session_on(nav_repo, "run.jsonl")
+nav_repo, session = project_fixtures(
+    NAV_REPO, repo="nav_repo", name="navrepo", trajectory="run.jsonl"
+)

@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
-from simulator.session import Session
-from tests.conftest import RepoFactory, SessionOn
+from tests.conftest import project_fixtures
 
 CLAMP = '''\
 """Small functions with known branches."""
@@ -89,11 +84,6 @@ PROJECT = {
 PLANTED_BUG = ("        return high\n", "        return high - 1\n")
 
 
-@pytest.fixture
-def calc_repo(make_repo: RepoFactory) -> Path:
-    return make_repo(PROJECT, name="shapes")
-
-
-@pytest.fixture
-async def session(calc_repo: Path, session_on: SessionOn) -> Session:
-    return await session_on(calc_repo, "harness.jsonl")
+calc_repo, session = project_fixtures(
+    PROJECT, repo="calc_repo", name="shapes", trajectory="harness.jsonl"
+)

@@ -2,20 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
-from simulator.session import Session
 from tests.analysis.nav_project import NAV_REPO
-from tests.conftest import RepoFactory, SessionOn
+from tests.conftest import project_fixtures
 
-
-@pytest.fixture
-def nav_repo(make_repo: RepoFactory) -> Path:
-    return make_repo(NAV_REPO, name="navrepo")
-
-
-@pytest.fixture
-async def session(nav_repo: Path, session_on: SessionOn) -> Session:
-    return await session_on(nav_repo, "run.jsonl")
+nav_repo, session = project_fixtures(
+    NAV_REPO, repo="nav_repo", name="navrepo", trajectory="run.jsonl"
+)

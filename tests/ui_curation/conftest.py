@@ -10,7 +10,7 @@ import pytest
 from simulator.dataset.schema import CurationState, Harness, Problem, Validation
 from simulator.harness.mutate import mutants
 from simulator.session import Session
-from tests.conftest import RepoFactory, SessionOn
+from tests.conftest import project_fixtures
 from tests.harness.conftest import CLAMP
 from widgets.curation.app import target_problems
 
@@ -75,14 +75,9 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
 
 
-@pytest.fixture
-def tools_repo(make_repo: RepoFactory) -> Path:
-    return make_repo(PROJECT, name="tools")
-
-
-@pytest.fixture
-async def session(tools_repo: Path, session_on: SessionOn) -> Session:
-    return await session_on(tools_repo, "curation.jsonl")
+tools_repo, session = project_fixtures(
+    PROJECT, repo="tools_repo", name="tools", trajectory="curation.jsonl"
+)
 
 
 HARNESS = "from tools.math import sign\n\nCASES = [\n    dict(args=(7,), returns=1),\n]\n"
