@@ -74,6 +74,47 @@ def test_withdraw():
 """
 )
 
+SAME_AS_REFERENCE = """\
+@pytest.mark.parametrize(
+    "args", [(5, 0, 10), (-1, 0, 10), (11, 0, 10), (0, 0, 10), (10, 0, 10), (3, 3, 3)]
+)
+def test_same_as_reference(args):
+    assert same(candidate(*args), reference(*args))
+
+
+def test_bad_bounds():
+"""
+"""The start of a model-written harness for `clamp`: the candidate against the reference on
+every branch's arguments, then a test of the bad bounds (its body is each caller's)."""
+
+CANDIDATE_REFUSES_BAD_BOUNDS = """\
+    with pytest.raises(ValueError):
+        candidate(1, 5, 0)
+"""
+
+CLAMP_EQUIVALENCE = SAME_AS_REFERENCE + CANDIDATE_REFUSES_BAD_BOUNDS
+"""A model-written harness for `clamp` that the reference passes and a wrong candidate fails."""
+
+
+def fenced(code: str, before: str = "") -> str:
+    """A model's reply: `before`, then `code` in a fenced python block."""
+    return f"{before}```python\n{code}```"
+
+
+def clamp_reply(returns: str, *, message: str | None = "low must not exceed high") -> str:
+    """A model's reply holding a `clamp` that returns `returns`, raising ValueError(`message`)
+    on bad bounds first (no check at all where `message` is None)."""
+    check = (
+        f'    if high < low:\n        raise ValueError("{message}")\n'
+        if message is not None
+        else ""
+    )
+    return fenced(
+        f'def clamp(value, low, high):\n    """Clamp `value` into [low, high]."""\n{check}'
+        f"    return {returns}\n"
+    )
+
+
 PROJECT = {
     "shapes/__init__.py": "",
     "shapes/calc.py": CALC,

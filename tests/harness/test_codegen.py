@@ -17,36 +17,13 @@ from simulator.session import Session
 from tests.agent.conftest import BUG, FIX
 from tests.agent.fake_llm import FakeLLM, Reply, call, fake_client
 from tests.conftest import RepoFactory
-from tests.harness.conftest import CALC
+from tests.harness.conftest import CALC, CLAMP_EQUIVALENCE, clamp_reply
 
-EQUIVALENCE_TESTS = """
-@pytest.mark.parametrize(
-    "args", [(5, 0, 10), (-1, 0, 10), (11, 0, 10), (0, 0, 10), (10, 0, 10), (3, 3, 3)]
-)
-def test_same_as_reference(args):
-    assert same(candidate(*args), reference(*args))
+EQUIVALENCE_TESTS = "\n" + CLAMP_EQUIVALENCE
 
+RIGHT = clamp_reply("max(low, min(value, high))", message="bad bounds")
 
-def test_bad_bounds():
-    with pytest.raises(ValueError):
-        candidate(1, 5, 0)
-"""
-
-RIGHT = '''```python
-def clamp(value, low, high):
-    """Clamp `value` into [low, high]."""
-    if high < low:
-        raise ValueError("bad bounds")
-    return max(low, min(value, high))
-```'''
-
-WRONG = '''```python
-def clamp(value, low, high):
-    """Clamp `value` into [low, high]."""
-    if high < low:
-        raise ValueError("bad bounds")
-    return max(low, value)
-```'''
+WRONG = clamp_reply("max(low, value)", message="bad bounds")
 
 
 def test_pass_at_k_is_the_unbiased_estimator() -> None:

@@ -11,27 +11,19 @@ from simulator.harness.workflow import HarnessOptions, make_problems
 from simulator.session import Session
 from simulator.trajectory import read_trajectory
 from tests.agent.fake_llm import FakeLLM, Reply, fake_client
+from tests.harness.conftest import CANDIDATE_REFUSES_BAD_BOUNDS, SAME_AS_REFERENCE, fenced
 
 WRONG = """```python
 def test_inside():
     assert candidate(5, 0, 10) == 6
 ```"""
 
-FIXED = """Fixed: the reference returns 5 there.
-```python
-@pytest.mark.parametrize(
-    "args", [(5, 0, 10), (-1, 0, 10), (11, 0, 10), (0, 0, 10), (10, 0, 10), (3, 3, 3)]
+FIXED = fenced(
+    SAME_AS_REFERENCE
+    + "    with pytest.raises(ValueError):\n        reference(1, 5, 0)\n"
+    + CANDIDATE_REFUSES_BAD_BOUNDS,
+    "Fixed: the reference returns 5 there.\n",
 )
-def test_same_as_reference(args):
-    assert same(candidate(*args), reference(*args))
-
-
-def test_bad_bounds():
-    with pytest.raises(ValueError):
-        reference(1, 5, 0)
-    with pytest.raises(ValueError):
-        candidate(1, 5, 0)
-```"""
 
 
 async def test_a_harness_that_fails_the_first_round_is_fixed_in_the_second(

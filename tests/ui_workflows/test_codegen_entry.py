@@ -8,6 +8,7 @@ from pathlib import Path
 from simulator.events import Kind
 from tests.agent.fake_llm import FakeLLM, Reply
 from tests.conftest import RepoFactory, SessionOn
+from tests.harness.conftest import clamp_reply
 from tests.ui.helpers import WAIT, wait_for, wait_quiet
 from tests.ui_workflows.conftest import (
     CALC,
@@ -22,27 +23,11 @@ from tests.ui_workflows.conftest import (
 
 ENTRY = "Generate this function with a model (codegen)"
 
-RIGHT = '''```python
-def clamp(value, low, high):
-    """Clamp `value` into [low, high]."""
-    if high < low:
-        raise ValueError("low must not exceed high")
-    return max(low, min(value, high))
-```'''
+RIGHT = clamp_reply("max(low, min(value, high))")
 
-WRONG = '''```python
-def clamp(value, low, high):
-    """Clamp `value` into [low, high]."""
-    if high < low:
-        raise ValueError("low must not exceed high")
-    return max(low, value)
-```'''
+WRONG = clamp_reply("max(low, value)")
 
-DROPS_THE_ERROR = '''```python
-def clamp(value, low, high):
-    """Clamp `value` into [low, high]."""
-    return max(low, min(value, high))
-```'''
+DROPS_THE_ERROR = clamp_reply("max(low, min(value, high))", message=None)
 
 
 async def test_codegen_scores_samples_of_the_function_under_the_cursor(

@@ -10,6 +10,7 @@ from simulator.events import Kind
 from simulator.trajectory import read_trajectory
 from tests.agent.fake_llm import FakeLLM, Reply
 from tests.conftest import SessionOn
+from tests.harness.conftest import CLAMP_EQUIVALENCE, fenced
 from tests.ui.helpers import wait_for, wait_quiet
 from tests.ui_workflows.conftest import (
     app_with_model,
@@ -23,19 +24,7 @@ from widgets.workflow_entries import WorkflowApproval
 
 ENTRY = "Generate a harness for the function under the cursor with a model"
 
-TESTS = """Tests for every branch:
-```python
-@pytest.mark.parametrize(
-    "args", [(5, 0, 10), (-1, 0, 10), (11, 0, 10), (0, 0, 10), (10, 0, 10), (3, 3, 3)]
-)
-def test_same_as_reference(args):
-    assert same(candidate(*args), reference(*args))
-
-
-def test_bad_bounds():
-    with pytest.raises(ValueError):
-        candidate(1, 5, 0)
-```"""
+TESTS = fenced(CLAMP_EQUIVALENCE, "Tests for every branch:\n")
 
 
 async def test_the_model_writes_a_valid_harness_for_the_function_under_the_cursor(
