@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from simulator.agent import ModelTurn, ToolCall
 from tests.conftest import project_fixtures
+
+if TYPE_CHECKING:
+    from textual.pilot import Pilot
 
 BUGGY_PROJECT = {
     "stats/__init__.py": "",
@@ -24,3 +33,20 @@ FIX = "total(values) / len(values)"
 buggy_repo, session = project_fixtures(
     BUGGY_PROJECT, repo="buggy_repo", name="buggy", trajectory="run.jsonl"
 )
+
+
+def turn(name: str, thought: str = "", **arguments: object) -> ModelTurn:
+    """A scripted model turn: `thought`, then one call of tool `name` with `arguments`."""
+    return ModelTurn(
+        content=thought,
+        tool_calls=(ToolCall(f"c{time.monotonic_ns()}", name, json.dumps(arguments)),),
+    )
+
+
+async def wait_until(
+    pilot: Pilot[None], condition: Callable[[], bool], timeout: float = 90
+) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting for the UI"
+        await pilot.pause(0.05)

@@ -3,22 +3,17 @@ and one rejection with a reason, pausing and taking over, a new task after finis
 
 from __future__ import annotations
 
-import json
-import time
-from collections.abc import Callable
-
 import pytest
 from textual.app import App, ComposeResult
-from textual.pilot import Pilot
 from textual.widgets import Input
 
 from reposim.ui import wire_agent
-from simulator.agent import AgentConfig, Mode, ModelTurn, ScriptedClient, ToolCall
+from simulator.agent import AgentConfig, Mode, ScriptedClient
 from simulator.events import Actor, Event, Kind
 from simulator.session import Session
 from simulator.trajectory import read_trajectory
 from simulator.workflow import WorkflowRun
-from tests.agent.conftest import BUG, FIX
+from tests.agent.conftest import BUG, FIX, turn, wait_until
 from widgets.agent_pane import AgentPane, ApprovalPrompt, EventCard
 
 
@@ -41,22 +36,6 @@ class PaneApp(App[None]):
 
     def on_unmount(self) -> None:
         self._unsubscribe()
-
-
-def turn(name: str, thought: str = "", **arguments: object) -> ModelTurn:
-    return ModelTurn(
-        content=thought,
-        tool_calls=(ToolCall(f"c{time.monotonic_ns()}", name, json.dumps(arguments)),),
-    )
-
-
-async def wait_until(
-    pilot: Pilot[None], condition: Callable[[], bool], timeout: float = 90
-) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out waiting for the UI"
-        await pilot.pause(0.05)
 
 
 def events(session: Session) -> list[Event]:

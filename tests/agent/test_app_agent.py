@@ -2,35 +2,17 @@
 
 from __future__ import annotations
 
-import json
-import time
-from collections.abc import Callable
 from pathlib import Path
 
-from textual.pilot import Pilot
-
-from simulator.agent import AgentConfig, Mode, ModelTurn, ScriptedClient, ToolCall
+from simulator.agent import AgentConfig, Mode, ScriptedClient
 from simulator.events import Actor, Kind
 from simulator.session import Session
 from simulator.trajectory import read_trajectory
-from tests.agent.conftest import BUG, FIX
+from tests.agent.conftest import BUG, FIX, turn, wait_until
 from tests.ui.helpers import wait_quiet, wired_app
 from tests.ui.screen_text import screen_rows
 from widgets.agent_pane import AgentPane, ApprovalPrompt
 from widgets.editor_pane import EditorPane
-
-
-def turn(name: str, **arguments: object) -> ModelTurn:
-    return ModelTurn(tool_calls=(ToolCall(f"c{time.monotonic_ns()}", name, json.dumps(arguments)),))
-
-
-async def wait_until(
-    pilot: Pilot[None], condition: Callable[[], bool], timeout: float = 90
-) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out waiting for the UI"
-        await pilot.pause(0.05)
 
 
 async def test_confirm_mode_in_the_app_and_the_editor_follows(session: Session) -> None:
