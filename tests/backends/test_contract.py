@@ -118,8 +118,8 @@ async def test_exit_restarts_the_shell_and_says_so(backend: Backend) -> None:
     gone = await backend.exec("exit 3")
     assert gone.shell_restarted and gone.exit_code == 3  # `exit N` says N (issue 25)
     after = await backend.exec("pwd")
-    assert after.output.decode().strip() == f"{backend.workspace_path}/calc"
-    assert not after.shell_restarted
+    assert after.output == f"{backend.workspace_path}/calc\n".encode()
+    assert after.exit_code == 0 and not after.shell_restarted
 
 
 # A background job that prints on (a server's log, a fork bomb's "fork: retry" lines) and

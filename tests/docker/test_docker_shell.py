@@ -85,15 +85,6 @@ async def test_interrupt_stops_the_command_and_keeps_the_shell(backend: DockerBa
     assert (await backend.exec("echo ok")).output == b"ok\n"
 
 
-async def test_exit_restarts_the_shell_and_says_so(backend: DockerBackend) -> None:
-    await backend.exec("cd calc")
-    result = await backend.exec("exit 3")
-    assert result.shell_restarted
-    after = await backend.exec("pwd")
-    assert after.exit_code == 0
-    assert after.output == b"/workspace/calc\n"
-
-
 async def read_until(pty: object, needle: bytes, limit: float = 30) -> bytes:
     from backends.base import Pty
 

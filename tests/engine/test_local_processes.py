@@ -11,7 +11,6 @@ import random
 import signal
 import subprocess
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import psutil
@@ -46,14 +45,6 @@ def wait_for(condition: object, seconds: float = 20) -> None:
     while not condition():  # type: ignore[operator]
         assert time.monotonic() < deadline, "timed out waiting"
         time.sleep(0.05)
-
-
-@pytest.fixture
-async def backend(sample_repo: Path, tmp_path: Path) -> AsyncIterator[LocalBackend]:
-    b = LocalBackend(sample_repo, scratch_root=tmp_path / "scratch")
-    await b.start()
-    yield b
-    await b.stop()
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
