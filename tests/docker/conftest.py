@@ -7,9 +7,13 @@ by `reposim image bootstrap`); a missing image is a failure that says how to bui
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +29,54 @@ NO_PYTHON = "rm -f /usr/bin/python3* /usr/bin/python /usr/local/bin/python3*"
 REQUIRED = os.environ.get("REPOSIM_REQUIRE_DOCKER") == "1"
 
 BackendFactory = Callable[..., Awaitable[DockerBackend]]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SESSION_UNTIL_KILLED = """
+import asyncio, sys
+from backends.docker import DockerBackend, DockerOptions
+
+async def main():
+    backend = DockerBackend(sys.argv[1], DockerOptions.build(image=sys.argv[2]))
+    await backend.start()
+    print(backend.container_id, flush=True)
+    await asyncio.sleep(600)
+
+asyncio.run(main())
+"""
+"""A session in a process of its own: prints its container's id, then waits to be killed."""
+
+
+async def killed_owner(
+    repo: Path, *, within: float, env: Mapping[str, str] | None = None
+) -> tuple[str, int]:
+    """Start a session on `repo` in a process of its own, read its container id, then SIGKILL the
+    process so that no cleanup code gets to run: the container it left and the dead owner's pid."""
+    owner = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", SESSION_UNTIL_KILLED, str(repo), TEST_IMAGE,
+        cwd=ROOT, stdout=subprocess.PIPE, env={**os.environ, **(env or {})},
+    )  # fmt: skip
+    assert owner.stdout is not None
+    orphan = (await asyncio.wait_for(owner.stdout.readline(), within)).decode().strip()
+    assert orphan
+    owner.send_signal(signal.SIGKILL)  # no cleanup code gets to run
+    await owner.wait()
+    return orphan, owner.pid
+
+
+def reposim_cli(
+    *args: str, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`reposim ARGS` in a process of its own, from the checkout, with `env` over this one's."""
+    return subprocess.run(
+        [sys.executable, "-c", "from reposim.cli import main; main()", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        timeout=300,
+        check=False,
+    )
 
 
 @contextlib.contextmanager

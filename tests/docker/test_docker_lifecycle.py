@@ -24,22 +24,9 @@ from backends.docker_engine import (
 )
 from simulator.backend_factory import BackendOptions
 from simulator.backend_factory import make_backend as factory_make_backend
-from tests.docker.conftest import TEST_IMAGE, our_containers
+from tests.docker.conftest import ROOT, TEST_IMAGE, killed_owner, our_containers, reposim_cli
 
 BackendFactory = Callable[..., Awaitable[DockerBackend]]
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from reposim.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, **(env or {})},
-        timeout=300,
-        check=False,
-    )
 
 
 async def test_the_container_is_labelled_and_removed_on_stop(
@@ -100,48 +87,20 @@ async def test_an_unreachable_daemon_says_how_to_start_it(
     assert "dockerd" in str(raised.value)
 
 
-OWNER = """
-import asyncio, sys
-from backends.docker import DockerBackend, DockerOptions
-
-async def main():
-    backend = DockerBackend(sys.argv[1], DockerOptions.build(image=sys.argv[2]))
-    await backend.start()
-    print(backend.container_id, flush=True)
-    await asyncio.sleep(600)
-
-asyncio.run(main())
-"""
-
-
 async def test_gc_removes_what_a_killed_session_left_and_keeps_live_ones(
     sample_repo: Path, docker_client: Any, make_backend: BackendFactory
 ) -> None:
     live = await make_backend(sample_repo)
-    owner = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-c",
-        OWNER,
-        str(sample_repo),
-        TEST_IMAGE,
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-    )
-    assert owner.stdout is not None
-    line = await asyncio.wait_for(owner.stdout.readline(), 120)
-    orphan = line.decode().strip()
-    assert orphan
-    owner.send_signal(signal.SIGKILL)  # no cleanup code gets to run
-    await owner.wait()
+    orphan, owner_pid = await killed_owner(sample_repo, within=120)
     labels = docker_client.api.inspect_container(orphan)["Config"]["Labels"]
-    assert labels[LABEL_PID] == str(owner.pid)
+    assert labels[LABEL_PID] == str(owner_pid)
 
-    dry = await asyncio.to_thread(_cli, "gc", "--dry-run")
+    dry = await asyncio.to_thread(reposim_cli, "gc", "--dry-run")
     assert dry.returncode == 0, dry.stderr
     assert "would remove container" in dry.stdout
     assert docker_client.api.inspect_container(orphan)  # still there after a dry run
 
-    result = await asyncio.to_thread(_cli, "gc")
+    result = await asyncio.to_thread(reposim_cli, "gc")
     assert result.returncode == 0, result.stderr
     assert "removed container" in result.stdout
     remaining = [c["Id"] for c in docker_client.api.containers(all=True)]
@@ -152,7 +111,7 @@ async def test_gc_removes_what_a_killed_session_left_and_keeps_live_ones(
 
 async def test_cli_exec_runs_in_a_container(sample_repo: Path, docker_client: Any) -> None:
     result = await asyncio.to_thread(
-        _cli,
+        reposim_cli,
         "exec",
         "--backend",
         "docker",
@@ -174,7 +133,7 @@ async def test_cli_exec_runs_in_a_container(sample_repo: Path, docker_client: An
 
 async def test_cli_errors_are_one_sentence(sample_repo: Path) -> None:
     result = await asyncio.to_thread(
-        _cli, "exec", "--backend", "docker", "--image", "reposim/absent:x", str(sample_repo),
+        reposim_cli, "exec", "--backend", "docker", "--image", "reposim/absent:x", str(sample_repo),
         "--", "true",
     )  # fmt: skip
     assert result.returncode == 2

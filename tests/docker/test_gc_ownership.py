@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 import socket
 import stat
 import subprocess
@@ -30,34 +29,7 @@ from backends.docker_engine import (
     commit_clean,
     ownership_dir,
 )
-from tests.docker.conftest import TEST_IMAGE
-
-ROOT = Path(__file__).resolve().parents[2]
-
-CRASHING_SESSION = """
-import asyncio, sys
-from backends.docker import DockerBackend, DockerOptions
-
-async def main():
-    backend = DockerBackend(sys.argv[1], DockerOptions.build(image=sys.argv[2]))
-    await backend.start()
-    print(backend.container_id, flush=True)
-    await asyncio.sleep(600)
-
-asyncio.run(main())
-"""
-
-
-def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from reposim.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, **env},
-        timeout=300,
-        check=False,
-    )
+from tests.docker.conftest import TEST_IMAGE, killed_owner, reposim_cli
 
 
 def _gone_pid() -> int:
@@ -109,25 +81,17 @@ async def test_gc_keeps_a_hand_started_container_and_removes_a_crashed_sessions(
     sample_repo: Path, docker_client: Any, hand_started: str, tmp_path: Path
 ) -> None:
     env = {"XDG_STATE_HOME": str(tmp_path / "state")}
-    owner = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", CRASHING_SESSION, str(sample_repo), TEST_IMAGE,
-        cwd=ROOT, stdout=subprocess.PIPE, env={**os.environ, **env},
-    )  # fmt: skip
-    assert owner.stdout is not None
-    orphan = (await asyncio.wait_for(owner.stdout.readline(), 180)).decode().strip()
-    assert orphan
-    owner.send_signal(signal.SIGKILL)  # no cleanup code gets to run
-    await owner.wait()
+    orphan, owner_pid = await killed_owner(sample_repo, within=180, env=env)
     orphan_name = docker_client.api.inspect_container(orphan)["Name"].lstrip("/")
 
-    dry = await asyncio.to_thread(_cli, "gc", "--dry-run", env=env)
+    dry = await asyncio.to_thread(reposim_cli, "gc", "--dry-run", env=env)
     assert dry.returncode == 0, dry.stderr
     # Only containers: gc also lists other runs' leftover private directories and workspaces.
     would = [line for line in dry.stdout.splitlines() if line.startswith("would remove container")]
-    assert would == [f"would remove container {orphan_name} (owner pid {owner.pid} is gone)"]
+    assert would == [f"would remove container {orphan_name} (owner pid {owner_pid} is gone)"]
     assert hand_started not in dry.stdout
 
-    result = await asyncio.to_thread(_cli, "gc", env=env)
+    result = await asyncio.to_thread(reposim_cli, "gc", env=env)
     assert result.returncode == 0, result.stderr
     assert f"removed container {orphan_name}" in result.stdout
     assert hand_started not in result.stdout
