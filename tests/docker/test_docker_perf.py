@@ -15,7 +15,14 @@ from simulator.perf import CompareRequest, MeasureSettings, compare
 from simulator.setup.envimage import list_environments, prune_environments
 from tests.conftest import RepoFactory, git
 from tests.docker.conftest import TEST_IMAGE
-from tests.perf.conftest import TESTS, UNITTEST_TESTS, checksum_request, core, write
+from tests.perf.conftest import (
+    TESTS,
+    check_renamed_replay,
+    checksum_request,
+    core,
+    renamed_test_repo,
+    write,
+)
 
 HARNESS = (
     "from fastlib.core import checksum\n\nDATA = list(range(3000))\n\n\n"
@@ -130,22 +137,7 @@ async def test_calls_of_tests_renamed_between_the_revisions_are_replayed_in_both
     B's container and replayed at both. The pickle has to reach A's container too: before, it
     stayed in B's and A's quickcheck failed (the replay was local-only: 'No test of the
     repository calls ...' on Docker)."""
-    renamed = UNITTEST_TESTS.replace("def test_checksum(self)", "def test_checksum_once(self)")
-    repo = make_repo(
-        {
-            "fastlib/__init__.py": "",
-            "fastlib/core.py": core(2),
-            "tests/__init__.py": "",
-            "tests/test_core.py": UNITTEST_TESTS,
-        },
-        name="renamed",
-    )
-    git(repo, "tag", "a")
-    write(
-        repo,
-        {"fastlib/core.py": core(1), "tests/test_core.py": renamed},
-        "Compute the checksum once; its test renamed",
-    )
+    repo = renamed_test_repo(make_repo)
     result = await compare(
         checksum_request(
             repo,
@@ -157,7 +149,4 @@ async def test_calls_of_tests_renamed_between_the_revisions_are_replayed_in_both
         )
     )
     assert result.environment["backend"] == "docker"
-    assert result.harness["tests"] == ["tests/test_core.py::ChecksumTests::test_checksum_once"]
-    assert result.harness["timed"].endswith(", captured at B, replayed at both"), result.harness
-    assert 1.5 < result.verdict.speedup < 2.8, result.summary()
-    assert result.verdict.significant, result.summary()
+    check_renamed_replay(result)

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from simulator.perf import CompareRequest
+from simulator.perf import CompareRequest, CompareResult
 from tests.conftest import RepoFactory, git
 
 # `checksum` does its pass over the data `passes` times: version A twice, version B once. B does
@@ -288,3 +288,34 @@ def uncollectable_repo(make_repo: RepoFactory) -> Path:
     write(repo, {"fastlib/core.py": core(1)}, "One pass")
     git(repo, "tag", "b")
     return repo
+
+
+def renamed_test_repo(make_repo: RepoFactory) -> Path:
+    """A repository whose test of checksum is renamed at HEAD (tag a: 2 passes, HEAD: 1): no
+    test calls checksum under one name at both revisions (more-itertools 10.4.0 split
+    SlidingWindowTests.test_basic so)."""
+    renamed = UNITTEST_TESTS.replace("def test_checksum(self)", "def test_checksum_once(self)")
+    repo = make_repo(
+        {
+            "fastlib/__init__.py": "",
+            "fastlib/core.py": core(2),
+            "tests/__init__.py": "",
+            "tests/test_core.py": UNITTEST_TESTS,
+        },
+        name="renamed",
+    )
+    git(repo, "tag", "a")
+    write(
+        repo,
+        {"fastlib/core.py": core(1), "tests/test_core.py": renamed},
+        "Compute the checksum once; its test renamed",
+    )
+    return repo
+
+
+def check_renamed_replay(result: CompareResult) -> None:
+    """B's renamed test gave the calls, replayed at both; the true 2x shows and is significant."""
+    assert result.harness["tests"] == ["tests/test_core.py::ChecksumTests::test_checksum_once"]
+    assert result.harness["timed"].endswith(", captured at B, replayed at both"), result.harness
+    assert 1.5 < result.verdict.speedup < 2.8, result.summary()
+    assert result.verdict.significant, result.summary()

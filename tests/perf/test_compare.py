@@ -17,7 +17,14 @@ from simulator.trajectory import read_trajectory
 from simulator.workflow import WorkflowFailure
 from tests.agent.fake_llm import FakeLLM, Reply, call
 from tests.conftest import RepoFactory, git
-from tests.perf.conftest import UNITTEST_TESTS, checksum_request, core, write
+from tests.perf.conftest import (
+    UNITTEST_TESTS,
+    check_renamed_replay,
+    checksum_request,
+    core,
+    renamed_test_repo,
+    write,
+)
 
 # CPU time: the machine running the tests is shared, and wall time there measures the others
 QUICK = MeasureSettings.quick(timer="cpu")
@@ -440,31 +447,13 @@ async def test_calls_of_tests_renamed_between_the_revisions_are_captured_at_one_
     """more-itertools 10.4.0 split SlidingWindowTests.test_basic into test_islice_version and
     others: no test called sliding_window under one name at both revisions, and mining said
     'No test of the repository calls ...'."""
-    renamed = UNITTEST_TESTS.replace("def test_checksum(self)", "def test_checksum_once(self)")
-    repo = make_repo(
-        {
-            "fastlib/__init__.py": "",
-            "fastlib/core.py": core(2),
-            "tests/__init__.py": "",
-            "tests/test_core.py": UNITTEST_TESTS,
-        },
-        name="renamed",
-    )
-    git(repo, "tag", "a")
-    write(
-        repo,
-        {"fastlib/core.py": core(1), "tests/test_core.py": renamed},
-        "Compute the checksum once; its test renamed",
-    )
+    repo = renamed_test_repo(make_repo)
     result = await compare(
         CompareRequest(
             repo, "a", "HEAD", api="fastlib.core.checksum", out_dir=tmp_path, settings=QUICK
         )
     )
-    assert result.harness["tests"] == ["tests/test_core.py::ChecksumTests::test_checksum_once"]
-    assert result.harness["timed"].endswith(", captured at B, replayed at both"), result.harness
-    assert 1.5 < result.verdict.speedup < 2.8, result.summary()
-    assert result.verdict.significant, result.summary()
+    check_renamed_replay(result)
 
 
 GENERATOR_CORE = '''def scaled(data):
