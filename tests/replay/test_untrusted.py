@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from simulator.events import Actor, Event, Kind
-from simulator.replay import resume
-from simulator.replay.reexec import REPLAYED_KINDS, untrusted_line
+from simulator.replay import reexecute, resume
+from simulator.replay.reexec import REPLAYED_KINDS, StepResult, untrusted_line
 from simulator.session import Session
 from simulator.trajectory import (
     TrajectoryError,
@@ -350,6 +350,37 @@ async def test_other_commands_under_a_sealed_header_do_not_run_on_this_machine(
     # The untouched file still re-executes here without a question.
     mine = reposim("replay", "--verify", str(original), "--trajectory", str(tmp_path / "m.jsonl"))
     assert mine.returncode == 0, mine.stderr
+
+
+async def test_a_line_changed_in_place_while_re_executing_is_not_run(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    """Trust is checked before anything runs, but the file is read again as it runs: a file
+    rewritten in place in between (someone else's folder, a race) must not run what it now
+    says. Each line is checked again from the very bytes that are run."""
+    repo = make_repo(SMALL_PROJECT, name="project")
+    marker = tmp_path / "ran-here"
+    evil = f"touch {marker}"
+    benign = "echo again".ljust(len(evil))
+    original = tmp_path / "mine.jsonl"
+    async with await Session.open(repo, trajectory_path=original) as session:
+        await session.exec("echo hello")
+        await session.exec(benign)
+    raw = original.read_bytes()
+    at = raw.index(json.dumps(benign).encode())
+    number = raw[:at].count(b"\n") + 1
+
+    def rewrite(step: StepResult) -> None:
+        if step.kind == "exec" and "hello" in step.action:  # the first command has run
+            with original.open("r+b") as handle:  # same length: the offsets stay
+                handle.seek(at)
+                handle.write(json.dumps(evil).encode())
+
+    report, _ = await reexecute(original, trajectory_path=tmp_path / "v.jsonl", on_step=rewrite)
+    assert not marker.exists()
+    assert report.problem is not None and f"Line {number} of" in report.problem, report.problem
+    execs = [s.action for s in report.steps if s.kind == "exec"]
+    assert len(execs) == 1 and "echo hello" in execs[0], execs
 
 
 def first_untrusted(path: Path, until: int | None = None) -> int | None:
