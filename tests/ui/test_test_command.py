@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from textual.widgets import Input, Static
+from textual.widgets import Input, OptionList, Static
 
 from simulator import test_command
 from simulator.session import Session
@@ -132,3 +132,61 @@ async def test_e_in_the_tests_list_edits_the_command_by_keyboard(session: Sessio
         await wait_for(pilot, lambda: field.has_focus, "the command input")
         await pilot.press("escape")
         await wait_for(pilot, lambda: not field.has_focus, "back to the list")
+
+
+UNITTEST_REPO = {
+    "calc/__init__.py": "",
+    "calc/ops.py": "def ratio(a, b):\n    return a / b\n",
+    "tests/__init__.py": "",
+    "tests/test_ops.py": (
+        "import unittest\n\nfrom calc.ops import ratio\n\n\n"
+        "class Ops(unittest.TestCase):\n"
+        "    def test_half(self):\n        self.assertEqual(ratio(1, 2), 0.5)\n\n"
+        "    def test_zero(self):\n"
+        '        """Dividing by zero gives zero."""\n'
+        "        self.assertEqual(ratio(1, 0), 0)\n\n"
+        "    def test_wrong(self):\n        self.assertEqual(ratio(4, 2), 3)\n\n"
+        "    @unittest.skip('not today')\n"
+        "    def test_later(self):\n        pass\n"
+    ),
+}
+
+
+async def test_f5_with_a_unittest_command_shows_a_row_per_test(
+    make_repo: RepoFactory, tmp_path: Path
+) -> None:
+    """The command setup leaves when only unittest runs (an offline container: no pytest in
+    its venv) still gives F5 a row per test with its outcome, and Enter on a failure opens the
+    frame that raised — not unittest's dots as plain text."""
+    repo = make_repo(UNITTEST_REPO, name="unit")
+    command = "python3 -m unittest discover -s tests -t . -p 'test*.py'"
+    session = await Session.open(repo, trajectory_path=tmp_path / "t.jsonl", test_command=command)
+    try:
+        app = RepoSimApp(session)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.press("f5")
+            tests = app.query_one(TestsPanel)
+            await wait_for(pilot, lambda: tests.result is not None, "the test run")
+            result = tests.result
+            assert result is not None and result.structured, result
+            outcomes = {t.id: t for t in result.tests}
+            assert {k: t.outcome for k, t in outcomes.items()} == {
+                "tests.test_ops.Ops.test_half": "passed",
+                "tests.test_ops.Ops.test_zero": "error",
+                "tests.test_ops.Ops.test_wrong": "failed",
+                "tests.test_ops.Ops.test_later": "skipped",
+            }
+            zero = outcomes["tests.test_ops.Ops.test_zero"]
+            assert (zero.file, zero.line) == ("calc/ops.py", 2), zero
+            assert "ZeroDivisionError" in zero.message
+            wrong = outcomes["tests.test_ops.Ops.test_wrong"]
+            assert (wrong.file, wrong.line) == ("tests/test_ops.py", 15), wrong
+            assert "AssertionError: 2.0 != 3" in wrong.message
+            assert result.command == command  # as set, without the -v F5 adds
+            summary = str(tests.query_one("#tests-summary", Static).render())
+            assert "1 passed, 1 failed, 1 error, 1 skipped" in summary, summary
+            rows = tests.query_one("#tests-list", OptionList)
+            assert rows.option_count == 4
+            assert "calc/ops.py:2" in str(rows.get_option_at_index(0).prompt)
+    finally:
+        await session.close()
