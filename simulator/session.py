@@ -69,8 +69,11 @@ from simulator.testrun import (
     DEFAULT_TEST_COMMAND,
     TestRunResult,
     is_pytest,
+    is_unittest,
     parse_junit,
+    parse_unittest,
     pytest_command,
+    unittest_command,
 )
 from simulator.trajectory import (
     AgentInfo,
@@ -664,12 +667,15 @@ class Session:
         """Run the tests; pytest runs give per-test outcomes, other commands pass or fail."""
         self._check_open()
         base = command or self.test_command or DEFAULT_TEST_COMMAND
-        structured = is_pytest(base)
+        unittest = is_unittest(base)
+        structured = is_pytest(base) or unittest
         payload = TestRunPayload(base, selector)
         await self._authorize(actor, Kind.TEST_RUN, payload)
         action = self.emit(actor, Kind.TEST_RUN, payload)
         report = f"{self._backend.private_dir}/junit-{action.seq}.xml"
-        if structured:
+        if unittest:
+            full = unittest_command(base, selector)
+        elif structured:
             full = pytest_command(base, selector, report)
         else:
             full = f"{base} {selector}" if selector else base
@@ -684,7 +690,10 @@ class Session:
         if result.output_spool is not None:  # the test run's output is recorded as text
             Path(result.output_spool).unlink(missing_ok=True)
         tests = []
-        if structured:
+        if unittest:
+            text = result.output.decode("utf-8", "replace")
+            tests = parse_unittest(text, self._backend.workspace_path)
+        elif structured:
             xml = await self._backend.exec(
                 f"cat {quote(report)} 2>/dev/null; rm -f {quote(report)}"
             )

@@ -1,4 +1,5 @@
-"""Test runs: building the command and reading per-test outcomes out of pytest's JUnit XML."""
+"""Test runs: building the command and reading per-test outcomes, out of pytest's JUnit XML or
+out of `python -m unittest -v`'s report (what setup leaves when only unittest runs)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,106 @@ _PYTEST = re.compile(r"(^|[\s/;&|(])(py\.test|pytest)(\s|$)")
 _LOCATION = re.compile(r"^(?P<file>[^\s:][^:\n]*\.py):(?P<line>\d+): ", re.MULTILINE)
 
 
+_UNITTEST = re.compile(r"(^|\s)-m\s+unittest(\s|$)")
+# `test_x (pkg.mod.Class.test_x) ... ok` (3.11+; before, `(pkg.mod.Class)`), the status maybe
+# on a later line (a docstring's first line, or what the test printed, comes between)
+_UNITTEST_TEST = re.compile(r"^(?P<name>\w+) \((?P<where>[\w.]+)\)(?P<rest>.*)$")
+_UNITTEST_STATUS = re.compile(
+    r"\.\.\. (?P<status>ok|FAIL|ERROR|skipped(?: (?P<why>.*))?|expected failure|"
+    r"unexpected success)$"
+)
+_UNITTEST_BLOCK = re.compile(r"^(?P<kind>FAIL|ERROR): (?P<name>\w+) \((?P<where>[\w.]+)\)")
+_UNITTEST_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)', re.MULTILINE)
+_UNITTEST_OUTCOME = {
+    "ok": "passed",
+    "FAIL": "failed",
+    "ERROR": "error",
+    "skipped": "skipped",
+    "expected failure": "passed",
+    "unexpected success": "failed",
+}
+
+
 def is_pytest(command: str) -> bool:
     return bool(_PYTEST.search(command))
+
+
+def is_unittest(command: str) -> bool:
+    return bool(_UNITTEST.search(command)) and not is_pytest(command)
+
+
+def unittest_command(command: str, selector: str | None) -> str:
+    """The command with unittest's verbose report (a line per test) switched on."""
+    selected = f"{command} {selector}" if selector else command
+    return selected if re.search(r"(^|\s)(-v|--verbose)(\s|$)", selected) else f"{selected} -v"
+
+
+def _unittest_id(name: str, where: str) -> str:
+    return where if where.endswith(f".{name}") else f"{where}.{name}"
+
+
+def parse_unittest(output: str, root: str) -> list[TestOutcome]:
+    """Per-test outcomes from `python -m unittest -v`'s report; a failure's message is its
+    traceback with the exception first, located at the innermost frame under `root` (the
+    workspace: the repository's own code, not unittest's or an installed package's)."""
+    lines = output.splitlines()
+    statuses: dict[str, tuple[str, str]] = {}
+    order: list[str] = []
+    pending: str | None = None
+    for line in lines:
+        test = _UNITTEST_TEST.match(line)
+        if test and not line.startswith(("FAIL: ", "ERROR: ")):
+            pending = _unittest_id(test["name"], test["where"])
+            line = test["rest"]
+        status = _UNITTEST_STATUS.search(line) if pending else None
+        if status and pending:
+            word = status["status"].split(" ")[0] if status["why"] else status["status"]
+            why = (status["why"] or "").strip().strip("'\"")
+            statuses[pending] = (_UNITTEST_OUTCOME.get(word, "error"), why)
+            order.append(pending)
+            pending = None
+    messages = _unittest_failures(lines, root)
+    outcomes = []
+    for test_id in [*order, *(t for t in messages if t not in statuses)]:
+        outcome, why = statuses.get(test_id, ("error", ""))
+        text, file, line_number = messages.get(test_id, (why, None, None))
+        outcomes.append(
+            TestOutcome(test_id, outcome, 0.0, text, file, line_number)  # type: ignore[arg-type]
+        )
+    return outcomes
+
+
+_Failure = tuple[str, str | None, int | None]
+
+
+def _unittest_failures(lines: list[str], root: str) -> dict[str, _Failure]:
+    """{test id: (message, file, line)} from the FAIL:/ERROR: blocks after the run."""
+    found: dict[str, _Failure] = {}
+    at = 0
+    while at < len(lines):
+        block = _UNITTEST_BLOCK.match(lines[at])
+        at += 1
+        if not block:
+            continue
+        while at < len(lines) and not lines[at].startswith("-" * 20):
+            at += 1
+        body = []
+        at += 1
+        while at < len(lines) and not lines[at].startswith(("=" * 20, "-" * 20)):
+            body.append(lines[at])
+            at += 1
+        traceback = "\n".join(body).strip()
+        reason = next((b for b in reversed(body) if b.strip()), "")
+        prefix = root.rstrip("/") + "/"
+        frames = [
+            (m["file"][len(prefix) :], int(m["line"]))
+            for m in _UNITTEST_FRAME.finditer(traceback)
+            if m["file"].startswith(prefix) and _in_repository(m["file"][len(prefix) :])
+        ]
+        file, line = frames[-1] if frames else (None, None)
+        test_id = _unittest_id(block["name"], block["where"])
+        found[test_id] = (_failure_text(reason, traceback), file, line)
+    return found
 
 
 def pytest_command(command: str, selector: str | None, report: str) -> str:

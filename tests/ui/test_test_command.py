@@ -187,6 +187,7 @@ async def test_f5_with_a_unittest_command_shows_a_row_per_test(
             assert "1 passed, 1 failed, 1 error, 1 skipped" in summary, summary
             rows = tests.query_one("#tests-list", OptionList)
             assert rows.option_count == 4
-            assert "calc/ops.py:2" in str(rows.get_option_at_index(0).prompt)
+            assert "tests/test_ops.py:15" in str(rows.get_option_at_index(0).prompt)  # failed
+            assert "calc/ops.py:2" in str(rows.get_option_at_index(1).prompt)  # then errors
     finally:
         await session.close()
