@@ -3,92 +3,14 @@ a person runs them, in a real pseudo-terminal."""
 
 from __future__ import annotations
 
-import fcntl
-import json
-import os
 import re
-import select
-import struct
-import subprocess
-import sys
-import termios
-import time
 from pathlib import Path
 
 from simulator.trajectory import TrajectoryIndex
 from tests.replay.replay_helpers import SAMPLES
+from tests.terminal_drive import CSI, drive, header_and_events, reposim_command
 
-_CSI = re.compile(rb"\x1b\[[0-9;?<>$]*[A-Za-z]")
-REPLAY = [sys.executable, "-c", "from reposim.cli import main; main()", "replay"]
-WAIT = 60.0
-QUIET = 0.3
-"""Seconds without output after which a screen that drew its marker counts as drawn."""
-
-
-def drive(
-    args: list[str], script: list[tuple[bytes, bytes]], env: dict[str, str] | None = None
-) -> tuple[int, bytes]:
-    """Run `reposim replay ARGS` on a PTY; each time the next marker of `script` has been drawn,
-    type its keys. Returns the exit code and everything the program wrote."""
-    master, slave = os.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
-    env = {**os.environ, "TERM": "xterm-256color", **(env or {})}
-    proc = subprocess.Popen(
-        [*REPLAY, *args], stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True
-    )
-    os.close(slave)
-    output = b""
-    seen = 0  # what the previous marker matched is not searched again for the next one
-    steps = list(script)
-    deadline = time.monotonic() + 2 * WAIT
-
-    def read(timeout: float) -> bool:
-        """Take what the program writes within `timeout`; False if it wrote nothing."""
-        nonlocal output
-        if not select.select([master], [], [], timeout)[0]:
-            return False
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # the program closed the terminal
-            return False
-        output += chunk
-        return bool(chunk)
-
-    def running() -> bool:
-        return proc.poll() is None and time.monotonic() < deadline
-
-    try:
-        while time.monotonic() < deadline:
-            if proc.poll() is not None and not select.select([master], [], [], 0)[0]:
-                break
-            read(0.05)
-            if steps:
-                marker, keys = steps[0]
-                # Searched in the text as drawn: styles may split a marker's words.
-                found = _CSI.sub(b"", output).find(marker, seen)
-                if found >= 0:
-                    seen = found + len(marker)
-                    # The screen has drawn the marker; type once it stops drawing (it is
-                    # still starting while it does), each key after the app answered the
-                    # last by drawing (or went on without a visible answer for a while).
-                    while read(QUIET) and running():
-                        pass
-                    for key in keys:
-                        os.write(master, bytes([key]))
-                        answer_by = time.monotonic() + WAIT / 4
-                        while not read(0.05) and running() and time.monotonic() < answer_by:
-                            pass
-                    steps.pop(0)
-        else:
-            proc.kill()
-        return proc.wait(timeout=WAIT), output
-    finally:
-        os.close(master)
-
-
-def header_and_events(path: Path) -> tuple[dict[str, object], list[dict[str, object]]]:
-    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return lines[0], lines[1:]
+REPLAY = reposim_command("replay")
 
 
 def test_fork_at_in_a_terminal_opens_the_forked_session_in_the_ui(
@@ -97,7 +19,7 @@ def test_fork_at_in_a_terminal_opens_the_forked_session_in_the_ui(
     _, original = recorded
     out = tmp_path / "fork.jsonl"
     code, output = drive(
-        [str(original), "--fork-at", "3", "--trajectory", str(out)],
+        [*REPLAY, str(original), "--fork-at", "3", "--trajectory", str(out)],
         [(b"EXPLORER", b"\x11")],  # the main UI's file tree; Ctrl+Q
     )
     assert code == 0, output[-2000:]
@@ -116,7 +38,7 @@ def test_fork_here_in_the_replay_view_continues_in_the_ui(
     fourth = index.event(3).seq
     index.close()
     code, output = drive(
-        [str(original)],
+        [*REPLAY, str(original)],
         [
             (b"Play/pause", b"jjjF"),  # the replay view's footer: three steps down, fork here
             (b"EXPLORER", b"\x11"),
@@ -141,7 +63,7 @@ def test_fork_here_on_an_import_without_repository_keeps_the_view(tmp_path: Path
     copy = tmp_path / "copy"
     copy.mkdir()
     code, output = drive(
-        [str(sample)],
+        [*REPLAY, str(sample)],
         [
             (b"Play/pause", b"jjF"),
             (b"To fork at step 3", str(copy).encode() + b"\r"),
@@ -164,7 +86,7 @@ def test_a_folder_opens_in_one_viewer_that_moves_between_its_trajectories(
     sample = next(p for p in SAMPLES if p.name == "swe-agent-marshmallow-1867.traj")
     (folder / "later" / "b.traj").write_bytes(sample.read_bytes())
     code, output = drive(
-        [str(folder)],
+        [*REPLAY, str(folder)],
         [
             (b"file 1/2", b"L"),  # the next trajectory of the folder
             (b"b.traj", b"L"),  # wraps around to the first
@@ -172,6 +94,6 @@ def test_a_folder_opens_in_one_viewer_that_moves_between_its_trajectories(
         ],
     )
     assert code == 0, output[-3000:]
-    text = _CSI.sub(b"", output)
+    text = CSI.sub(b"", output)
     assert b"file 2/2" in text and b"(from swe-agent)" in text
     assert b"reposim: error" not in output and b"Traceback" not in output
