@@ -2,6 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Iterable, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from simulator.dataset.schema import Problem
+from simulator.harness.env import PythonEnv
+from simulator.harness.target import find_targets
+from simulator.harness.validate import Thresholds
+from simulator.harness.workflow import HarnessOptions, make_problems
+from simulator.session import Session
 from tests.conftest import project_fixtures
 
 CLAMP = '''\
@@ -128,3 +138,60 @@ PLANTED_BUG = ("        return high\n", "        return high - 1\n")
 calc_repo, session = project_fixtures(
     PROJECT, repo="calc_repo", name="shapes", trajectory="harness.jsonl"
 )
+
+
+Planted = Mapping[str, tuple[str, str, str]]
+"""Target qualname -> (file, what the reference says, the planted bug)."""
+
+
+@asynccontextmanager
+async def traced_problems(
+    repo: Path, trajectory: Path, qualnames: Iterable[str]
+) -> AsyncIterator[tuple[Session, dict[str, Problem]]]:
+    """A session on `repo` and the traced problems (one repeat, no mutants) of the targets
+    named `qualnames`, by qualname; every one of them must be found."""
+    wanted = sorted(qualnames)
+    session = await Session.open(repo, trajectory_path=trajectory)
+    targets = [t for t in find_targets(repo, filters=[]) if t.qualname in wanted]
+    assert sorted(t.qualname for t in targets) == wanted
+    problems = await make_problems(
+        session, targets, HarnessOptions(thresholds=Thresholds(repeats=1, max_mutants=0))
+    )
+    yield session, {p.target["qualname"]: p for p in problems}
+    await session.close()
+
+
+def assert_harnessed_and_valid(problems: Mapping[str, Problem]) -> None:
+    """Every problem has a harness with cases, and the reference passes it."""
+    for qualname, problem in problems.items():
+        assert problem.harness is not None and problem.harness.cases > 0, (
+            qualname,
+            problem.curation.reasons,
+        )
+        assert problem.validation is not None and problem.validation.passed, (
+            qualname,
+            problem.validation.log if problem.validation else None,
+        )
+
+
+async def assert_planted_bugs_caught(
+    session: Session, problems: Mapping[str, Problem], planted: Planted, suite: str
+) -> None:
+    """Plant each bug in turn: the repository's own tests (`suite`) and the target's harness
+    both fail on it; the reference is put back after each."""
+    env = PythonEnv()
+    for qualname, (path, good, bad) in planted.items():
+        problem = problems[qualname]
+        assert problem.harness is not None
+        source = (await session.read_bytes(path)).decode()
+        assert source.count(good) == 1, (qualname, good)
+        await session.write(path, source.replace(good, bad))
+        try:
+            suite_run = await session.run_tests(suite, command=env.pytest())
+            assert not suite_run.passed, f"the repository's tests miss the bug in {qualname}"
+            run = await session.run_tests(
+                problem.harness.path, command=env.pytest(".reposim/harness")
+            )
+            assert not run.passed, f"the harness of {qualname} misses the planted bug"
+        finally:
+            await session.write(path, source)

@@ -7,19 +7,22 @@ from __future__ import annotations
 
 import collections
 import pickle
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from simulator.dataset.schema import Problem
-from simulator.harness.env import PythonEnv
 from simulator.harness.format import readable_share
 from simulator.harness.runtime.reposim_harness_support import discriminates, dump, same
-from simulator.harness.target import find_targets
-from simulator.harness.validate import Thresholds
-from simulator.harness.workflow import HarnessOptions, make_problems, summarize
+from simulator.harness.workflow import summarize
 from simulator.session import Session
 from tests.conftest import RepoFactory
+from tests.harness.conftest import (
+    assert_harnessed_and_valid,
+    assert_planted_bugs_caught,
+    traced_problems,
+)
 from widgets.curation.model import COLUMNS, Row
 
 TREE = '''\
@@ -201,48 +204,21 @@ PLANTED = {
 
 
 @pytest.fixture
-async def traced(make_repo: RepoFactory, tmp_path: Path) -> tuple[Session, dict[str, Problem]]:
+async def traced(
+    make_repo: RepoFactory, tmp_path: Path
+) -> AsyncIterator[tuple[Session, dict[str, Problem]]]:
     repo = make_repo(PROJECT, name="objs")
-    session = await Session.open(repo, trajectory_path=tmp_path / "t.jsonl")
-    targets = [t for t in find_targets(repo, filters=[]) if t.qualname in PLANTED]
-    assert sorted(t.qualname for t in targets) == sorted(PLANTED)
-    problems = await make_problems(
-        session, targets, HarnessOptions(thresholds=Thresholds(repeats=1, max_mutants=0))
-    )
-    yield session, {p.target["qualname"]: p for p in problems}
-    await session.close()
+    async with traced_problems(repo, tmp_path / "t.jsonl", PLANTED) as traced:
+        yield traced
 
 
 async def test_object_heavy_targets_get_harnesses_that_catch_planted_bugs(
     traced: tuple[Session, dict[str, Problem]],
 ) -> None:
     session, problems = traced
-    for qualname, problem in problems.items():
-        # every target is called despite the collection error, and keeps its calls
-        assert problem.harness is not None and problem.harness.cases > 0, (
-            qualname,
-            problem.curation.reasons,
-        )
-        assert problem.validation is not None and problem.validation.passed, (
-            qualname,
-            problem.validation.log if problem.validation else None,
-        )
-    env = PythonEnv()
-    for qualname, (path, good, bad) in PLANTED.items():
-        problem = problems[qualname]
-        assert problem.harness is not None
-        source = (await session.read_bytes(path)).decode()
-        assert source.count(good) == 1, (qualname, good)
-        await session.write(path, source.replace(good, bad))
-        try:
-            suite = await session.run_tests("tests/test_objs.py", command=env.pytest())
-            assert not suite.passed, f"the repository's tests miss the bug in {qualname}"
-            run = await session.run_tests(
-                problem.harness.path, command=env.pytest(".reposim/harness")
-            )
-            assert not run.passed, f"the harness of {qualname} misses the planted bug"
-        finally:
-            await session.write(path, source)
+    # every target is called despite the collection error, and keeps its calls
+    assert_harnessed_and_valid(problems)
+    await assert_planted_bugs_caught(session, problems, PLANTED, "tests/test_objs.py")
 
     # the generator is compared by what it yields; the printing function by what it printed
     pairs_text = problems["pairs"].harness.text  # type: ignore[union-attr]

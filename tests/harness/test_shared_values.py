@@ -9,20 +9,22 @@ from __future__ import annotations
 
 import pickle
 import re
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from simulator.dataset.schema import Problem
-from simulator.harness.env import PythonEnv
 from simulator.harness.format import readable_share
 from simulator.harness.runtime import reposim_harness_support as support
 from simulator.harness.runtime.reposim_tracer import encode
-from simulator.harness.target import find_targets
-from simulator.harness.validate import Thresholds
-from simulator.harness.workflow import HarnessOptions, make_problems
 from simulator.session import Session
 from tests.conftest import RepoFactory
+from tests.harness.conftest import (
+    assert_harnessed_and_valid,
+    assert_planted_bugs_caught,
+    traced_problems,
+)
 
 TOKENS = '''\
 """Token types in the style of pygments and sqlparse: a tuple that makes children on demand."""
@@ -170,31 +172,19 @@ PLANTED = {
 
 
 @pytest.fixture
-async def traced(make_repo: RepoFactory, tmp_path: Path) -> tuple[Session, dict[str, Problem]]:
+async def traced(
+    make_repo: RepoFactory, tmp_path: Path
+) -> AsyncIterator[tuple[Session, dict[str, Problem]]]:
     repo = make_repo(PROJECT, name="toks")
-    session = await Session.open(repo, trajectory_path=tmp_path / "t.jsonl")
-    targets = [t for t in find_targets(repo, filters=[]) if t.qualname in PLANTED]
-    assert sorted(t.qualname for t in targets) == sorted(PLANTED)
-    problems = await make_problems(
-        session, targets, HarnessOptions(thresholds=Thresholds(repeats=1, max_mutants=0))
-    )
-    yield session, {p.target["qualname"]: p for p in problems}
-    await session.close()
+    async with traced_problems(repo, tmp_path / "t.jsonl", PLANTED) as traced:
+        yield traced
 
 
 async def test_singletons_sentinels_and_matches_are_kept_and_catch_planted_bugs(
     traced: tuple[Session, dict[str, Problem]],
 ) -> None:
     session, problems = traced
-    for qualname, problem in problems.items():
-        assert problem.harness is not None and problem.harness.cases > 0, (
-            qualname,
-            problem.curation.reasons,
-        )
-        assert problem.validation is not None and problem.validation.passed, (
-            qualname,
-            problem.validation.log if problem.validation else None,
-        )
+    assert_harnessed_and_valid(problems)
     # every call the tests made is kept: none dropped, none unreproducible
     assert problems["get"].harness is not None and problems["get"].harness.cases == 3
     assert problems["Tok.match"].harness is not None
@@ -208,23 +198,8 @@ async def test_singletons_sentinels_and_matches_are_kept_and_catch_planted_bugs(
     assert "M(C('re:compile', '(\\\\w+)=([0-9]+)', 32), 'search', 'x a=12', 0, 6)" in evaluate_text
     assert readable_share(evaluate_text)[0] == readable_share(evaluate_text)[1] == 2
 
-    env = PythonEnv()
-    path = "toks/lexer.py"
-    for qualname, (good, bad) in PLANTED.items():
-        problem = problems[qualname]
-        assert problem.harness is not None
-        source = (await session.read_bytes(path)).decode()
-        assert source.count(good) == 1, (qualname, good)
-        await session.write(path, source.replace(good, bad))
-        try:
-            suite = await session.run_tests("tests/test_toks.py", command=env.pytest())
-            assert not suite.passed, f"the repository's tests miss the bug in {qualname}"
-            run = await session.run_tests(
-                problem.harness.path, command=env.pytest(".reposim/harness")
-            )
-            assert not run.passed, f"the harness of {qualname} misses the planted bug"
-        finally:
-            await session.write(path, source)
+    planted = {qualname: ("toks/lexer.py", good, bad) for qualname, (good, bad) in PLANTED.items()}
+    await assert_planted_bugs_caught(session, problems, planted, "tests/test_toks.py")
 
 
 class _Kind(tuple):
