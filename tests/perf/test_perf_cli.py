@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import time
 from pathlib import Path
 
@@ -11,38 +12,19 @@ from reposim.cli.perf_cmd import Progress
 from tests.conftest import reposim
 
 
+def perf_compare(repo: Path, a: str, b: str, *options: str) -> subprocess.CompletedProcess[str]:
+    """`reposim perf compare REPO --a A --b B OPTIONS` in a process of its own."""
+    return reposim("perf", "compare", str(repo), "--a", a, "--b", b, *options)
+
+
 def test_api_and_command_together_is_a_user_error(twox_repo: Path) -> None:
-    proc = reposim(
-        "perf",
-        "compare",
-        str(twox_repo),
-        "--a",
-        "a",
-        "--b",
-        "b",
-        "--api",
-        "x.y",
-        "--command",
-        "true",
-    )
+    proc = perf_compare(twox_repo, "a", "b", "--api", "x.y", "--command", "true")
     assert proc.returncode == 2
     assert proc.stderr.strip() == "reposim: error: Give exactly one of --api and --command."
 
 
 def test_an_unknown_revision_is_one_sentence(twox_repo: Path, tmp_path: Path) -> None:
-    proc = reposim(
-        "perf",
-        "compare",
-        str(twox_repo),
-        "--a",
-        "no-such-rev",
-        "--b",
-        "b",
-        "--command",
-        "true",
-        "--out",
-        str(tmp_path),
-    )
+    proc = perf_compare(twox_repo, "no-such-rev", "b", "--command", "true", "--out", str(tmp_path))
     assert proc.returncode == 2, proc.stderr
     assert "Cannot check out 'no-such-rev' for side A" in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -60,13 +42,9 @@ def test_progress_to_a_pipe_is_at_most_one_line_every_ten_seconds(
     twox_repo: Path, tmp_path: Path
 ) -> None:
     t0 = time.monotonic()
-    proc = reposim(
-        "perf",
-        "compare",
-        str(twox_repo),
-        "--a",
+    proc = perf_compare(
+        twox_repo,
         "a",
-        "--b",
         "b",
         "--command",
         "true",
