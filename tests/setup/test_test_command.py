@@ -123,6 +123,19 @@ async def test_a_benchmark_script_in_the_test_folder_does_not_decide_the_verdict
     assert not any("reposim_absent_rival_json" in i for i in result.installed), result.installed
 
 
+def unittest_calc(module: str) -> dict[str, str]:
+    """A setuptools package `calc` whose twelve unittest cases are in `module`."""
+    cases = "".join(
+        f"    def test_{i}(self):\n        self.assertEqual(add({i}, 1), {i + 1})\n"
+        for i in range(12)
+    )
+    return {
+        "setup.py": "from setuptools import setup\nsetup(name='calc', packages=['calc'])\n",
+        "calc/__init__.py": "def add(a, b):\n    return a + b\n",
+        module: f"import unittest\nfrom calc import add\n\nclass T(unittest.TestCase):\n{cases}",
+    }
+
+
 @pytest.mark.docker
 @pytest.mark.slow
 async def test_the_ci_command_finds_unittest_files_pytest_does_not_collect(
@@ -130,18 +143,10 @@ async def test_the_ci_command_finds_unittest_files_pytest_does_not_collect(
 ) -> None:
     """`*_tests.py` inside the package, run by CI with unittest discover: pytest collects
     nothing and there is no tests/ folder."""
-    cases = "".join(
-        f"    def test_{i}(self):\n        self.assertEqual(add({i}, 1), {i + 1})\n"
-        for i in range(12)
-    )
     repo = repos.write_repo(
         tmp_path / "repo",
         {
-            "setup.py": "from setuptools import setup\nsetup(name='calc', packages=['calc'])\n",
-            "calc/__init__.py": "def add(a, b):\n    return a + b\n",
-            "calc/core_tests.py": (
-                f"import unittest\nfrom calc import add\n\nclass T(unittest.TestCase):\n{cases}"
-            ),
+            **unittest_calc("calc/core_tests.py"),
             ".github/workflows/ci.yml": (
                 "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n"
                 "      - run: python -m unittest discover -s calc -p '*_tests.py'\n"
@@ -214,18 +219,10 @@ async def test_a_root_test_module_pytest_does_not_collect_by_name_is_run(
     """python-slugify 5.0.2 in the hard corpus keeps its unittest suite in a root `test.py`,
     a name pytest does not collect by default ("no tests ran") and there is no test folder for
     the unittest fallback. Named on pytest's command line it runs."""
-    cases = "".join(
-        f"    def test_{i}(self):\n        self.assertEqual(add({i}, 1), {i + 1})\n"
-        for i in range(12)
-    )
     repo = repos.write_repo(
         tmp_path / "repo",
         {
-            "setup.py": "from setuptools import setup\nsetup(name='calc', packages=['calc'])\n",
-            "calc/__init__.py": "def add(a, b):\n    return a + b\n",
-            "test.py": (
-                f"import unittest\nfrom calc import add\n\nclass T(unittest.TestCase):\n{cases}"
-            ),
+            **unittest_calc("test.py"),
         },
     )
     session = await docker_session(repo)
