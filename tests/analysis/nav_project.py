@@ -22,3 +22,6 @@ NAV_REPO = {
     "src/util.c": '#include "util.h"\n\nint square(int x) {\n    return x * x;\n}\n',
     "src/main.c": ('#include "util.h"\n\nint main(void) {\n    return square(4);\n}\n'),
 }
+
+NAV_FILES = ["pkg/__init__.py", "pkg/a.py", "pkg/b.py", "src/main.c", "src/util.c", "src/util.h"]
+"""What an index of NAV_REPO lists, sorted: every file of it, and nothing else."""

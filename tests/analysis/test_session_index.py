@@ -14,6 +14,7 @@ from simulator.analysis.session_index import (
 )
 from simulator.events import Event, Kind
 from simulator.session import Session
+from tests.analysis.nav_project import NAV_FILES
 from tests.conftest import RepoFactory
 
 
@@ -51,14 +52,7 @@ async def test_build_records_no_file_reads(session: Session) -> None:
     events: list[Event] = []
     session.subscribe(events.append)
     index = await build_index(session)
-    assert sorted(index.files) == [
-        "pkg/__init__.py",
-        "pkg/a.py",
-        "pkg/b.py",
-        "src/main.c",
-        "src/util.c",
-        "src/util.h",
-    ]
+    assert sorted(index.files) == NAV_FILES
     assert [e for e in events if e.kind == Kind.FILE_READ] == []
     location = index.definition_at("pkg/a.py", 5, 12)
     assert location is not None and (location.path, location.line) == ("pkg/b.py", 4)

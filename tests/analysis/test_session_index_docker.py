@@ -15,6 +15,7 @@ from backends.docker_engine import connect
 from simulator.analysis.session_index import WorkspaceIndex
 from simulator.events import Event, Kind
 from simulator.session import Session
+from tests.analysis.nav_project import NAV_FILES
 
 TEST_IMAGE = os.environ.get("REPOSIM_TEST_IMAGE", "reposim/base:bookworm-2")
 
@@ -61,14 +62,7 @@ async def test_index_a_container_workspace_without_recording_reads(
     try:
         workspace = WorkspaceIndex(session)
         index = await workspace.build()
-        assert sorted(index.files) == [
-            "pkg/__init__.py",
-            "pkg/a.py",
-            "pkg/b.py",
-            "src/main.c",
-            "src/util.c",
-            "src/util.h",
-        ]
+        assert sorted(index.files) == NAV_FILES
         location = await workspace.query(lambda ix: ix.definition_at("pkg/a.py", 5, 12))
         assert location is not None and (location.path, location.line) == ("pkg/b.py", 4)
         await session.exec("printf 'int cube(int x);\\n' >> src/util.h")
