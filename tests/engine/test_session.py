@@ -17,6 +17,7 @@ from simulator.session import (
     SessionError,
 )
 from simulator.trajectory import read_trajectory
+from tests.engine.conftest import TerminalDrain
 
 
 @pytest.fixture
@@ -181,28 +182,16 @@ async def test_checkpoints_cover_the_whole_workspace_from_any_cwd(session: Sessi
 
 
 async def test_terminal_output_is_recorded_in_bursts_in_screen_order(session: Session) -> None:
-    import asyncio
-
     seen: list[Event] = []
     session.subscribe(seen.append)
     terminal = await session.open_terminal(80, 24)
-    received = b""
-
-    async def drain() -> None:
-        nonlocal received
-        while not terminal.closed:
-            chunk = await terminal.read()
-            if not chunk:
-                return
-            received += chunk
-
-    reader = asyncio.create_task(drain())
+    reader = TerminalDrain(terminal)
     await terminal.write(b"printf 'a%.0s' $(seq 1 3000); echo; echo done-marker; exit\n")
-    async with asyncio.timeout(120):  # a bound for a hang, not a pace: CI runs on a busy machine
-        await reader  # the shell exits after the output, which ends the stream
+    # the shell exits after the output, which ends the stream; 120 s bounds a hang on CI
+    await reader.closed(within=120)
     kinds = [e.kind for e in seen if e.kind.startswith("terminal.")]
     recorded = "".join(e.payload["data"] for e in seen if e.kind == Kind.TERMINAL_OUTPUT)
-    assert recorded == received.decode()  # every byte, in order
+    assert recorded == reader.received.decode()  # every byte, in order
     assert "a" * 3000 in recorded
     input_at = kinds.index(Kind.TERMINAL_INPUT)
     assert all(k == Kind.TERMINAL_OUTPUT for k in kinds[input_at + 1 :])

@@ -13,6 +13,7 @@ import pytest
 
 from backends.base import BackendError
 from simulator.session import Session
+from tests.engine.conftest import TerminalDrain
 
 
 async def test_exit_in_a_command_reports_its_code_and_the_shell_goes_on(
@@ -84,7 +85,6 @@ def test_config_errors_name_the_file(
 async def test_the_asciicast_header_has_the_terminals_real_size(
     make_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
-    import asyncio
     import json
 
     from simulator.interop import export_text
@@ -94,28 +94,16 @@ async def test_the_asciicast_header_has_the_terminals_real_size(
     out = tmp_path / "cast.jsonl"
     async with await Session.open(repo, trajectory_path=out) as session:
         terminal = await session.open_terminal(100, 40)
-        received = b""
-        first_done = asyncio.Event()
-
-        async def drain() -> None:
-            nonlocal received
-            while not terminal.closed:
-                chunk = await terminal.read()
-                if not chunk:
-                    return
-                received += chunk
-                if b"first-done\r\n" in received.replace(b"echo first-done", b""):
-                    first_done.set()
-
-        reader = asyncio.create_task(drain())
+        reader = TerminalDrain(terminal)
         await terminal.write(b"stty size; echo first-done\n")
-        async with asyncio.timeout(60):
-            await first_done.wait()
+        await reader.until(
+            lambda received: b"first-done\r\n" in received.replace(b"echo first-done", b""),
+            within=60,
+        )
         await terminal.resize(90, 30)
         await terminal.write(b"stty size; exit\n")
-        async with asyncio.timeout(60):
-            await reader
-        assert b"40 100" in received and b"30 90" in received
+        await reader.closed(within=60)
+        assert b"40 100" in reader.received and b"30 90" in reader.received
     recorded = read_trajectory(out)
     lines = export_text(recorded.header, recorded.events, "asciicast").splitlines()
     header = json.loads(lines[0])
