@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from pathlib import Path
+
+import pytest
 
 from simulator.dataset.schema import Problem
 from simulator.harness.env import PythonEnv
@@ -12,7 +13,7 @@ from simulator.harness.target import find_targets
 from simulator.harness.validate import Thresholds
 from simulator.harness.workflow import HarnessOptions, make_problems
 from simulator.session import Session
-from tests.conftest import project_fixtures
+from tests.conftest import RepoFactory, project_fixtures
 
 CLAMP = '''\
 """Small functions with known branches."""
@@ -144,21 +145,28 @@ Planted = Mapping[str, tuple[str, str, str]]
 """Target qualname -> (file, what the reference says, the planted bug)."""
 
 
-@asynccontextmanager
-async def traced_problems(
-    repo: Path, trajectory: Path, qualnames: Iterable[str]
-) -> AsyncIterator[tuple[Session, dict[str, Problem]]]:
-    """A session on `repo` and the traced problems (one repeat, no mutants) of the targets
-    named `qualnames`, by qualname; every one of them must be found."""
+def traced_fixture(
+    files: Mapping[str, str], name: str, qualnames: Iterable[str]
+) -> Callable[..., AsyncIterator[tuple[Session, dict[str, Problem]]]]:
+    """A fixture: a session on a repository of `files` (tmp_path/`name`) and the traced
+    problems (one repeat, no mutants) of the targets named `qualnames`, by qualname; every one
+    of them must be found. A test module binds it: `traced = traced_fixture(...)`."""
     wanted = sorted(qualnames)
-    session = await Session.open(repo, trajectory_path=trajectory)
-    targets = [t for t in find_targets(repo, filters=[]) if t.qualname in wanted]
-    assert sorted(t.qualname for t in targets) == wanted
-    problems = await make_problems(
-        session, targets, HarnessOptions(thresholds=Thresholds(repeats=1, max_mutants=0))
-    )
-    yield session, {p.target["qualname"]: p for p in problems}
-    await session.close()
+
+    async def traced(
+        make_repo: RepoFactory, tmp_path: Path
+    ) -> AsyncIterator[tuple[Session, dict[str, Problem]]]:
+        repo = make_repo(dict(files), name=name)
+        session = await Session.open(repo, trajectory_path=tmp_path / "t.jsonl")
+        targets = [t for t in find_targets(repo, filters=[]) if t.qualname in wanted]
+        assert sorted(t.qualname for t in targets) == wanted
+        problems = await make_problems(
+            session, targets, HarnessOptions(thresholds=Thresholds(repeats=1, max_mutants=0))
+        )
+        yield session, {p.target["qualname"]: p for p in problems}
+        await session.close()
+
+    return pytest.fixture(traced)
 
 
 def assert_harnessed_and_valid(problems: Mapping[str, Problem]) -> None:

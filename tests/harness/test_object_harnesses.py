@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import collections
 import pickle
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
@@ -17,11 +15,10 @@ from simulator.harness.format import readable_share
 from simulator.harness.runtime.reposim_harness_support import discriminates, dump, same
 from simulator.harness.workflow import summarize
 from simulator.session import Session
-from tests.conftest import RepoFactory
 from tests.harness.conftest import (
     assert_harnessed_and_valid,
     assert_planted_bugs_caught,
-    traced_problems,
+    traced_fixture,
 )
 from widgets.curation.model import COLUMNS, Row
 
@@ -203,13 +200,7 @@ PLANTED = {
 }
 
 
-@pytest.fixture
-async def traced(
-    make_repo: RepoFactory, tmp_path: Path
-) -> AsyncIterator[tuple[Session, dict[str, Problem]]]:
-    repo = make_repo(PROJECT, name="objs")
-    async with traced_problems(repo, tmp_path / "t.jsonl", PLANTED) as traced:
-        yield traced
+traced = traced_fixture(PROJECT, "objs", PLANTED)
 
 
 async def test_object_heavy_targets_get_harnesses_that_catch_planted_bugs(

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import pickle
 import re
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
@@ -19,11 +17,10 @@ from simulator.harness.format import readable_share
 from simulator.harness.runtime import reposim_harness_support as support
 from simulator.harness.runtime.reposim_tracer import encode
 from simulator.session import Session
-from tests.conftest import RepoFactory
 from tests.harness.conftest import (
     assert_harnessed_and_valid,
     assert_planted_bugs_caught,
-    traced_problems,
+    traced_fixture,
 )
 
 TOKENS = '''\
@@ -171,13 +168,7 @@ PLANTED = {
 }
 
 
-@pytest.fixture
-async def traced(
-    make_repo: RepoFactory, tmp_path: Path
-) -> AsyncIterator[tuple[Session, dict[str, Problem]]]:
-    repo = make_repo(PROJECT, name="toks")
-    async with traced_problems(repo, tmp_path / "t.jsonl", PLANTED) as traced:
-        yield traced
+traced = traced_fixture(PROJECT, "toks", PLANTED)
 
 
 async def test_singletons_sentinels_and_matches_are_kept_and_catch_planted_bugs(
