@@ -358,6 +358,49 @@ async def test_a_runner_the_project_pins_below_what_runs_here_takes_a_newer_rele
     )
 
 
+async def test_a_lifted_runner_takes_its_plugins_along(
+    tmp_path: Path, docker_session: SessionFactory
+) -> None:
+    """pint 0.17 in the hard corpus: the lifted pytest (9) would not load the plugin as of the
+    commit (pytest-mpl 0.13: `PluginValidationError` for `pytest_report_header`), so no test
+    ran. Here the project pins both below what runs on 3.11; the plugin moves with the runner
+    (pytest-metadata 1.8 on pytest 9: `module 'py' has no attribute '__version__'`)."""
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": """
+                [build-system]
+                requires = ["setuptools>=61"]
+                build-backend = "setuptools.build_meta"
+
+                [project]
+                name = "pinnedplugin"
+                version = "0.1"
+
+                [project.optional-dependencies]
+                test = ["pytest<5", "pytest-metadata<1.9"]
+
+                [tool.setuptools]
+                packages = ["pinnedplugin"]
+            """,
+            "pinnedplugin/__init__.py": "def double(x):\n    return 2 * x\n",
+            "tests/test_double.py": (
+                "from pinnedplugin import double\n\n"
+                "def test_double():\n    assert double(2) == 4\n\n"
+                "def test_zero():\n    assert double(0) == 0\n"
+            ),
+        },
+    )
+    session = await docker_session(repo)
+    result = await run_setup(session)
+    assert result.verdict.ready, result.verdict.line()
+    assert result.verdict.tests.get("passed") == 2, result.verdict.tests
+    assert not any(p.startswith("pytest-metadata==1.") for p in result.lock), result.lock
+    assert any(
+        "pytest-metadata" in n and "does not run on this Python" in n for n in result.notes
+    ), result.notes
+
+
 @pytest.mark.timeout(1800)  # two builds and an apt-get install: 621 s at load 38
 async def test_a_c_extension_missing_python_h_gets_python3_dev_as_root(
     tmp_path: Path, docker_session: SessionFactory
