@@ -363,8 +363,9 @@ async def test_a_lifted_runner_takes_its_plugins_along(
 ) -> None:
     """pint 0.17 in the hard corpus: the lifted pytest (9) would not load the plugin as of the
     commit (pytest-mpl 0.13: `PluginValidationError` for `pytest_report_header`), so no test
-    ran. Here the project pins both below what runs on 3.11; the plugin moves with the runner
-    (pytest-metadata 1.8 on pytest 9: `module 'py' has no attribute '__version__'`)."""
+    ran. Here the project pins both below what runs on 3.11 (pytest 5.4: `required field
+    "lineno" missing from alias`); pytest-html 2.1 is no plugin pytest 9 loads, so it moves
+    with the runner."""
     repo = repos.write_repo(
         tmp_path / "repo",
         {
@@ -378,7 +379,7 @@ async def test_a_lifted_runner_takes_its_plugins_along(
                 version = "0.1"
 
                 [project.optional-dependencies]
-                test = ["pytest<5", "pytest-metadata<1.9"]
+                test = ["pytest<6", "pytest-html<2.2"]
 
                 [tool.setuptools]
                 packages = ["pinnedplugin"]
