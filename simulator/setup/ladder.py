@@ -815,26 +815,54 @@ async def _runner_starts(env: _Env) -> bool:
     return check.exit_code == 0
 
 
+_PLUGINS = (
+    "import importlib.metadata as m, json; "
+    "print(json.dumps(sorted({d.metadata['Name'].lower() for d in m.distributions() "
+    "if d.metadata['Name'] and any(e.group == 'pytest11' for e in d.entry_points)})))"
+)
+
+
+async def _pytest_plugins(env: _Env) -> list[str]:
+    """The installed distributions that register a pytest plugin (a `pytest11` entry point)."""
+    result = await env.sh(f"{env.python} -c {shlex.quote(_PLUGINS)}")
+    try:
+        names = json.loads(result.output.decode("utf-8", "replace").strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return []
+    return [str(n) for n in names if checked_requirement(str(n)) is not None]
+
+
 async def _runner_that_starts(env: _Env, detail: dict[str, Any]) -> None:
     """The installed pytest may not run a test on today's Python: as of the commit (pint 0.17:
     pytest 6.2.2 with py 1.10 fails on 3.11 with `AttributeError: __spec__` before collecting
     a test), or pinned by the project (pyrsistent 0.18.0's `pytest<5`: 4.6 starts but cannot
     rewrite a test module, `required field "lineno" missing from alias`). Then the runner
-    alone takes a newer release than the one installed, outside the time-travel pins and the
-    project's pin, the pins of whatever moved with it are dropped so later installs agree, and
-    the notes say so. py moves too only when pytest alone does not start."""
+    takes a newer release than the one installed, outside the time-travel pins and the
+    project's pin; when it still does not run a test, its plugins as of then move too (pint:
+    pytest-mpl 0.13 is no plugin pytest 9 loads, `PluginValidationError` for
+    `pytest_report_header`), then py. The pins of whatever moved are dropped so later
+    installs agree, and the notes say so."""
     if await _runner_starts(env):
         return
     evidence = diagnose(env.last_output).evidence
     before = await env.versions()
     if "pytest" not in before:
         return
+    runner = f"pytest>{before['pytest']}"
     constraints, env.constraints = env.constraints, None
     try:
-        ok, _ = await env.install([f"pytest>{before['pytest']}"])
+        ok, _ = await env.install([runner])
         starts = ok and await _runner_starts(env)
+        plugins = [p for p in await _pytest_plugins(env) if p in before] if not starts else []
+        if plugins:
+            newer = [f"{p}>{before[p]}" for p in plugins]
+            ok, _ = await env.install([runner, *newer])
+            if not ok:  # one of them has no newer release: each alone
+                for requirement in newer:
+                    await env.install([runner, requirement])
+            starts = await _runner_starts(env)
         if not starts and "py" in before:
-            ok, _ = await env.install([f"pytest>{before['pytest']}", f"py>{before['py']}"])
+            ok, _ = await env.install([runner, f"py>{before['py']}"])
             starts = ok and await _runner_starts(env)
     finally:
         env.constraints = constraints
