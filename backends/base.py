@@ -68,6 +68,16 @@ class ExecResult:
 
 
 @dataclass(frozen=True)
+class ExecOptions:
+    """How `Backend.exec` runs one command (its keyword arguments, as one value)."""
+
+    timeout: float | None = None
+    on_output: OutputCallback | None = None
+    env: dict[str, str] | None = None
+    capture: OutputCapture | None = None
+
+
+@dataclass(frozen=True)
 class FileStat:
     path: str
     kind: str  # "file" | "dir" | "symlink" | "other"
@@ -150,7 +160,6 @@ class Backend(abc.ABC):
     async def stop(self) -> None:
         """Stop the shell and release everything the backend created (idempotent)."""
 
-    @abc.abstractmethod
     async def exec(
         self,
         command: str,
@@ -164,6 +173,11 @@ class Backend(abc.ABC):
 
         `capture` takes the output in bounded memory (see backends/output.py); without one the
         whole output is kept in memory, uncut (for the engine's own short commands)."""
+        return await self.run_command(command, ExecOptions(timeout, on_output, env, capture))
+
+    @abc.abstractmethod
+    async def run_command(self, command: str, options: ExecOptions) -> ExecResult:
+        """What `exec` does, each backend its own way; wrappers override this, not `exec`."""
 
     @abc.abstractmethod
     async def interrupt(self) -> None:

@@ -33,7 +33,7 @@ import signal
 import time
 from collections.abc import Awaitable, Callable
 
-from backends.base import Backend, BackendError, ExecResult, OutputCallback
+from backends.base import Backend, BackendError, ExecOptions, ExecResult, OutputCallback
 from backends.output import OutputCapture
 
 COMMAND_ID_VAR = "REPOSIM_COMMAND_ID"
@@ -191,23 +191,18 @@ class PersistentShell:
         await self._spawn(self._cwd)
         self._restarted_unreported = True
 
-    async def run(
-        self,
-        command: str,
-        *,
-        timeout: float | None = None,
-        on_output: OutputCallback | None = None,
-        env: dict[str, str] | None = None,
-        capture: OutputCapture | None = None,
-    ) -> ExecResult:
-        capture = capture or OutputCapture.whole()
+    async def run(self, command: str, options: ExecOptions | None = None) -> ExecResult:
+        options = options or ExecOptions()
+        capture = options.capture or OutputCapture.whole()
         async with self._lock:
             if self._channel is None:
                 capture.discard()
                 raise BackendError("The shell is not running; start the backend first.")
             if self._eof:
                 await self._restart()
-            return await self._run_locked(command, timeout, on_output, env, capture)
+            return await self._run_locked(
+                command, options.timeout, options.on_output, options.env, capture
+            )
 
     async def _run_locked(
         self,
@@ -426,20 +421,10 @@ class ShellBackend(Backend):
 
     _shell: PersistentShell | None = None
 
-    async def exec(
-        self,
-        command: str,
-        *,
-        timeout: float | None = None,
-        on_output: OutputCallback | None = None,
-        env: dict[str, str] | None = None,
-        capture: OutputCapture | None = None,
-    ) -> ExecResult:
+    async def run_command(self, command: str, options: ExecOptions) -> ExecResult:
         if self._shell is None:
             raise BackendError(f"The {self.kind} backend has not been started.")
-        return await self._shell.run(
-            command, timeout=timeout, on_output=on_output, env=env, capture=capture
-        )
+        return await self._shell.run(command, options)
 
     async def interrupt(self) -> None:
         if self._shell is not None:

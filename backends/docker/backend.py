@@ -32,10 +32,10 @@ from backends.base import (
     BackendError,
     BackendUnavailableError,
     DirEntry,
+    ExecOptions,
     ExecResult,
     FileMissingError,
     FileStat,
-    OutputCallback,
     PathEscapeError,
     Pty,
     kind_of_mode,
@@ -56,7 +56,6 @@ from backends.docker.pty import DockerPty
 from backends.docker.reaper import ROOT, Reaper
 from backends.docker.stream import blocking
 from backends.docker_engine import ContainerOwnership, connect, image_missing_error
-from backends.output import OutputCapture
 from backends.shell import PersistentShell, ShellBackend
 
 # How often the writable layer is measured: every second, and five times a second once the
@@ -412,15 +411,7 @@ class DockerBackend(ShellBackend):
 
     # -- commands --
 
-    async def exec(
-        self,
-        command: str,
-        *,
-        timeout: float | None = None,
-        on_output: OutputCallback | None = None,
-        env: dict[str, str] | None = None,
-        capture: OutputCapture | None = None,
-    ) -> ExecResult:
+    async def run_command(self, command: str, options: ExecOptions) -> ExecResult:
         await self._after_clearing()
         self._disk_tripped = False
         reaper, channel = self._reaper, self._channel
@@ -428,9 +419,7 @@ class DockerBackend(ShellBackend):
         if reaper is not None and channel is not None:
             await reaper.running(channel.pid)
         try:
-            result = await super().exec(
-                command, timeout=timeout, on_output=on_output, env=env, capture=capture
-            )
+            result = await super().run_command(command, options)
         finally:
             if reaper is not None:
                 await reaper.running(None)
@@ -446,8 +435,8 @@ class DockerBackend(ShellBackend):
             f"\nreposim: the session wrote more than its disk limit ({self.options.disk}); "
             f"{what} stopped.\n"
         ).encode()
-        if on_output is not None:
-            on_output(notice)
+        if options.on_output is not None:
+            options.on_output(notice)
         return dataclasses.replace(result, output=result.output + notice)
 
     async def disk_usage(self) -> int:

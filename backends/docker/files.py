@@ -12,7 +12,7 @@ import base64
 import json
 from typing import Any, Protocol
 
-from backends.base import BackendError
+from backends.base import BackendError, ExecOptions
 from backends.docker.file_service import FAILED
 from backends.docker.programs import program_text
 from backends.docker.stream import Demuxer, ExecStream
@@ -102,7 +102,7 @@ class ShellFiles:
             words.append(args["dst"])
         if op == "write":
             words.append(base64.b64encode(data).decode())
-        result = await self._shell.run(" ".join(quote(w) for w in words), timeout=120)
+        result = await self._shell.run(" ".join(quote(w) for w in words), ExecOptions(timeout=120))
         if result.shell_restarted:
             self._ready = False
             if result.exit_code is None:

@@ -38,9 +38,9 @@ from backends.base import (
     BackendDescription,
     BackendError,
     DirEntry,
+    ExecOptions,
     ExecResult,
     FileStat,
-    OutputCallback,
     Pty,
 )
 from backends.docker import container as ctr
@@ -49,7 +49,6 @@ from backends.docker.channel import RELAY_DIR_PREFIX, WORKSPACE
 from backends.docker.options import DockerOptions
 from backends.docker.programs import program_text
 from backends.docker.stream import blocking
-from backends.output import OutputCapture
 from backends.shell import PersistentShell
 
 log = logging.getLogger(__name__)
@@ -491,18 +490,8 @@ class PooledBackend(Backend):
             inner, self._inner = self._inner, None
             self.pool.give_back(inner)
 
-    async def exec(
-        self,
-        command: str,
-        *,
-        timeout: float | None = None,
-        on_output: OutputCallback | None = None,
-        env: dict[str, str] | None = None,
-        capture: OutputCapture | None = None,
-    ) -> ExecResult:
-        return await self.inner.exec(
-            command, timeout=timeout, on_output=on_output, env=env, capture=capture
-        )
+    async def run_command(self, command: str, options: ExecOptions) -> ExecResult:
+        return await self.inner.run_command(command, options)
 
     async def interrupt(self) -> None:
         await self.inner.interrupt()
