@@ -20,7 +20,13 @@ from reposim.cli.common import (
     json_printer,
     run_async,
 )
-from reposim.cli.options import budget_options, choice_option, model_client, model_options
+from reposim.cli.options import (
+    budget_options,
+    folder_option,
+    mode_option,
+    model_client,
+    model_options,
+)
 from reposim.ui import run_ui
 from simulator.agent import (
     Agent,
@@ -116,11 +122,8 @@ async def _run_headless(session: Session, agent: Agent, task: str, as_json: bool
     "one recorded session each, as a batch.",
 )
 @model_options("Any model litellm accepts, as provider/name (default: $REPOSIM_MODEL).")
-@choice_option(
-    "--mode",
-    choices=["auto", "confirm"],
-    default="auto",
-    help="confirm asks you on the terminal before each action that changes something "
+@mode_option(
+    "confirm asks you on the terminal before each action that changes something "
     "(one repository only; a batch runs in auto).",
 )
 @click.option(
@@ -266,16 +269,12 @@ def _run_batch(
     default=None,
     help="Seconds between replayed model turns (default: 1.5 in the UI, 0 headless).",
 )
-@choice_option(
-    "--mode",
-    choices=["auto", "confirm"],
-    default="auto",
-    help="confirm waits for your approval (a / r) before each change the agent makes.",
+@mode_option(
+    "confirm waits for your approval (a / r) before each change the agent makes.",
 )
-@click.option(
+@folder_option(
     "--dir",
     "directory",
-    type=click.Path(file_okay=False),
     help="Where to put the demo workspace (default: a new temporary directory).",
 )
 @click.option("--trajectory", type=click.Path(dir_okay=False), help="Where to write the run.")

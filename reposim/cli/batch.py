@@ -23,7 +23,7 @@ from typing import Any
 import click
 
 from reposim.cli.common import CliError
-from reposim.cli.options import choice_option
+from reposim.cli.options import choice_option, number_option
 from simulator.batch import (
     BatchProgress,
     BatchSummary,
@@ -59,17 +59,13 @@ def batch_options(default_results: str) -> Callable[[Callable[..., Any]], Callab
             show_default=True,
             help="Append-only JSONL results file; a rerun skips what it already holds.",
         )
-        @click.option(
-            "--jobs",
-            "-j",
-            type=click.IntRange(min=1),
-            default=None,
-            help="Tasks at once (default: one per core).",
+        @number_option(
+            "--jobs", "-j", minimum=1, whole=True, help="Tasks at once (default: one per core)."
         )
-        @click.option(
+        @number_option(
             "--timeout",
-            type=click.FloatRange(min=1),
-            default=None,
+            minimum=1,
+            whole=False,
             help="Seconds one task may take before it is killed and recorded as timeout.",
         )
         @click.option(

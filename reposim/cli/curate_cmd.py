@@ -7,23 +7,25 @@ from pathlib import Path
 import click
 
 from reposim.cli.common import CliError, SessionFlags, backend_options, run_async
-from reposim.cli.options import model_client, model_options, theme_option
+from reposim.cli.options import (
+    folder_option,
+    model_client,
+    model_options,
+    output_option,
+    theme_option,
+)
 from simulator.session import Session
 
 
 @click.command("curate")
 @click.argument("source", type=click.Path(exists=False))
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False),
-    help="Where the problems and every decision are saved as they are made (default: DATASET "
+@output_option(
+    "Where the problems and every decision are saved as they are made (default: DATASET "
     "itself, or a new ./<repository>-problems.jsonl for a repository); Ctrl+E saves elsewhere.",
 )
-@click.option(
+@folder_option(
     "--repo",
     "repo_path",
-    type=click.Path(file_okay=False),
     help="The repository a DATASET was made from (default: the source its problems name).",
 )
 @click.option("--by", help="Your name in the curation history (default: your login name).")

@@ -12,7 +12,7 @@ import click
 
 from reposim.cli.batch import BatchSettings, batch_options, run_batch_cli
 from reposim.cli.common import CliError, existing_dir
-from reposim.cli.options import choice_option, number_option
+from reposim.cli.options import choice_option, json_option, number_option
 from simulator.analysis.export import ContextMode, Extraction, ExtractOptions, file_record
 from simulator.analysis.filters import DEFAULT_PRESET, FILTERS, PRESETS, FilterSpec
 from simulator.analysis.index import CodeIndex
@@ -90,12 +90,7 @@ def _dump(obj: Any) -> str:
     type=click.Path(),
     help="Write here instead of stdout (a folder when PATH lists repositories).",
 )
-@click.option(
-    "--json",
-    "as_json",
-    is_flag=True,
-    help="Stream JSON lines (header, files, functions, summary) instead of one document.",
-)
+@json_option("Stream JSON lines (header, files, functions, summary) instead of one document.")
 def extract_command(
     path: str,
     lang: str,

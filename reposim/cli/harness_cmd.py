@@ -25,6 +25,7 @@ from reposim.cli.options import (
     model_client,
     model_options,
     number_option,
+    output_option,
     threshold_options,
 )
 from simulator.events import Event, Kind
@@ -263,10 +264,11 @@ def _load(path: str) -> list[Any]:
 @click.argument("selectors", nargs=-1)
 @model_options("litellm provider/model that writes the samples.")
 @number_option("-n", "samples", minimum=1, default=1, help="Samples per problem.")
-@click.option(
+@number_option(
     "-k",
     "ks",
-    type=click.IntRange(min=1),
+    minimum=1,
+    whole=True,
     multiple=True,
     help="pass@k to report (repeatable; default 1 and n).",
 )
@@ -289,13 +291,7 @@ def _load(path: str) -> list[Any]:
     help="The repository to run in (default: where each problem was made).",
 )
 @click.option("--python", "python", default=None, help="The project's Python in the backend.")
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Write the per-problem results (samples, pass@k) as JSON here.",
-)
+@output_option("Write the per-problem results (samples, pass@k) as JSON here.")
 @backend_options
 @batch_options(".reposim-codegen-results.jsonl")
 def codegen_command(
@@ -452,7 +448,7 @@ def dataset_group() -> None:
 @dataset_group.command("export")
 @click.argument("problems")
 @choice_option("--to", "fmt", choices=["reposim", "r2e", "repost"], default="reposim")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False))
+@output_option(required=True)
 @click.option(
     "--state",
     "states",
@@ -493,7 +489,7 @@ def export_command(
 
 @dataset_group.command("import")
 @click.argument("source")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False))
+@output_option(required=True)
 def import_command(source: str, output: str) -> None:
     """Read problems from a RepoSim export (any shape) and write them as RepoSim JSONL."""
     from simulator.dataset.writers import write_jsonl

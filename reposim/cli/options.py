@@ -9,6 +9,11 @@ and defaults the same wherever it appears.
   `--max-time`), received as one `budgets: Budgets`.
 - `number_option(...)`: a number option with a floor and a default that --help shows.
 - `choice_option(...)`: an option taking one of a few words, its default shown in --help.
+- `json_option(help)`: `--json`, received as `as_json`.
+- `mode_option(help)`: the agent's `--mode auto|confirm`.
+- `output_option(help)`: `-o/--output FILE`; `folder_option(...)`: an option naming a folder.
+- `backend_kind_options(...)`: `--backend local|docker` and its `--image`, for a command that
+  is not a session command (those take `backend_options`).
 - `threshold_options`: what makes a harness valid (`--min-cov`, `--min-mutation`, `--repeats`,
   `--max-mutants`, `--min-mutants`, `--min-parity`), received as one `thresholds: Thresholds`.
 
@@ -45,13 +50,35 @@ def model_options(model_help: str) -> Decorator:
     return decorate
 
 
-def number_option(*decls: str, minimum: float, default: float, help: str) -> Decorator:
-    """A number option no smaller than `minimum` whose default --help shows: whole numbers when
-    `default` is an int, else any number."""
+def number_option(
+    *decls: str,
+    minimum: float,
+    default: float | None = None,
+    whole: bool | None = None,
+    multiple: bool = False,
+    help: str,
+) -> Decorator:
+    """A number option no smaller than `minimum` whose default (if any) --help shows: whole
+    numbers when `whole`, or (`whole` not given) when `default` is an int, else any number;
+    `multiple`: repeatable."""
+    if whole is None:
+        whole = isinstance(default, int)
     kind: click.IntRange | click.FloatRange = click.FloatRange(min=minimum)
-    if isinstance(default, int):
+    if whole:
         kind = click.IntRange(min=int(minimum))
-    return click.option(*decls, type=kind, default=default, show_default=True, help=help)
+    return click.option(
+        *decls, type=kind, default=default, show_default=True, multiple=multiple, help=help
+    )
+
+
+def json_option(help: str) -> Decorator:
+    """`--json`, a flag the command receives as `as_json`; `help` says what it prints."""
+    return click.option("--json", "as_json", is_flag=True, help=help)
+
+
+def mode_option(help: str) -> Decorator:
+    """`--mode auto|confirm` of a command that runs the agent; `help` says how confirm asks."""
+    return choice_option("--mode", choices=["auto", "confirm"], default="auto", help=help)
 
 
 def choice_option(
@@ -61,6 +88,31 @@ def choice_option(
     return click.option(
         *decls, type=click.Choice(choices), default=default, show_default=True, help=help
     )
+
+
+def output_option(help: str | None = None, *, required: bool = False) -> Decorator:
+    """`-o/--output FILE` (not a folder), received as `output`; `help` says what is written."""
+    return click.option(
+        "-o", "--output", type=click.Path(dir_okay=False), required=required, help=help
+    )
+
+
+def folder_option(*decls: str, help: str) -> Decorator:
+    """An option naming a folder (a path that is not a file)."""
+    return click.option(*decls, type=click.Path(file_okay=False), help=help)
+
+
+def backend_kind_options(dest: str, *, default: str, help: str, image_help: str) -> Decorator:
+    """`--backend` (received as `dest`, its default shown) and the `--image` it runs in
+    with docker, for a command that runs on this machine or in a container."""
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        func = click.option("--image", help=image_help)(func)
+        return choice_option(
+            "--backend", dest, choices=["local", "docker"], default=default, help=help
+        )(func)
+
+    return decorate
 
 
 def model_client(model: str | None, api_base: str | None) -> ModelClient:

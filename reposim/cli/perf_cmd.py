@@ -11,7 +11,12 @@ from typing import Any
 import click
 
 from reposim.cli.common import CliError, existing_dir, existing_file, run_async
-from reposim.cli.options import choice_option, model_options, number_option
+from reposim.cli.options import (
+    backend_kind_options,
+    json_option,
+    model_options,
+    number_option,
+)
 from simulator.events import Event, Kind
 
 
@@ -114,9 +119,10 @@ class Duration(click.ParamType[float]):
 
 measure_options = [
     click.option("--quick", is_flag=True, help="Rough answers quickly: 2 rounds x 2 workers."),
-    click.option(
+    number_option(
         "--rounds",
-        type=click.IntRange(min=1),
+        minimum=1,
+        whole=True,
         help="Exactly this many interleaved A/B rounds (default: adaptive, see --budget).",
     ),
     click.option(
@@ -129,9 +135,10 @@ measure_options = [
         type=click.FloatRange(min=0.001, max=0.5),
         help="Adaptive rounds stop when the 95% CI is within +-this of the speed-up (0.02).",
     ),
-    click.option(
+    number_option(
         "--processes",
-        type=click.IntRange(min=1),
+        minimum=1,
+        whole=True,
         help="pyperf worker processes per side and round (default 1).",
     ),
     click.option(
@@ -217,13 +224,12 @@ def perf_group() -> None:
     default=3,
     help="Repairs of a model-written harness that fails its quickcheck.",
 )
-@choice_option(
-    "--backend",
-    choices=["local", "docker"],
+@backend_kind_options(
+    "backend",
     default="local",
     help="Where the two environments run (docker: one container per side, pinned to the CPU).",
+    image_help="Container image for --backend docker.",
 )
-@click.option("--image", help="Container image for --backend docker.")
 @click.option(
     "--setup",
     "setup",
@@ -244,7 +250,7 @@ def perf_group() -> None:
 )
 @click.option("--env-b", "env_b", metavar="ENV", help="Side B's environment, like --env-a.")
 @click.option("--out", "out", metavar="DIR", help="Where results, pyperf JSON and trajectories go.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option("Print the result as JSON.")
 @with_measure_options
 def compare_command(
     path: str,
@@ -341,7 +347,7 @@ def _side_environment(
 @perf_group.command("mine")
 @click.argument("path")
 @click.option("--since", help="Only commits after this date (anything git log --since takes).")
-@click.option("--max", "limit", type=click.IntRange(min=1), help="At most N candidate commits.")
+@number_option("--max", "limit", minimum=1, whole=True, help="At most N candidate commits.")
 @click.option(
     "--threshold",
     type=float,
@@ -466,7 +472,7 @@ def batch_command(
     help="Remove trees and environments no comparison used for this many days.",
 )
 @click.option("--dry-run", is_flag=True, help="Say what would be removed; remove nothing.")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@json_option("Print the report as JSON.")
 def gc_command(days: float, dry_run: bool, as_json: bool) -> None:
     """Remove from the perf cache (revision trees, environments, old tools) what no running
     comparison holds and none used for --older-than days; what is held is kept and listed."""

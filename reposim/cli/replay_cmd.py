@@ -12,6 +12,7 @@ import click
 
 from reposim.cli.batch import BatchSettings, batch_options, run_batch_cli
 from reposim.cli.common import CliError, existing_dir, existing_file, run_async
+from reposim.cli.options import json_option, output_option
 from reposim.ui import run_ui
 from simulator.interop import EXPORT_FORMATS, export_text
 from simulator.replay.normalise import DEFAULT_RULES, Normaliser
@@ -144,7 +145,7 @@ def _print_report(report: ReplayReport, as_json: bool) -> None:
     type=click.Path(),
     help="Where to write the new one (a folder when FILE is a folder).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print JSON lines instead of text.")
+@json_option("Print JSON lines instead of text.")
 @batch_options(".reposim-verify-results.jsonl")
 def replay(
     file: str,
@@ -488,7 +489,7 @@ def _run_view(files: list[Path], repo: Path | None) -> None:
 @click.option(
     "--to", "fmt", type=click.Choice(EXPORT_FORMATS), required=True, help="The format to write."
 )
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Where (default: stdout).")
+@output_option("Where (default: stdout).")
 def export(file: str, fmt: str, output: str | None) -> None:
     """Write a trajectory in another tool's format.
 
@@ -514,9 +515,7 @@ def export(file: str, fmt: str, output: str | None) -> None:
 
 @click.command("import")
 @click.argument("file")
-@click.option(
-    "-o", "--output", type=click.Path(dir_okay=False), required=True, help="The .jsonl to write."
-)
+@output_option("The .jsonl to write.", required=True)
 def import_(file: str, output: str) -> None:
     """Convert another tool's trajectory (SWE-agent, mini-swe-agent, OpenAI chat JSONL,
     asciicast) into a RepoSim trajectory."""

@@ -12,7 +12,13 @@ import click
 
 from reposim.cli.batch import BatchSettings, batch_options, run_batch_cli
 from reposim.cli.common import CliError, json_printer, run_async
-from reposim.cli.options import choice_option, model_options, number_option
+from reposim.cli.options import (
+    backend_kind_options,
+    folder_option,
+    json_option,
+    model_options,
+    number_option,
+)
 from simulator.events import Event, Kind
 
 
@@ -49,15 +55,11 @@ def _progress(as_json: bool) -> Any:
 
 @click.command("setup")
 @click.argument("target")
-@choice_option(
-    "--backend",
+@backend_kind_options(
     "backend_kind",
-    choices=["docker", "local"],
     default="docker",
     help="A fresh container with the network on (docker) or a scratch copy on this machine.",
-)
-@click.option(
-    "--image", help="Base image (default: $REPOSIM_SETUP_IMAGE or reposim/base:bookworm-2)."
+    image_help="Base image (default: $REPOSIM_SETUP_IMAGE or reposim/base:bookworm-2).",
 )
 @model_options("A litellm provider/model that takes over when the ladder stops short.")
 @click.option(
@@ -75,14 +77,11 @@ def _progress(as_json: bool) -> Any:
     "--save-env", is_flag=True, help="Commit a ready container to reposim/env/NAME:COMMIT."
 )
 @click.option("--name", "env_name", help="The environment's name (default: the directory's).")
-@click.option(
+@folder_option(
     "--trajectory-dir",
-    type=click.Path(file_okay=False),
     help="Where the trajectories go (default: under ~/.local/share/reposim/trajectories).",
 )
-@click.option(
-    "--json", "as_json", is_flag=True, help="Print events (or LIST records) as JSON lines."
-)
+@json_option("Print events (or LIST records) as JSON lines.")
 @batch_options(".reposim-setup-results.jsonl")
 def setup_command(
     target: str,
@@ -203,7 +202,7 @@ def env_group() -> None:
 
 
 @env_group.command("list")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per image.")
+@json_option("One JSON object per image.")
 def env_list(as_json: bool) -> None:
     """List ready environments: name, image, verdict, size, test command."""
     from simulator.setup.envimage import list_environments

@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from reposim.cli.common import CliError, existing_file
-from reposim.cli.options import number_option
+from reposim.cli.options import json_option, number_option
 from simulator.describe import summarize
 from simulator.trajectory import json_line, read_trajectory
 
@@ -23,7 +23,7 @@ def trajectory_group() -> None:
 
 @trajectory_group.command("show")
 @click.argument("file")
-@click.option("--json", "as_json", is_flag=True, help="Print the header and events as JSON lines.")
+@json_option("Print the header and events as JSON lines.")
 def show(file: str, as_json: bool) -> None:
     """Summarise a trajectory (RepoSim's, or SWE-agent's, mini-swe-agent's, OpenAI chat JSONL,
     asciicast): where it came from, steps, actors, commands, edits, tests.
@@ -46,7 +46,7 @@ def show(file: str, as_json: bool) -> None:
 @trajectory_group.command("search")
 @click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
 @click.argument("text")
-@click.option("--json", "as_json", is_flag=True, help="Print each hit as a JSON line.")
+@json_option("Print each hit as a JSON line.")
 @number_option("--max", "limit", minimum=1, default=200, help="Stop after this many hits.")
 def search(folder: Path, text: str, as_json: bool, limit: int) -> None:
     """Find TEXT (case-insensitive) in every trajectory under FOLDER: commands, outputs, edits,
@@ -98,7 +98,7 @@ def search(folder: Path, text: str, as_json: bool, limit: int) -> None:
     is_flag=True,
     help="Show every aligned step, not only where the runs differ (with two steps of context).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the alignment and summary as JSON.")
+@json_option("Print the alignment and summary as JSON.")
 def compare(files: tuple[str, ...], show_all: bool, as_json: bool) -> None:
     """Compare two or more runs of one task step by step (RepoSim, SWE-agent or mini-swe-agent
     files, mixed freely).
