@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from simulator.events import Event, Kind
@@ -51,92 +52,137 @@ def duration_text(value: Any) -> str:
     return f"{float(value):.2f}s"
 
 
+class _Fields(dict[str, Any]):
+    """A payload for `str.format_map`: a field it lacks reads as None (as `p.get` would)."""
+
+    def __missing__(self, key: str) -> None:
+        return None
+
+
+# Kinds described by their payload's fields in a line.
+_TEMPLATES: dict[str, str] = {
+    Kind.FILE_RENAME: "rename {path} -> {to}",
+    Kind.FILE_READ: "read {path}",
+    Kind.SEARCH: "search {pattern!r} in {path}",
+    Kind.SEARCH_RESULT: "{count} matches",
+    Kind.CHECKPOINT: "checkpoint {name}",
+    Kind.RESTORE: "restore {name}",
+    Kind.SESSION_END: "session ended ({reason})",
+}
+
+# Kinds described by one text field, shortened to a width: (prefix, field, width).
+_SHORTENED: dict[str, tuple[str, str, int]] = {
+    Kind.EXEC: ("$ ", "command", 80),
+    Kind.NOTE: ("note: ", "text", 80),
+    Kind.TOOL_RESULT: ("tool result: ", "output", 60),
+    Kind.AGENT_FINISH: ("finished: ", "summary", 80),
+    Kind.ERROR: ("error: ", "message", 80),
+}
+
+_FILE_CHANGES = (Kind.FILE_WRITE, Kind.FILE_EDIT, Kind.FILE_CREATE, Kind.FILE_DELETE)
+
+
+def _exec_result(p: dict[str, Any]) -> str:
+    flags = [
+        name
+        for name in ("timed_out", "interrupted", "shell_restarted", "oom_killed")
+        if p.get(name)
+    ]
+    if p.get("output_capped"):
+        flags.append("output cut at the cap")
+    if p.get("cleared"):
+        flags.append("runaway processes cleared meanwhile")
+    # Other tools' trajectories may not know the exit code or the time (imports): only
+    # what is known is shown.
+    code = p.get("exit_code")
+    state = f"exit {code}" if code is not None else ""
+    if flags:
+        state = f"{state} ({', '.join(flags)})".lstrip()
+    # output_lines counts the whole output; older recordings only have the (possibly
+    # shortened) text.
+    lines = p.get("output_lines")
+    if not isinstance(lines, int):
+        lines = str(p.get("output", "")).count("\n")
+    known = (state, f"{lines} lines of output", duration_text(p.get("duration")))
+    return ", ".join(part for part in known if part)
+
+
+def _test_run(p: dict[str, Any]) -> str:
+    sel = f" {p['selector']}" if p.get("selector") else ""
+    return f"run tests: {_short(str(p.get('command', '')))}{sel}"
+
+
+def _test_result(p: dict[str, Any]) -> str:
+    counts = p.get("counts")
+    if counts:
+        parts = [f"{n} {k}" for k, n in counts.items() if n]
+        return "tests: " + (", ".join(parts) or "no tests ran")
+    code = p.get("exit_code")
+    return f"tests exit {code}" if code is not None else "tests ran"
+
+
+def _policy_decision(p: dict[str, Any]) -> str:
+    verdict = "approved" if p.get("allowed") else "rejected"
+    reason = f": {p['reason']}" if p.get("reason") else ""
+    return f"{verdict} {p.get('action')} {_short(str(p.get('target', '')), 40)}{reason}"
+
+
+def _llm_call(p: dict[str, Any]) -> str:
+    model = p.get("model")
+    return f"model call {model}" if model else "model call"
+
+
+def _llm_response(p: dict[str, Any]) -> str:
+    usage = p.get("usage") or {}
+    tokens = usage.get("total_tokens")
+    return "model answered" + (f" ({tokens} tokens)" if tokens else "")
+
+
+def _tool_call(p: dict[str, Any]) -> str:
+    return f"tool {p.get('name')}({_short(str(p.get('arguments', '')), 60)})"
+
+
+def _terminal_input(p: dict[str, Any]) -> str:
+    # An entered command line reads like a command; other keys as they were typed.
+    line = p.get("line")
+    if line:
+        return f"terminal $ {_short(str(line))}"
+    return f"typed {_short(readable_keys(str(p.get('data', ''))), 60)}"
+
+
+def _terminal_output(p: dict[str, Any]) -> str:
+    return f"output {_short(terminal_words(str(p.get('data', ''))), 60)}"
+
+
+# Kinds whose line needs more than their fields.
+_DESCRIBERS: dict[str, Callable[[dict[str, Any]], str]] = {
+    Kind.EXEC_RESULT: _exec_result,
+    Kind.TEST_RUN: _test_run,
+    Kind.TEST_RESULT: _test_result,
+    Kind.POLICY_DECISION: _policy_decision,
+    Kind.LLM_CALL: _llm_call,
+    Kind.LLM_RESPONSE: _llm_response,
+    Kind.TOOL_CALL: _tool_call,
+    Kind.TERMINAL_INPUT: _terminal_input,
+    Kind.TERMINAL_OUTPUT: _terminal_output,
+}
+
+
 def describe_event(event: Event) -> str:
     p: dict[str, Any] = event.payload
     kind = event.kind
-    if kind == Kind.EXEC:
-        return f"$ {_short(str(p.get('command', '')))}"
-    if kind == Kind.EXEC_RESULT:
-        flags = [
-            name
-            for name in ("timed_out", "interrupted", "shell_restarted", "oom_killed")
-            if p.get(name)
-        ]
-        if p.get("output_capped"):
-            flags.append("output cut at the cap")
-        if p.get("cleared"):
-            flags.append("runaway processes cleared meanwhile")
-        # Other tools' trajectories may not know the exit code or the time (imports): only
-        # what is known is shown.
-        code = p.get("exit_code")
-        state = f"exit {code}" if code is not None else ""
-        if flags:
-            state = f"{state} ({', '.join(flags)})".lstrip()
-        # output_lines counts the whole output; older recordings only have the (possibly
-        # shortened) text.
-        lines = p.get("output_lines")
-        if not isinstance(lines, int):
-            lines = str(p.get("output", "")).count("\n")
-        known = (state, f"{lines} lines of output", duration_text(p.get("duration")))
-        return ", ".join(part for part in known if part)
-    if kind in (Kind.FILE_WRITE, Kind.FILE_EDIT, Kind.FILE_CREATE, Kind.FILE_DELETE):
+    if kind in _TEMPLATES:
+        return _TEMPLATES[kind].format_map(_Fields(p))
+    if kind in _SHORTENED:
+        prefix, field_name, width = _SHORTENED[kind]
+        return prefix + _short(str(p.get(field_name, "")), width)
+    if kind in _DESCRIBERS:
+        return _DESCRIBERS[kind](p)
+    if kind in _FILE_CHANGES:
         verb = kind.split(".")[1]
         return f"{verb} {p.get('path')} ({_diffstat(str(p.get('diff', '')))})"
-    if kind == Kind.FILE_RENAME:
-        return f"rename {p.get('path')} -> {p.get('to')}"
-    if kind == Kind.FILE_READ:
-        return f"read {p.get('path')}"
-    if kind == Kind.TEST_RUN:
-        sel = f" {p['selector']}" if p.get("selector") else ""
-        return f"run tests: {_short(str(p.get('command', '')))}{sel}"
-    if kind == Kind.TEST_RESULT:
-        counts = p.get("counts")
-        if counts:
-            parts = [f"{n} {k}" for k, n in counts.items() if n]
-            return "tests: " + (", ".join(parts) or "no tests ran")
-        code = p.get("exit_code")
-        return f"tests exit {code}" if code is not None else "tests ran"
-    if kind == Kind.SEARCH:
-        return f"search {p.get('pattern')!r} in {p.get('path')}"
-    if kind == Kind.SEARCH_RESULT:
-        return f"{p.get('count')} matches"
-    if kind == Kind.CHECKPOINT:
-        return f"checkpoint {p.get('name')}"
-    if kind == Kind.RESTORE:
-        return f"restore {p.get('name')}"
-    if kind == Kind.NOTE:
-        return f"note: {_short(str(p.get('text', '')))}"
-    if kind == Kind.POLICY_DECISION:
-        verdict = "approved" if p.get("allowed") else "rejected"
-        reason = f": {p['reason']}" if p.get("reason") else ""
-        return f"{verdict} {p.get('action')} {_short(str(p.get('target', '')), 40)}{reason}"
     if kind.startswith("workflow."):
         return describe_workflow(kind, p)
-    if kind == Kind.LLM_CALL:
-        model = p.get("model")
-        return f"model call {model}" if model else "model call"
-    if kind == Kind.LLM_RESPONSE:
-        usage = p.get("usage") or {}
-        tokens = usage.get("total_tokens")
-        return "model answered" + (f" ({tokens} tokens)" if tokens else "")
-    if kind == Kind.TOOL_CALL:
-        return f"tool {p.get('name')}({_short(str(p.get('arguments', '')), 60)})"
-    if kind == Kind.TOOL_RESULT:
-        return f"tool result: {_short(str(p.get('output', '')), 60)}"
-    if kind == Kind.AGENT_FINISH:
-        return f"finished: {_short(str(p.get('summary', '')))}"
-    if kind == Kind.TERMINAL_INPUT:
-        # An entered command line reads like a command; other keys as they were typed.
-        line = p.get("line")
-        if line:
-            return f"terminal $ {_short(str(line))}"
-        return f"typed {_short(readable_keys(str(p.get('data', ''))), 60)}"
-    if kind == Kind.TERMINAL_OUTPUT:
-        return f"output {_short(terminal_words(str(p.get('data', ''))), 60)}"
-    if kind == Kind.SESSION_END:
-        return f"session ended ({p.get('reason')})"
-    if kind == Kind.ERROR:
-        return f"error: {_short(str(p.get('message', '')))}"
     detail = next((str(v) for v in p.values() if isinstance(v, str | int | float)), "")
     return f"{kind} {_short(detail, 60)}".strip()
 

@@ -398,22 +398,26 @@ class RunStatus(StrEnum):
 
 
 @dataclass
-class WorkflowStart(Payload):
-    """A workflow run begins (see simulator/workflow.py)."""
+class WorkflowPayload(Payload):
+    """What every workflow event names: the workflow and its run (see simulator/workflow.py)."""
 
-    KINDS = (Kind.WORKFLOW_START,)
     workflow: str
     run: str
+
+
+@dataclass
+class WorkflowStart(WorkflowPayload):
+    """A workflow run begins."""
+
+    KINDS = (Kind.WORKFLOW_START,)
     params: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
-class WorkflowStep(Payload):
+class WorkflowStep(WorkflowPayload):
     """A stage of a run starts (status running) or ends (with its status and duration)."""
 
     KINDS = (Kind.WORKFLOW_STEP,)
-    workflow: str
-    run: str
     step: str
     status: StepStatus
     seconds: float | None = None
@@ -421,22 +425,18 @@ class WorkflowStep(Payload):
 
 
 @dataclass
-class WorkflowResult(Payload):
+class WorkflowResult(WorkflowPayload):
     """What a run found or made (its verdict, its figures)."""
 
     KINDS = (Kind.WORKFLOW_RESULT,)
-    workflow: str
-    run: str
     result: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
-class WorkflowEnd(Payload):
+class WorkflowEnd(WorkflowPayload):
     """A run ends: how, after how long, and the error if it failed."""
 
     KINDS = (Kind.WORKFLOW_END,)
-    workflow: str
-    run: str
     status: RunStatus
     seconds: float
     error: str | None = None
