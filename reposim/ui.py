@@ -8,11 +8,12 @@ reason the UI ended for ("closed", "interrupted", or an error), so the trajector
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import inspect
 import re
 import sys
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING
 
 from simulator.session import Session, SessionError
@@ -47,6 +48,32 @@ def wire_agent(
     ), connect
 
 
+class UiEnding:
+    """Why the session a UI ran on closes: "closed", unless the UI failed or was interrupted."""
+
+    def __init__(self) -> None:
+        self.reason = "closed"
+
+    def ui_ended(self, return_code: int | None) -> None:
+        """The app has returned with `return_code` (non-zero: it stopped on an exception)."""
+        if return_code:
+            self.reason = "error: the UI stopped on an unexpected exception"
+
+
+@contextlib.asynccontextmanager
+async def closing_after_ui(session: Session) -> AsyncIterator[UiEnding]:
+    """Closes `session` when the block ends, with the reason the UI ended for: an exception
+    out of the block (re-raised) is "interrupted"."""
+    ending = UiEnding()
+    try:
+        yield ending
+    except BaseException:
+        ending.reason = "interrupted"
+        raise
+    finally:
+        await session.close(ending.reason)
+
+
 async def run_ui(
     session: Session | Awaitable[Session],
     *,
@@ -66,9 +93,8 @@ async def run_ui(
         await ui_loading
     from widgets.app import RepoSimApp  # loaded above, in the thread: this is a lookup
 
-    reason = "closed"
     kept: str | None = None
-    try:
+    async with closing_after_ui(opened) as ending:
         agent, connect = wire_agent(opened, agent_config)
         app = RepoSimApp(
             opened,
@@ -80,13 +106,7 @@ async def run_ui(
         await app.run_async()
         await _wind_down(app.workers)
         kept = await keep_changes(opened)
-        if app.return_code:
-            reason = "error: the UI stopped on an unexpected exception"
-    except BaseException:
-        reason = "interrupted"
-        raise
-    finally:
-        await opened.close(reason)
+        ending.ui_ended(app.return_code)
     if kept:
         print(f"reposim: {kept}", file=sys.stderr)
     return opened

@@ -14,6 +14,7 @@ from reposim.cli.options import (
     output_option,
     theme_option,
 )
+from reposim.ui import closing_after_ui
 from simulator.session import Session
 
 
@@ -101,8 +102,7 @@ def curate_command(
 
     async def run() -> Path:
         session: Session = await flags.open(root)
-        reason = "closed"
-        try:
+        async with closing_after_ui(session) as ending:
             from simulator.harness.target import TargetError
             from widgets.curation.app import CurationApp, select_problems, target_problems
 
@@ -121,13 +121,7 @@ def curate_command(
             await app.run_async()
             if app.saved_to is not None:
                 click.echo(f"reposim: problems and decisions saved to {app.saved_to}", err=True)
-            if app.return_code:
-                reason = "error: the UI stopped on an unexpected exception"
-        except BaseException:
-            reason = "interrupted"
-            raise
-        finally:
-            await session.close(reason)
+            ending.ui_ended(app.return_code)
         return session.trajectory_path
 
     trajectory_path = run_async(run)

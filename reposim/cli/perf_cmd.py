@@ -12,6 +12,7 @@ import click
 
 from reposim.cli.common import CliError, existing_dir, existing_file, run_async
 from reposim.cli.options import (
+    Decorator,
     backend_kind_options,
     json_option,
     model_options,
@@ -117,7 +118,7 @@ class Duration(click.ParamType[float]):
         return total
 
 
-measure_options = [
+measure_options: list[Decorator] = [
     click.option("--quick", is_flag=True, help="Rough answers quickly: 2 rounds x 2 workers."),
     number_option(
         "--rounds",
