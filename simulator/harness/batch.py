@@ -28,17 +28,11 @@ from simulator.workflow import WorkflowFailure
 def options_payload(
     options: HarnessOptions, *, model: str | None, api_base: str | None
 ) -> dict[str, Any]:
-    t = options.thresholds
     return {
         "generator": options.generator,
         "python": options.env.python,
         "import_roots": list(options.env.import_roots),
-        "min_cov": t.min_cov,
-        "min_mutation": t.min_mutation,
-        "repeats": t.repeats,
-        "max_mutants": t.max_mutants,
-        "min_mutants": t.min_mutants,
-        "min_parity": t.min_parity,
+        **options.thresholds.settings(),
         "rounds": options.rounds,
         "max_calls": options.max_calls,
         "test_args": options.test_args,

@@ -29,15 +29,9 @@ class HarnessOptions:
     client: ModelClient | None = None  # the model generator's client
 
     def params(self) -> dict[str, Any]:
-        t = self.thresholds
         return {
             "generator": self.generator,
-            "min_cov": t.min_cov,
-            "min_mutation": t.min_mutation,
-            "repeats": t.repeats,
-            "max_mutants": t.max_mutants,
-            "min_mutants": t.min_mutants,
-            "min_parity": t.min_parity,
+            **self.thresholds.settings(),
             "rounds": self.rounds,
             "model": self.client.model if self.client else None,
         }

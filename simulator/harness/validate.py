@@ -50,6 +50,17 @@ class Thresholds:
     min_parity: float = 0.75  # of the mutants the repository's tests kill, the harness's share
     max_suite_tests: int = 20  # of the tests that call the target, run against its mutants
 
+    def settings(self) -> dict[str, Any]:
+        """The thresholds a person sets (`reposim harness --min-cov` ... `--min-parity`)."""
+        return {
+            "min_cov": self.min_cov,
+            "min_mutation": self.min_mutation,
+            "repeats": self.repeats,
+            "max_mutants": self.max_mutants,
+            "min_mutants": self.min_mutants,
+            "min_parity": self.min_parity,
+        }
+
 
 async def run_repeatedly(
     session: Session,

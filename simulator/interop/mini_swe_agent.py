@@ -22,6 +22,7 @@ from simulator.interop.model import (
     InteropError,
     as_int,
     clean_message,
+    dig,
 )
 
 FORMAT = "mini-swe-agent"
@@ -57,7 +58,7 @@ def read(data: Any) -> Conversation:
         raise InteropError("it is neither a list of messages nor an object with `messages`")
     chat = [clean_message(m) for m in messages]  # checked copies to read; the raw ones kept
     first = next((i for i, m in enumerate(chat) if m["role"] == "assistant"), len(chat))
-    model = _dig(info, "config", "model", "model_name") or _dig(info, "model_name")
+    model = dig(info, "config", "model", "model_name") or dig(info, "model_name")
     conversation = Conversation(
         source_format=FORMAT,
         prompt=list(messages[:first]),
@@ -90,14 +91,6 @@ def read(data: Any) -> Conversation:
     return conversation
 
 
-def _dig(data: Any, *keys: str) -> Any:
-    for key in keys:
-        if not isinstance(data, dict):
-            return None
-        data = data.get(key)
-    return data
-
-
 def _action_of(message: dict[str, Any]) -> str | None:
     calls = message.get("tool_calls")
     if isinstance(calls, list) and len(calls) == 1 and isinstance(calls[0], dict):
@@ -112,7 +105,7 @@ def _action_of(message: dict[str, Any]) -> str | None:
             if isinstance(arguments, dict) and isinstance(arguments.get("command"), str):
                 return str(arguments["command"])
             return json.dumps(arguments)
-    actions = _dig(message, "extra", "actions")
+    actions = dig(message, "extra", "actions")
     if isinstance(actions, list) and len(actions) == 1 and isinstance(actions[0], dict):
         command = actions[0].get("command")
         if isinstance(command, str):
@@ -198,7 +191,7 @@ def write(conversation: Conversation) -> dict[str, Any] | list[dict[str, Any]]:
 
 def _info(conversation: Conversation) -> dict[str, Any]:
     info = dict(conversation.info)
-    if conversation.model and not _dig(info, "config", "model", "model_name"):
+    if conversation.model and not dig(info, "config", "model", "model_name"):
         config = dict(info.get("config") or {})
         config["model"] = {**(config.get("model") or {}), "model_name": conversation.model}
         info["config"] = config

@@ -349,6 +349,15 @@ def events_conversation(header: TrajectoryHeader, events: Iterable[Event]) -> Co
 _ACTION_KINDS = (Kind.EXEC, Kind.TEST_RUN, Kind.SEARCH)
 
 
+def dig(data: Any, *keys: str) -> Any:
+    """`data[k1][k2]...` of nested JSON objects, or None where one is missing or not an object."""
+    for key in keys:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(key)
+    return data
+
+
 def tool_call_action(name: str, arguments: str) -> str:
     """The action of a tool call `name(arguments)` (JSON text): a bash call's command, else as
     SWE-agent renders a call: the name, then the argument values."""

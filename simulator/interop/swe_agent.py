@@ -16,6 +16,7 @@ from simulator.interop.model import (
     InteropError,
     as_float,
     clean_message,
+    dig,
     text_of,
 )
 
@@ -40,14 +41,6 @@ def _replay_config(data: dict[str, Any]) -> dict[str, Any]:
     return config if isinstance(config, dict) else {}
 
 
-def _dig(data: Any, *keys: str) -> Any:
-    for key in keys:
-        if not isinstance(data, dict):
-            return None
-        data = data.get(key)
-    return data
-
-
 def read(data: Any) -> Conversation:
     if not looks_like(data):
         raise InteropError("it has neither a `trajectory` nor a `history` list")
@@ -64,15 +57,15 @@ def read(data: Any) -> Conversation:
         source_format=FORMAT,
         prompt=list(raw_history[:first_action]),
         info=dict(info) if isinstance(info, dict) else {},
-        model=_str_or_none(_dig(config, "agent", "model", "name")),
-        image=_str_or_none(_dig(config, "env", "deployment", "image")),
+        model=_str_or_none(dig(config, "agent", "model", "name")),
+        image=_str_or_none(dig(config, "env", "deployment", "image")),
         fields={
             "keys": list(data),
             "top": {k: v for k, v in data.items() if k not in ("trajectory", "history")},
         },
     )
-    commit = _str_or_none(_dig(config, "env", "repo", "base_commit"))
-    name = _dig(config, "env", "repo", "repo_name") or _dig(config, "env", "repo", "path")
+    commit = _str_or_none(dig(config, "env", "repo", "base_commit"))
+    name = dig(config, "env", "repo", "repo_name") or dig(config, "env", "repo", "path")
     if commit or name:
         conversation.repo = {"source": _str_or_none(name), "commit": commit, "git": bool(commit)}
     steps = data.get("trajectory")
