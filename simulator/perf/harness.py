@@ -289,14 +289,20 @@ def traced_harness(
         "    if CAPTURED:",
         "        return CAPTURED.fresh()",
         "    return [(test, (), {}) for test in TESTS]",
-        "",
-        "",
-        "def bench():",
-        "    for func, args, kwargs in calls():",
-        "        func(*args, **kwargs)",
-        "",
+        *_BENCH_LINES,
     ]
     return "\n".join(lines)
+
+
+# The end of a harness of recorded calls: `bench()` times the calls `calls()` returns.
+_BENCH_LINES = [
+    "",
+    "",
+    "def bench():",
+    "    for func, args, kwargs in calls():",
+    "        func(*args, **kwargs)",
+    "",
+]
 
 
 def _replay_lines(
@@ -335,12 +341,7 @@ def _replay_lines(
         "",
         "def calls():",
         "    return CAPTURED.fresh()",
-        "",
-        "",
-        "def bench():",
-        "    for func, args, kwargs in calls():",
-        "        func(*args, **kwargs)",
-        "",
+        *_BENCH_LINES,
     ]
 
 
