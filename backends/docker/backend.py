@@ -66,7 +66,7 @@ DISK_WATCH_INTERVAL_NEAR = 0.2
 DISK_SETTLING = 16 * 2**20
 
 
-class DockerBackend(ShellBackend):
+class DockerBackend(ctr.InContainer, ShellBackend):
     """A workspace inside a fresh container; the host checkout is never changed."""
 
     kind = "docker"
@@ -605,14 +605,6 @@ class DockerBackend(ShellBackend):
         return sorted(entries, key=lambda e: (e.kind != "dir", e.name.lower()))
 
     # -- description --
-
-    @property
-    def workspace_path(self) -> str:
-        return WORKSPACE
-
-    @property
-    def private_dir(self) -> str:
-        return ctr.PRIVATE_DIR
 
     @property
     def disk_limit_kind(self) -> str:

@@ -24,6 +24,21 @@ from backends.docker.channel import FALLBACK_HOME, WORKSPACE
 from backends.docker.options import DockerOptions, size_in_bytes
 
 PRIVATE_DIR = "/tmp/reposim"
+
+
+class InContainer:
+    """`Backend.workspace_path` and `private_dir` for a session in a container (the backend
+    and a pool's lease alike)."""
+
+    @property
+    def workspace_path(self) -> str:
+        return WORKSPACE
+
+    @property
+    def private_dir(self) -> str:
+        return PRIVATE_DIR
+
+
 CA_PATH = "/etc/ssl/certs/reposim-ca-bundle.crt"
 CA_TARGET_VARS = (
     "SSL_CERT_FILE",

@@ -453,7 +453,7 @@ class WarmPool:
         await asyncio.gather(*(b.stop() for b in ready), return_exceptions=True)
 
 
-class PooledBackend(Backend):
+class PooledBackend(ctr.InContainer, Backend):
     """A session's backend that runs in a container of a `WarmPool`."""
 
     kind = "docker"
@@ -532,11 +532,3 @@ class PooledBackend(Backend):
                 limits=self.pool.options.limits.as_dict(),
             )
         return self._inner.describe()
-
-    @property
-    def workspace_path(self) -> str:
-        return WORKSPACE
-
-    @property
-    def private_dir(self) -> str:
-        return ctr.PRIVATE_DIR
