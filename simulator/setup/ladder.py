@@ -156,6 +156,16 @@ class _Env:
         self.last_output = result.output.decode("utf-8", "replace")
         return result
 
+    async def python_json(self, script: str, *args: str) -> Any:
+        """What `script`, run by the environment's Python with `args`, printed as JSON on its
+        last line; None when it printed none."""
+        words = " ".join(shlex.quote(a) for a in (script, *args))
+        result = await self.sh(f"{self.python} -c {words}")
+        try:
+            return json.loads(result.output.decode("utf-8", "replace").strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            return None
+
     async def install(
         self, requirements: list[str], *, options: list[str] | None = None, what: str = ""
     ) -> tuple[bool, str]:
@@ -210,10 +220,8 @@ class _Env:
             "print(json.dumps({d.metadata['Name'].lower(): d.version for d in m.distributions()"
             " if d.metadata['Name']}))"
         )
-        result = await self.sh(f"{self.python} -c {shlex.quote(script)}")
-        try:
-            data = json.loads(result.output.decode("utf-8", "replace").strip().splitlines()[-1])
-        except (ValueError, IndexError):
+        data = await self.python_json(script)
+        if data is None:
             return {}
         return {str(k): str(v) for k, v in data.items()}
 
@@ -711,10 +719,8 @@ async def _declared_requirements(env: _Env, project: Project) -> list[str]:
         "try:\n    print(json.dumps(m.requires(sys.argv[1]) or []))\n"
         "except m.PackageNotFoundError:\n    print('[]')\n"
     )
-    result = await env.sh(f"{env.python} -c {shlex.quote(script)} {shlex.quote(name)}")
-    try:
-        declared = json.loads(result.output.decode("utf-8", "replace").strip().splitlines()[-1])
-    except (ValueError, IndexError):
+    declared = await env.python_json(script, name)
+    if declared is None:
         return []
     out: list[str] = []
     for text in declared:
