@@ -26,9 +26,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._report import ms, table
+from bench._synthetic import SyntheticTrajectory
 from simulator.compare import compare_runs, read_run
-from simulator.events import Actor, Event
-from simulator.trajectory import TrajectoryHeader, TrajectoryWriter
 
 VOCABULARY = [f"grep -rn name{i} src | head" for i in range(50)] + [
     "python -m pytest -q",
@@ -69,71 +68,48 @@ def perturb(actions: list[tuple[str, int]], seed: int) -> list[tuple[str, int]]:
 
 
 def write_run(path: Path, actions: list[tuple[str, int]]) -> None:
-    writer = TrajectoryWriter(path, TrajectoryHeader.new(path.stem))
-    seq = 0
+    run = SyntheticTrajectory(path, path.stem)
     for command, code in actions:
         # The model's turn before each action, as an agent's trajectory has it.
-        seq += 1
-        writer.write(
-            Event(
-                seq,
-                seq * 0.01,
-                Actor.AGENT,
-                "llm.response",
-                {
-                    "content": f"Next I will run `{command}` to see what it says. " * 4,
-                    "tool_calls": [
-                        {
-                            "id": f"call-{seq}",
-                            "name": "bash",
-                            "arguments": json.dumps({"command": command}),
-                        }
-                    ],
-                    "usage": {"prompt_tokens": 1000 + seq, "completion_tokens": 40},
-                    "latency": 0.5,
-                    "model": "bench/model",
-                },
-            )
+        turn = run.seq + 1
+        run.add(
+            "llm.response",
+            {
+                "content": f"Next I will run `{command}` to see what it says. " * 4,
+                "tool_calls": [
+                    {
+                        "id": f"call-{turn}",
+                        "name": "bash",
+                        "arguments": json.dumps({"command": command}),
+                    }
+                ],
+                "usage": {"prompt_tokens": 1000 + turn, "completion_tokens": 40},
+                "latency": 0.5,
+                "model": "bench/model",
+            },
         )
-        seq += 1
         if command.startswith("edit "):
             body = f"value = {code}\n"
-            writer.write(
-                Event(
-                    seq,
-                    seq * 0.01,
-                    Actor.AGENT,
-                    "file.edit",
-                    {
-                        "path": command.split()[1],
-                        "diff": f"+{body}",
-                        "old": "x",
-                        "new": body,
-                        "before_sha256": "0" * 64,
-                        "after_sha256": f"{code:064x}",
-                        "content": None,
-                    },
-                )
+            run.add(
+                "file.edit",
+                {
+                    "path": command.split()[1],
+                    "diff": f"+{body}",
+                    "old": "x",
+                    "new": body,
+                    "before_sha256": "0" * 64,
+                    "after_sha256": f"{code:064x}",
+                    "content": None,
+                },
             )
             continue
-        writer.write(Event(seq, seq * 0.01, Actor.AGENT, "exec", {"command": command}))
-        action = seq
-        seq += 1
-        writer.write(
-            Event(
-                seq,
-                seq * 0.01,
-                Actor.AGENT,
-                "exec.result",
-                {
-                    "exit_code": code,
-                    "output": f"{command}: {code}\n" * 3,
-                    "duration": 0.01,
-                },
-                cause=action,
-            )
+        action = run.add("exec", {"command": command})
+        run.add(
+            "exec.result",
+            {"exit_code": code, "output": f"{command}: {code}\n" * 3, "duration": 0.01},
+            cause=action,
         )
-    writer.close()
+    run.close()
 
 
 def main() -> None:

@@ -23,12 +23,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._report import ms, summary, table
+from bench._synthetic import SyntheticTrajectory
 from simulator.describe import describe_event
-from simulator.events import Actor, Event
+from simulator.events import Actor
 from simulator.trajectory import (
-    TrajectoryHeader,
     TrajectoryIndex,
-    TrajectoryWriter,
     read_trajectory,
 )
 
@@ -45,62 +44,39 @@ def anon_memory() -> int:
 
 def generate(path: Path, count: int) -> None:
     rng = random.Random(7)
-    writer = TrajectoryWriter(path, TrajectoryHeader.new("bench"))
-    seq = 0
-    while seq < count:
-        seq += 1
-        if seq % 25 == 0:
+    run = SyntheticTrajectory(path, "bench")
+    while run.seq < count:
+        if (run.seq + 1) % 25 == 0:
             n = rng.randrange(1000)
             body = "".join(f"line {i} of module {n}\n" for i in range(rng.randrange(5, 60)))
-            writer.write(
-                Event(
-                    seq,
-                    seq * 0.01,
-                    Actor.HUMAN,
-                    "file.write",
-                    {
-                        "path": f"pkg/mod{n}.py",
-                        "content": body,
-                        "diff": "+" + body.replace("\n", "\n+"),
-                        "before_sha256": None,
-                        "after_sha256": "0" * 64,
-                    },
-                )
-            )
+            change = {
+                "path": f"pkg/mod{n}.py",
+                "content": body,
+                "diff": "+" + body.replace("\n", "\n+"),
+                "before_sha256": None,
+                "after_sha256": "0" * 64,
+            }
+            run.add("file.write", change, actor=Actor.HUMAN)
             continue
-        writer.write(
-            Event(
-                seq,
-                seq * 0.01,
-                Actor.AGENT,
-                "exec",
-                {"command": f"grep -rn token{seq} src | head", "timeout": None},
-            )
+        action = run.add(
+            "exec", {"command": f"grep -rn token{run.seq + 1} src | head", "timeout": None}
         )
-        seq += 1
         output = "".join(
-            f"src/f{i}.py:{i}: token{seq} = {rng.random()}\n" for i in range(rng.randrange(1, 12))
+            f"src/f{i}.py:{i}: token{action + 1} = {rng.random()}\n"
+            for i in range(rng.randrange(1, 12))
         )
-        writer.write(
-            Event(
-                seq,
-                seq * 0.01,
-                Actor.AGENT,
-                "exec.result",
-                {
-                    "exit_code": rng.choice([0, 0, 0, 1]),
-                    "output": output,
-                    "duration": 0.01,
-                    "timed_out": False,
-                    "interrupted": False,
-                    "shell_restarted": False,
-                    "oom_killed": False,
-                    "cwd": "/w",
-                },
-                cause=seq - 1,
-            )
-        )
-    writer.close()
+        result = {
+            "exit_code": rng.choice([0, 0, 0, 1]),
+            "output": output,
+            "duration": 0.01,
+            "timed_out": False,
+            "interrupted": False,
+            "shell_restarted": False,
+            "oom_killed": False,
+            "cwd": "/w",
+        }
+        run.add("exec.result", result, cause=action)
+    run.close()
 
 
 def frame(index: TrajectoryIndex, top: int) -> list[str]:
