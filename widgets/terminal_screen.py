@@ -25,6 +25,27 @@ from rich.segment import Segment
 from rich.style import Style
 
 BOLD, DIM, ITALIC, UNDERLINE, BLINK, REVERSE, HIDDEN, STRIKE = (1 << n for n in range(8))
+# SGR codes that set, and that clear, text attributes.
+_SGR_ON = {
+    1: BOLD,
+    2: DIM,
+    3: ITALIC,
+    4: UNDERLINE,
+    5: BLINK,
+    6: BLINK,
+    7: REVERSE,
+    8: HIDDEN,
+    9: STRIKE,
+}
+_SGR_OFF = {
+    22: BOLD | DIM,
+    23: ITALIC,
+    24: UNDERLINE,
+    25: BLINK,
+    27: REVERSE,
+    28: HIDDEN,
+    29: STRIKE,
+}
 _FG_SHIFT, _BG_SHIFT = 8, 34
 _COLOUR_MASK = (1 << 26) - 1
 _RGB = 1 << 24
@@ -217,36 +238,10 @@ def apply_sgr(attr: int, params: str) -> int:
                     fg = colour
                 else:
                     bg = colour
-        elif code == 1:
-            flags |= BOLD
-        elif code == 2:
-            flags |= DIM
-        elif code == 3:
-            flags |= ITALIC
-        elif code == 4:
-            flags |= UNDERLINE
-        elif code in (5, 6):
-            flags |= BLINK
-        elif code == 7:
-            flags |= REVERSE
-        elif code == 8:
-            flags |= HIDDEN
-        elif code == 9:
-            flags |= STRIKE
-        elif code == 22:
-            flags &= ~(BOLD | DIM)
-        elif code == 23:
-            flags &= ~ITALIC
-        elif code == 24:
-            flags &= ~UNDERLINE
-        elif code == 25:
-            flags &= ~BLINK
-        elif code == 27:
-            flags &= ~REVERSE
-        elif code == 28:
-            flags &= ~HIDDEN
-        elif code == 29:
-            flags &= ~STRIKE
+        elif code in _SGR_ON:
+            flags |= _SGR_ON[code]
+        elif code in _SGR_OFF:
+            flags &= ~_SGR_OFF[code]
     return flags | (fg << _FG_SHIFT) | (bg << _BG_SHIFT)
 
 
