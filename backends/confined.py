@@ -102,6 +102,18 @@ def check_name(path: str) -> None:
             )
 
 
+def _check_single_file(st: os.stat_result, path: str, doing: str) -> None:
+    """BackendError unless `st` is a regular file with no other name (a hard link could lead
+    outside the workspace); `doing` ends the refusal ("read it ...")."""
+    if not stat_mod.S_ISREG(st.st_mode):
+        raise BackendError(f"{path} is not a regular file.")
+    if st.st_nlink > 1:
+        raise BackendError(
+            f"{path} is a hard link to a file with other names, possibly outside the "
+            f"workspace; refusing to {doing}."
+        )
+
+
 class ConfinedRoot:
     """A directory, held open, and operations on paths beneath it."""
 
@@ -259,13 +271,7 @@ class ConfinedRoot:
             st = os.fstat(fd)
             if stat_mod.S_ISDIR(st.st_mode):
                 raise BackendError(f"{path} is a directory, not a file.")
-            if not stat_mod.S_ISREG(st.st_mode):
-                raise BackendError(f"{path} is not a regular file.")
-            if st.st_nlink > 1:
-                raise BackendError(
-                    f"{path} is a hard link to a file with other names, possibly outside the "
-                    "workspace; refusing to read it through the file API."
-                )
+            _check_single_file(st, path, "read it through the file API")
         except BaseException:
             os.close(fd)
             raise
@@ -280,14 +286,7 @@ class ConfinedRoot:
         flags = os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK
         fd = self.open(rel, flags, 0o666)
         with os.fdopen(fd, "wb") as handle:
-            st = os.fstat(handle.fileno())
-            if not stat_mod.S_ISREG(st.st_mode):
-                raise BackendError(f"{path} is not a regular file.")
-            if st.st_nlink > 1:
-                raise BackendError(
-                    f"{path} is a hard link to a file with other names, possibly outside the "
-                    "workspace; refusing to write through it."
-                )
+            _check_single_file(os.fstat(handle.fileno()), path, "write through it")
             handle.truncate(0)
             handle.write(data)
 

@@ -66,6 +66,17 @@ DISK_WATCH_INTERVAL_NEAR = 0.2
 DISK_SETTLING = 16 * 2**20
 
 
+# What the file service's status codes mean ({dst}: a rename's destination).
+_FILE_ERRORS: dict[int, tuple[type[BackendError], str]] = {
+    MISSING: (FileMissingError, "{path} does not exist in the workspace."),
+    ESCAPE: (PathEscapeError, "{path} is outside the workspace; refusing to touch it."),
+    IS_DIR: (BackendError, "{path} is a directory, not a file."),
+    NOT_DIR: (BackendError, "{path} is not a directory."),
+    EXISTS: (BackendError, "{dst} already exists; refusing to overwrite it."),
+    DENIED: (BackendError, "{path} is not accessible (permission denied)."),
+}
+
+
 class DockerBackend(ctr.InContainer, ShellBackend):
     """A workspace inside a fresh container; the host checkout is never changed."""
 
@@ -560,18 +571,9 @@ class DockerBackend(ctr.InContainer, ShellBackend):
             code, body = await self._call_files(op, path, data, args)
         if code == 0:
             return bytes(body)
-        if code == MISSING:
-            raise FileMissingError(f"{path} does not exist in the workspace.")
-        if code == ESCAPE:
-            raise PathEscapeError(f"{path} is outside the workspace; refusing to touch it.")
-        if code == IS_DIR:
-            raise BackendError(f"{path} is a directory, not a file.")
-        if code == NOT_DIR:
-            raise BackendError(f"{path} is not a directory.")
-        if code == EXISTS:
-            raise BackendError(f"{args.get('dst', path)} already exists; refusing to overwrite it.")
-        if code == DENIED:
-            raise BackendError(f"{path} is not accessible (permission denied).")
+        if code in _FILE_ERRORS:
+            error, text = _FILE_ERRORS[code]
+            raise error(text.format(path=path, dst=args.get("dst", path)))
         detail = bytes(body).decode(errors="replace").strip().splitlines()
         reason = detail[-1] if detail else f"status {code}"
         raise BackendError(f"The file operation on {path} failed: {reason}")
