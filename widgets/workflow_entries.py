@@ -325,6 +325,20 @@ async def _client(app: WorkspaceApp) -> ModelClient | None:
     return await app.query_one(AgentPane).model_client()
 
 
+async def _problem_and_client(
+    app: WorkspaceApp, cursor: tuple[str, int] | None
+) -> tuple[Problem, ModelClient] | None:
+    """The function under the cursor and the model to work on it, or None after saying why
+    one of them is missing."""
+    problem = await _problem_at(app, cursor)
+    if problem is None:
+        return None
+    client = await _client(app)
+    if client is None:
+        return None
+    return problem, client
+
+
 def _qualname(problem: Problem) -> str:
     return str(problem.target.get("qualname") or problem.id)
 
@@ -335,12 +349,10 @@ def _qualname(problem: Problem) -> str:
 async def _codegen(app: WorkspaceApp, cursor: tuple[str, int] | None) -> None:
     from simulator.codegen.run import codegen
 
-    problem = await _problem_at(app, cursor)
-    if problem is None:
+    chosen = await _problem_and_client(app, cursor)
+    if chosen is None:
         return
-    client = await _client(app)
-    if client is None:
-        return
+    problem, client = chosen
     name = _qualname(problem)
     app.notify(f"Codegen for {name} with {client.model}: progress in the agent pane.")
     if not await _with_harness(app, problem):
@@ -410,12 +422,10 @@ async def _model_harness(app: WorkspaceApp, cursor: tuple[str, int] | None) -> N
     from simulator.harness.target import Target
     from simulator.harness.workflow import HarnessOptions, make_problems
 
-    problem = await _problem_at(app, cursor)
-    if problem is None:
+    chosen = await _problem_and_client(app, cursor)
+    if chosen is None:
         return
-    client = await _client(app)
-    if client is None:
-        return
+    problem, client = chosen
     name = _qualname(problem)
     app.notify(f"A harness for {name} from {client.model}: progress in the agent pane.")
     options = HarnessOptions(generator="model", client=client, rounds=OPTIONS.harness_rounds)
