@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from itertools import groupby, repeat
 
 from rich.cells import get_character_cell_size
@@ -731,7 +731,10 @@ class TerminalScreen:
             self.attr = apply_sgr(self.attr, params)
             return
         self.wrap_pending = False if final not in "nc" else self.wrap_pending
-        if final in "Hf":
+        counted = _COUNTED.get(final)
+        if counted is not None:
+            counted(self, n)
+        elif final in "Hf":
             row = n - 1
             col = (args[1] if len(args) > 1 and args[1] else 1) - 1
             self._goto(row, col)
@@ -759,18 +762,6 @@ class TerminalScreen:
             self._erase_line(first)
         elif final == "X":
             self._fill(self.y, self.x, min(self.cols, self.x + n))
-        elif final == "@":
-            self._insert_chars(n)
-        elif final == "P":
-            self._delete_chars(n)
-        elif final == "L":
-            self._insert_lines(n)
-        elif final == "M":
-            self._delete_lines(n)
-        elif final == "S":
-            self._scroll_up(n)
-        elif final == "T":
-            self._scroll_down(n)
         elif final == "r":
             top = (first or 1) - 1
             bottom = (args[1] if len(args) > 1 and args[1] else self.rows) - 1
@@ -789,8 +780,6 @@ class TerminalScreen:
                 self.tabstops.clear()
             else:
                 self.tabstops.discard(self.x)
-        elif final == "b":
-            self._repeat(n)
         elif final == "n":
             if first == 6:
                 row = self.y - (self.top if self.origin_mode else 0)
@@ -1049,3 +1038,15 @@ class TerminalScreen:
         line.materialise(self.cols)
         assert line.chars is not None and line.attrs is not None
         return line.chars[col], line.attrs[col]
+
+
+# CSI sequences that act `n` times (their count, 1 by default) at the cursor.
+_COUNTED: dict[str, Callable[[TerminalScreen, int], None]] = {
+    "@": TerminalScreen._insert_chars,
+    "P": TerminalScreen._delete_chars,
+    "L": TerminalScreen._insert_lines,
+    "M": TerminalScreen._delete_lines,
+    "S": TerminalScreen._scroll_up,
+    "T": TerminalScreen._scroll_down,
+    "b": TerminalScreen._repeat,
+}
