@@ -15,6 +15,7 @@ from simulator.backend_factory import BackendOptions, make_backend
 from simulator.batch import Task, TaskFailure
 from simulator.events import Actor
 from simulator.session import Session
+from simulator.setup.batch import fail_unless_ready
 from simulator.setup.oracle import Category, Tier, diagnose, verdict_from_tests
 from simulator.setup.runner import DEFAULT_IMAGE
 
@@ -65,13 +66,7 @@ async def _naive(task: Task) -> dict[str, Any]:
             command=NAIVE_TEST,
         )
         result = {"verdict": verdict.to_dict(), "seconds": time.monotonic() - t0}
-        if not verdict.ready:
-            raise TaskFailure(
-                f"naive: {verdict.tier}",
-                category=str(verdict.category or "unknown"),
-                evidence=verdict.evidence or "",
-                result=result,
-            )
+        fail_unless_ready(verdict, "naive", result)
         return result
     finally:
         await session.close()

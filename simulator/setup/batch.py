@@ -15,9 +15,12 @@ import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from simulator.batch import InfrastructureError, Task, TaskFailure
+
+if TYPE_CHECKING:
+    from simulator.setup.oracle import Verdict
 
 
 class ListError(Exception):
@@ -130,12 +133,17 @@ async def _setup_task(task: Task) -> dict[str, Any]:
     except BackendUnavailableError as exc:
         raise InfrastructureError(str(exc)) from None
     result = outcome.summary()
-    verdict = outcome.result.verdict
+    fail_unless_ready(outcome.result.verdict, entry.name, result)
+    return result
+
+
+def fail_unless_ready(verdict: Verdict, name: str, result: dict[str, Any]) -> None:
+    """TaskFailure (with the verdict's category and evidence, and `result`) unless `verdict`
+    is ready: a batch records a setup that stopped short as failed."""
     if not verdict.ready:
         raise TaskFailure(
-            f"{entry.name}: {verdict.tier}",
+            f"{name}: {verdict.tier}",
             category=str(verdict.category or "unknown"),
             evidence=verdict.evidence or "",
             result=result,
         )
-    return result
