@@ -1,0 +1,123 @@
+"""Values a pickle keeps through their own reduction — an exception with attributes beside its
+args (marshmallow's ValidationError), a bound method passed as a callback, an object of a class
+with its own __reduce__ — are written as constructor expressions, not pickled (issue 22 item 7:
+"`__reduce__` with plain arguments"); a harness made of them still catches a bug the
+repository's tests catch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from simulator.harness.env import PythonEnv
+from simulator.harness.format import readable_share
+from simulator.harness.runtime import reposim_harness_support as support
+from simulator.harness.runtime.reposim_tracer import encode
+from simulator.harness.target import find_targets
+from simulator.harness.validate import Thresholds
+from simulator.harness.workflow import HarnessOptions, make_problems
+from simulator.session import Session
+from tests.conftest import RepoFactory
+
+RULES = '''\
+"""Checking a form field by field."""
+
+
+class Invalid(ValueError):
+    def __init__(self, message, field="_form"):
+        super().__init__(message)
+        self.field = field
+
+
+class Rules:
+    def __init__(self, low):
+        self.low = low
+
+    def check(self, name, value):
+        """An Invalid when `value` is below the lowest allowed, else None."""
+        if value < self.low:
+            return Invalid(f"{name} is below {self.low}", field=name)
+        return None
+
+
+def errors(check, form):
+    """What `check` finds wrong in a form, field by field, in order."""
+    found = []
+    for name, value in form.items():
+        problem = check(name, value)
+        if problem is not None:
+            found.append(problem)
+    return found
+'''
+
+TESTS = """\
+from forms.rules import Rules, errors
+
+
+def test_errors():
+    rules = Rules(3)
+    found = errors(rules.check, {"a": 1, "b": 5, "c": 2})
+    assert [e.field for e in found] == ["a", "c"]
+    assert str(found[0]) == "a is below 3"
+    assert errors(rules.check, {}) == []
+"""
+
+# target -> (what the reference says, the planted bug): bugs the repository's tests catch
+PLANTED = {
+    "errors": ("found.append(problem)", "found.insert(0, problem)"),
+    "Rules.check": ("field=name)", 'field="_form")'),
+}
+
+
+async def test_exceptions_and_bound_methods_are_rebuilt_readably_and_catch_planted_bugs(
+    make_repo: RepoFactory, tmp_path: Path
+) -> None:
+    repo = make_repo(
+        {"forms/__init__.py": "", "forms/rules.py": RULES, "tests/test_rules.py": TESTS},
+        name="forms",
+    )
+    session = await Session.open(repo, trajectory_path=tmp_path / "t.jsonl")
+    try:
+        targets = [t for t in find_targets(repo, filters=[]) if t.qualname in PLANTED]
+        assert sorted(t.qualname for t in targets) == sorted(PLANTED)
+        options = HarnessOptions(thresholds=Thresholds(repeats=1, max_mutants=0))
+        problems = {p.target["qualname"]: p for p in await make_problems(session, targets, options)}
+        errors_text = problems["errors"].harness.text  # type: ignore[union-attr]
+        assert "C('builtins:getattr', O('forms.rules:Rules', low=3), 'check')" in errors_text
+        assert "F(C('forms.rules:Invalid', 'a is below 3'), field='a')" in errors_text
+        env = PythonEnv()
+        for qualname, (good, bad) in PLANTED.items():
+            harness, validation = problems[qualname].harness, problems[qualname].validation
+            assert harness is not None and validation is not None, qualname
+            assert validation.passed, validation.log
+            readable, cases = readable_share(harness.text)
+            assert readable == cases > 0, harness.text
+            source = (await session.read_bytes("forms/rules.py")).decode()
+            assert source.count(good) == 1, good
+            await session.write("forms/rules.py", source.replace(good, bad))
+            try:
+                suite = await session.run_tests("tests/test_rules.py", command=env.pytest())
+                assert not suite.passed, f"the repository's tests miss the bug in {qualname}"
+                run = await session.run_tests(harness.path, command=env.pytest(".reposim/harness"))
+                assert not run.passed, f"the harness of {qualname} misses the planted bug"
+            finally:
+                await session.write("forms/rules.py", source)
+    finally:
+        await session.close()
+
+
+class Point:
+    def __init__(self, x: int, y: int) -> None:
+        self.x, self.y = x, y
+
+    def __reduce__(self) -> tuple[type[Point], tuple[int, int]]:
+        return (Point, (self.x, self.y))
+
+
+def test_an_own_reduce_and_an_exception_s_fields_are_kept() -> None:
+    assert encode(Point(1, 2), 1000) == {"r": f"C('{__name__}:Point', 1, 2)"}
+    error = KeyError("k")
+    error.note = "kept"  # type: ignore[attr-defined]
+    encoded = encode(error, 1000)
+    assert encoded == {"r": "F(C('builtins:KeyError', 'k'), note='kept')"}
+    rebuilt = eval(encoded["r"], vars(support))
+    assert support.same(rebuilt, error) and not support.same(rebuilt, KeyError("k"))
