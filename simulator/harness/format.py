@@ -42,7 +42,7 @@ REFERENCE_DIR = ".reposim/reference"
 SUPPORT_MODULE = "reposim_harness_support"
 SUPPORT_PATH = f"{HARNESS_DIR}/{SUPPORT_MODULE}.py"
 SUPPORT_IMPORT = (
-    f"from {SUPPORT_MODULE} import (NOTHING, C, E, G, M, N, O, P, R, S, T, check_call, "
+    f"from {SUPPORT_MODULE} import (NOTHING, C, E, F, G, M, N, O, P, R, S, T, check_call, "
     "check_discrimination, import_paths, load_candidate, load_reference, named, same)"
 )
 SELF_CHECK = "test_the_comparator_tells_recorded_results_apart"

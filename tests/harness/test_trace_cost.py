@@ -27,7 +27,10 @@ class Counted:
 
     def __reduce__(self) -> Any:
         Counted.reduced += 1
-        return (Counted, (self.n,))
+        return (Counted, (self.n,), (self.n,))  # (a state no constructor expression sets)
+
+    def __setstate__(self, state: tuple[int]) -> None:
+        self.n = state[0]
 
 
 def test_a_value_over_the_size_limit_is_given_up_after_about_the_limit_not_the_whole_value() -> (

@@ -140,6 +140,14 @@ def S(path: str, content: Any, **fields: Any) -> Any:
     return obj
 
 
+def F(obj: Any, **fields: Any) -> Any:
+    """`obj` (made by a call, as a pickle makes it) with the fields a pickle sets on it: an
+    exception's attributes beside its args."""
+    for name, value in fields.items():
+        object.__setattr__(obj, name, value)
+    return obj
+
+
 def E(path: str, name: str) -> Any:
     """A member of the enum `module:qualname`."""
     return named(path)[name]

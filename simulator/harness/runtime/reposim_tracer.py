@@ -209,14 +209,22 @@ class _Builder:
         return text
 
     def _dict(self, value: Any, depth: int, stack: frozenset[int]) -> str:
-        pairs = [
-            f"{self.build(k, depth, stack)}: {self.build(v, depth, stack)}"
-            for k, v in value.items()
-        ]
+        pairs = []
+        size = 0
+        for k, v in value.items():
+            pairs.append(f"{self.build(k, depth, stack)}: {self.build(v, depth, stack)}")
+            size += len(pairs[-1]) + 2
+
         return "{" + ", ".join(pairs) + "}"
 
     def _items(self, values: Any, depth: int, stack: frozenset[int]) -> list[str]:
-        return [self.build(v, depth, stack) for v in values]
+        items = []
+        size = 0
+        for v in values:
+            items.append(self.build(v, depth, stack))
+            size += len(items[-1]) + 2
+
+        return items
 
     def _build(self, value: Any, depth: int, stack: frozenset[int]) -> str:
         kind = type(value)
@@ -250,9 +258,13 @@ class _Builder:
             return f"C('collections:deque', {inner}, {value.maxlen!r})"
         if isinstance(value, type) or inspect.isroutine(value):
             named = _path(value)
-            if named is None:
-                raise Unencodable("no constructor: not importable by name")
-            return f"named({named!r})"
+            if named is not None:
+                return f"named({named!r})"
+            if inspect.ismethod(value) and isinstance(value.__func__.__name__, str):
+                # a bound method: the method of that object, as a pickle keeps it
+                owner = self.build(value.__self__, depth, stack)
+                return f"C('builtins:getattr', {owner}, {value.__func__.__name__!r})"
+            raise Unencodable("no constructor: not importable by name")
         support = _support()
         if support._is_pattern(value) and kind.__module__ in ("re", "_regex"):
             module = "re" if kind.__module__ == "re" else "regex"
@@ -340,23 +352,40 @@ class _Builder:
 
     def _reduced(self, value: Any, depth: int, stack: frozenset[int]) -> str | None:
         """`C(factory, *args)` when __reduce_ex__ gives a named factory and plain arguments
-        and no further state (Decimal, Fraction, datetime...)."""
-        if type(value).__module__ not in ("decimal", "fractions", "datetime", "pathlib", "uuid"):
+        (Decimal, Fraction, datetime...; an exception; an object of a class with a __reduce__
+        of its own), and `F(C(factory, *args), field=...)` when it also gives the fields a
+        pickle sets on what the factory made (an exception's attributes beside its args);
+        None for the default reduction (O and S write those) or anything else."""
+        kind = type(value)
+        if kind.__module__ not in ("decimal", "fractions", "datetime", "pathlib", "uuid") and not (
+            isinstance(value, BaseException) or _own_reduce(kind)
+        ):
             return None
+        if kind.__module__ == "ast":
+            return None  # (O writes a node with its fields by name)
         try:
             reduced = value.__reduce_ex__(4)
         except Exception:
             return None
-        if not isinstance(reduced, tuple) or len(reduced) < 2 or any(reduced[2:3]):
-            return None
+        if not isinstance(reduced, tuple) or len(reduced) < 2 or any(reduced[3:5]):
+            return None  # (a string: a global's name; list or dict items: S writes those)
         factory = _path(reduced[0])
-        if factory is None:
+        if factory is None or factory.startswith("copyreg:"):
             return None
-        return (
+        state = reduced[2] if len(reduced) > 2 else None
+        setstate = getattr(kind, "__setstate__", None)  # (an exception's sets each field)
+        if state and (
+            not isinstance(state, dict) or setstate not in (None, BaseException.__setstate__)
+        ):
+            return None
+        call = (
             f"C({factory!r}"
             + "".join(", " + item for item in self._items(reduced[1], depth, stack))
             + ")"
         )
+        if not state:
+            return call
+        return f"F({call}" + self._fields(state, depth, stack) + ")"
 
     def _fields(
         self, fields: dict[str, Any], depth: int, stack: frozenset[int], lenient: bool = False
@@ -373,6 +402,11 @@ class _Builder:
                 text = f"P({_pickled(item, self.max_bytes)[0]!r})"
             out.append(f", {name}={text}")
         return "".join(out)
+
+
+def _own_reduce(kind: type) -> bool:
+    """Whether a class (or a base of it other than `object`) says how a pickle keeps it."""
+    return any("__reduce__" in vars(k) or "__reduce_ex__" in vars(k) for k in kind.__mro__[:-1])
 
 
 _cloud_pickler: Any = None
