@@ -78,3 +78,24 @@ def test_an_object_found_too_big_is_not_pickled_again_in_the_same_test(tmp_path:
         # pickled once in the test, not once per call (50 calls: about 50 times as much)
         assert 0 < Counted.reduced < 15_000
     assert recorder.dropped[target["id"]] == {"an argument: too big": 100}
+
+
+class Pair:
+    """An object a constructor expression keeps (its own reduction, plain arguments)."""
+
+    built = 0
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __reduce__(self) -> Any:
+        Pair.built += 1
+        return (Pair, (self.n,))
+
+
+def test_a_constructor_expression_over_the_size_limit_is_given_up_at_the_limit() -> None:
+    value = [Pair(i) for i in range(200_000)]  # an expression of ~10 MB
+    Pair.built = 0
+    with pytest.raises(Unencodable, match="too big"):
+        encode(value, 20_000)
+    assert Pair.built < 2_000  # about 20 kB of `C('...:Pair', n)`, not all 200,000
