@@ -214,7 +214,8 @@ class _Builder:
         for k, v in value.items():
             pairs.append(f"{self.build(k, depth, stack)}: {self.build(v, depth, stack)}")
             size += len(pairs[-1]) + 2
-
+            if size > self.max_bytes:  # (stopped here, not after the whole dict)
+                raise Unencodable("too big")
         return "{" + ", ".join(pairs) + "}"
 
     def _items(self, values: Any, depth: int, stack: frozenset[int]) -> list[str]:
@@ -223,7 +224,8 @@ class _Builder:
         for v in values:
             items.append(self.build(v, depth, stack))
             size += len(items[-1]) + 2
-
+            if size > self.max_bytes:  # (stopped here, not after the whole collection)
+                raise Unencodable("too big")
         return items
 
     def _build(self, value: Any, depth: int, stack: frozenset[int]) -> str:
