@@ -12,7 +12,10 @@ Fixtures (one git repository, three commits):
   width shrinks as 1/sqrt(runs)). Target <= 2x. `--command-runs N` makes N pairs (by hand and
   ours back to back, alternating which goes first) and prints each pair's ratio, their median,
   min and max, and the pooled ratio (the mean cost x width^2 of ours over that of by hand): one
-  width from 20 pairs varies by +-30%, so one pair of runs does not settle the target.
+  width from 20 pairs varies by +-30%, so one pair of runs does not settle the target. Each
+  ratio is given in elapsed seconds and in CPU seconds (this process and the children it waited
+  for): elapsed time swings with other users' load between the two halves of a pair, CPU time
+  much less; and the runs needed for the same width (runs x width^2), which the pairing sets.
 
 By hand: 10 rounds of A B B A, each a fresh process (the API: a Python process that imports the
 harness and times `bench()` for ~0.1 s of loops, reporting the mean per call; the command: one
