@@ -36,13 +36,12 @@ def download(version: str, into: Path) -> Path:
     found = list(into.glob(f"{PROJECT}-{version}.tar.gz"))
     if found:
         return found[0]
-    # uv's venvs have no pip: the interpreter on PATH's, then
-    python = sys.executable if importlib.util.find_spec("pip") else "python3"
+    # uv's venvs have no pip (and under `uv run` the `python3` on PATH is the venv's): pip
+    # from uv's tool cache then (`uvx pip`, the package index's own pip)
+    pip = [sys.executable, "-m", "pip"] if importlib.util.find_spec("pip") else ["uvx", "pip"]
     subprocess.run(
         [
-            python,
-            "-m",
-            "pip",
+            *pip,
             "download",
             "--no-binary",
             ":all:",
