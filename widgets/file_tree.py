@@ -106,6 +106,21 @@ class PromptScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
+# Folders the tools a run starts write for themselves (bytecode, pytest's and the type
+# checkers' caches, pytest-benchmark's saved runs): hidden like VS Code's files.exclude hides
+# .git, so a test run does not add folders a person never made. Virtualenvs stay visible.
+TOOL_CACHES = frozenset(
+    {
+        "__pycache__",
+        ".pytest_cache",
+        ".mypy_cache",
+        ".ruff_cache",
+        ".hypothesis",
+        ".benchmarks",
+    }
+)
+
+
 class FileTree(Tree[Entry]):
     """The workspace's files; Enter or a click on a file posts `FileTree.FileChosen`."""
 
@@ -155,7 +170,7 @@ class FileTree(Tree[Entry]):
     def __init__(self, session: Session, *, id: str | None = None) -> None:
         super().__init__(session.source.name, Entry(".", "dir"), id=id)
         self.session = session
-        self.walk = WorkspaceWalk(session)
+        self.walk = WorkspaceWalk(session, skip_dir=TOOL_CACHES.__contains__)
         self.nodes_by_path: dict[str, TreeNode[Entry]] = {".": self.root}
         self.status: dict[str, str] = {}
         """Change marks: "M" modified, "A" added (files and, as "•", their parent dirs)."""
