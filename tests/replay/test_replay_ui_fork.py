@@ -97,3 +97,25 @@ def test_a_folder_opens_in_one_viewer_that_moves_between_its_trajectories(
     text = CSI.sub(b"", output)
     assert b"file 2/2" in text and b"(from swe-agent)" in text
     assert b"reposim: error" not in output and b"Traceback" not in output
+
+
+def test_a_folder_skips_a_file_it_cannot_read_and_says_so(
+    recorded: tuple[Path, Path], tmp_path: Path
+) -> None:
+    _, original = recorded
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / "a.jsonl").write_bytes(original.read_bytes())
+    (folder / "b-broken.jsonl").write_text('{"schema": "not a trajectory"}\n')
+    (folder / "c.jsonl").write_bytes(original.read_bytes())
+    code, output = drive(
+        [str(folder)],
+        [
+            (b"file 1/2", b"L"),  # the unreadable file is not one of the series
+            (b"file 2/2", b"q"),
+        ],
+    )
+    assert code == 0, output[-3000:]
+    text = _CSI.sub(b"", output)
+    assert b"b-broken.jsonl" in text and b"skipped" in text, text[-3000:]
+    assert b"Cannot open" not in text
