@@ -26,6 +26,7 @@ from simulator.replay.reexec import (
 )
 from simulator.session import Session
 from simulator.trajectory import (
+    TrajectoryError,
     TrajectoryWriter,
     is_native,
     json_line,
@@ -452,17 +453,41 @@ def _view_folder(folder: Path, repo: Path | None) -> None:
         raise CliError(
             f"{folder} holds no trajectory files (.jsonl, .traj, .json, .cast), here or below."
         )
-    _run_view(files, repo)
+    shown, skipped = _readable(files)
+    for path, why in skipped:
+        click.echo(f"skipped {path.relative_to(folder)}: {why}", err=True)
+    if not shown:
+        raise CliError(f"{folder} holds no trajectory RepoSim can read ({len(skipped)} skipped).")
+    notice = None
+    if skipped:
+        names = ", ".join(str(p.relative_to(folder)) for p, _ in skipped[:3])
+        more = f" and {len(skipped) - 3} more" if len(skipped) > 3 else ""
+        notice = f"skipped {len(skipped)} file(s) that are not trajectories: {names}{more}"
+    _run_view(shown, repo, notice=notice)
 
 
-def _run_view(files: list[Path], repo: Path | None) -> None:
+def _readable(files: list[Path]) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """The files that open as trajectories (a .jsonl's header only), and why the others do not:
+    a folder's viewer moves between the ones it can show."""
+    readable: list[Path] = []
+    skipped: list[tuple[Path, str]] = []
+    for path in files:
+        try:
+            open_trajectory(path, lazy=True).close()
+        except TrajectoryError as exc:
+            skipped.append((path, str(exc)))
+        else:
+            readable.append(path)
+    return readable, skipped
+
+
+def _run_view(files: list[Path], repo: Path | None, *, notice: str | None = None) -> None:
     if not sys.stdout.isatty():
         raise CliError("The replay view needs a terminal; use --json, --verify or export.")
     from widgets.replay import ReplayApp
 
     path = files[0]
     at_step: int | None = None
-    notice: str | None = None
     while True:
         choice = ReplayApp(path, at_step=at_step, notice=notice, repo=repo, files=files).run()
         if choice is None:
