@@ -116,6 +116,6 @@ def test_a_folder_skips_a_file_it_cannot_read_and_says_so(
         ],
     )
     assert code == 0, output[-3000:]
-    text = _CSI.sub(b"", output)
+    text = CSI.sub(b"", output)
     assert b"b-broken.jsonl" in text and b"skipped" in text, text[-3000:]
     assert b"Cannot open" not in text
