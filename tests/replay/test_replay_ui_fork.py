@@ -109,7 +109,7 @@ def test_a_folder_skips_a_file_it_cannot_read_and_says_so(
     (folder / "b-broken.jsonl").write_text('{"schema": "not a trajectory"}\n')
     (folder / "c.jsonl").write_bytes(original.read_bytes())
     code, output = drive(
-        [str(folder)],
+        [*REPLAY, str(folder)],
         [
             (b"file 1/2", b"L"),  # the unreadable file is not one of the series
             (b"file 2/2", b"q"),
