@@ -99,3 +99,39 @@ def test_a_constructor_expression_over_the_size_limit_is_given_up_at_the_limit()
     with pytest.raises(Unencodable, match="too big"):
         encode(value, 20_000)
     assert Pair.built < 2_000  # about 20 kB of `C('...:Pair', n)`, not all 200,000
+
+
+STEPS = '''
+def step(box, n):
+    """What a token-list method looks like: called many times a test on the same object."""
+    if n >= 150:
+        return -n
+    return n
+'''
+
+
+def test_calls_that_cannot_be_kept_are_not_encoded(tmp_path: Path) -> None:
+    """Once a test has given a target its share of calls, a call is kept only for new arcs:
+    the calls after that are traced for their arcs alone, not encoded; one with new arcs
+    makes the next calls of the target in that test encoded again."""
+    (tmp_path / "steps.py").write_text(STEPS)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import steps  # type: ignore[import-not-found]
+    finally:
+        sys.path.remove(str(tmp_path))
+    target = {"id": "steps.py::step", "path": "steps.py", "qualname": "step"}
+    recorder = Recorder({"root": str(tmp_path), "targets": [target]})
+    recorder.test = "test_steps"
+    box = [Pair(i) for i in range(50)]
+    sys.settrace(recorder.make_global_trace())
+    try:
+        for n in range(200):
+            steps.step(box, n)
+    finally:
+        sys.settrace(None)
+    # encoded: the test's share (12), then the call after the first with new arcs (n=151)
+    assert recorder.encoded[(target["id"], "test_steps")] <= 14
+    chosen = recorder.choose(target["id"])
+    assert {"-151"} <= {c["returns"]["r"] for c in chosen}  # the other branch is kept
+    assert len(chosen) == 13
