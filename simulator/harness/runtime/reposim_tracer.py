@@ -597,6 +597,10 @@ class Recorder:
         self.tests: dict[str, dict[str, None]] = {i: {} for i in ids}
         self.kinds: dict[str, str] = {}
         self.encoded: dict[tuple[str, str], int] = {}
+        self._known: dict[str, set[tuple[int, int]]] = {i: set() for i in ids}  # pool's arcs
+        self._admitted: dict[tuple[str, str], int] = {}  # (target, test): calls in the pool
+        # (target, test) whose last call traced for its arcs alone had new ones: encode again
+        self._hungry: set[tuple[str, str]] = set()
         self.modules: dict[str, str] = {}
         self.failed: list[str] = []
         self.test = ""
@@ -662,10 +666,41 @@ class Recorder:
                 return None  # a generator started before it was watched
         self.tests[target].setdefault(self.test, None)
         counted = (target, self.test)
+        if (
+            not generator
+            and counted not in self._hungry
+            and (
+                len(self.pool[target]) >= self.POOL
+                or self._admitted.get(counted, 0) >= self.PER_TEST
+            )
+        ):
+            # the pool keeps this call only for arcs it lacks: trace the arcs alone (encoding
+            # the arguments costs far more, and nearly all such calls are dropped)
+            return self._probe(frame, target, counted)
         if self.encoded.get(counted, 0) >= self.ENCODED_PER_TEST:
             return None
         self.encoded[counted] = self.encoded.get(counted, 0) + 1
         return self._start(frame, target, bool(generator))
+
+    def _probe(self, frame: FrameType, target: str, counted: tuple[str, str]) -> Any:
+        """A local trace that keeps a call's arcs only; if it had some the pool lacks, the
+        target's next calls in this test are encoded again (until one is kept)."""
+        known = self._known[target]
+        arcs: set[tuple[int, int]] = set()
+        last = -frame.f_code.co_firstlineno
+
+        def probe(frame: FrameType, event: str, arg: Any) -> Any:
+            nonlocal last
+            if event == "line":
+                arcs.add((last, frame.f_lineno))
+                last = frame.f_lineno
+            elif event == "return":
+                arcs.add((last, -frame.f_code.co_firstlineno))
+                if not arcs <= known:
+                    self._hungry.add(counted)
+            return probe
+
+        return probe
 
     def _start(self, frame: FrameType, target: str, generator: bool) -> Any:
         code = frame.f_code
@@ -839,14 +874,17 @@ class Recorder:
             pool = self.pool[target]
             if key in self.seen[target]:
                 return
-            from_test = sum(c["test"] == call["test"] for c in pool)
-            if len(pool) >= self.POOL or from_test >= self.PER_TEST:
-                known = set().union(*(c["arcs"] for c in pool)) if pool else set()
-                if not arcs - known or len(pool) >= 2 * self.POOL:
-                    return
+            counted = (target, call["test"])
+            from_test = self._admitted.get(counted, 0)
+            full = len(pool) >= self.POOL or from_test >= self.PER_TEST
+            if full and (not arcs - self._known[target] or len(pool) >= 2 * self.POOL):
+                return
             self.seen[target].add(key)
             call["arcs"] = arcs
             pool.append(call)
+            self._known[target] |= arcs
+            self._admitted[counted] = from_test + 1
+            self._hungry.discard(counted)
 
     def choose(self, target: str) -> list[dict[str, Any]]:
         """At most max_calls of a target's candidate calls: greedily the one that covers most
