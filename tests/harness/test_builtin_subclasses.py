@@ -8,15 +8,11 @@ from __future__ import annotations
 import collections
 from pathlib import Path
 
-from simulator.harness.env import PythonEnv
-from simulator.harness.format import readable_share
 from simulator.harness.runtime import reposim_harness_support as support
 from simulator.harness.runtime.reposim_tracer import encode
-from simulator.harness.target import find_targets
-from simulator.harness.validate import Thresholds
-from simulator.harness.workflow import HarnessOptions, make_problems
 from simulator.session import Session
 from tests.conftest import RepoFactory
+from tests.harness.planted import assert_readable_and_catching, traced_problems
 
 RULES = '''\
 """A tiny grammar: rules by name, each a sequence of literals and references."""
@@ -104,30 +100,12 @@ async def test_subclasses_of_builtins_are_rebuilt_readably_and_catch_planted_bug
     )
     session = await Session.open(repo, trajectory_path=tmp_path / "t.jsonl")
     try:
-        targets = [t for t in find_targets(repo) if t.qualname in PLANTED]
-        assert sorted(t.qualname for t in targets) == sorted(PLANTED)
-        options = HarnessOptions(thresholds=Thresholds(repeats=1, max_mutants=0))
-        problems = {p.target["qualname"]: p for p in await make_problems(session, targets, options)}
-        env = PythonEnv()
-        for qualname, (good, bad) in PLANTED.items():
-            harness, validation = problems[qualname].harness, problems[qualname].validation
-            assert harness is not None and validation is not None, qualname
-            assert validation.passed, validation.log
-            # every case readable: the grammar, its bodies and its references as S(...)
-            readable, cases = readable_share(harness.text)
-            assert readable == cases > 0, harness.text
-            assert "S('gram.rules:Grammar', {'top': S('gram.rules:Seq', ['a', S(" in harness.text
-            assert "S('gram.rules:Ref', 'mid')" in harness.text
-            source = (await session.read_bytes("gram/rules.py")).decode()
-            assert source.count(good) == 1, good
-            await session.write("gram/rules.py", source.replace(good, bad))
-            try:
-                suite = await session.run_tests("tests/test_rules.py", command=env.pytest())
-                assert not suite.passed, f"the repository's tests miss the bug in {qualname}"
-                run = await session.run_tests(harness.path, command=env.pytest(".reposim/harness"))
-                assert not run.passed, f"the harness of {qualname} misses the planted bug"
-            finally:
-                await session.write("gram/rules.py", source)
+        problems = await traced_problems(session, repo, list(PLANTED))
+        for problem in problems.values():  # the grammar, its bodies and references as S(...)
+            text = problem.harness.text  # type: ignore[union-attr]
+            assert "S('gram.rules:Grammar', {'top': S('gram.rules:Seq', ['a', S(" in text, text
+            assert "S('gram.rules:Ref', 'mid')" in text
+        await assert_readable_and_catching(session, problems, "gram/rules.py", PLANTED)
     finally:
         await session.close()
 

@@ -8,15 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from simulator.harness.env import PythonEnv
-from simulator.harness.format import readable_share
 from simulator.harness.runtime import reposim_harness_support as support
 from simulator.harness.runtime.reposim_tracer import encode
-from simulator.harness.target import find_targets
-from simulator.harness.validate import Thresholds
-from simulator.harness.workflow import HarnessOptions, make_problems
 from simulator.session import Session
 from tests.conftest import RepoFactory
+from tests.harness.planted import assert_readable_and_catching, traced_problems
 
 RULES = '''\
 """Checking a form field by field."""
@@ -77,30 +73,11 @@ async def test_exceptions_and_bound_methods_are_rebuilt_readably_and_catch_plant
     )
     session = await Session.open(repo, trajectory_path=tmp_path / "t.jsonl")
     try:
-        targets = [t for t in find_targets(repo, filters=[]) if t.qualname in PLANTED]
-        assert sorted(t.qualname for t in targets) == sorted(PLANTED)
-        options = HarnessOptions(thresholds=Thresholds(repeats=1, max_mutants=0))
-        problems = {p.target["qualname"]: p for p in await make_problems(session, targets, options)}
+        problems = await traced_problems(session, repo, list(PLANTED))
         errors_text = problems["errors"].harness.text  # type: ignore[union-attr]
         assert "C('builtins:getattr', O('forms.rules:Rules', low=3), 'check')" in errors_text
         assert "F(C('forms.rules:Invalid', 'a is below 3'), field='a')" in errors_text
-        env = PythonEnv()
-        for qualname, (good, bad) in PLANTED.items():
-            harness, validation = problems[qualname].harness, problems[qualname].validation
-            assert harness is not None and validation is not None, qualname
-            assert validation.passed, validation.log
-            readable, cases = readable_share(harness.text)
-            assert readable == cases > 0, harness.text
-            source = (await session.read_bytes("forms/rules.py")).decode()
-            assert source.count(good) == 1, good
-            await session.write("forms/rules.py", source.replace(good, bad))
-            try:
-                suite = await session.run_tests("tests/test_rules.py", command=env.pytest())
-                assert not suite.passed, f"the repository's tests miss the bug in {qualname}"
-                run = await session.run_tests(harness.path, command=env.pytest(".reposim/harness"))
-                assert not run.passed, f"the harness of {qualname} misses the planted bug"
-            finally:
-                await session.write("forms/rules.py", source)
+        await assert_readable_and_catching(session, problems, "forms/rules.py", PLANTED)
     finally:
         await session.close()
 

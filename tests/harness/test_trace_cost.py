@@ -5,6 +5,7 @@ over 30 minutes)."""
 
 from __future__ import annotations
 
+import importlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,21 @@ def test_a_value_over_the_size_limit_is_given_up_after_about_the_limit_not_the_w
     assert "p" in small and Counted.reduced >= 100
 
 
+def _traced_module(
+    root: Path, name: str, source: str, function: str
+) -> tuple[Any, Recorder, dict[str, str]]:
+    """(the module written from `source` and imported, a recorder watching its `function`, the
+    target's spec)."""
+    (root / f"{name}.py").write_text(source)
+    sys.path.insert(0, str(root))
+    try:
+        module = importlib.import_module(name)
+    finally:
+        sys.path.remove(str(root))
+    target = {"id": f"{name}.py::{function}", "path": f"{name}.py", "qualname": function}
+    return module, Recorder({"root": str(root), "targets": [target]}), target
+
+
 BIG = '''
 def size_of(parser, text):
     """What a grammar action looks like: the parser (huge) and a small value."""
@@ -57,14 +73,7 @@ def size_of(parser, text):
 
 
 def test_an_object_found_too_big_is_not_pickled_again_in_the_same_test(tmp_path: Path) -> None:
-    (tmp_path / "actions.py").write_text(BIG)
-    sys.path.insert(0, str(tmp_path))
-    try:
-        import actions  # type: ignore[import-not-found]
-    finally:
-        sys.path.remove(str(tmp_path))
-    target = {"id": "actions.py::size_of", "path": "actions.py", "qualname": "size_of"}
-    recorder = Recorder({"root": str(tmp_path), "targets": [target]})
+    actions, recorder, target = _traced_module(tmp_path, "actions", BIG, "size_of")
     parser = [Counted(i) for i in range(20_000)]  # over the limit whatever is kept of it
     for test in ("test_one", "test_two"):
         recorder.test = test  # (what the plugin sets before every test)
@@ -114,14 +123,7 @@ def test_calls_that_cannot_be_kept_are_not_encoded(tmp_path: Path) -> None:
     """Once a test has given a target its share of calls, a call is kept only for new arcs:
     the calls after that are traced for their arcs alone, not encoded; one with new arcs
     makes the next calls of the target in that test encoded again."""
-    (tmp_path / "steps.py").write_text(STEPS)
-    sys.path.insert(0, str(tmp_path))
-    try:
-        import steps  # type: ignore[import-not-found]
-    finally:
-        sys.path.remove(str(tmp_path))
-    target = {"id": "steps.py::step", "path": "steps.py", "qualname": "step"}
-    recorder = Recorder({"root": str(tmp_path), "targets": [target]})
+    steps, recorder, target = _traced_module(tmp_path, "steps", STEPS, "step")
     recorder.test = "test_steps"
     box = [Pair(i) for i in range(50)]
     sys.settrace(recorder.make_global_trace())
