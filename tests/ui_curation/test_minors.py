@@ -256,6 +256,8 @@ async def test_a_surviving_mutant_marked_equivalent_leaves_the_score(
         assert [m["description"] for m in saved.curation.equivalent] == [first["description"]]
         assert saved.validation and saved.validation.mutation_score == marked
         assert saved.curation.history[-1].by == "ada"
+        # nor does it count as a mutant that should have run
+        assert not [r for r in saved.validation.reasons if "mutant(s) ran" in r], saved.validation
         await pilot.press("e")  # taken back
         before = round(killed / total, 4)
         await wait_for(pilot, lambda: screen.rows[0].mutation == before, "counted again")
