@@ -435,7 +435,8 @@ def _mutant_order(mutant: dict[str, Any]) -> tuple[int, int]:
 
 def leave_out_equivalent(figures: dict[str, Any], marked: list[dict[str, Any]]) -> dict[str, Any]:
     """The mutation figures without the surviving mutants a person marked equivalent: those
-    move to "marked_equivalent" and leave the total and the score. Idempotent, and a mark taken
+    move to "marked_equivalent" and leave the total, the score and the mutants the operators
+    could make ("possible", which sets how many must run). Idempotent, and a mark taken
     back returns its mutant to the survivors. A marked mutant that a run kills stays counted as
     killed: the harness shows it is not equivalent."""
     if figures.get("error") or not (marked or figures.get("marked_equivalent")):
@@ -446,15 +447,19 @@ def leave_out_equivalent(figures: dict[str, Any], marked: list[dict[str, Any]]) 
         key=_mutant_order,
     )
     out = [m for m in pool if _mutant_key(m) in keys]
-    total = int(figures.get("total") or 0) + len(figures.get("marked_equivalent") or []) - len(out)
+    before = len(figures.get("marked_equivalent") or [])
+    total = int(figures.get("total") or 0) + before - len(out)
     killed = int(figures.get("killed") or 0)
-    return {
+    left_out = {
         **figures,
         "survivors": [m for m in pool if _mutant_key(m) not in keys],
         "marked_equivalent": out,
         "total": total,
         "score": round(killed / total, 4) if total else None,
     }
+    if figures.get("possible") is not None:  # an equivalent mutant is no mutant that could run
+        left_out["possible"] = int(figures["possible"]) + before - len(out)
+    return left_out
 
 
 def mark_equivalent(
