@@ -83,8 +83,10 @@ async def test_exceptions_and_bound_methods_are_rebuilt_readably_and_catch_plant
 
 
 class Point:
-    def __init__(self, x: int, y: int) -> None:
-        self.x, self.y = x, y
+    def __new__(cls, x: int, y: int) -> Point:  # (made its own way: only its reduction rebuilds it)
+        made = super().__new__(cls)
+        made.x, made.y = x, y
+        return made
 
     def __reduce__(self) -> tuple[type[Point], tuple[int, int]]:
         return (Point, (self.x, self.y))
@@ -98,3 +100,21 @@ def test_an_own_reduce_and_an_exception_s_fields_are_kept() -> None:
     assert encoded == {"r": "F(C('builtins:KeyError', 'k'), note='kept')"}
     rebuilt = eval(encoded["r"], vars(support))
     assert support.same(rebuilt, error) and not support.same(rebuilt, KeyError("k"))
+
+
+class Link:
+    """cachetools' TTL link: its reduction keeps the key, not the neighbours."""
+
+    def __init__(self, key: str, after: Link | None = None) -> None:
+        self.key, self.after = key, after
+
+    def __reduce__(self) -> tuple[type[Link], tuple[str]]:
+        return (Link, (self.key,))
+
+
+def test_a_reduction_that_keeps_less_than_the_fields_does_not_replace_them() -> None:
+    chain = Link("a", Link("b"))
+    encoded = encode(chain, 1000)
+    assert encoded == {
+        "r": f"O('{__name__}:Link', key='a', after=O('{__name__}:Link', key='b', after=None))"
+    }

@@ -94,8 +94,10 @@ class Pair:
 
     built = 0
 
-    def __init__(self, n: int) -> None:
-        self.n = n
+    def __new__(cls, n: int) -> Pair:  # (made its own way: only its reduction rebuilds it)
+        made = super().__new__(cls)
+        made.n = n
+        return made
 
     def __reduce__(self) -> Any:
         Pair.built += 1
