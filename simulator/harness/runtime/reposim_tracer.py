@@ -359,8 +359,15 @@ class _Builder:
         pickle sets on what the factory made (an exception's attributes beside its args);
         None for the default reduction (O and S write those) or anything else."""
         kind = type(value)
+        # a class's own __reduce__ only where its fields cannot be set directly (O): a reduction
+        # may keep less than the object holds (cachetools' TTL links keep key and expiry, not
+        # their neighbours), which O would keep
+        own = _own_reduce(kind) and (
+            kind.__new__ is not object.__new__  # type: ignore[comparison-overlap]
+            or _support().state(value) is None
+        )
         if kind.__module__ not in ("decimal", "fractions", "datetime", "pathlib", "uuid") and not (
-            isinstance(value, BaseException) or _own_reduce(kind)
+            isinstance(value, BaseException) or own
         ):
             return None
         if kind.__module__ == "ast":
