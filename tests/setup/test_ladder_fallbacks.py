@@ -556,3 +556,73 @@ async def test_c_code_generated_for_pythons_before_3_11_is_python_version(
     assert not result.verdict.ready
     assert result.verdict.category == "python-version", result.verdict.line()
     assert "longintrepr.h" in (result.verdict.evidence or ""), result.verdict.line()
+
+
+@pytest.mark.timeout(1800)  # an apt-get install and a build: minutes at load 30
+async def test_a_c_extension_the_build_leaves_out_quietly_gets_python_h_first(
+    tmp_path: Path, docker_session: SessionFactory
+) -> None:
+    """pyrsistent 0.18.0 in the hard corpus: its C extension (pvectorc) is optional, so with no
+    Python.h in the image the build fails quietly, the install succeeds, and the project's own
+    module listed in top_level.txt does not import (`No module named 'pvectorc'`); no wheel of
+    that name exists. A project whose setup.py builds extensions gets the Python headers
+    before it is installed, so the extension is built."""
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        {
+            "setup.py": """
+                from setuptools import Extension, setup
+                from setuptools.command.build_ext import build_ext
+
+
+                class optional_build_ext(build_ext):
+                    def run(self):
+                        try:
+                            build_ext.run(self)
+                        except Exception as error:
+                            print("WARNING: the C extension could not be compiled:", error)
+
+                    def build_extension(self, ext):
+                        try:
+                            build_ext.build_extension(self, ext)
+                        except Exception as error:
+                            print("WARNING: the C extension could not be compiled:", error)
+
+
+                setup(
+                    name="fastcalc",
+                    version="0.1",
+                    packages=["calc"],
+                    ext_modules=[Extension("fastcalcc", ["fastcalcmodule.c"])],
+                    cmdclass={"build_ext": optional_build_ext},
+                )
+            """,
+            "fastcalcmodule.c": """
+                #include <Python.h>
+                static PyObject *twice(PyObject *self, PyObject *arg) {
+                    long x = PyLong_AsLong(arg);
+                    return PyLong_FromLong(2 * x);
+                }
+                static PyMethodDef methods[] = {{"twice", twice, METH_O, ""}, {NULL, NULL, 0, NULL}};
+                static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "fastcalcc", "", -1, methods};
+                PyMODINIT_FUNC PyInit_fastcalcc(void) { return PyModule_Create(&module); }
+            """,
+            "calc/__init__.py": """
+                try:
+                    from fastcalcc import twice
+                except ImportError:
+                    def twice(x):
+                        return 2 * x
+            """,
+            "tests/test_calc.py": "".join(
+                f"from calc import twice\n\ndef test_{i}():\n    assert twice({i}) == {2 * i}\n\n"
+                for i in range(4)
+            ),
+        },
+    )
+    session = await docker_session(repo)
+    result = await run_setup(session)
+    assert result.verdict.ready, result.verdict.line()
+    assert "python3-dev" in result.system_packages, result.system_packages
+    probe = await session.exec(f"{result.python} -c 'import fastcalcc; print(fastcalcc.twice(21))'")
+    assert probe.output.decode().strip() == "42", probe.output
