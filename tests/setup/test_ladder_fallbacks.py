@@ -603,8 +603,12 @@ async def test_a_c_extension_the_build_leaves_out_quietly_gets_python_h_first(
                     long x = PyLong_AsLong(arg);
                     return PyLong_FromLong(2 * x);
                 }
-                static PyMethodDef methods[] = {{"twice", twice, METH_O, ""}, {NULL, NULL, 0, NULL}};
-                static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "fastcalcc", "", -1, methods};
+                static PyMethodDef methods[] = {
+                    {"twice", twice, METH_O, ""}, {NULL, NULL, 0, NULL}
+                };
+                static struct PyModuleDef module = {
+                    PyModuleDef_HEAD_INIT, "fastcalcc", "", -1, methods
+                };
                 PyMODINIT_FUNC PyInit_fastcalcc(void) { return PyModule_Create(&module); }
             """,
             "calc/__init__.py": """
