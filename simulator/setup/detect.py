@@ -38,6 +38,7 @@ class Project:
     test_dirs: list[str] = field(default_factory=list)
     runner: str = "pytest"  # pytest | unittest
     c_build: str | None = None  # cmake | meson | autotools | make | build.sh
+    c_extensions: bool = False  # setup.py builds extension modules (Extension, cythonize)
     # Every build system the tree carries, c_build first: the next is tried when one fails
     # (zlib as Debian ships it: CMake stops on a file the tree lacks, ./configure && make works).
     c_builds: list[str] = field(default_factory=list)
@@ -207,6 +208,8 @@ def _read_setup_py(project: Project, path: Path) -> None:
     name = re.search(r"\bname\s*=\s*['\"]([\w.-]+)['\"]", text)
     if name:
         project.name = project.name or name.group(1)
+    if re.search(r"\bExtension\s*\(|\bext_modules\s*=|\bcythonize\s*\(", text):
+        project.c_extensions = True
 
 
 def _read_requirement_files(project: Project, root: Path) -> None:

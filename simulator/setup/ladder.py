@@ -48,7 +48,7 @@ from simulator.setup.oracle import (
     diagnose,
     verdict_from_tests,
 )
-from simulator.setup.repair import SYSTEM_LOOKUP, Fix, RepairState, plan
+from simulator.setup.repair import HEADER_PACKAGES, SYSTEM_LOOKUP, Fix, RepairState, plan
 from simulator.setup.testcmd import TestCommand, project_test_commands
 from simulator.testrun import TestRunResult
 from simulator.workflow import WorkflowRun
@@ -334,6 +334,8 @@ async def _python_ladder(
             await env.sh(f"export SETUPTOOLS_SCM_PRETEND_VERSION={shlex.quote(version)}")
             detail.update(pretend_version=version)
         if project.installable:
+            if project.c_extensions:
+                await _python_headers(env, state, detail)
             ok, output = await _install_project(env, project)
             if ok:
                 await _time_travel(env, project)
@@ -1254,6 +1256,34 @@ def _probe(env: _Env) -> Callable[[list[str]], Awaitable[dict[str, list[str] | N
 
 
 DEBIAN_PACKAGE = re.compile(r"^[a-z0-9][a-z0-9.+-]+$")
+
+
+_HAS_PYTHON_H = (
+    "import os, sysconfig; "
+    "print(os.path.isfile(os.path.join(sysconfig.get_paths()['include'], 'Python.h')))"
+)
+
+
+async def _python_headers(env: _Env, state: RepairState, detail: dict[str, Any]) -> None:
+    """A project whose setup.py builds extension modules needs Python.h; when this Python has
+    none, its Debian package goes in before the project does. Where the repair loop would
+    get there after a failed build (one build and a round later), an optional extension
+    (pyrsistent 0.18.0's pvectorc) fails quietly: the install succeeds without the module
+    its top_level.txt names, and no fix follows from `No module named 'pvectorc'`."""
+    check = await env.sh(f"{env.python} -c {shlex.quote(_HAS_PYTHON_H)}")
+    if check.output.decode("utf-8", "replace").strip().endswith("True"):
+        return
+    package = HEADER_PACKAGES["Python.h"]
+    fix = Fix(
+        "system",
+        (),
+        f"setup.py builds C extensions and this Python has no Python.h: Debian package {package}",
+        system_packages=(package,),
+    )
+    ok = await _install_system(env, fix, state)
+    detail.update(python_headers=package if ok else f"{package} not installed")
+    if ok:
+        env.notes.append(f"{fix.reason}, installed before the project (as root)")
 
 
 async def _install_system(env: _Env, fix: Fix, state: RepairState) -> bool:
