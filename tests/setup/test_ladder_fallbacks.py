@@ -631,3 +631,28 @@ async def test_a_c_extension_the_build_leaves_out_quietly_gets_python_h_first(
     assert "python3-dev" in result.system_packages, result.system_packages
     probe = await session.exec(f"{result.python} -c 'import fastcalcc; print(fastcalcc.twice(21))'")
     assert probe.output.decode().strip() == "42", probe.output
+
+
+async def test_an_import_check_cut_at_its_time_limit_is_a_timeout_not_an_import_error(
+    tmp_path: Path, docker_session: SessionFactory
+) -> None:
+    """lmfit 1.0.2 in the hard corpus, at load ~50: `import lmfit` (scipy, ...) was still
+    going when the check's 120 s ran out; the shell's `Killed` line became the evidence of an
+    `import-error`. An import cut by its time limit is a `timeout`, named as such."""
+    from simulator.setup.ladder import SetupOptions
+    from simulator.setup.oracle import Category
+
+    repo = repos.write_repo(
+        tmp_path / "slowimport",
+        {
+            "setup.py": (
+                "from setuptools import setup\nsetup(name='slowimp', packages=['slowimp'])\n"
+            ),
+            "slowimp/__init__.py": "import time\n\ntime.sleep(30)\n",
+            "tests/test_slow.py": "import slowimp\n\ndef test_it():\n    assert slowimp\n",
+        },
+    )
+    session = await docker_session(repo)
+    result = await run_setup(session, SetupOptions(import_timeout=5, install_imports=False))
+    assert result.verdict.category is Category.TIMEOUT, result.verdict.line()
+    assert "import slowimp" in (result.verdict.evidence or ""), result.verdict.evidence
