@@ -61,6 +61,9 @@ class SetupOptions:
     repair_rounds: int = 5
     install_timeout: float = 900.0
     test_timeout: float = 900.0
+    # Importing the installed project (the `imports` tier); also cut at what is left of the
+    # budget. Heavy scientific stacks take minutes to import on a loaded machine.
+    import_timeout: float = 600.0
     min_tests: int = 10
     use_uv: bool = True
     install_imports: bool = True  # the import-scan rung (off to measure the ladder without it)
@@ -1027,7 +1030,18 @@ async def _oracle(
     packages = packages or _top_packages(project, imports)
     if packages:
         statement = "; ".join(f"import {p}" for p in packages)
-        result = await env.sh(f"{env.python} -c {shlex.quote(statement)} 2>&1")
+        limit = min(options.import_timeout, env.test_timeout())
+        command = f"{env.python} -c {shlex.quote(statement)}"
+        result = await env.sh(f"{command} 2>&1", timeout=limit)
+        if result.timed_out and install_failure is None:
+            # lmfit 1.0.2 at load ~50: the shell's `Killed` line is no import error.
+            return Verdict(
+                tier,
+                Category.TIMEOUT,
+                f"importing the project was still going when its time limit ({limit:.0f} s) "
+                f"ended it: {statement}",
+                output_tail=env.last_output[-4000:],
+            )
         if result.exit_code != 0:
             diagnosis = diagnose(env.last_output, fallback=Category.IMPORT_ERROR)
             if install_failure is not None:
