@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import json
 import types
 import typing
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, ClassVar, Literal, Self, Union
 
 OPTIONAL = {"optional": True}
@@ -440,3 +442,18 @@ def referenced(record: type[Record]) -> list[type[Record]]:
 
 
 __all__ = ["OPTIONAL", "Record", "WireError", "optional", "referenced"]
+
+
+def json_lines(
+    lines: Iterable[str], not_json: Callable[[int, str], Exception], *, start: int = 1
+) -> Iterator[tuple[int, Any]]:
+    """(line number, value) of each non-blank line of a JSON-lines text, numbered from `start`;
+    a line that is not JSON raises `not_json(number, the parser's message)`."""
+    for number, line in enumerate(lines, start=start):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise not_json(number, exc.msg) from None
+        yield number, value

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
+
+from simulator.wire import json_lines
 
 
 class RewardMode(StrEnum):
@@ -97,13 +98,11 @@ class GymTask:
 def load_tasks(path: Path) -> list[GymTask]:
     """Tasks from a JSONL file, one GymTask record a line."""
     tasks = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise TaskError(f"{path}:{number} is not JSON ({exc.msg}).") from None
+
+    def not_json(number: int, message: str) -> TaskError:
+        return TaskError(f"{path}:{number} is not JSON ({message}).")
+
+    for number, data in json_lines(path.read_text(encoding="utf-8").splitlines(), not_json):
         if not isinstance(data, dict):
             raise TaskError(f"{path}:{number} is not a task object.")
         tasks.append(GymTask.from_dict(data))

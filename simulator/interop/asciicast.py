@@ -25,8 +25,9 @@ from simulator.events import (
     TestResultPayload,
     TestRunPayload,
 )
-from simulator.interop.model import InteropError
+from simulator.interop.model import InteropError, not_json
 from simulator.trajectory_header import TrajectoryHeader
+from simulator.wire import json_lines
 
 FORMAT = "asciicast"
 
@@ -49,13 +50,7 @@ def read(text: str) -> tuple[dict[str, Any], list[Event]]:
         raise InteropError("line 1 is not an asciicast v2 header")
     assert isinstance(header, dict)
     events: list[Event] = []
-    for number, line in enumerate(lines[1:], start=2):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InteropError(f"line {number} is not JSON ({exc.msg})") from None
+    for number, item in json_lines(lines[1:], not_json, start=2):
         if (
             not isinstance(item, list)
             or len(item) != 3

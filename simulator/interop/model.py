@@ -349,6 +349,11 @@ def events_conversation(header: TrajectoryHeader, events: Iterable[Event]) -> Co
 _ACTION_KINDS = (Kind.EXEC, Kind.TEST_RUN, Kind.SEARCH)
 
 
+def not_json(number: int, message: str) -> InteropError:
+    """The error for line `number` of another tool's JSON-lines file that is not JSON."""
+    return InteropError(f"line {number} is not JSON ({message})")
+
+
 def dig(data: Any, *keys: str) -> Any:
     """`data[k1][k2]...` of nested JSON objects, or None where one is missing or not an object."""
     for key in keys:

@@ -16,8 +16,10 @@ from simulator.interop.model import (
     Conversation,
     InteropError,
     clean_message,
+    not_json,
     tool_call_action,
 )
+from simulator.wire import json_lines
 
 FORMAT = "openai-chat"
 
@@ -37,13 +39,7 @@ BASH_TOOL = {
 
 def read_lines(text: str) -> Conversation:
     conversations: list[list[dict[str, Any]]] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InteropError(f"line {number} is not JSON ({exc.msg})") from None
+    for number, data in json_lines(text.splitlines(), not_json):
         messages = data.get("messages") if isinstance(data, dict) else data
         if not isinstance(messages, list):
             raise InteropError(f"line {number} has no `messages` list")
