@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -184,9 +185,18 @@ def replay(
         _compare(file, others, as_json, verify or fork_at is not None)
         return
     if verify and Path(file).is_dir():
-        _verify_folder(
-            Path(file), backend_kind, repo, image, current, ignore, keep, strict, trajectory, batch
-        )
+        _normaliser(ignore, keep, strict)  # a bad --ignore pattern is one sentence before any task
+        options = {
+            "backend": backend_kind,
+            "image": image,
+            "repo": repo,
+            "current": current,
+            "strict": strict,
+            "ignore": list(ignore),
+            "keep": list(keep),
+            "out_dir": str(Path(trajectory).resolve()) if trajectory else None,
+        }
+        _verify_folder(Path(file), options, batch)
         return
     if Path(file).expanduser().is_dir() and not (fork_at is not None or as_json):
         _view_folder(Path(file).expanduser(), existing_dir(repo) if repo else None)
@@ -203,20 +213,21 @@ def replay(
     if verify or fork_at is not None:
         backend = _backend_for(path, backend_kind, fork_at)
         consent = host_consent(path, backend, fork_at)
+    start = _Start(backend, repo_path, image, current, out, consent)
     if verify:
         normaliser = _normaliser(ignore, keep, strict)
         report, _ = run_async(
             lambda: reexecute(
                 path,
-                backend_kind=backend,
+                backend_kind=start.backend_kind,
                 normaliser=normaliser,
-                repo=repo_path,
-                current=current,
-                image=image,
-                trajectory_path=out,
+                repo=start.repo,
+                current=start.current,
+                image=start.image,
+                trajectory_path=start.out,
                 on_step=_print_step(as_json),
                 on_notes=_print_notes,
-                host_consent=consent,
+                host_consent=start.consent,
             )
         )
         _print_report(report, as_json)
@@ -225,18 +236,10 @@ def replay(
         if not then_exec and not as_json and sys.stdin.isatty() and sys.stdout.isatty():
             # In a terminal, the forked session opens in the UI; with commands to run, or
             # --json, or no terminal, it runs headless.
-            forked = run_async(
-                lambda: _fork_into_ui(
-                    path, fork_at, backend, repo_path, image, current, out, consent
-                )
-            )
+            forked = run_async(lambda: _fork_into_ui(path, fork_at, start))
             click.echo(f"reposim: trajectory {forked}", err=True)
             return
-        run_async(
-            lambda: _fork(
-                path, fork_at, backend, repo_path, image, current, out, then_exec, as_json, consent
-            )
-        )
+        run_async(lambda: _fork(path, fork_at, start, then_exec, as_json))
         return
     if as_json:
         _dump(path)
@@ -244,33 +247,27 @@ def replay(
     _view(path)
 
 
-async def _fork_into_ui(
-    path: Path,
-    step: int,
-    backend_kind: str,
-    repo: Path | None,
-    image: str | None,
-    current: bool,
-    out: Path | None,
-    consent: bool = False,
-) -> Path:
+@dataclass(frozen=True)
+class _Start:
+    """How a replay or a fork starts again: the backend, the repository and image to start from
+    (None: the recorded ones), whether the repository is taken as it is now, where the new
+    trajectory goes, and whether its commands may run on this machine."""
+
+    backend_kind: str
+    repo: Path | None = None
+    image: str | None = None
+    current: bool = False
+    out: Path | None = None
+    consent: bool = False
+
+
+async def _fork_into_ui(path: Path, step: int, start: _Start) -> Path:
     """Fork at `step` and open the forked session in the main UI; the new trajectory's path."""
-    session = await run_ui(_forked(path, step, backend_kind, repo, image, current, out, consent))
+    session = await run_ui(_forked(path, step, start))
     return session.trajectory_path
 
 
-async def _forked(
-    path: Path,
-    step: int,
-    backend_kind: str,
-    repo: Path | None,
-    image: str | None,
-    current: bool,
-    out: Path | None,
-    consent: bool,
-    *,
-    progress: bool = True,
-) -> Session:
+async def _forked(path: Path, step: int, start: _Start, *, progress: bool = True) -> Session:
     """The session forked at `step`; says on stderr where rebuilding differed from the recording
     and, with `progress`, each recorded action as it runs it again."""
     from simulator.replay.fork import fork
@@ -278,14 +275,14 @@ async def _forked(
     result = await fork(
         path,
         step,
-        backend_kind=backend_kind,
-        trajectory_path=out,
-        repo=repo,
-        current=current,
-        image=image,
+        backend_kind=start.backend_kind,
+        trajectory_path=start.out,
+        repo=start.repo,
+        current=start.current,
+        image=start.image,
         on_step=_fork_progress(path, step) if progress else None,
         on_notes=_print_notes,
-        host_consent=consent,
+        host_consent=start.consent,
     )
     _say_if_differed(result.report)
     return result.session
@@ -302,20 +299,9 @@ def _say_if_differed(report: ReplayReport) -> None:
 
 
 async def _fork(
-    path: Path,
-    step: int,
-    backend_kind: str,
-    repo: Path | None,
-    image: str | None,
-    current: bool,
-    out: Path | None,
-    commands: tuple[str, ...],
-    as_json: bool,
-    consent: bool,
+    path: Path, step: int, start: _Start, commands: tuple[str, ...], as_json: bool
 ) -> None:
-    session = await _forked(
-        path, step, backend_kind, repo, image, current, out, consent, progress=not as_json
-    )
+    session = await _forked(path, step, start, progress=not as_json)
     try:
         for command in commands:
             output = await session.exec(command)
@@ -368,34 +354,16 @@ def _dump(path: Path) -> None:
         source.close()
 
 
-def _verify_folder(
-    folder: Path,
-    backend_kind: str | None,
-    repo: str | None,
-    image: str | None,
-    current: bool,
-    ignore: tuple[str, ...],
-    keep: tuple[str, ...],
-    strict: bool,
-    trajectory: str | None,
-    batch: BatchSettings,
-) -> None:
+def _verify_folder(folder: Path, options: dict[str, Any], batch: BatchSettings) -> None:
+    """Re-execute every trajectory under `folder` as a batch task with `options` (their
+    "repo" as given: checked here)."""
     from simulator.replay.batch import trajectories_in, verify_task, verify_trajectory
 
-    _normaliser(ignore, keep, strict)  # a bad --ignore pattern is one sentence before any task
     files = trajectories_in(folder)
     if not files:
         raise CliError(f"{folder} holds no .jsonl trajectory.")
-    options = {
-        "backend": backend_kind,
-        "image": image,
-        "repo": str(existing_dir(repo)) if repo else None,
-        "current": current,
-        "strict": strict,
-        "ignore": list(ignore),
-        "keep": list(keep),
-        "out_dir": str(Path(trajectory).resolve()) if trajectory else None,
-    }
+    repo = options["repo"]
+    options = {**options, "repo": str(existing_dir(repo)) if repo else None}
     summary = run_batch_cli(
         [verify_task(path, options) for path in files], verify_trajectory, batch, label="verify"
     )
@@ -498,7 +466,7 @@ def _run_view(files: list[Path], repo: Path | None, *, notice: str | None = None
         backend = _backend_for(path, None, step)
         try:
             forked = run_async(
-                lambda: _fork_into_ui(path, step, backend, repo, None, False, None)  # noqa: B023
+                lambda: _fork_into_ui(path, step, _Start(backend, repo))  # noqa: B023
             )
         except CliError as exc:
             # The start could not be rebuilt after all (no container engine, a missing image):
