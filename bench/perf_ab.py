@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
 import subprocess
 import tempfile
 from pathlib import Path
 
+from bench._perf_fixture import git, harness_text
 from bench._report import table
 from simulator.perf import CompareRequest, CompareResult, MeasureSettings, compare
 
@@ -33,29 +33,7 @@ CORE = """def checksum(data):
             total = (total * 31 + x) % 1000003
     return total
 """
-HARNESS = """from fastlib.core import checksum
-
-DATA = list(range(20000))
-
-
-def bench():
-    checksum(DATA)
-"""
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "bench",
-    "GIT_AUTHOR_EMAIL": "bench@reposim.invalid",
-    "GIT_COMMITTER_NAME": "bench",
-    "GIT_COMMITTER_EMAIL": "bench@reposim.invalid",
-}
-
-
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-C", str(repo), *args],
-        check=True,
-        capture_output=True,
-        env={**os.environ, **GIT_ENV},
-    )
+HARNESS = harness_text("checksum", 20000)
 
 
 def fixture(root: Path) -> Path:

@@ -46,6 +46,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench._perf_fixture import git, harness_text
 from simulator.perf import CompareRequest, MeasureSettings, compare
 from simulator.perf.stats import compare_runs
 
@@ -59,20 +60,7 @@ def work(data, passes={passes}):
             total = (total * 31 + x) % 1000003
     return total
 '''
-HARNESS = """from fastlib.core import work
-
-DATA = list(range(3000))
-
-
-def bench():
-    work(DATA)
-"""
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "bench",
-    "GIT_AUTHOR_EMAIL": "bench@reposim.invalid",
-    "GIT_COMMITTER_NAME": "bench",
-    "GIT_COMMITTER_EMAIL": "bench@reposim.invalid",
-}
+HARNESS = harness_text("work", 3000)
 BY_HAND_API = """
 import sys, time
 sys.path.insert(0, sys.argv[1])
@@ -93,16 +81,6 @@ for _ in range(loops):
     h.bench()
 print((time.perf_counter() - w0) / loops, (time.process_time() - c0) / loops)
 """
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args],
-        check=True,
-        capture_output=True,
-        text=True,
-        env={**os.environ, **GIT_ENV},
-    ).stdout.strip()
 
 
 def fixture(root: Path) -> tuple[Path, dict[str, str]]:
