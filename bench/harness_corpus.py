@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness_corpus_build import DEFAULT_DEST, DEFAULT_RESULTS, LIST, verdicts
 
+from bench._harness_progress import HarnessProgress
 from bench._report import table
 from bench.corpus.build_setup_corpus import pins, repo_dir
 from simulator.dataset.readers import read_problems
@@ -116,39 +117,24 @@ def stage_of(command: str) -> str:
 
 
 async def run_project(repo: Path, out: Path) -> dict[str, Any]:
-    seconds: dict[str, float] = {}
+    progress = HarnessProgress(f"  {repo.name}: traced test run {{seconds:.1f}}s", "    ")
     stages: Counter[str] = Counter()
     commands: dict[int, str] = {}
-    trace = 0.0
 
     def watch(event: Event) -> None:
-        nonlocal trace
         if event.kind in (Kind.EXEC, Kind.TEST_RUN):
             commands[event.seq] = str(event.payload.get("command") or "")
         elif event.kind in (Kind.EXEC_RESULT, Kind.TEST_RESULT) and event.cause in commands:
             stage = stage_of(commands.pop(event.cause))
             stages[stage] += float(event.payload.get("duration") or 0.0)
-        if event.kind != Kind.WORKFLOW_STEP or event.payload["status"] == "running":
-            return
-        step = event.payload
-        if step["step"] == "trace":
-            trace = float(step["seconds"] or 0.0)
-            print(f"  {repo.name}: traced test run {trace:.1f}s", file=sys.stderr, flush=True)
-        elif step["step"] == "target":
-            detail = step["detail"]
-            seconds[detail["target"]] = float(step["seconds"] or 0.0)
-            print(
-                f"    {detail['target']}: {detail.get('state')} cov {detail.get('coverage')} "
-                f"mut {detail.get('mutation')} ({step['seconds']:.1f}s)",
-                file=sys.stderr,
-                flush=True,
-            )
+        progress.watch(event)
 
     t0 = time.monotonic()
     cpu0 = _children_cpu()
     await run_repo(repo, out, HarnessOptions(), on_event=watch)
     wall = time.monotonic() - t0
-    result = figures(read_problems(out), seconds, trace)
+    trace = progress.trace
+    result = figures(read_problems(out), progress.targets, trace)
     result.update(project=repo.name, wall=round(wall, 1), trace=round(trace, 1))
     # the commands' CPU time (user + system, counted once the session's shell has ended)
     result["cpu"] = round(_children_cpu() - cpu0, 1)

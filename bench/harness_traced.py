@@ -20,11 +20,11 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from bench._harness_progress import HarnessProgress
 from bench._report import table
 from bench.corpus.fetch import fetch
 from simulator.dataset.readers import read_problems
 from simulator.dataset.schema import Problem
-from simulator.events import Event, Kind
 from simulator.harness.batch import run_repo
 from simulator.harness.workflow import HarnessOptions, quartiles
 
@@ -68,28 +68,13 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=Path("bench-harness-problems.jsonl"))
     args = parser.parse_args()
     repo = fetch(args.spec)
-    stage_seconds: dict[str, float] = {}
-    trace_seconds = 0.0
-
-    def watch(event: Event) -> None:
-        nonlocal trace_seconds
-        if event.kind != Kind.WORKFLOW_STEP or event.payload["status"] == "running":
-            return
-        step = event.payload
-        if step["step"] == "trace":
-            trace_seconds = float(step["seconds"] or 0.0)
-            print(f"trace run of the test suite: {trace_seconds:.1f}s", file=sys.stderr)
-        elif step["step"] == "target":
-            detail = step["detail"]
-            stage_seconds[detail["target"]] = float(step["seconds"] or 0.0)
-            print(
-                f"  {detail['target']}: {detail['state']} cov {detail['coverage']} "
-                f"mut {detail['mutation']} ({step['seconds']:.1f}s)",
-                file=sys.stderr,
-            )
+    progress = HarnessProgress("trace run of the test suite: {seconds:.1f}s", "  ")
 
     t0 = time.monotonic()
-    summary = asyncio.run(run_repo(repo, args.out.resolve(), HarnessOptions(), on_event=watch))
+    summary = asyncio.run(
+        run_repo(repo, args.out.resolve(), HarnessOptions(), on_event=progress.watch)
+    )
+    stage_seconds, trace_seconds = progress.targets, progress.trace
     wall = time.monotonic() - t0
     problems = read_problems(args.out)
     n = len(problems)
