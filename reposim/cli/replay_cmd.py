@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,14 +38,59 @@ from simulator.trajectory import (
 )
 
 
-def _normaliser(ignore: tuple[str, ...], keep: tuple[str, ...], strict: bool) -> Normaliser:
-    base = Normaliser(rules=()) if strict else Normaliser()
-    try:
-        if keep and not strict:
-            base = base.without(keep)
-        return base.with_patterns(ignore)
-    except ValueError as exc:
-        raise CliError(str(exc)) from None
+@dataclass(frozen=True)
+class _Comparison:
+    """How re-executed output is compared with the recording: --ignore, --keep, --strict."""
+
+    ignore: tuple[str, ...]
+    keep: tuple[str, ...]
+    strict: bool
+
+    def normaliser(self) -> Normaliser:
+        """The normaliser these ask for; a bad --ignore pattern is a CliError."""
+        base = Normaliser(rules=()) if self.strict else Normaliser()
+        try:
+            if self.keep and not self.strict:
+                base = base.without(self.keep)
+            return base.with_patterns(self.ignore)
+        except ValueError as exc:
+            raise CliError(str(exc)) from None
+
+
+_COMPARISON_OPTIONS: list[tuple[str, dict[str, Any]]] = [
+    (
+        "--ignore",
+        {
+            "multiple": True,
+            "metavar": "REGEX",
+            "help": "Also ignore output matching REGEX when comparing (repeatable).",
+        },
+    ),
+    (
+        "--keep",
+        {
+            "multiple": True,
+            "type": click.Choice([r.name for r in DEFAULT_RULES]),
+            "help": "Compare this volatile part instead of ignoring it (repeatable).",
+        },
+    ),
+    ("--strict", {"is_flag": True, "help": "Compare output byte for byte (no normalisation)."}),
+]
+
+
+def comparison_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """--ignore, --keep and --strict; the command receives them as one `compare: _Comparison`."""
+
+    @functools.wraps(func)
+    def with_comparison(
+        *args: Any, ignore: tuple[str, ...], keep: tuple[str, ...], strict: bool, **kwargs: Any
+    ) -> Any:
+        return func(*args, compare=_Comparison(ignore, keep, strict), **kwargs)
+
+    wrapped: Callable[..., Any] = with_comparison
+    for flag, settings in reversed(_COMPARISON_OPTIONS):
+        wrapped = click.option(flag, **settings)(wrapped)
+    return wrapped
 
 
 def _print_step(as_json: bool) -> Any:
@@ -122,19 +168,7 @@ def _print_report(report: ReplayReport, as_json: bool) -> None:
     is_flag=True,
     help="Use the repository as it is now instead of checking out the recorded commit.",
 )
-@click.option(
-    "--ignore",
-    multiple=True,
-    metavar="REGEX",
-    help="Also ignore output matching REGEX when comparing (repeatable).",
-)
-@click.option(
-    "--keep",
-    multiple=True,
-    type=click.Choice([r.name for r in DEFAULT_RULES]),
-    help="Compare this volatile part instead of ignoring it (repeatable).",
-)
-@click.option("--strict", is_flag=True, help="Compare output byte for byte (no normalisation).")
+@comparison_options
 @click.option(
     "--then-exec",
     "then_exec",
@@ -158,9 +192,7 @@ def replay(
     repo: str | None,
     image: str | None,
     current: bool,
-    ignore: tuple[str, ...],
-    keep: tuple[str, ...],
-    strict: bool,
+    compare: _Comparison,
     then_exec: tuple[str, ...],
     trajectory: str | None,
     as_json: bool,
@@ -185,15 +217,15 @@ def replay(
         _compare(file, others, as_json, verify or fork_at is not None)
         return
     if verify and Path(file).is_dir():
-        _normaliser(ignore, keep, strict)  # a bad --ignore pattern is one sentence before any task
+        compare.normaliser()  # a bad --ignore pattern is one sentence before any task
         options = {
             "backend": backend_kind,
             "image": image,
             "repo": repo,
             "current": current,
-            "strict": strict,
-            "ignore": list(ignore),
-            "keep": list(keep),
+            "strict": compare.strict,
+            "ignore": list(compare.ignore),
+            "keep": list(compare.keep),
             "out_dir": str(Path(trajectory).resolve()) if trajectory else None,
         }
         _verify_folder(Path(file), options, batch)
@@ -215,19 +247,14 @@ def replay(
         consent = host_consent(path, backend, fork_at)
     start = _Start(backend, repo_path, image, current, out, consent)
     if verify:
-        normaliser = _normaliser(ignore, keep, strict)
+        normaliser = compare.normaliser()
         report, _ = run_async(
             lambda: reexecute(
                 path,
-                backend_kind=start.backend_kind,
                 normaliser=normaliser,
-                repo=start.repo,
-                current=start.current,
-                image=start.image,
-                trajectory_path=start.out,
                 on_step=_print_step(as_json),
                 on_notes=_print_notes,
-                host_consent=start.consent,
+                **asdict(start),
             )
         )
         _print_report(report, as_json)
@@ -257,8 +284,8 @@ class _Start:
     repo: Path | None = None
     image: str | None = None
     current: bool = False
-    out: Path | None = None
-    consent: bool = False
+    trajectory_path: Path | None = None
+    host_consent: bool = False
 
 
 async def _fork_into_ui(path: Path, step: int, start: _Start) -> Path:
@@ -275,14 +302,9 @@ async def _forked(path: Path, step: int, start: _Start, *, progress: bool = True
     result = await fork(
         path,
         step,
-        backend_kind=start.backend_kind,
-        trajectory_path=start.out,
-        repo=start.repo,
-        current=start.current,
-        image=start.image,
         on_step=_fork_progress(path, step) if progress else None,
         on_notes=_print_notes,
-        host_consent=start.consent,
+        **asdict(start),
     )
     _say_if_differed(result.report)
     return result.session
