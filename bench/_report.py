@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
 import statistics
 from collections.abc import Sequence
+from typing import Any
 
 
 def ms(seconds: float) -> str:
@@ -30,3 +32,16 @@ def table(title: str, rows: Sequence[tuple[str, str, str]]) -> str:
     lines = [title, f"{'':{width}}  {'reference':{ref_w}}  ours"]
     lines += [f"{what:{width}}  {ref:{ref_w}}  {ours}" for what, ref, ours in rows]
     return "\n".join(lines)
+
+
+def arguments(description: str | None, **defaults: Any) -> argparse.Namespace:
+    """A benchmark's command line: `--NAME VALUE` for each keyword (its underscores as dashes),
+    parsed as its default's type; a False default makes a flag."""
+    parser = argparse.ArgumentParser(description=description)
+    for name, default in defaults.items():
+        flag = "--" + name.replace("_", "-")
+        if isinstance(default, bool):
+            parser.add_argument(flag, action="store_true")
+        else:
+            parser.add_argument(flag, type=type(default), default=default)
+    return parser.parse_args()

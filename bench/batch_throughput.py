@@ -10,7 +10,6 @@ Run: uv run python bench/batch_throughput.py [--tasks 200] [--jobs 2] [--no-ray]
 
 from __future__ import annotations
 
-import argparse
 import concurrent.futures
 import multiprocessing
 import os
@@ -25,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _batch_task import exec_once
-from _report import table
+from _report import arguments, table
 
 from simulator.batch import ResultStore, Task, run_batch
 
@@ -116,11 +115,7 @@ def ray_startup(jobs: int) -> tuple[float, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--tasks", type=int, default=200)
-    parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--no-ray", action="store_true")
-    args = parser.parse_args()
+    args = arguments(__doc__, tasks=200, jobs=2, no_ray=False)
     n, jobs = args.tasks, args.jobs
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

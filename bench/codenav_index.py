@@ -14,7 +14,6 @@ Run: uv run python bench/codenav_index.py [--root DIR] [--repeats 3]
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import gc
 import statistics
@@ -24,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from _report import ms, percentile, table
+from _report import arguments, ms, percentile, table
 from textual.app import App, ComposeResult
 
 from simulator.analysis.index import CodeIndex
@@ -179,8 +178,6 @@ async def main(root: Path, repeats: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--root", type=Path, default=Path(sysconfig.get_paths()["stdlib"]))
-    parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    args = arguments(__doc__.splitlines()[0], root=stdlib, repeats=3)
     asyncio.run(main(args.root.resolve(), args.repeats))

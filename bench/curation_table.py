@@ -13,7 +13,6 @@ Run: uv run python bench/curation_table.py [--targets 5000] [--lines 2000]
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import random
 import statistics
@@ -26,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _report import ms, percentile, table
+from _report import arguments, ms, percentile, table
 
 from simulator.dataset.schema import Curation, CurationState, Harness, Problem, Validation
 from simulator.session import Session
@@ -172,11 +171,7 @@ def stat(values: list[float]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--targets", type=int, default=5000)
-    parser.add_argument("--lines", type=int, default=2000)
-    parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
+    args = arguments(__doc__.splitlines()[0], targets=5000, lines=2000, repeats=3)
     rows = asyncio.run(run(args.targets, args.lines, args.repeats))
     print(table("curation screen (headless, 160x48)", rows))
 

@@ -19,7 +19,6 @@ Targets (DESIGN.md): first frame <= 1 s; update lag p95 <= 500 ms; a key <= 50 m
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import random
@@ -40,7 +39,7 @@ from textual.binding import BindingType
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable
 
-from bench._report import ms, percentile, table
+from bench._report import arguments, ms, percentile, table
 from simulator.events import Actor, Event
 from simulator.fleet import Fleet, SessionRow
 from simulator.trajectory import RepoInfo, TrajectoryHeader, TrajectoryWriter
@@ -182,11 +181,7 @@ async def measure(sessions: int, seconds: float, rate: float) -> dict[str, list[
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sessions", type=int, default=500)
-    parser.add_argument("--seconds", type=float, default=20)
-    parser.add_argument("--rate", type=float, default=20)
-    args = parser.parse_args()
+    args = arguments(__doc__.splitlines()[0], sessions=500, seconds=20.0, rate=20.0)
     bare, bare_keys = asyncio.run(bare_table(args.sessions, args.seconds, args.rate))
     got = asyncio.run(measure(args.sessions, args.seconds, args.rate))
     lags, keys = got["lags"], got["keys"]
