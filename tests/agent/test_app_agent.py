@@ -36,7 +36,11 @@ async def test_confirm_mode_in_the_app_and_the_editor_follows(session: Session) 
         # the editor followed the agent's view
         await wait_until(pilot, lambda: editor.current_path == "stats/core.py")
         assert prompt.has_focus  # and the keyboard stayed on the question
-        await pilot.press("r", *"no git commands", "enter")
+        await pilot.press("r")
+        # the reason is typed once its box has the keyboard (an `a` in it must not approve)
+        reason = prompt.query_one("#approval-reason")
+        await wait_until(pilot, lambda: reason.has_focus)
+        await pilot.press(*"no git commands", "enter")
         await wait_until(
             pilot, lambda: bool(prompt.display) and prompt.description.startswith("edit")
         )
