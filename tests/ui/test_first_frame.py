@@ -109,6 +109,9 @@ def test_the_late_panes_modules_load_after_the_first_frame(
         "widgets.tests_panel",
         "widgets.changes_view",
         "simulator.agent",
+        # the code editor (TextArea, tree-sitter): the first frame shows no open file
+        "widgets.code_editor",
+        "textual.widgets._text_area",
     ]
     script = tmp_path / "first_frame.py"
     script.write_text(FIRST_FRAME_MODULES)
