@@ -16,7 +16,7 @@ import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -29,7 +29,7 @@ from textual.message import Message
 from textual.theme import Theme
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Static, TabbedContent, TabPane, TextArea
+from textual.widgets import Static, TabbedContent, TabPane
 
 from simulator.checkpoint_repo import HELPER_DIR
 from simulator.events import Event, Kind, TerminalInputPayload, TestResultPayload, file_paths
@@ -58,6 +58,7 @@ from widgets.workspace_app import WorkspaceApp
 
 if TYPE_CHECKING:
     from textual.pilot import Pilot
+    from textual.widgets import TextArea
 
     from simulator.agent import Agent, AgentConfig, ModelClient
     from widgets.agent_pane import AgentConnect, AgentPane
@@ -877,8 +878,9 @@ class RepoSimApp(WorkspaceApp):
         self._style_editors()
 
     def _style_editors(self) -> None:
-        for area in self.query(TextArea):
-            self.themes.apply_to_editor(area, self.theme)
+        # By type name: TextArea loads with the first open file, not before the first frame.
+        for area in self.query("TextArea"):
+            self.themes.apply_to_editor(cast("TextArea", area), self.theme)
 
     def _pane_bindings(self) -> list[tuple[str, list[Binding]]]:
         from widgets.agent_pane import AgentPane

@@ -26,17 +26,21 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Button, Input, Label, Static, TabbedContent, TabPane, TextArea
-from textual.widgets.text_area import Selection
+from textual.widgets import Button, Input, Label, Static, TabbedContent, TabPane
 
 from simulator.events import Event, FileRenamePayload, Kind
 from simulator.session import BackendError, Session, SessionError
-from widgets.code_editor import CodeEditor
 from widgets.codenav import NavListScreen, NavTarget, hierarchy_entries, outline_entries
 from widgets.palette import PaletteAction
 
-if TYPE_CHECKING:  # the code index (tree-sitter, pathspec) loads after the first frame
+if TYPE_CHECKING:
+    # The code index (tree-sitter, pathspec) loads after the first frame, the code editor
+    # (Textual's TextArea) when the first file opens (issue 29).
+    from textual.widgets import TextArea
+    from textual.widgets.text_area import Selection
+
     from simulator.analysis.session_index import WorkspaceIndex
+    from widgets.code_editor import CodeEditor
 
 
 @dataclass
@@ -397,6 +401,8 @@ class EditorPane(Widget):
                 )
                 return
             pane_id = f"editor-tab-{next(self._pane_ids)}"
+            from widgets.code_editor import CodeEditor
+
             editor = CodeEditor(
                 text,
                 path=path,
@@ -618,6 +624,8 @@ class EditorPane(Widget):
     @classmethod
     def help_bindings(cls) -> list[Binding]:
         """Every key of the editor (the pane's, the text area's, the replace box's), for F1."""
+        from widgets.code_editor import CodeEditor
+
         declared = [
             *cls.BINDINGS,
             *CodeEditor.BINDINGS,
@@ -928,7 +936,7 @@ class EditorPane(Widget):
             if step == line_count and found >= column:
                 found = -1
             if found != -1:
-                editor.selection = Selection((index, found), (index, found + len(needle)))
+                editor.selection = _selection((index, found), (index, found + len(needle)))
                 # Centre the match's line, but scroll sideways only as far as the match needs:
                 # centring on both axes shifted the text left although the match was in view.
                 editor.scroll_cursor_visible(center=False, animate=False)
@@ -1020,8 +1028,8 @@ class EditorPane(Widget):
 
     # -- events --------------------------------------------------------------------------------
 
-    @on(TextArea.Changed)
-    def _text_changed(self, event: TextArea.Changed) -> None:
+    # Handled by name, not with @on(TextArea.…): TextArea loads with the first open file.
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
         buffer = self._buffer_of(event.text_area)
         if buffer is not None:
             self._mark_dirty(buffer, event.text_area.text != buffer.saved_text)
@@ -1037,7 +1045,7 @@ class EditorPane(Widget):
         editor = self._current_editor_or_none()
         if editor is not None and event.value:
             top = min(editor.selection.start, editor.selection.end)
-            editor.selection = Selection(top, top)
+            editor.selection = _selection(top, top)
             self.find_next(event.value)
         self._update_count()
 
@@ -1071,8 +1079,7 @@ class EditorPane(Widget):
         event.stop()
         self._announce_cursor()
 
-    @on(TextArea.SelectionChanged)
-    def _selection_changed(self, event: TextArea.SelectionChanged) -> None:
+    def on_text_area_selection_changed(self, event: TextArea.SelectionChanged) -> None:
         if event.text_area is self._current_editor_or_none():
             self._announce_cursor()
 
@@ -1160,6 +1167,12 @@ async def _caught_up(widget: Widget) -> None:
 def _location_of(text: str, index: int) -> tuple[int, int]:
     """The (row, column) of a character index into a document's text (any newline)."""
     return text.count("\n", 0, index), index - (text.rfind("\n", 0, index) + 1)
+
+
+def _selection(start: tuple[int, int], end: tuple[int, int]) -> Selection:
+    from textual.widgets.text_area import Selection
+
+    return Selection(start, end)
 
 
 def _selected_length(editor: TextArea) -> int:

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from functools import cached_property
+from typing import TYPE_CHECKING
+
 from rich.style import Style
 from textual.theme import Theme
-from textual.widgets import TextArea
-from textual.widgets.text_area import TextAreaTheme
 
 from themes import ThemeData, load_all
+
+if TYPE_CHECKING:  # the editor's widget loads with the first open file (issue 29)
+    from textual.widgets import TextArea
+    from textual.widgets.text_area import TextAreaTheme
 
 EDITOR_THEME_PREFIX = "editor-"
 
@@ -31,6 +36,8 @@ def textual_theme(data: ThemeData) -> Theme:
 
 
 def text_area_theme(data: ThemeData) -> TextAreaTheme:
+    from textual.widgets.text_area import TextAreaTheme
+
     editor = data.editor
     fg, bg = editor.get("foreground"), editor.get("background")
     return TextAreaTheme(
@@ -52,7 +59,11 @@ class ThemeSet:
     def __init__(self) -> None:
         self.data = {theme.name: theme for theme in load_all()}
         self.app_themes = {name: textual_theme(d) for name, d in self.data.items()}
-        self.editor_themes = {name: text_area_theme(d) for name, d in self.data.items()}
+
+    @cached_property
+    def editor_themes(self) -> dict[str, TextAreaTheme]:
+        """The editor's colours per theme, made when the first editor asks."""
+        return {name: text_area_theme(d) for name, d in self.data.items()}
 
     @property
     def names(self) -> list[str]:
