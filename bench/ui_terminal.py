@@ -152,6 +152,7 @@ async def end_to_end(repo: Path, file_size: int, newline_count: int) -> dict[str
             command = b"cat big.log\r"
             expected = len("cat big.log") + file_size + newline_count + framing
             start = time.perf_counter()
+            cpu_start = time.process_time()
             await pane.send(command)
             while pane.bytes_read - start_bytes < expected:
                 event = events.Key("x", "x")
@@ -159,6 +160,7 @@ async def end_to_end(repo: Path, file_size: int, newline_count: int) -> dict[str
                 probe.post_message(event)
                 await asyncio.sleep(0.05)
             elapsed = time.perf_counter() - start
+            result["cpu"] = time.process_time() - cpu_start
             await pilot.pause(0.5)
             result["elapsed"] = elapsed
             result["read"] = pane.bytes_read - start_bytes
@@ -204,6 +206,12 @@ def main() -> None:
                     "pane end to end (MB/s)",
                     f"pyte-based widgets ~0.6 (pyte here {reference / mb:.2f})",
                     f"{e2e['rate'] / mb:.1f}  ({e2e['rate'] / reference:.0f}x pyte)",
+                ),
+                (
+                    "pane's process CPU (all threads) per MB",
+                    "-",
+                    f"{e2e['cpu'] / (e2e['read'] / mb) * 1000:.1f} ms  "
+                    f"({e2e['read'] / e2e['cpu'] / mb:.1f} MB per CPU second; load-independent)",
                 ),
                 (
                     "pane end to end / PTY ceiling",
