@@ -224,6 +224,11 @@ class RecordedPty:
     def closed(self) -> bool:
         return self._pty.closed
 
+    @property
+    def output_pending(self) -> bool:
+        """Output was read and is not recorded yet (it is, at the latest, OUTPUT_BATCH later)."""
+        return bool(self._pending)
+
 
 def _text(data: bytes) -> str:
     """Typed bytes as text; bytes that are not UTF-8 are kept (surrogateescape), which the

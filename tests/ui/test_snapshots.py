@@ -19,6 +19,19 @@ from widgets.changes_view import ChangesView
 from widgets.editor_pane import EditorPane
 from widgets.file_tree import FileTree
 from widgets.status_bar import StatusBar
+from widgets.terminal_pane import TerminalPane
+
+
+def terminal_settled(app: Any) -> bool:
+    """The shell redrew its prompt at the pane's final width (wider than the 10 columns it may
+    start at) and that output is recorded."""
+    panes = app.query(TerminalPane)
+    if not panes:
+        return False
+    pane = panes.first()
+    rows = [row.rstrip() for row in pane.screen_text()]
+    redrawn = any(len(row) > 10 and row.endswith("#") for row in rows)
+    return pane.pty is not None and redrawn and not pane.pty.output_pending
 
 
 @pytest.mark.parametrize("theme", ["reposim-dark", "reposim-light"])
@@ -37,6 +50,9 @@ def test_workspace_with_an_agent_change(
         app.open_path("calc/ops.py")
         editor = app.query_one(EditorPane)
         await wait_for(pilot, lambda: editor.current_path == "calc/ops.py", "the editor")
+        # The shell's prompt at the panel's final width, recorded: its events come before the
+        # agent's edit, whose step number the Changes tab shows.
+        await wait_for(pilot, lambda: terminal_settled(app), "the terminal's prompt recorded")
         await session.edit("calc/ops.py", "(len(values) - 1)", "len(values)", actor=Actor.AGENT)
         area = editor.current_editor
         assert area is not None
