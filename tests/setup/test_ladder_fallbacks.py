@@ -315,6 +315,26 @@ async def test_a_runner_as_of_the_commit_that_does_not_start_takes_todays_releas
     assert any("does not run on this Python" in n for n in result.notes), result.notes
 
 
+def _pinned_test_extra(root: Path, name: str, test_extra: list[str]) -> Path:
+    """A package NAME whose test extra pins the runner (and its plugins) as TEST_EXTRA, with two
+    passing tests."""
+    extra = ", ".join(f'"{r}"' for r in test_extra)
+    return repos.write_repo(
+        root,
+        {
+            "pyproject.toml": repos.setuptools_pyproject(
+                name, package=name, more=f"[project.optional-dependencies]\ntest = [{extra}]\n"
+            ),
+            f"{name}/__init__.py": "def double(x):\n    return 2 * x\n",
+            "tests/test_double.py": (
+                f"from {name} import double\n\n"
+                "def test_double():\n    assert double(2) == 4\n\n"
+                "def test_zero():\n    assert double(0) == 0\n"
+            ),
+        },
+    )
+
+
 async def test_a_runner_the_project_pins_below_what_runs_here_takes_a_newer_release(
     tmp_path: Path, docker_session: SessionFactory
 ) -> None:
@@ -322,32 +342,7 @@ async def test_a_runner_the_project_pins_below_what_runs_here_takes_a_newer_rele
     travel: pytest 4.6 starts (`--version` passes) but cannot rewrite a test module on this
     Python (`required field "lineno" missing from alias`), so nothing collects. A person lifts
     the pin on the runner and says so; the project's own pins stay."""
-    repo = repos.write_repo(
-        tmp_path / "repo",
-        {
-            "pyproject.toml": """
-                [build-system]
-                requires = ["setuptools>=61"]
-                build-backend = "setuptools.build_meta"
-
-                [project]
-                name = "pinnedrunner"
-                version = "0.1"
-
-                [project.optional-dependencies]
-                test = ["pytest<5"]
-
-                [tool.setuptools]
-                packages = ["pinnedrunner"]
-            """,
-            "pinnedrunner/__init__.py": "def double(x):\n    return 2 * x\n",
-            "tests/test_double.py": (
-                "from pinnedrunner import double\n\n"
-                "def test_double():\n    assert double(2) == 4\n\n"
-                "def test_zero():\n    assert double(0) == 0\n"
-            ),
-        },
-    )
+    repo = _pinned_test_extra(tmp_path / "repo", "pinnedrunner", ["pytest<5"])
     session = await docker_session(repo)
     result = await run_setup(session)
     assert result.verdict.ready, result.verdict.line()
@@ -366,32 +361,7 @@ async def test_a_lifted_runner_takes_its_plugins_along(
     ran. Here the project pins both below what runs on 3.11 (pytest 5.4: `required field
     "lineno" missing from alias`); pytest-html 2.1 is no plugin pytest 9 loads, so it moves
     with the runner."""
-    repo = repos.write_repo(
-        tmp_path / "repo",
-        {
-            "pyproject.toml": """
-                [build-system]
-                requires = ["setuptools>=61"]
-                build-backend = "setuptools.build_meta"
-
-                [project]
-                name = "pinnedplugin"
-                version = "0.1"
-
-                [project.optional-dependencies]
-                test = ["pytest<6", "pytest-html<2.2"]
-
-                [tool.setuptools]
-                packages = ["pinnedplugin"]
-            """,
-            "pinnedplugin/__init__.py": "def double(x):\n    return 2 * x\n",
-            "tests/test_double.py": (
-                "from pinnedplugin import double\n\n"
-                "def test_double():\n    assert double(2) == 4\n\n"
-                "def test_zero():\n    assert double(0) == 0\n"
-            ),
-        },
-    )
+    repo = _pinned_test_extra(tmp_path / "repo", "pinnedplugin", ["pytest<6", "pytest-html<2.2"])
     session = await docker_session(repo)
     result = await run_setup(session)
     assert result.verdict.ready, result.verdict.line()
