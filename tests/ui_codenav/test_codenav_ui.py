@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import gc
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from textual.app import App, ComposeResult
+from textual.pilot import Pilot
 from textual.widgets import OptionList
 
 from simulator.events import Event, Kind
 from simulator.session import Session
-from tests.ui_editor.conftest import wait_for
+from tests.ui_editor.conftest import open_editor, wait_for
 from widgets.codenav import NavListScreen
 from widgets.editor_pane import EditorPane
 
@@ -43,6 +46,18 @@ class NavApp(App[None]):
         self.reindexed.extend(message.paths)
 
 
+@asynccontextmanager
+async def indexed_app(
+    session: Session, size: tuple[int, int] = (100, 30)
+) -> AsyncIterator[tuple[NavApp, Pilot[None], EditorPane]]:
+    """The editor app running on `session`, its pilot, and its pane once the first index is
+    ready."""
+    app = NavApp(session)
+    async with app.run_test(size=size) as pilot:
+        await wait_for(pilot, lambda: bool(app.indexed))
+        yield app, pilot, app.query_one(EditorPane)
+
+
 def cursor(pane: EditorPane) -> tuple[str | None, tuple[int, int]]:
     editor = pane.current_editor
     assert editor is not None
@@ -52,6 +67,14 @@ def cursor(pane: EditorPane) -> tuple[str | None, tuple[int, int]]:
 def nav_screen(app: App[None]) -> NavListScreen | None:
     screen = app.screen
     return screen if isinstance(screen, NavListScreen) else None
+
+
+async def shown_screen(pilot: Pilot[None], app: App[None]) -> NavListScreen:
+    """The navigation list, once it is on screen."""
+    await wait_for(pilot, lambda: nav_screen(app) is not None)
+    screen = nav_screen(app)
+    assert screen is not None
+    return screen
 
 
 def shown_labels(screen: NavListScreen) -> list[str]:
@@ -65,9 +88,7 @@ async def test_f12_on_an_imported_call_opens_the_definition_in_another_file(
     async with app.run_test(size=(100, 30)) as pilot:
         pane = app.query_one(EditorPane)
         await wait_for(pilot, lambda: app.indexed == [6])
-        await pane.open_file("pkg/a.py")
-        editor = pane.current_editor
-        assert editor is not None
+        editor = await open_editor(pane, "pkg/a.py")
         editor.move_cursor((4, 13))  # inside `helper` in `total = helper(value)`
         await pilot.press("f12")
         await wait_for(pilot, lambda: pane.current_path == "pkg/b.py")
@@ -75,18 +96,14 @@ async def test_f12_on_an_imported_call_opens_the_definition_in_another_file(
         assert pane.open_paths == ["pkg/a.py", "pkg/b.py"]
 
         # C: the call of square() in main.c goes to its definition in util.c.
-        await pane.open_file("src/main.c")
-        editor = pane.current_editor
-        assert editor is not None
+        editor = await open_editor(pane, "src/main.c")
         editor.move_cursor((3, 12))
         await pilot.press("f12")
         await wait_for(pilot, lambda: pane.current_path == "src/util.c")
         assert cursor(pane)[1][0] == 2
 
         # Nothing to find: a clear notification, the cursor stays.
-        await pane.open_file("pkg/a.py")
-        editor = pane.current_editor
-        assert editor is not None
+        editor = await open_editor(pane, "pkg/a.py")
         editor.move_cursor((5, 14))  # the literal 1 in `return total + 1`
         await pilot.press("f12")
         await wait_for(pilot, lambda: bool(app._notifications))
@@ -96,18 +113,11 @@ async def test_f12_on_an_imported_call_opens_the_definition_in_another_file(
 
 
 async def test_shift_f12_lists_callers_and_enter_opens_the_call(session: Session) -> None:
-    app = NavApp(session)
-    async with app.run_test(size=(100, 30)) as pilot:
-        pane = app.query_one(EditorPane)
-        await wait_for(pilot, lambda: bool(app.indexed))
-        await pane.open_file("pkg/b.py")
-        editor = pane.current_editor
-        assert editor is not None
+    async with indexed_app(session) as (app, pilot, pane):
+        editor = await open_editor(pane, "pkg/b.py")
         editor.move_cursor((4, 8))  # inside helper's body
         await pilot.press("shift+f12")
-        await wait_for(pilot, lambda: nav_screen(app) is not None)
-        screen = nav_screen(app)
-        assert screen is not None
+        screen = await shown_screen(pilot, app)
         labels = shown_labels(screen)
         assert labels[0] == "Callers (2)"
         assert labels[1] == "run  pkg/a.py:5  helper"
@@ -122,15 +132,10 @@ async def test_shift_f12_lists_callers_and_enter_opens_the_call(session: Session
 
 
 async def test_outline_lists_symbols_jumps_and_follows_session_writes(session: Session) -> None:
-    app = NavApp(session)
-    async with app.run_test(size=(100, 30)) as pilot:
-        pane = app.query_one(EditorPane)
-        await wait_for(pilot, lambda: bool(app.indexed))
+    async with indexed_app(session) as (app, pilot, pane):
         await pane.open_file("pkg/b.py")
         await pilot.press("ctrl+shift+o")
-        await wait_for(pilot, lambda: nav_screen(app) is not None)
-        screen = nav_screen(app)
-        assert screen is not None
+        screen = await shown_screen(pilot, app)
         assert [label.split()[0] for label in shown_labels(screen)] == ["helper", "Box", "size"]
         await pilot.press("down", "down", "enter")
         await wait_for(pilot, lambda: nav_screen(app) is None)
@@ -144,9 +149,7 @@ async def test_outline_lists_symbols_jumps_and_follows_session_writes(session: S
 
         async def outline_names() -> list[str]:
             await pilot.press("f8")
-            await wait_for(pilot, lambda: nav_screen(app) is not None)
-            shown = nav_screen(app)
-            assert shown is not None
+            shown = await shown_screen(pilot, app)
             names = [label.split()[0] for label in shown_labels(shown)]
             await pilot.press("escape")
             await wait_for(pilot, lambda: nav_screen(app) is None)
@@ -162,16 +165,11 @@ async def test_outline_lists_symbols_jumps_and_follows_session_writes(session: S
 
 
 async def test_indexing_state_hides_and_a_filter_matching_nothing_says_so(session: Session) -> None:
-    app = NavApp(session)
-    async with app.run_test(size=(100, 30)) as pilot:
-        pane = app.query_one(EditorPane)
-        await wait_for(pilot, lambda: bool(app.indexed))
+    async with indexed_app(session) as (app, pilot, pane):
         assert not pane.query_one("#index-state").display
         await pane.open_file("pkg/a.py")
         await pilot.press("f8")
-        await wait_for(pilot, lambda: nav_screen(app) is not None)
-        screen = nav_screen(app)
-        assert screen is not None
+        screen = await shown_screen(pilot, app)
         await pilot.press(*"zzz")
         await wait_for(pilot, lambda: screen.shown == [])
         options = screen.query_one(OptionList)
@@ -179,10 +177,7 @@ async def test_indexing_state_hides_and_a_filter_matching_nothing_says_so(sessio
 
 
 async def test_a_command_that_adds_a_caller_reaches_the_call_list(session: Session) -> None:
-    app = NavApp(session)
-    async with app.run_test(size=(100, 30)) as pilot:
-        pane = app.query_one(EditorPane)
-        await wait_for(pilot, lambda: bool(app.indexed))
+    async with indexed_app(session) as (app, pilot, pane):
         await pane.open_file("pkg/b.py")
         result = await session.exec(
             "printf 'from pkg.b import helper\\n\\n\\ndef extra():\\n    helper(9)\\n' > pkg/c.py"
@@ -194,9 +189,7 @@ async def test_a_command_that_adds_a_caller_reaches_the_call_list(session: Sessi
             assert editor is not None
             editor.move_cursor((3, 5))  # on `helper` in `def helper(x):`
             await pilot.press("shift+f12")
-            await wait_for(pilot, lambda: nav_screen(app) is not None)
-            shown = nav_screen(app)
-            assert shown is not None
+            shown = await shown_screen(pilot, app)
             labels = shown_labels(shown)
             await pilot.press("escape")
             await wait_for(pilot, lambda: nav_screen(app) is None)
@@ -232,13 +225,8 @@ WIDE_C = (
 
 async def test_f12_shows_the_start_of_the_definition_line(session: Session) -> None:
     await session.write("src/wide.c", WIDE_C)
-    app = NavApp(session)
-    async with app.run_test(size=(40, 20)) as pilot:
-        pane = app.query_one(EditorPane)
-        await wait_for(pilot, lambda: bool(app.indexed))
-        await pane.open_file("src/wide.c")
-        editor = pane.current_editor
-        assert editor is not None
+    async with indexed_app(session, size=(40, 20)) as (_, pilot, pane):
+        editor = await open_editor(pane, "src/wide.c")
         editor.move_cursor((10, 20))  # on the call of compute_total_value
         await pilot.press("f12")
         await wait_for(pilot, lambda: editor.cursor_location == (3, 26))
@@ -252,16 +240,11 @@ async def test_f12_shows_the_start_of_the_definition_line(session: Session) -> N
 
 
 async def test_alt_left_goes_back_after_a_jump_and_alt_right_forward(session: Session) -> None:
-    app = NavApp(session)
-    async with app.run_test(size=(100, 30)) as pilot:
-        pane = app.query_one(EditorPane)
-        await wait_for(pilot, lambda: bool(app.indexed))
+    async with indexed_app(session) as (app, pilot, pane):
         await pilot.press("alt+left")  # nothing to go back to yet: says so
         await wait_for(pilot, lambda: bool(app._notifications))
         assert any("Nothing to go back to" in n.message for n in app._notifications)
-        await pane.open_file("pkg/a.py")
-        editor = pane.current_editor
-        assert editor is not None
+        editor = await open_editor(pane, "pkg/a.py")
         editor.move_cursor((4, 13))  # inside `helper` in `total = helper(value)`
         await pilot.press("f12")
         await wait_for(pilot, lambda: pane.current_path == "pkg/b.py")
@@ -291,15 +274,10 @@ async def test_outline_filter_puts_the_exact_name_first(session: Session) -> Non
         "    def size(self):\n        pass\n\n\n"
         "def size_of(x):\n    return x\n",
     )
-    app = NavApp(session)
-    async with app.run_test(size=(100, 30)) as pilot:
-        pane = app.query_one(EditorPane)
-        await wait_for(pilot, lambda: bool(app.indexed))
+    async with indexed_app(session) as (app, pilot, pane):
         await pane.open_file("pkg/many.py")
         await pilot.press("f8")
-        await wait_for(pilot, lambda: nav_screen(app) is not None)
-        screen = nav_screen(app)
-        assert screen is not None
+        screen = await shown_screen(pilot, app)
         await pilot.press(*"size")
         await wait_for(pilot, lambda: len(screen.shown) == 5)
         names = [label.split()[0] for label in shown_labels(screen)]

@@ -13,6 +13,7 @@ from textual.pilot import Pilot
 
 from simulator.session import Session
 from tests.conftest import RepoFactory, SessionOn
+from widgets.code_editor import CodeEditor
 from widgets.editor_pane import EditorPane
 from widgets.terminal_pane import TerminalPane
 
@@ -80,3 +81,11 @@ async def wait_for(
             raise AssertionError("the condition was not met in time")
         await pilot.pause(0.02)
         await asyncio.sleep(0)
+
+
+async def open_editor(pane: EditorPane, path: str, line: int | None = None) -> CodeEditor:
+    """Open `path` in the pane (at `line`, if given): the editor that shows it."""
+    await pane.open_file(path, line=line)
+    editor = pane.current_editor
+    assert editor is not None
+    return editor

@@ -11,7 +11,7 @@ from simulator.session import Session
 from widgets.code_editor import CodeEditor
 from widgets.editor_pane import ChoiceScreen, EditorPane
 
-from .conftest import PaneApp, wait_for
+from .conftest import PaneApp, open_editor, wait_for
 
 
 def workspace(session: Session) -> Path:
@@ -53,9 +53,7 @@ async def test_c_file_uses_the_c_grammar(session: Session) -> None:
     app = PaneApp(session, terminal=False)
     async with app.run_test(size=(100, 30)) as pilot:
         pane = app.query_one(EditorPane)
-        await pane.open_file("src/main.c")
-        editor = pane.current_editor
-        assert editor is not None
+        editor = await open_editor(pane, "src/main.c")
         await wait_for(pilot, lambda: not editor.document.needs_parse)  # type: ignore[attr-defined]
         assert editor.highlighter == "tree-sitter" and editor.language == "c"
         assert "keyword" in highlights_of(editor, 0)  # #include
@@ -84,9 +82,7 @@ async def test_edit_undo_redo_and_dirty_marker(session: Session) -> None:
     app = PaneApp(session, terminal=False)
     async with app.run_test(size=(100, 30)) as pilot:
         pane = app.query_one(EditorPane)
-        await pane.open_file("pkg/core.py", line=6)
-        editor = pane.current_editor
-        assert editor is not None
+        editor = await open_editor(pane, "pkg/core.py", line=6)
         assert editor.cursor_location == (5, 0)
         await pilot.press("end", *" # edited")
         assert editor.document[5] == "def add(a, b): # edited"
@@ -109,9 +105,7 @@ async def test_typing_keeps_highlights_right_before_and_after_the_reparse(
     app = PaneApp(session, terminal=False)
     async with app.run_test(size=(100, 30)) as pilot:
         pane = app.query_one(EditorPane)
-        await pane.open_file("pkg/core.py", line=8)
-        editor = pane.current_editor
-        assert editor is not None
+        editor = await open_editor(pane, "pkg/core.py", line=8)
         await wait_for(pilot, lambda: not editor.document.needs_parse)  # type: ignore[attr-defined]
         await pilot.press("enter", *"# new comment")
         # The line moved down with the inserted one; the class keyword row too.
@@ -161,9 +155,7 @@ async def test_find_and_go_to_line(session: Session) -> None:
     app = PaneApp(session, terminal=False)
     async with app.run_test(size=(100, 30)) as pilot:
         pane = app.query_one(EditorPane)
-        await pane.open_file("pkg/core.py")
-        editor = pane.current_editor
-        assert editor is not None
+        editor = await open_editor(pane, "pkg/core.py")
         await pilot.press("ctrl+f")
         bar = app.query_one("#find-bar", Input)
         assert bar.has_focus

@@ -13,7 +13,7 @@ from simulator.session import Session
 from widgets.code_editor import CodeEditor, FastSyntaxDocument
 from widgets.editor_pane import EditorPane
 
-from .conftest import PaneApp, wait_for
+from .conftest import PaneApp, open_editor, wait_for
 
 
 async def test_the_text_is_painted_before_the_parse(
@@ -38,9 +38,7 @@ async def test_the_text_is_painted_before_the_parse(
     async with app.run_test(size=(100, 30)) as pilot:
         pane = app.query_one(EditorPane)
         await pilot.pause()
-        await pane.open_file("big.py")
-        editor = pane.current_editor
-        assert editor is not None
+        editor = await open_editor(pane, "big.py")
         await wait_for(pilot, lambda: not editor.document.needs_parse)  # type: ignore[attr-defined]
         assert order[:1] == ["paint"] and "parse" in order
         assert "function" in {name for _, _, name in editor._highlights[0]}

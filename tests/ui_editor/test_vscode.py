@@ -29,7 +29,7 @@ from widgets.editor_pane import ChoiceScreen, EditorPane
 from widgets.file_tree import FileTree, PromptScreen
 from widgets.status_bar import StatusBar
 
-from .conftest import wait_for
+from .conftest import open_editor, wait_for
 
 SIZE = (140, 40)
 
@@ -117,9 +117,7 @@ async def test_ctrl_pgdn_pgup_and_ctrl_tab_switch_editor_tabs(app: RepoSimApp) -
 async def test_ctrl_home_end_and_ctrl_a_select_all(app: RepoSimApp, session: Session) -> None:
     async with app.run_test(size=SIZE) as pilot:
         pane = app.query_one(EditorPane)
-        await pane.open_file("pkg/core.py")
-        editor = pane.current_editor
-        assert editor is not None
+        editor = await open_editor(pane, "pkg/core.py")
         last = editor.document.line_count - 1
         await pilot.press("down", "down", "ctrl+end")
         assert editor.cursor_location == (last, len(editor.document[last]))
@@ -138,9 +136,7 @@ async def test_ctrl_home_end_and_ctrl_a_select_all(app: RepoSimApp, session: Ses
 async def test_ctrl_slash_toggles_line_comments_per_language(app: RepoSimApp) -> None:
     async with app.run_test(size=SIZE) as pilot:
         pane = app.query_one(EditorPane)
-        await pane.open_file("pkg/core.py")
-        editor = pane.current_editor
-        assert editor is not None
+        editor = await open_editor(pane, "pkg/core.py")
         # Lines 6-8: "def add(a, b):", "    # the sum", "    return a + b"; a selection
         # ending at column 0 of line 9 does not take line 9.
         editor.move_cursor((5, 4))
@@ -225,9 +221,7 @@ async def test_replace_one_then_all_is_one_recorded_edit(app: RepoSimApp, sessio
     on_disk = Path(session.workspace_path) / "words.txt"
     async with app.run_test(size=SIZE) as pilot:
         pane = app.query_one(EditorPane)
-        await pane.open_file("words.txt")
-        editor = pane.current_editor
-        assert editor is not None
+        editor = await open_editor(pane, "words.txt")
         await pilot.press("ctrl+r")  # Ctrl+H where the terminal tells it from Backspace
         assert app.query_one("#find-bar", Input).has_focus
         await pilot.press(*"alpha", "tab", *"omega")
@@ -273,9 +267,7 @@ async def test_esc_after_find_puts_the_view_back_sideways(
     await session.write("wide.txt", "\n".join(lines) + "\n")
     async with app.run_test(size=SIZE) as pilot:
         pane = app.query_one(EditorPane)
-        await pane.open_file("wide.txt")
-        editor = pane.current_editor
-        assert editor is not None
+        editor = await open_editor(pane, "wide.txt")
         await pilot.press("ctrl+f", *"target")
         await wait_for(pilot, lambda: editor.selection.start == (10, 200))
         await pilot.pause()
@@ -571,9 +563,7 @@ async def test_ctrl_s_right_after_enter_saves_the_newline(
     on_disk = Path(session.workspace_path) / "notes.md"
     async with app.run_test(size=SIZE) as pilot:
         pane = app.query_one(EditorPane)
-        await pane.open_file("notes.md")
-        editor = pane.current_editor
-        assert editor is not None
+        editor = await open_editor(pane, "notes.md")
         await pilot.press("ctrl+end", "x")
         burst(app, ("enter", "\r"), ("ctrl+s", None))
         await wait_for(pilot, lambda: on_disk.read_text().endswith("x\n"))
@@ -598,9 +588,7 @@ async def test_ctrl_s_on_an_unchanged_file_records_nothing(
 async def test_comment_and_replace_all_are_their_own_undo_steps(app: RepoSimApp) -> None:
     async with app.run_test(size=SIZE) as pilot:
         pane = app.query_one(EditorPane)
-        await pane.open_file("notes.md")
-        editor = pane.current_editor
-        assert editor is not None
+        editor = await open_editor(pane, "notes.md")
         editor.path = "notes.py"  # comment as Python
         await pilot.press("ctrl+end", *"abc")  # typing, batched by TextArea's history
         await pilot.press("ctrl+underscore")
@@ -620,9 +608,7 @@ async def test_ctrl_pgdn_switches_tabs_in_a_file_with_long_lines(
     async with app.run_test(size=SIZE) as pilot:
         pane = app.query_one(EditorPane)
         await pane.open_file("pkg/core.py")
-        await pane.open_file("wide.py")
-        editor = pane.current_editor
-        assert editor is not None
+        editor = await open_editor(pane, "wide.py")
         await wait_for(pilot, lambda: editor.max_scroll_x > 0)
         await pilot.press("ctrl+pagedown")
         await wait_for(pilot, lambda: pane.current_path == "pkg/core.py")
