@@ -7,7 +7,7 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -193,14 +193,15 @@ SessionOn = Callable[..., Awaitable["Session"]]
 @pytest.fixture
 async def session_on(tmp_path: Path) -> AsyncIterator[SessionOn]:
     """Opens the session `reposim open REPO` would, recording to tmp_path/`trajectory` (by
-    default `<repo name>.jsonl`); every session it opened is closed after the test."""
+    default `<repo name>.jsonl`), with Session.open's other options; every session it opened is
+    closed after the test."""
     from simulator.session import Session
 
     opened: list[Session] = []
 
-    async def open_(repo: Path, trajectory: str | None = None) -> Session:
+    async def open_(repo: Path, trajectory: str | None = None, **options: Any) -> Session:
         path = tmp_path / (trajectory or f"{repo.name}.jsonl")
-        session = await Session.open(repo, trajectory_path=path)
+        session = await Session.open(repo, trajectory_path=path, **options)
         opened.append(session)
         return session
 

@@ -13,6 +13,7 @@ from simulator.agent import AgentConfig
 from simulator.backend_factory import make_backend
 from simulator.session import Session
 from widgets.app import RepoSimApp
+from widgets.tests_panel import TestsPanel
 
 WAIT = 60.0
 """Upper bound for the UI to catch up on a loaded 2-core machine; never a timing assertion."""
@@ -28,6 +29,14 @@ async def wait_for(
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         await pilot.pause(0.05)
+
+
+async def f5_run(pilot: Any, app: Any) -> TestsPanel:
+    """Press F5 and wait for the test run to finish: the tests panel with its result."""
+    await pilot.press("f5")
+    tests: TestsPanel = app.query_one(TestsPanel)
+    await wait_for(pilot, lambda: tests.result is not None, "the test run")
+    return tests
 
 
 def quiet(app: Any) -> bool:

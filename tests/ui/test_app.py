@@ -12,7 +12,9 @@ from textual.widgets import OptionList, TabbedContent
 
 from simulator.events import Actor
 from simulator.session import Session
+from tests.conftest import SessionOn
 from tests.ui.helpers import (
+    f5_run,
     palette_highlights,
     quit_prompt_with_an_edit,
     recorded,
@@ -434,7 +436,7 @@ async def test_alt_3_again_walks_the_panel_to_the_tests_and_changes_lists(
 
 
 async def test_a_collection_error_shows_why_in_the_tests_panel(
-    make_repo: RepoFactory, tmp_path: Path
+    make_repo: RepoFactory, session_on: SessionOn
 ) -> None:
     repo = make_repo(
         {
@@ -443,26 +445,21 @@ async def test_a_collection_error_shows_why_in_the_tests_panel(
         },
         name="needs-dep",
     )
-    session = await Session.open(repo, trajectory_path=tmp_path / "t.jsonl")
-    try:
-        app = RepoSimApp(session)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await pilot.press("f5")
-            tests = app.query_one(TestsPanel)
-            await wait_for(pilot, lambda: tests.result is not None, "the test run")
-            rows = app.query_one("#tests-list", OptionList)
-            first = str(rows.get_option_at_index(0).prompt)
-            assert "No module named 'absl_missing_dep'" in first
-            detail = app.query_one("#tests-detail")
-            await wait_for(pilot, lambda: detail.has_class("-shown"), "the failure's detail")
-            text = str(app.query_one("#tests-detail-text").render())
-            assert "import absl_missing_dep" in text and "ModuleNotFoundError" in text
-    finally:
-        await session.close()
+    session = await session_on(repo, "t.jsonl")
+    app = RepoSimApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await f5_run(pilot, app)
+        rows = app.query_one("#tests-list", OptionList)
+        first = str(rows.get_option_at_index(0).prompt)
+        assert "No module named 'absl_missing_dep'" in first
+        detail = app.query_one("#tests-detail")
+        await wait_for(pilot, lambda: detail.has_class("-shown"), "the failure's detail")
+        text = str(app.query_one("#tests-detail-text").render())
+        assert "import absl_missing_dep" in text and "ModuleNotFoundError" in text
 
 
 async def test_enter_on_a_failure_opens_the_frame_that_raised(
-    make_repo: RepoFactory, tmp_path: Path
+    make_repo: RepoFactory, session_on: SessionOn
 ) -> None:
     repo = make_repo(
         {
@@ -480,31 +477,26 @@ async def test_enter_on_a_failure_opens_the_frame_that_raised(
         },
         name="raises",
     )
-    session = await Session.open(repo, trajectory_path=tmp_path / "t.jsonl")
-    try:
-        app = RepoSimApp(session)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await pilot.press("f5")
-            tests = app.query_one(TestsPanel)
-            await wait_for(pilot, lambda: tests.result is not None, "the test run")
-            await pilot.press("alt+3")
-            await wait_for(pilot, lambda: isinstance(app.focused, OptionList), "the list")
-            editor = app.query_one(EditorPane)
-            lines = (workspace(session) / "calc/ops.py").read_text().splitlines()
-            # ZeroDivisionError: raised in calc/ops.py's `return a / b`, not in the test.
-            await pilot.press("down", "enter")
-            await wait_for(pilot, lambda: editor.current_path == "calc/ops.py", "the jump")
-            assert lines[current_row(app)].strip() == "return a / b"
-            # json's error is raised in the standard library: the innermost frame of the
-            # repository's own code is the call of json.loads.
-            await pilot.press("alt+3", "up", "enter")
-            await wait_for(
-                pilot, lambda: lines[current_row(app)].strip() == "return json.loads(text)", "jump"
-            )
-            rows = app.query_one("#tests-list", OptionList)
-            assert "calc/ops.py:9" in str(rows.get_option_at_index(1).prompt)
-    finally:
-        await session.close()
+    session = await session_on(repo, "t.jsonl")
+    app = RepoSimApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await f5_run(pilot, app)
+        await pilot.press("alt+3")
+        await wait_for(pilot, lambda: isinstance(app.focused, OptionList), "the list")
+        editor = app.query_one(EditorPane)
+        lines = (workspace(session) / "calc/ops.py").read_text().splitlines()
+        # ZeroDivisionError: raised in calc/ops.py's `return a / b`, not in the test.
+        await pilot.press("down", "enter")
+        await wait_for(pilot, lambda: editor.current_path == "calc/ops.py", "the jump")
+        assert lines[current_row(app)].strip() == "return a / b"
+        # json's error is raised in the standard library: the innermost frame of the
+        # repository's own code is the call of json.loads.
+        await pilot.press("alt+3", "up", "enter")
+        await wait_for(
+            pilot, lambda: lines[current_row(app)].strip() == "return json.loads(text)", "jump"
+        )
+        rows = app.query_one("#tests-list", OptionList)
+        assert "calc/ops.py:9" in str(rows.get_option_at_index(1).prompt)
 
 
 async def test_tool_caches_stay_out_of_the_file_tree_after_f5(

@@ -9,7 +9,8 @@ from textual.widgets import Input, OptionList, Static
 
 from simulator import test_command
 from simulator.session import Session
-from tests.ui.helpers import wait_for
+from tests.conftest import SessionOn
+from tests.ui.helpers import f5_run, wait_for
 from widgets.app import RepoSimApp
 from widgets.tests_panel import TestsPanel
 
@@ -44,22 +45,17 @@ def test_a_given_command_is_remembered_per_repository(make_repo: RepoFactory) ->
     assert test_command.remembered(one) is None
 
 
-async def test_f5_on_a_c_repository_runs_its_tests(make_repo: RepoFactory, tmp_path: Path) -> None:
+async def test_f5_on_a_c_repository_runs_its_tests(
+    make_repo: RepoFactory, session_on: SessionOn
+) -> None:
     repo = make_repo(C_REPO, name="clib")
-    session = await Session.open(
-        repo, trajectory_path=tmp_path / "t.jsonl", test_command=test_command.choose(repo, None)
-    )
-    try:
-        app = RepoSimApp(session)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await pilot.press("f5")
-            tests = app.query_one(TestsPanel)
-            await wait_for(pilot, lambda: tests.result is not None, "the test run")
-            assert tests.result is not None
-            assert tests.result.passed and tests.result.command == "make test"
-            assert "1 test passed" in tests.result.output
-    finally:
-        await session.close()
+    session = await session_on(repo, "t.jsonl", test_command=test_command.choose(repo, None))
+    app = RepoSimApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        tests = await f5_run(pilot, app)
+        assert tests.result is not None
+        assert tests.result.passed and tests.result.command == "make test"
+        assert "1 test passed" in tests.result.output
 
 
 # A C library whose test tooling carries two Python helper scripts (issue 26, major 3).
@@ -87,38 +83,33 @@ def test_helper_scripts_do_not_make_a_c_library_python(make_repo: RepoFactory) -
 
 
 async def test_the_tests_panel_shows_the_command_and_changes_it(
-    make_repo: RepoFactory, tmp_path: Path
+    make_repo: RepoFactory, session_on: SessionOn
 ) -> None:
     repo = make_repo(C_WITH_HELPERS, name="clib")
-    session = await Session.open(
-        repo, trajectory_path=tmp_path / "t.jsonl", test_command=test_command.choose(repo, None)
-    )
-    try:
-        app = RepoSimApp(session)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await pilot.press("alt+3")
-            tests = app.query_one(TestsPanel)
-            field = tests.query_one("#tests-command", Input)
-            assert field.value == "make test"
-            await pilot.press("f5")
-            await wait_for(pilot, lambda: tests.result is not None, "the test run")
-            assert tests.result is not None and tests.result.command == "make test"
-            assert tests.result.passed, tests.result.output
-            summary = str(tests.query_one("#tests-summary", Static).render())
-            assert "make test" in summary, summary
-            # change it in the panel: Enter keeps it for the repository and runs it
-            field.focus()
-            await pilot.press("ctrl+a", "ctrl+k", *"make check", "enter")
-            await wait_for(
-                pilot,
-                lambda: tests.result is not None and tests.result.command == "make check",
-                "the changed command's run",
-            )
-            assert "3 cases ok" in tests.result.output
-            assert session.test_command == "make check"
-            assert test_command.remembered(repo) == "make check"
-    finally:
-        await session.close()
+    session = await session_on(repo, "t.jsonl", test_command=test_command.choose(repo, None))
+    app = RepoSimApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("alt+3")
+        tests = app.query_one(TestsPanel)
+        field = tests.query_one("#tests-command", Input)
+        assert field.value == "make test"
+        await pilot.press("f5")
+        await wait_for(pilot, lambda: tests.result is not None, "the test run")
+        assert tests.result is not None and tests.result.command == "make test"
+        assert tests.result.passed, tests.result.output
+        summary = str(tests.query_one("#tests-summary", Static).render())
+        assert "make test" in summary, summary
+        # change it in the panel: Enter keeps it for the repository and runs it
+        field.focus()
+        await pilot.press("ctrl+a", "ctrl+k", *"make check", "enter")
+        await wait_for(
+            pilot,
+            lambda: tests.result is not None and tests.result.command == "make check",
+            "the changed command's run",
+        )
+        assert "3 cases ok" in tests.result.output
+        assert session.test_command == "make check"
+        assert test_command.remembered(repo) == "make check"
 
 
 async def test_e_in_the_tests_list_edits_the_command_by_keyboard(session: Session) -> None:
