@@ -25,6 +25,7 @@ from tests.ui_workflows.conftest import (
     result_card,
     run_entry,
 )
+from widgets.app import RepoSimApp
 from widgets.workflow_entries import WorkflowApproval
 
 ENTRY = "Debug the failing tests"
@@ -37,6 +38,16 @@ SCRIPT = [
     Reply("", [call("run_tests")]),
     Reply("", [call("finish", summary="mean divides by len(values) now.")]),
 ]
+
+
+def asking(app: RepoSimApp, prefix: str) -> bool:
+    """A workflow's approval question is shown and starts with `prefix`."""
+    prompts = app.query(WorkflowApproval)
+    return (
+        bool(prompts)
+        and bool(prompts.first().display)
+        and (prompts.first().description.startswith(prefix))
+    )
 
 
 async def test_debug_fixes_the_failing_test_and_shows_the_diff(
@@ -64,22 +75,15 @@ async def test_confirm_mode_asks_for_each_action_and_a_rejection_stops_the_workf
     app = app_with_model(session, fake_llm, mode=Mode.CONFIRM)
     async with app.run_test(size=(160, 48)) as pilot:
         run_entry(app, ENTRY)
-
-        def asking(prefix: str) -> bool:
-            prompts = app.query(WorkflowApproval)
-            return (
-                bool(prompts)
-                and bool(prompts.first().display)
-                and (prompts.first().description.startswith(prefix))
-            )
-
-        await wait_for(pilot, lambda: asking("run tests"), "the question for the test run")
+        await wait_for(pilot, lambda: asking(app, "run tests"), "the question for the test run")
         prompt = app.query_one(WorkflowApproval)
         assert prompt.has_focus
         what = str(prompt.query_one("#approval-what").render())
         assert "The debug workflow wants to: run tests" in what
         await pilot.press("a")
-        await wait_for(pilot, lambda: asking("edit stats/core.py"), "the question for the edit")
+        await wait_for(
+            pilot, lambda: asking(app, "edit stats/core.py"), "the question for the edit"
+        )
         await pilot.press("r", *"not that way", "enter")
         await wait_for(
             pilot, lambda: cards(app, Kind.WORKFLOW_END, "debug"), "the workflow to stop"
@@ -182,22 +186,15 @@ async def test_a_rejection_undoes_what_the_workflow_changed_before_it(
     app = app_with_model(session, fake_llm, mode=Mode.CONFIRM)
     async with app.run_test(size=(160, 48)) as pilot:
         run_entry(app, ENTRY)
-
-        def asking(prefix: str) -> bool:
-            prompts = app.query(WorkflowApproval)
-            return (
-                bool(prompts)
-                and bool(prompts.first().display)
-                and (prompts.first().description.startswith(prefix))
-            )
-
-        await wait_long(pilot, lambda: asking("run tests"), "the question for the test run")
+        await wait_long(pilot, lambda: asking(app, "run tests"), "the question for the test run")
         await pilot.press("a")
-        await wait_long(pilot, lambda: asking("edit stats/core.py"), "the question for the fix")
+        await wait_long(
+            pilot, lambda: asking(app, "edit stats/core.py"), "the question for the fix"
+        )
         await pilot.press("a")
         await wait_long(
             pilot,
-            lambda: asking("") and not asking("edit stats/core.py"),
+            lambda: asking(app, "") and not asking(app, "edit stats/core.py"),
             "the next question (the test run after the fix, or the next change)",
         )
         assert FIX in await session.read("stats/core.py")  # applied once approved
