@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from simulator.agent import ModelTurn, ToolCall
+from tests.agent.fake_llm import Reply, call
 from tests.conftest import project_fixtures
 
 if TYPE_CHECKING:
@@ -28,6 +29,16 @@ BUGGY_PROJECT = {
 
 BUG = "total(values) / (len(values) - 1)"
 FIX = "total(values) / len(values)"
+
+FIX_CALL = call("edit", command="str_replace", path="stats/core.py", old_str=BUG, new_str=FIX)
+"""The model's tool call that fixes BUGGY_PROJECT (for the fake OpenAI-compatible server)."""
+
+FIX_REPLIES = [
+    Reply("Fix the divisor.", [FIX_CALL]),
+    Reply("", [call("run_tests")]),
+    Reply("", [call("finish", summary="fixed mean")]),
+]
+"""The fake model's replies of a run that fixes BUGGY_PROJECT: edit, run the tests, finish."""
 
 
 buggy_repo, session = project_fixtures(

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from simulator.batch import ResultStore
 from simulator.trajectory import read_trajectory
-from tests.agent.conftest import BUG, FIX
+from tests.agent.conftest import BUG, FIX_REPLIES
 from tests.agent.fake_llm import FakeLLM, Reply, call
 from tests.agent.test_agent_cli import reposim as reposim_cli
 
@@ -42,13 +42,7 @@ def test_a_batch_of_agent_runs_records_each_session_with_tests_before_and_after(
     buggy_repo: Path, fake_llm: FakeLLM, tmp_path: Path
 ) -> None:
     fake_llm.script = [
-        # fix-it: edits, runs the tests, finishes.
-        Reply(
-            "Fix the divisor.",
-            [call("edit", command="str_replace", path="stats/core.py", old_str=BUG, new_str=FIX)],
-        ),
-        Reply("", [call("run_tests")]),
-        Reply("", [call("finish", summary="fixed mean")]),
+        *FIX_REPLIES,  # fix-it: edits, runs the tests, finishes.
         # out-of-steps: looks around and runs out of its one step.
         Reply("Let me look.", [call("bash", command="ls stats")]),
     ]

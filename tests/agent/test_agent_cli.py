@@ -10,7 +10,7 @@ from pathlib import Path
 
 from simulator.events import Actor, Kind
 from simulator.trajectory import read_trajectory
-from tests.agent.conftest import FIX
+from tests.agent.conftest import FIX_REPLIES
 from tests.agent.fake_llm import FakeLLM, Reply, call
 
 
@@ -74,22 +74,7 @@ def test_a_missing_key_names_the_variable(buggy_repo: Path) -> None:
 def test_agent_command_against_an_openai_compatible_server(
     buggy_repo: Path, fake_llm: FakeLLM, tmp_path: Path
 ) -> None:
-    fake_llm.script = [
-        Reply(
-            "Fix the divisor.",
-            [
-                call(
-                    "edit",
-                    command="str_replace",
-                    path="stats/core.py",
-                    old_str="total(values) / (len(values) - 1)",
-                    new_str=FIX,
-                )
-            ],
-        ),
-        Reply("", [call("run_tests")]),
-        Reply("", [call("finish", summary="fixed mean")]),
-    ]
+    fake_llm.script = list(FIX_REPLIES)
     out = tmp_path / "agent.jsonl"
     proc = reposim(
         "agent",

@@ -9,7 +9,7 @@ from simulator.agent.models import RetryPolicy
 from simulator.events import Actor, Kind
 from simulator.session import Session
 from simulator.trajectory import read_trajectory
-from tests.agent.conftest import BUG, FIX
+from tests.agent.conftest import FIX, FIX_CALL
 from tests.agent.fake_llm import Fail, FakeLLM, Malformed, Reply, Slow, call
 
 FAST_RETRY = RetryPolicy(attempts=4, base_delay=0.01, max_delay=0.05)
@@ -35,7 +35,7 @@ async def test_agent_fixes_a_bug_through_litellm_with_retries(
         Malformed(),
         Reply(
             "It divides by len - 1.",
-            [call("edit", command="str_replace", path="stats/core.py", old_str=BUG, new_str=FIX)],
+            [FIX_CALL],
         ),
         Reply("Again.", [call("run_tests")]),
         Reply("", [call("finish", summary="mean now divides by len(values).")]),

@@ -13,7 +13,7 @@ from simulator.agent.loop import Budgets
 from simulator.batch import ResultStore, run_batch
 from simulator.fleet import Fleet, SessionState
 from simulator.gym import GymTask
-from tests.agent.conftest import BUG, BUGGY_PROJECT, FIX
+from tests.agent.conftest import BUGGY_PROJECT, FIX_CALL
 from tests.agent.fake_llm import FakeLLM, Reply, call
 from tests.conftest import RepoFactory
 
@@ -30,15 +30,7 @@ def test_an_agent_batch_on_ray_shows_its_sessions_in_the_fleet(
         [
             Reply(
                 "Fix it.",
-                [
-                    call(
-                        "edit",
-                        command="str_replace",
-                        path="stats/core.py",
-                        old_str=BUG,
-                        new_str=FIX,
-                    )
-                ],
+                [FIX_CALL],
             ),
             Reply("", [call("finish", summary="fixed mean")]),
         ]

@@ -14,7 +14,7 @@ from simulator.harness.model import assemble
 from simulator.harness.target import find_targets
 from simulator.harness.workflow import new_problem
 from simulator.session import Session
-from tests.agent.conftest import BUG, FIX
+from tests.agent.conftest import BUG, FIX, FIX_CALL
 from tests.agent.fake_llm import FakeLLM, Reply, call, fake_client
 from tests.conftest import RepoFactory
 from tests.harness.conftest import CALC, CLAMP_EQUIVALENCE, clamp_reply
@@ -86,15 +86,7 @@ async def test_debug_fixes_failing_tests_and_reports_the_diff(
         [
             Reply(
                 "mean divides by len - 1.",
-                [
-                    call(
-                        "edit",
-                        command="str_replace",
-                        path="stats/core.py",
-                        old_str=BUG,
-                        new_str=FIX,
-                    )
-                ],
+                [FIX_CALL],
             ),
             Reply("", [call("run_tests")]),
             Reply("", [call("finish", summary="mean divides by len(values) now.")]),

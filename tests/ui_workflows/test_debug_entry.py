@@ -12,7 +12,7 @@ from typing import Any
 from simulator.agent import Mode
 from simulator.events import Actor, Kind
 from simulator.trajectory import read_trajectory
-from tests.agent.conftest import BUG, FIX
+from tests.agent.conftest import BUG, FIX, FIX_CALL
 from tests.agent.conftest import BUGGY_PROJECT as BUGGY
 from tests.agent.fake_llm import FakeLLM, Reply, Slow, call
 from tests.conftest import RepoFactory, SessionOn
@@ -33,7 +33,7 @@ ENTRY = "Debug the failing tests"
 SCRIPT = [
     Reply(
         "mean divides by len - 1.",
-        [call("edit", command="str_replace", path="stats/core.py", old_str=BUG, new_str=FIX)],
+        [FIX_CALL],
     ),
     Reply("", [call("run_tests")]),
     Reply("", [call("finish", summary="mean divides by len(values) now.")]),
@@ -178,7 +178,7 @@ async def test_a_rejection_undoes_what_the_workflow_changed_before_it(
     fake_llm.script = [
         Reply(
             "",
-            [call("edit", command="str_replace", path="stats/core.py", old_str=BUG, new_str=FIX)],
+            [FIX_CALL],
         ),
         Reply("", [call("edit", command="create", path="stats/extra.py", file_text="X = 1\n")]),
     ]
