@@ -12,21 +12,23 @@ from tests.conftest import RepoFactory, git
 
 # `checksum` does its pass over the data `passes` times: version A twice, version B once. B does
 # exactly half of A's work, so it is 2x faster by construction.
-CORE = '''"""A checksum that version A computes twice, for no reason."""
-
-
-def checksum(data):
+PASSES = """(data):
     total = 0
     for _ in range({passes}):
         total = 0
         for x in data:
             total = (total * 31 + x) % 1000003
     return total
+"""
+"""What follows a function's name: it takes `data` and does its checksum pass `{passes}` times
+(a .format template)."""
 
-
-def describe(data):
-    return f"{{len(data)}} items, checksum {{checksum(data)}}"
-'''
+CORE = (
+    '"""A checksum that version A computes twice, for no reason."""\n\n\n'
+    + "def checksum"
+    + PASSES
+    + '\n\ndef describe(data):\n    return f"{{len(data)}} items, checksum {{checksum(data)}}"\n'
+)
 
 TESTS = """from fastlib.core import checksum, describe
 
@@ -200,14 +202,7 @@ def own_requirements_repo(make_repo: RepoFactory) -> Path:
 
 # The test around the call does 10 units of work of its own; the call does 1 unit at A and 2 at
 # B: B is 2x slower in the call only (speed-up 0.5), while the whole test is 11 vs 12 (0.917).
-DILUTED_CORE = """def target(data):
-    total = 0
-    for _ in range({passes}):
-        total = 0
-        for x in data:
-            total = (total * 31 + x) % 1000003
-    return total
-"""
+DILUTED_CORE = "def target" + PASSES
 DILUTED_TESTS = """from slowlib.core import target
 
 DATA = list(range(4000))
