@@ -10,7 +10,6 @@ from pathlib import Path
 
 from textual.widgets import Checkbox, Input, Label, Static, TextArea
 
-from simulator.agent.models import LiteLLMClient, RetryPolicy
 from simulator.dataset.readers import read_problems
 from simulator.dataset.schema import CurationState
 from simulator.dataset.writers import write_jsonl
@@ -18,7 +17,7 @@ from simulator.harness.target import find_targets
 from simulator.harness.validate import Thresholds
 from simulator.harness.workflow import HarnessOptions, make_problems, remutate
 from simulator.session import Session
-from tests.agent.fake_llm import FakeLLM, Reply
+from tests.agent.fake_llm import FakeLLM, Reply, fake_client
 from tests.conftest import SessionOn
 from tests.ui.helpers import WAIT, recorded, wait_for
 from tests.ui_curation.conftest import figured_problems
@@ -137,12 +136,7 @@ async def test_m_asks_before_a_worse_harness_replaces_a_better_one(
     validation.mutation.update(score=1.0, killed=3, survivors=[])
     before = problems[sign]
     server = FakeLLM([Reply(WEAK_SIGN)]).start()
-    client = LiteLLMClient(
-        "openai/fake-model",
-        api_base=server.api_base,
-        api_key="sk-test",
-        retry=RetryPolicy(attempts=2, base_delay=0.01, max_delay=0.02),
-    )
+    client = fake_client(server)
     options = HarnessOptions(thresholds=Thresholds(repeats=1, max_mutants=8), rounds=1)
     app = CurationApp(
         session,

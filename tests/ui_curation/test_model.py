@@ -8,12 +8,11 @@ from pathlib import Path
 import pytest
 from textual.widgets import Static
 
-from simulator.agent.models import LiteLLMClient, RetryPolicy
 from simulator.dataset.schema import CurationState, Harness, Problem
 from simulator.harness.validate import Thresholds
 from simulator.harness.workflow import HarnessOptions
 from simulator.session import Session
-from tests.agent.fake_llm import FakeLLM, Reply
+from tests.agent.fake_llm import FakeLLM, Reply, fake_client
 from tests.ui.helpers import recorded, wait_for
 from widgets.app import RepoSimApp
 from widgets.curation.app import CurationApp, target_problems
@@ -44,12 +43,7 @@ async def test_m_regenerates_a_weak_harness_with_the_model(
 ) -> None:
     monkeypatch.delenv("REPOSIM_MODEL", raising=False)
     server = FakeLLM([Reply(SIGN_TESTS)]).start()
-    client = LiteLLMClient(
-        "openai/fake-model",
-        api_base=server.api_base,
-        api_key="sk-test",
-        retry=RetryPolicy(attempts=2, base_delay=0.01, max_delay=0.02),
-    )
+    client = fake_client(server)
     problems, sign = _weak_sign(session)
     options = HarnessOptions(thresholds=Thresholds(repeats=1, max_mutants=8))
     app = CurationApp(
