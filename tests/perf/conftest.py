@@ -107,18 +107,20 @@ def write(repo: Path, files: dict[str, str], message: str) -> str:
     return git(repo, "rev-parse", "HEAD").strip()
 
 
+def fastlib_at_a(
+    make_repo: RepoFactory, files: dict[str, str], *, name: str, core: str = core(2)
+) -> Path:
+    """A repository `name` of package fastlib (its checksum doing two passes, unless `core`
+    says otherwise) and `files`, committed and tagged a."""
+    repo = make_repo({"fastlib/__init__.py": "", "fastlib/core.py": core, **files}, name=name)
+    git(repo, "tag", "a")
+    return repo
+
+
 @pytest.fixture
 def twox_repo(make_repo: RepoFactory) -> Path:
     """Two commits: HEAD~1 does the checksum twice, HEAD once (tag a, tag b)."""
-    repo = make_repo(
-        {
-            "fastlib/__init__.py": "",
-            "fastlib/core.py": core(2),
-            "tests/test_core.py": TESTS.format(size=3000),
-        },
-        name="fastlib",
-    )
-    git(repo, "tag", "a")
+    repo = fastlib_at_a(make_repo, {"tests/test_core.py": TESTS.format(size=3000)}, name="fastlib")
     write(
         repo,
         {"fastlib/core.py": core(1) + HELPER_ONLY_IN_B},
@@ -270,16 +272,14 @@ def unreached_repo(make_repo: RepoFactory) -> Path:
 @pytest.fixture
 def uncollectable_repo(make_repo: RepoFactory) -> Path:
     """At A the test file does not even parse (as old code on a newer Python): 2 errors."""
-    repo = make_repo(
+    repo = fastlib_at_a(
+        make_repo,
         {
-            "fastlib/__init__.py": "",
-            "fastlib/core.py": core(2),
             "tests/test_core.py": TESTS.format(size=300) + "\nprint 'python 2'\n",
             "tests/test_more.py": "from fastlib.core import no_such_name\n",
         },
         name="uncollectable",
     )
-    git(repo, "tag", "a")
     write(repo, {"fastlib/core.py": core(1)}, "One pass")
     git(repo, "tag", "b")
     return repo

@@ -16,12 +16,13 @@ from simulator.perf.environment import shared_tools
 from simulator.trajectory import read_trajectory
 from simulator.workflow import WorkflowFailure
 from tests.agent.fake_llm import FakeLLM, Reply, call
-from tests.conftest import RepoFactory, git
+from tests.conftest import RepoFactory
 from tests.perf.conftest import (
     UNITTEST_TESTS,
     check_renamed_replay,
     checksum_request,
     core,
+    fastlib_at_a,
     renamed_test_repo,
     write,
 )
@@ -348,15 +349,7 @@ async def test_tests_that_call_the_api_only_with_fixtures_are_named_as_such(
         "def test_checksum(tmp_path):\n"
         "    assert checksum([1]) == 1\n"
     )
-    repo = make_repo(
-        {
-            "fastlib/__init__.py": "",
-            "fastlib/core.py": core(2),
-            "tests/test_core.py": fixture_tests,
-        },
-        name="fixtured",
-    )
-    git(repo, "tag", "a")
+    repo = fastlib_at_a(make_repo, {"tests/test_core.py": fixture_tests}, name="fixtured")
     write(repo, {"fastlib/core.py": core(1)}, "Compute the checksum once")
     with pytest.raises(WorkflowFailure, match=r"1 test\(s\) call fastlib.core.checksum, but each"):
         await compare(
@@ -377,22 +370,13 @@ async def test_tests_that_call_the_api_only_with_fixtures_are_named_as_such(
 async def test_a_unittest_method_calling_the_api_is_replayed_and_only_its_calls_timed(
     make_repo: RepoFactory, tmp_path: Path
 ) -> None:
-    repo = make_repo(
-        {
-            "fastlib/__init__.py": "",
-            "fastlib/core.py": core(2),
-            "tests/__init__.py": "",
-            "tests/test_core.py": UNITTEST_TESTS,
-        },
+    repo = fastlib_at_a(
+        make_repo,
+        {"tests/__init__.py": "", "tests/test_core.py": UNITTEST_TESTS},
         name="unittested",
     )
-    git(repo, "tag", "a")
     write(repo, {"fastlib/core.py": core(1)}, "Compute the checksum once")
-    result = await compare(
-        CompareRequest(
-            repo, "a", "HEAD", api="fastlib.core.checksum", out_dir=tmp_path, settings=QUICK
-        )
-    )
+    result = await compare(checksum_request(repo, "HEAD", out_dir=tmp_path, settings=QUICK))
     assert result.harness["tests"] == ["tests/test_core.py::ChecksumTests::test_checksum"]
     assert "1 call(s) of fastlib.core.checksum captured" in result.harness["timed"]
     # the call's true ratio (2x), not the whole test's (1.09x)
@@ -418,21 +402,9 @@ async def test_captured_calls_copy_only_what_a_call_could_change(
     """A call replayed with a generator it used up in the first loop times next to nothing (it
     was kept, its arguments shared); immutable arguments were deep-copied per loop for nothing
     (on more-itertools 20x the cost of the calls, 40 s of calibration)."""
-    repo = make_repo(
-        {
-            "fastlib/__init__.py": "",
-            "fastlib/core.py": core(2),
-            "tests/test_core.py": ARGUMENT_KINDS_TESTS,
-        },
-        name="kinds",
-    )
-    git(repo, "tag", "a")
+    repo = fastlib_at_a(make_repo, {"tests/test_core.py": ARGUMENT_KINDS_TESTS}, name="kinds")
     write(repo, {"fastlib/core.py": core(1)}, "Compute the checksum once")
-    result = await compare(
-        CompareRequest(
-            repo, "a", "HEAD", api="fastlib.core.checksum", out_dir=tmp_path, settings=QUICK
-        )
-    )
+    result = await compare(checksum_request(repo, "HEAD", out_dir=tmp_path, settings=QUICK))
     assert result.harness["timed"] == (
         "2 call(s) of fastlib.core.checksum captured from 1 test(s), the arguments of 1 "
         "copied outside the timed region; 1 call(s) left out: their arguments (iterators, "
@@ -448,11 +420,7 @@ async def test_calls_of_tests_renamed_between_the_revisions_are_captured_at_one_
     others: no test called sliding_window under one name at both revisions, and mining said
     'No test of the repository calls ...'."""
     repo = renamed_test_repo(make_repo)
-    result = await compare(
-        CompareRequest(
-            repo, "a", "HEAD", api="fastlib.core.checksum", out_dir=tmp_path, settings=QUICK
-        )
-    )
+    result = await compare(checksum_request(repo, "HEAD", out_dir=tmp_path, settings=QUICK))
     check_renamed_replay(result)
 
 
@@ -490,16 +458,15 @@ async def test_a_generator_api_is_timed_as_the_tests_iterate_it(
     """more-itertools' collapse is a generator function: the replay called it, which only made
     a generator (the work happens as it is iterated), and each next() of the test counted as a
     call of its own. Here A does 2 passes per item, B 1: 2x as the tests iterate it."""
-    repo = make_repo(
+    repo = fastlib_at_a(
+        make_repo,
         {
-            "fastlib/__init__.py": "",
-            "fastlib/core.py": GENERATOR_CORE.format(passes=2),
             "tests/__init__.py": "",
             "tests/test_core.py": GENERATOR_TESTS,
         },
         name="generators",
+        core=GENERATOR_CORE.format(passes=2),
     )
-    git(repo, "tag", "a")
     write(repo, {"fastlib/core.py": GENERATOR_CORE.format(passes=1)}, "One pass per item")
     result = await compare(
         CompareRequest(
