@@ -12,23 +12,12 @@ import asyncio
 import os
 import threading
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
-
-import pytest
 
 from backends.local import LocalBackend
 from backends.pty_reader import PtyReader
 
 SIZE = 1_000_000
-
-
-@pytest.fixture
-async def backend(sample_repo: Path, tmp_path: Path) -> AsyncIterator[LocalBackend]:
-    b = LocalBackend(sample_repo, scratch_root=tmp_path / "scratch")
-    await b.start()
-    yield b
-    await b.stop()
 
 
 def _wait_for_file(path: Path, within: float) -> bool:
