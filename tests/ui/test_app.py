@@ -3,8 +3,6 @@ repository, and checks on the workspace on disk and on the recorded trajectory."
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,7 +10,7 @@ from textual.widgets import OptionList, TabbedContent
 
 from simulator.events import Actor
 from simulator.session import Session
-from tests.conftest import SessionOn
+from tests.conftest import SessionOn, reposim
 from tests.ui.helpers import (
     f5_run,
     palette_highlights,
@@ -312,37 +310,13 @@ async def test_small_terminal_hides_the_agent_pane_and_fits(session: Session) ->
 
 
 def test_open_reports_a_missing_path_in_one_sentence(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "from reposim.cli import main; main()",
-            "open",
-            str(tmp_path / "missing"),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    proc = reposim("open", str(tmp_path / "missing"))
     assert proc.returncode == 2
     assert proc.stderr.strip() == f"reposim: error: {tmp_path / 'missing'} does not exist."
 
 
 def test_open_reports_an_unknown_theme_in_one_sentence(sample_repo: Path) -> None:
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "from reposim.cli import main; main()",
-            "open",
-            str(sample_repo),
-            "--theme",
-            "neon",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    proc = reposim("open", str(sample_repo), "--theme", "neon")
     assert proc.returncode == 2
     assert proc.stderr.strip().startswith("reposim: error: There is no theme named 'neon'")
     assert len(proc.stderr.strip().splitlines()) == 1
