@@ -225,3 +225,21 @@ async def test_a_workflow_steps_nested_figures_read_as_words_not_dicts(session: 
         assert "929 passed, 2 failed" in card, card
         assert "module tests/test_gui.py" in card, card
         assert "{" not in card and "'" not in card, card
+
+
+async def test_the_approval_keys_wrap_in_a_narrow_pane(session: Session) -> None:
+    """At 80x24 the agent pane is about 30 columns: the keys line must not be cut."""
+    client = ScriptedClient(
+        [turn("edit", command="str_replace", path="stats/core.py", old_str=BUG, new_str="x")]
+    )
+    config = AgentConfig(client=client, mode=Mode.CONFIRM, task="Make the tests pass.")
+    app = PaneApp(session, config)
+    async with app.run_test(size=(30, 24)) as pilot:
+        prompt = app.query_one(ApprovalPrompt)
+        await wait_until(pilot, lambda: bool(prompt.display))
+        await pilot.pause()
+        keys = prompt.query_one("#approval-keys")
+        shown = " ".join(
+            keys.render_line(y).text.strip() for y in range(keys.region.height)
+        )
+        assert "a approve · r reject with a reason" in shown, shown
