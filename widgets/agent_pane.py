@@ -153,7 +153,7 @@ class ApprovalPrompt(Vertical, can_focus=True):
         height: auto; border: heavy $warning; padding: 0 1; display: none;
     }
     ApprovalPrompt #approval-scroll { height: auto; max-height: 50vh; }
-    ApprovalPrompt #approval-keys { height: 1; }
+    ApprovalPrompt #approval-keys { height: auto; }
     ApprovalPrompt #approval-reason { height: 3; }
     ApprovalPrompt:focus { border: heavy $accent; }
     ApprovalPrompt #approval-reason { display: none; }
