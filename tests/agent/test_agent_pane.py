@@ -239,7 +239,5 @@ async def test_the_approval_keys_wrap_in_a_narrow_pane(session: Session) -> None
         await wait_until(pilot, lambda: bool(prompt.display))
         await pilot.pause()
         keys = prompt.query_one("#approval-keys")
-        shown = " ".join(
-            keys.render_line(y).text.strip() for y in range(keys.region.height)
-        )
+        shown = " ".join(keys.render_line(y).text.strip() for y in range(keys.region.height))
         assert "a approve · r reject with a reason" in shown, shown
