@@ -326,17 +326,20 @@ async def _client(app: WorkspaceApp) -> ModelClient | None:
 
 
 async def _problem_and_client(
-    app: WorkspaceApp, cursor: tuple[str, int] | None
-) -> tuple[Problem, ModelClient] | None:
-    """The function under the cursor and the model to work on it, or None after saying why
-    one of them is missing."""
+    app: WorkspaceApp, cursor: tuple[str, int] | None, starting: str
+) -> tuple[Problem, ModelClient, str] | None:
+    """The function under the cursor, the model to work on it and the function's name, after
+    saying `starting` (with the function's {name} and the {model}) and where progress shows;
+    None after saying why one of them is missing."""
     problem = await _problem_at(app, cursor)
     if problem is None:
         return None
     client = await _client(app)
     if client is None:
         return None
-    return problem, client
+    name = _qualname(problem)
+    app.notify(f"{starting.format(name=name, model=client.model)}: progress in the agent pane.")
+    return problem, client, name
 
 
 def _qualname(problem: Problem) -> str:
@@ -349,12 +352,10 @@ def _qualname(problem: Problem) -> str:
 async def _codegen(app: WorkspaceApp, cursor: tuple[str, int] | None) -> None:
     from simulator.codegen.run import codegen
 
-    chosen = await _problem_and_client(app, cursor)
+    chosen = await _problem_and_client(app, cursor, "Codegen for {name} with {model}")
     if chosen is None:
         return
-    problem, client = chosen
-    name = _qualname(problem)
-    app.notify(f"Codegen for {name} with {client.model}: progress in the agent pane.")
+    problem, client, name = chosen
     if not await _with_harness(app, problem):
         return
     result = await codegen(
@@ -422,12 +423,10 @@ async def _model_harness(app: WorkspaceApp, cursor: tuple[str, int] | None) -> N
     from simulator.harness.target import Target
     from simulator.harness.workflow import HarnessOptions, make_problems
 
-    chosen = await _problem_and_client(app, cursor)
+    chosen = await _problem_and_client(app, cursor, "A harness for {name} from {model}")
     if chosen is None:
         return
-    problem, client = chosen
-    name = _qualname(problem)
-    app.notify(f"A harness for {name} from {client.model}: progress in the agent pane.")
+    problem, client, name = chosen
     options = HarnessOptions(generator="model", client=client, rounds=OPTIONS.harness_rounds)
     [made] = await make_problems(app.session, [Target.from_dict(problem.target)], options)
     v = made.validation
