@@ -13,21 +13,27 @@ import pytest
 
 from backends.docker_engine import OWNER_LABELS, connect
 from simulator.setup.envimage import list_environments, prune_environments, resolve_environment
-from simulator.setup.runner import DEFAULT_IMAGE, SetupRequest, setup_repository
+from simulator.setup.runner import DEFAULT_IMAGE, SetupOutcome, SetupRequest, setup_repository
 from tests.setup import repos
 from tests.setup.conftest import docker_or_skip
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 
-def test_ready_environment_is_saved_reused_and_pruned(tmp_path: Path) -> None:
-    docker_or_skip()
-    repo = repos.yaml_repo(tmp_path / "settings-repo")
+def set_up_and_save(repo: Path, tmp_path: Path) -> tuple[str, SetupOutcome]:
+    """Set `repo` up on the default image, saving a ready environment under a fresh name (its
+    trajectories under tmp_path): the name and the outcome."""
     name = f"reposim-test-{int(time.time() * 1000) % 10**8}"
     request = SetupRequest(
         image=DEFAULT_IMAGE, save_env=True, env_name=name, trajectory_dir=str(tmp_path)
     )
-    outcome = asyncio.run(setup_repository(repo, request))
+    return name, asyncio.run(setup_repository(repo, request))
+
+
+def test_ready_environment_is_saved_reused_and_pruned(tmp_path: Path) -> None:
+    docker_or_skip()
+    repo = repos.yaml_repo(tmp_path / "settings-repo")
+    name, outcome = set_up_and_save(repo, tmp_path)
     try:
         assert outcome.result.verdict.ready, outcome.result.verdict.line()
         assert outcome.image is not None and outcome.image.startswith(f"reposim/env/{name}:")
@@ -163,11 +169,7 @@ def test_a_saved_environment_keeps_what_setup_made_in_the_workspace(tmp_path: Pa
             ),
         },
     )
-    name = f"reposim-test-{int(time.time() * 1000) % 10**8}"
-    request = SetupRequest(
-        image=DEFAULT_IMAGE, save_env=True, env_name=name, trajectory_dir=str(tmp_path)
-    )
-    outcome = asyncio.run(setup_repository(repo, request))
+    name, outcome = set_up_and_save(repo, tmp_path)
     try:
         assert outcome.result.verdict.ready, outcome.result.verdict.line()
         assert not (repo / "stamp" / "_built.py").exists()  # only the container had it
