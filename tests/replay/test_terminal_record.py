@@ -10,6 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from simulator.describe import describe_event, summarize
 from simulator.events import Kind
 from simulator.replay import reexecute
@@ -97,12 +99,18 @@ async def record_typing(repo: Path, out: Path) -> bytes:
     return b"".join(TYPED) + b"ls -1\r"
 
 
-async def test_typed_keys_are_recorded_as_lines_and_exactly(
-    make_repo: Callable[..., Path], tmp_path: Path
-) -> None:
-    repo = make_repo(SMALL_PROJECT, name="project")
+@pytest.fixture
+async def typed_recording(make_repo: Callable[..., Path], tmp_path: Path) -> tuple[Path, bytes]:
+    """A session's trajectory (tmp_path/typed.jsonl) of the keys typed into its terminal by
+    record_typing, and those keys."""
     out = tmp_path / "typed.jsonl"
-    typed = await record_typing(repo, out)
+    return out, await record_typing(make_repo(SMALL_PROJECT, name="project"), out)
+
+
+async def test_typed_keys_are_recorded_as_lines_and_exactly(
+    typed_recording: tuple[Path, bytes],
+) -> None:
+    out, typed = typed_recording
     recorded = inputs(out)
     assert [p["data"] for p in recorded] == [
         "echo hellp\x7fo > greeting.txt\r",
@@ -133,11 +141,9 @@ async def test_typed_keys_are_recorded_as_lines_and_exactly(
 
 
 async def test_lines_are_typed_again_byte_for_byte(
-    make_repo: Callable[..., Path], tmp_path: Path
+    typed_recording: tuple[Path, bytes], tmp_path: Path
 ) -> None:
-    repo = make_repo(SMALL_PROJECT, name="project")
-    out = tmp_path / "typed.jsonl"
-    typed = await record_typing(repo, out)
+    out, typed = typed_recording
     again = tmp_path / "again.jsonl"
     report, _ = await reexecute(out, trajectory_path=again)
     assert [s.kind for s in report.steps].count("terminal.input") == 6
@@ -199,11 +205,9 @@ def test_readable_keys_and_command_lines() -> None:
 
 
 async def test_the_commands_filter_lists_the_terminals_command_lines(
-    make_repo: Callable[..., Path], tmp_path: Path
+    typed_recording: tuple[Path, bytes],
 ) -> None:
-    repo = make_repo(SMALL_PROJECT, name="project")
-    out = tmp_path / "typed.jsonl"
-    await record_typing(repo, out)
+    out, _ = typed_recording
     app = ReplayApp(out)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
