@@ -7,6 +7,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from textual.pilot import Pilot
+
 from simulator.events import Kind
 from tests.agent.fake_llm import FakeLLM, Reply, call
 from tests.conftest import RepoFactory, SessionOn, git
@@ -23,9 +25,17 @@ from tests.ui_workflows.conftest import (
     result_card,
     run_entry,
 )
+from widgets.app import RepoSimApp
 from widgets.workflow_entries import RevisionsScreen
 
 ENTRY = "Compare performance of this function between two commits"
+
+
+async def _the_modal(pilot: Pilot[None], app: RepoSimApp, line: str) -> None:
+    """The cursor on `line` of numbers_/series.py, the entry run, its revisions modal up."""
+    await cursor_in(pilot, app, "numbers_/series.py", line)
+    run_entry(app, ENTRY)
+    await wait_for(pilot, lambda: isinstance(app.screen, RevisionsScreen), "the modal")
 
 
 async def test_perf_compares_the_function_under_the_cursor_at_two_commits(
@@ -34,9 +44,7 @@ async def test_perf_compares_the_function_under_the_cursor_at_two_commits(
     session = await session_on(perf_repo)
     app = app_with_model(session, None)  # no model needed: the harness is traced from tests
     async with app.run_test(size=(160, 48)) as pilot:
-        await cursor_in(pilot, app, "numbers_/series.py", "for i in range(n):")
-        run_entry(app, ENTRY)
-        await wait_for(pilot, lambda: isinstance(app.screen, RevisionsScreen), "the modal")
+        await _the_modal(pilot, app, "for i in range(n):")
         screen = app.screen
         assert isinstance(screen, RevisionsScreen)
         assert screen.defaults == ("HEAD~1", "HEAD")
@@ -63,9 +71,7 @@ async def test_escape_in_the_modal_compares_nothing(session_on: SessionOn, perf_
     session = await session_on(perf_repo)
     app = app_with_model(session, None)
     async with app.run_test(size=(160, 48)) as pilot:
-        await cursor_in(pilot, app, "numbers_/series.py", "total += i")
-        run_entry(app, ENTRY)
-        await wait_for(pilot, lambda: isinstance(app.screen, RevisionsScreen), "the modal")
+        await _the_modal(pilot, app, "total += i")
         await pilot.press("escape")
         await wait_for(pilot, lambda: not app.workers, "the worker to end")
         assert not isinstance(app.screen, RevisionsScreen)
@@ -100,9 +106,7 @@ async def test_perf_times_in_the_projects_environment(
     session = await session_on(repo)
     app = app_with_model(session, None)
     async with app.run_test(size=(160, 48)) as pilot:
-        await cursor_in(pilot, app, "numbers_/series.py", "for i in range(n):")
-        run_entry(app, ENTRY)
-        await wait_for(pilot, lambda: isinstance(app.screen, RevisionsScreen), "the modal")
+        await _the_modal(pilot, app, "for i in range(n):")
         await pilot.press("enter")
         card = await result_card(pilot, app, "perf.compare", within=300)
         assert "B is slower" in card, card
@@ -142,9 +146,7 @@ async def test_tests_that_give_no_traced_harness_hand_over_to_the_agents_model(
     session = await session_on(repo)
     app = app_with_model(session, None)
     async with app.run_test(size=(160, 48)) as pilot:
-        await cursor_in(pilot, app, "numbers_/series.py", "for i in range(n):")
-        run_entry(app, ENTRY)
-        await wait_for(pilot, lambda: isinstance(app.screen, RevisionsScreen), "the modal")
+        await _the_modal(pilot, app, "for i in range(n):")
         await pilot.press("enter")
         await wait_for(pilot, lambda: cards(app, Kind.WORKFLOW_END, "perf.compare"), "the end")
         [end] = cards(app, Kind.WORKFLOW_END, "perf.compare")
@@ -157,9 +159,7 @@ async def test_tests_that_give_no_traced_harness_hand_over_to_the_agents_model(
     try:
         app = app_with_model(await session_on(repo, "second.jsonl"), server)
         async with app.run_test(size=(160, 48)) as pilot:
-            await cursor_in(pilot, app, "numbers_/series.py", "for i in range(n):")
-            run_entry(app, ENTRY)
-            await wait_for(pilot, lambda: isinstance(app.screen, RevisionsScreen), "the modal")
+            await _the_modal(pilot, app, "for i in range(n):")
             await pilot.press("enter")
             card = await result_card(pilot, app, "perf.compare", within=300)
             assert "B is slower" in card, card
