@@ -236,15 +236,23 @@ async def test_a_file_name_that_is_not_utf8_is_recorded_exactly(
 # -- commands recorded elsewhere ---------------------------------------------------------------
 
 
+async def recorded_touch(repo: Path, marker: Path, trajectory: Path) -> tuple[Path, Path]:
+    """Record, on this machine, a session on `repo` whose one command touches `marker`, then
+    remove the marker: a re-execution here makes it again. The marker and the trajectory."""
+    async with await Session.open(repo, trajectory_path=trajectory) as session:
+        await session.exec(f"touch {marker}")
+    marker.unlink()
+    return marker, trajectory
+
+
 async def test_verify_never_runs_a_foreign_trajectorys_commands_on_this_machine(
     make_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
-    repo = make_repo(SMALL_PROJECT, name="project")
-    marker = tmp_path / "ran-on-the-host"
-    original = tmp_path / "mine.jsonl"
-    async with await Session.open(repo, trajectory_path=original) as session:
-        await session.exec(f"touch {marker}")
-    marker.unlink()
+    marker, original = await recorded_touch(
+        make_repo(SMALL_PROJECT, name="project"),
+        tmp_path / "ran-on-the-host",
+        tmp_path / "mine.jsonl",
+    )
     mine = reposim("replay", "--verify", str(original), "--trajectory", str(tmp_path / "a.jsonl"))
     assert mine.returncode == 0, mine.stderr
     assert marker.exists()  # recorded here: re-executed here, as before
@@ -287,12 +295,11 @@ def old_host_id() -> str:
 async def test_a_forged_host_claim_does_not_run_on_this_machine(
     make_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
-    repo = make_repo(SMALL_PROJECT, name="project")
-    marker = tmp_path / "forged-ran-here"
-    original = tmp_path / "template.jsonl"
-    async with await Session.open(repo, trajectory_path=original) as session:
-        await session.exec(f"touch {marker}")
-    marker.unlink()
+    marker, original = await recorded_touch(
+        make_repo(SMALL_PROJECT, name="project"),
+        tmp_path / "forged-ran-here",
+        tmp_path / "template.jsonl",
+    )
     # A stranger's file: no seal, and the `host` value the old check accepted.
     lines = lines_of(original)
     header = json.loads(lines[0])
