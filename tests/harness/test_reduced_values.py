@@ -118,3 +118,27 @@ def test_a_reduction_that_keeps_less_than_the_fields_does_not_replace_them() -> 
     assert encoded == {
         "r": f"O('{__name__}:Link', key='a', after=O('{__name__}:Link', key='b', after=None))"
     }
+
+
+class Countdown:
+    """An iterator whose fields a constructor expression could write."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __iter__(self) -> Countdown:
+        return self
+
+    def __next__(self) -> int:
+        if self.n <= 0:
+            raise StopIteration
+        self.n -= 1
+        return self.n
+
+
+def test_recording_an_iterator_does_not_consume_it() -> None:
+    """Checking an expression compares what the values yield: an iterator the test run is
+    still to read (parse's findall result) must come out of the recording as it went in."""
+    items = Countdown(3)
+    encode(items, 1000)
+    assert list(items) == [2, 1, 0]
