@@ -474,7 +474,7 @@ async def test_enter_on_a_failure_opens_the_frame_that_raised(
 
 
 async def test_tool_caches_stay_out_of_the_file_tree_after_f5(
-    make_repo: RepoFactory, tmp_path: Path
+    make_repo: RepoFactory, session_on: SessionOn
 ) -> None:
     """pytest's cache, bytecode and pytest-benchmark's folder are the tools' (VS Code's
     files.exclude idea): F5 must not add them to the tree a person reads."""
@@ -485,22 +485,17 @@ async def test_tool_caches_stay_out_of_the_file_tree_after_f5(
             ".benchmarks/Linux-CPython-3.11-64bit/0001_run.json": "{}\n",
         }
     )
-    session = await Session.open(repo, trajectory_path=tmp_path / "t.jsonl")
-    try:
-        app = RepoSimApp(session)
-        async with app.run_test(size=(120, 40)) as pilot:
-            tree = app.query_one(FileTree)
-            await wait_for(pilot, lambda: "calc.py" in tree.nodes_by_path, "the root listing")
-            await pilot.press("f5")
-            tests = app.query_one(TestsPanel)
-            await wait_for(pilot, lambda: tests.result is not None, "the test run")
-            assert (workspace(session) / ".pytest_cache").is_dir()  # made by the run
-            tree.nodes_by_path["tests"].expand()
-            await wait_for(pilot, lambda: "tests/test_calc.py" in tree.nodes_by_path, "tests/")
-            tree.relist_loaded()
-            await wait_quiet(pilot, app)
-            listed = set(tree.nodes_by_path)
-    finally:
-        await session.close()
+    session = await session_on(repo, "t.jsonl")
+    app = RepoSimApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        tree = app.query_one(FileTree)
+        await wait_for(pilot, lambda: "calc.py" in tree.nodes_by_path, "the root listing")
+        await f5_run(pilot, app)
+        assert (workspace(session) / ".pytest_cache").is_dir()  # made by the run
+        tree.nodes_by_path["tests"].expand()
+        await wait_for(pilot, lambda: "tests/test_calc.py" in tree.nodes_by_path, "tests/")
+        tree.relist_loaded()
+        await wait_quiet(pilot, app)
+        listed = set(tree.nodes_by_path)
     assert {"calc.py", "tests", "tests/test_calc.py"} <= listed
     assert not {".pytest_cache", ".benchmarks", "__pycache__", "tests/__pycache__"} & listed
