@@ -3,6 +3,8 @@ its target that the project's own tests catch (shared by the readable-value test
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from simulator.dataset.schema import Problem
@@ -12,6 +14,29 @@ from simulator.harness.target import find_targets
 from simulator.harness.validate import Thresholds
 from simulator.harness.workflow import HarnessOptions, make_problems
 from simulator.session import Session
+from tests.conftest import RepoFactory
+
+
+@asynccontextmanager
+async def rules_project(
+    make_repo: RepoFactory,
+    tmp_path: Path,
+    package: str,
+    rules: str,
+    tests: str,
+    qualnames: list[str],
+) -> AsyncIterator[tuple[Session, dict[str, Problem]]]:
+    """A session on a project of `package/rules.py` and `tests/test_rules.py`, with the traced
+    problems of the targets named."""
+    repo = make_repo(
+        {f"{package}/__init__.py": "", f"{package}/rules.py": rules, "tests/test_rules.py": tests},
+        name=package,
+    )
+    session = await Session.open(repo, trajectory_path=tmp_path / "t.jsonl")
+    try:
+        yield session, await traced_problems(session, repo, qualnames)
+    finally:
+        await session.close()
 
 
 async def traced_problems(session: Session, repo: Path, qualnames: list[str]) -> dict[str, Problem]:

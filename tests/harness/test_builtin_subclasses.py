@@ -10,9 +10,8 @@ from pathlib import Path
 
 from simulator.harness.runtime import reposim_harness_support as support
 from simulator.harness.runtime.reposim_tracer import encode
-from simulator.session import Session
 from tests.conftest import RepoFactory
-from tests.harness.planted import assert_readable_and_catching, traced_problems
+from tests.harness.planted import assert_readable_and_catching, rules_project
 
 RULES = '''\
 """A tiny grammar: rules by name, each a sequence of literals and references."""
@@ -94,20 +93,15 @@ PLANTED = {
 async def test_subclasses_of_builtins_are_rebuilt_readably_and_catch_planted_bugs(
     make_repo: RepoFactory, tmp_path: Path
 ) -> None:
-    repo = make_repo(
-        {"gram/__init__.py": "", "gram/rules.py": RULES, "tests/test_rules.py": TESTS},
-        name="gram",
-    )
-    session = await Session.open(repo, trajectory_path=tmp_path / "t.jsonl")
-    try:
-        problems = await traced_problems(session, repo, list(PLANTED))
+    async with rules_project(make_repo, tmp_path, "gram", RULES, TESTS, list(PLANTED)) as (
+        session,
+        problems,
+    ):
         for problem in problems.values():  # the grammar, its bodies and references as S(...)
             text = problem.harness.text  # type: ignore[union-attr]
             assert "S('gram.rules:Grammar', {'top': S('gram.rules:Seq', ['a', S(" in text, text
             assert "S('gram.rules:Ref', 'mid')" in text
         await assert_readable_and_catching(session, problems, "gram/rules.py", PLANTED)
-    finally:
-        await session.close()
 
 
 class Tagged(collections.OrderedDict):  # type: ignore[type-arg]

@@ -10,9 +10,8 @@ from pathlib import Path
 
 from simulator.harness.runtime import reposim_harness_support as support
 from simulator.harness.runtime.reposim_tracer import encode
-from simulator.session import Session
 from tests.conftest import RepoFactory
-from tests.harness.planted import assert_readable_and_catching, traced_problems
+from tests.harness.planted import assert_readable_and_catching, rules_project
 
 RULES = '''\
 """Checking a form field by field."""
@@ -67,19 +66,14 @@ PLANTED = {
 async def test_exceptions_and_bound_methods_are_rebuilt_readably_and_catch_planted_bugs(
     make_repo: RepoFactory, tmp_path: Path
 ) -> None:
-    repo = make_repo(
-        {"forms/__init__.py": "", "forms/rules.py": RULES, "tests/test_rules.py": TESTS},
-        name="forms",
-    )
-    session = await Session.open(repo, trajectory_path=tmp_path / "t.jsonl")
-    try:
-        problems = await traced_problems(session, repo, list(PLANTED))
+    async with rules_project(make_repo, tmp_path, "forms", RULES, TESTS, list(PLANTED)) as (
+        session,
+        problems,
+    ):
         errors_text = problems["errors"].harness.text  # type: ignore[union-attr]
         assert "C('builtins:getattr', O('forms.rules:Rules', low=3), 'check')" in errors_text
         assert "F(C('forms.rules:Invalid', 'a is below 3'), field='a')" in errors_text
         await assert_readable_and_catching(session, problems, "forms/rules.py", PLANTED)
-    finally:
-        await session.close()
 
 
 class Point:
