@@ -74,3 +74,26 @@ async def assert_readable_and_catching(
             assert not run.passed, f"the harness of {qualname} misses the planted bug"
         finally:
             await session.write(path, source)
+
+
+async def check_planted(
+    make_repo: RepoFactory,
+    tmp_path: Path,
+    package: str,
+    files: tuple[str, str],
+    planted: dict[str, tuple[str, str]],
+    shown: dict[str, list[str]],
+) -> None:
+    """On the project `package` (files: its rules.py and tests/test_rules.py), each harness of
+    the `planted` targets writes the expressions `shown` for it, is readable, and catches the
+    planted bug its project's tests catch."""
+    rules, tests = files
+    async with rules_project(make_repo, tmp_path, package, rules, tests, list(planted)) as (
+        session,
+        problems,
+    ):
+        for qualname, expected in shown.items():
+            text = problems[qualname].harness.text  # type: ignore[union-attr]
+            for expression in expected:
+                assert expression in text, (expression, text)
+        await assert_readable_and_catching(session, problems, f"{package}/rules.py", planted)

@@ -11,7 +11,7 @@ from pathlib import Path
 from simulator.harness.runtime import reposim_harness_support as support
 from simulator.harness.runtime.reposim_tracer import encode
 from tests.conftest import RepoFactory
-from tests.harness.planted import assert_readable_and_catching, rules_project
+from tests.harness.planted import check_planted
 
 RULES = '''\
 """Checking a form field by field."""
@@ -66,14 +66,11 @@ PLANTED = {
 async def test_exceptions_and_bound_methods_are_rebuilt_readably_and_catch_planted_bugs(
     make_repo: RepoFactory, tmp_path: Path
 ) -> None:
-    async with rules_project(make_repo, tmp_path, "forms", RULES, TESTS, list(PLANTED)) as (
-        session,
-        problems,
-    ):
-        errors_text = problems["errors"].harness.text  # type: ignore[union-attr]
-        assert "C('builtins:getattr', O('forms.rules:Rules', low=3), 'check')" in errors_text
-        assert "F(C('forms.rules:Invalid', 'a is below 3'), field='a')" in errors_text
-        await assert_readable_and_catching(session, problems, "forms/rules.py", PLANTED)
+    callback = "C('builtins:getattr', O('forms.rules:Rules', low=3), 'check')"
+    error = "F(C('forms.rules:Invalid', 'a is below 3'), field='a')"
+    await check_planted(
+        make_repo, tmp_path, "forms", (RULES, TESTS), PLANTED, {"errors": [callback, error]}
+    )
 
 
 class Point:
