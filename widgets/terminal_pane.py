@@ -154,13 +154,22 @@ class TerminalPane(ScrollView, can_focus=True):
         self._selection: tuple[tuple[int, int], tuple[int, int]] | None = None
         self._selecting = False
         self._starting = False
+        self._started = False  # the first shell was started (once the pane had its size)
 
     # -- lifecycle -----------------------------------------------------------------------------
 
     def on_mount(self) -> None:
-        # After the first layout: a shell started at mount got 10 columns (the pane had no size
-        # yet) and printed its first prompt wrapped at that width.
-        self.call_after_refresh(self._start)
+        # Once laid out: a shell started before got 10 columns (the pane had no size yet) and
+        # printed its first prompt wrapped at that width. Mounted after the first frame (the
+        # app's late panes), one refresh is not always enough, so a resize starts it too.
+        self.call_after_refresh(self._first_start)
+
+    async def _first_start(self) -> None:
+        width, height = self.scrollable_content_region.size
+        if self._started or width <= 0 or height <= 0:
+            return
+        self._started = True
+        await self._start()
 
     def _size_for_pty(self) -> tuple[int, int]:
         width, height = self.scrollable_content_region.size
@@ -350,6 +359,8 @@ class TerminalPane(ScrollView, can_focus=True):
     # -- size ----------------------------------------------------------------------------------
 
     async def on_resize(self, event: events.Resize) -> None:
+        if not self._started:
+            await self._first_start()
         cols, rows = self._size_for_pty()
         if (cols, rows) == (self.term.cols, self.term.rows):
             return
