@@ -10,6 +10,7 @@ Pygments knows are lexed line by line, again only for the lines drawn; anything 
 
 from __future__ import annotations
 
+import abc
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -354,8 +355,9 @@ class _NoWrapRows(Sequence[_Row]):
     def __len__(self) -> int:
         return self._document.line_count
 
+    @abc.abstractmethod
     def _row(self, line: int) -> _Row:
-        raise NotImplementedError
+        """The entry of line `line` (each subclass is one of WrappedDocument's tables)."""
 
     @overload
     def __getitem__(self, index: int) -> _Row: ...
