@@ -174,7 +174,9 @@ async def test_the_traced_harness_times_the_call_not_the_test_around_it(
     )
     assert result.harness["kind"] == "traced"
     assert 0.4 < result.verdict.speedup < 0.6, result.summary()
-    assert result.verdict.ci_high < 0.7 and result.verdict.significant, result.summary()
+    # the interval must exclude the whole test's 0.917: under CI's load two QUICK rounds gave
+    # 0.400-0.728 around a right 0.485, so the bound sits between the two ratios, not near 0.5's
+    assert result.verdict.ci_high < 0.85 and result.verdict.significant, result.summary()
     assert "1 call(s) of slowlib.core.target captured" in result.harness["timed"]
     assert "timed: 1 call(s)" in result.summary()
 
