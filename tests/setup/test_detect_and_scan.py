@@ -275,3 +275,30 @@ def test_a_cmake_tree_with_python_helper_scripts_is_a_c_project(tmp_path: Path) 
         {"Makefile": "test:\n\tpython -m pytest\n", "tool.py": "X = 1\n", "ext.c": "int x;\n"},
     )
     assert detect(python).language == "python"  # as many Python files as C ones: Python
+
+
+def test_a_second_missing_system_package_is_not_taken_as_already_tried() -> None:
+    """Two different system fixes are two fixes: once libffi-dev was installed for `ffi.h`, a
+    build that then stops at `openssl/ssl.h` gets libssl-dev, and a module that then misses
+    `libgomp.so.1` gets libgomp1 (every system fix used to share one key, so the second was
+    skipped as tried)."""
+    state = RepairState()
+    first = plan(
+        Diagnosis(Category.BUILD, "src/c.c:1:10: fatal error: ffi.h: No such file", "ffi.h"),
+        state,
+    )
+    assert first is not None and first.system_packages == ("libffi-dev",)
+    state.tried.add(first.key)
+    header = plan(
+        Diagnosis(
+            Category.BUILD,
+            "src/t.c:2:10: fatal error: openssl/ssl.h: No such file",
+            "openssl/ssl.h",
+        ),
+        state,
+    )
+    assert header is not None and header.system_packages == ("libssl-dev",), header
+    library = plan(Diagnosis(Category.SYSTEM_LIBRARY, "e", "libgomp.so.1"), state)
+    assert library is not None and library.system_packages == ("libgomp1",), library
+    state.tried.add(library.key)
+    assert plan(Diagnosis(Category.SYSTEM_LIBRARY, "e", "libgomp.so.1"), state) is None
