@@ -203,10 +203,9 @@ class Fix:
 
     @property
     def key(self) -> str:
-        return (
-            f"{self.kind}:{','.join(self.requirements)}:{','.join(self.options)}:"
-            f"{','.join(self.modules)}"
-        )
+        """What makes two fixes the same fix (the repair loop tries each key once)."""
+        parts = (self.requirements, self.options, self.modules, self.system_packages)
+        return ":".join((self.kind, *(",".join(part) for part in parts)))
 
 
 @dataclass
@@ -299,7 +298,7 @@ def _older(module: str, state: RepairState, reason: str) -> Fix | None:
     if version is None:
         return None
     parts = [int(p) for p in re.findall(r"\d+", version)[:2]] or [0]
-    if parts[0] >= 1 and f"downgrade:{dist}<{parts[0] + 1}::" not in state.tried:
+    if parts[0] >= 1 and Fix("downgrade", (f"{dist}<{parts[0] + 1}",)).key not in state.tried:
         bound = f"{parts[0]}"
     elif len(parts) > 1 and parts[1] > 0:
         bound = f"{parts[0]}.{parts[1]}"
