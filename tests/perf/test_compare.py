@@ -173,9 +173,11 @@ async def test_the_traced_harness_times_the_call_not_the_test_around_it(
         )
     )
     assert result.harness["kind"] == "traced"
-    assert 0.4 < result.verdict.speedup < 0.6, result.summary()
-    # the interval must exclude the whole test's 0.917: under CI's load two QUICK rounds gave
-    # 0.400-0.728 around a right 0.485, so the bound sits between the two ratios, not near 0.5's
+    # QUICK is 4 pairs of runs: its expanded 95% interval is about the lowest to the highest
+    # pair's ratio, and under CI's load (16) one pair in four sat 0.41 (in log) off the truth
+    # (0.400-0.728 around a right 0.485). Bounds sit between the call's 0.5 and the whole
+    # test's 0.917, at least that far from 0.5: they tell the two apart, not 0.5 from 0.6.
+    assert 0.35 < result.verdict.speedup < 0.7, result.summary()
     assert result.verdict.ci_high < 0.85 and result.verdict.significant, result.summary()
     assert "1 call(s) of slowlib.core.target captured" in result.harness["timed"]
     assert "timed: 1 call(s)" in result.summary()
@@ -381,9 +383,10 @@ async def test_a_unittest_method_calling_the_api_is_replayed_and_only_its_calls_
     result = await compare(checksum_request(repo, "HEAD", out_dir=tmp_path, settings=QUICK))
     assert result.harness["tests"] == ["tests/test_core.py::ChecksumTests::test_checksum"]
     assert "1 call(s) of fastlib.core.checksum captured" in result.harness["timed"]
-    # the call's true ratio (2x), not the whole test's (1.09x)
+    # the call's true ratio (2x), not the whole test's (1.09x): the interval excludes 1.09
+    # (QUICK's interval spans its 4 pairs' ratios, one of which may sit 0.4 in log off 2x)
     assert 1.5 < result.verdict.speedup < 2.8, result.summary()
-    assert result.verdict.ci_low > 1.2 and result.verdict.significant, result.summary()
+    assert result.verdict.ci_low > 1.09 and result.verdict.significant, result.summary()
 
 
 ARGUMENT_KINDS_TESTS = """from fastlib.core import checksum
