@@ -14,8 +14,8 @@ from simulator.describe import describe_event, summarize
 from simulator.events import Kind
 from simulator.trajectory import read_trajectory
 from tests.replay.replay_helpers import SAMPLES
-from tests.replay.test_replay_view import screen_of, settle, text_of
-from widgets.replay import ReplayApp, Timeline
+from tests.replay.test_replay_view import screen_of, settle, text_of, viewing
+from widgets.replay import Timeline
 from widgets.replay.screen import ForkChoice
 
 
@@ -77,9 +77,7 @@ async def test_imported_steps_show_what_is_known_and_never_none(sample: Path) ->
     calls = [describe_event(e) for e in trajectory.events if e.kind == Kind.LLM_CALL]
     assert calls and set(calls) == {f"model call {model}" if model else "model call"}
     assert "None" not in summarize(trajectory).split("\n\n")[0]
-    app = ReplayApp(sample)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with viewing(sample) as (app, pilot):
         timeline = screen_of(app).query_one(Timeline)
         for _ in range(timeline.row_count):
             shown = text_of(app, "#replay-detail").splitlines()
@@ -103,9 +101,7 @@ async def test_next_edit_finds_other_tools_edit_commands(
     tmp_path: Path, make: Any, expected: list[str]
 ) -> None:
     path = make(tmp_path / "run.traj")
-    app = ReplayApp(path)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with viewing(path) as (app, pilot):
         screen = screen_of(app)
         timeline = screen.query_one(Timeline)
         assert screen.source is not None
@@ -126,9 +122,7 @@ async def test_fork_without_a_repository_asks_for_one_and_never_exits(tmp_path: 
     """F on an imported trajectory that records no repository: a notice and a box for the path
     of a copy; a wrong path says so; Esc puts the box away; a real folder forks there."""
     sample = next(p for p in SAMPLES if p.name.startswith("mini-swe-agent"))
-    app = ReplayApp(sample)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with viewing(sample) as (app, pilot):
         screen = screen_of(app)
         await pilot.press("j", "j", "F")
         await settle(pilot)
@@ -159,9 +153,7 @@ async def test_fork_without_a_repository_asks_for_one_and_never_exits(tmp_path: 
 
 async def test_fork_from_a_repository_not_on_this_machine_says_so(tmp_path: Path) -> None:
     sample = next(p for p in SAMPLES if "marshmallow" in p.name)  # recorded in "testbed"
-    app = ReplayApp(sample)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with viewing(sample) as (app, pilot):
         await pilot.press("F")
         await settle(pilot)
         assert app.is_running
@@ -175,9 +167,7 @@ async def test_fork_from_a_repository_not_on_this_machine_says_so(tmp_path: Path
 
 async def test_the_view_reopened_after_a_failed_fork_is_at_that_step_and_says_why() -> None:
     sample = next(p for p in SAMPLES if p.name.startswith("mini-swe-agent"))
-    app = ReplayApp(sample, at_step=5, notice="Could not fork: no engine.")
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with viewing(sample, at_step=5, notice="Could not fork: no engine.") as (app, _):
         assert screen_of(app).query_one(Timeline).current_index == 4
         assert "Step 5" in text_of(app, "#replay-detail")
         assert [n.message for n in app._notifications] == ["Could not fork: no engine."]
@@ -185,9 +175,7 @@ async def test_the_view_reopened_after_a_failed_fork_is_at_that_step_and_says_wh
 
 async def test_a_swe_agent_submission_reads_as_a_diff_not_an_escaped_string() -> None:
     sample = next(p for p in SAMPLES if p.name == "swe-agent-marshmallow-1867.traj")
-    app = ReplayApp(sample)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with viewing(sample) as (app, pilot):
         await pilot.press("end")
         await settle(pilot)
         shown = text_of(app, "#replay-detail")

@@ -8,16 +8,13 @@ from pathlib import Path
 
 from textual.widgets import Input
 
-from tests.replay.test_replay_view import make_trajectory, screen_of, settle
+from tests.replay.test_replay_view import make_trajectory, screen_of, settle, viewing
 from tests.ui.helpers import key_burst, wait_for
-from widgets.replay import ReplayApp
 from widgets.replay.timeline import Timeline
 
 
 async def test_a_search_typed_in_a_burst_lands_in_the_search_box(tmp_path: Path) -> None:
-    app = ReplayApp(make_trajectory(tmp_path / "t.jsonl", 120))
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with viewing(make_trajectory(tmp_path / "t.jsonl", 120)) as (app, pilot):
         screen = screen_of(app)
         timeline = screen.query_one(Timeline)
         at, rows, kind = timeline.current_index, timeline.row_count, screen.kind_filter

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gc
 import random
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +70,17 @@ async def settle(pilot: Pilot[Any]) -> None:
     await pilot.pause()
 
 
+@asynccontextmanager
+async def viewing(
+    path: Path, *, size: tuple[int, int] = (140, 40), **options: Any
+) -> AsyncIterator[tuple[ReplayApp, Pilot[Any]]]:
+    """The replay view of `path` running headless at `size`, its first load settled."""
+    app = ReplayApp(path, **options)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        yield app, pilot
+
+
 def screen_of(app: ReplayApp) -> ReplayScreen:
     assert isinstance(app.screen, ReplayScreen)
     return app.screen
@@ -84,9 +97,7 @@ def text_of(app: ReplayApp, selector: str) -> str:
 
 async def test_keys_step_jump_filter_search_and_play(tmp_path: Path) -> None:
     path = make_trajectory(tmp_path / "t.jsonl", 300)
-    app = ReplayApp(path)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with viewing(path) as (app, pilot):
         screen = screen_of(app)
         timeline = screen.query_one(Timeline)
         total = timeline.row_count
@@ -136,9 +147,7 @@ async def test_keys_step_jump_filter_search_and_play(tmp_path: Path) -> None:
 
 async def test_files_at_a_step_show_the_recorded_contents(tmp_path: Path) -> None:
     path = make_trajectory(tmp_path / "t.jsonl", 120)
-    app = ReplayApp(path)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with viewing(path) as (app, pilot):
         await pilot.press("e", "e")
         await settle(pilot)
         await pilot.press("f")
@@ -150,9 +159,7 @@ async def test_files_at_a_step_show_the_recorded_contents(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.name)
 async def test_other_tools_files_open_in_the_view(sample: Path) -> None:
-    app = ReplayApp(sample)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with viewing(sample) as (app, pilot):
         assert "(from " in text_of(app, "#replay-title")
         await pilot.press("j")
         await settle(pilot)
@@ -162,24 +169,18 @@ async def test_other_tools_files_open_in_the_view(sample: Path) -> None:
 async def test_broken_files_say_why_and_keep_the_valid_prefix(tmp_path: Path) -> None:
     path = make_trajectory(tmp_path / "t.jsonl", 20)
     path.write_bytes(path.read_bytes()[:-5])
-    app = ReplayApp(path)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with viewing(path) as (app, _):
         assert "stops early: line" in text_of(app, "#replay-title")
         assert screen_of(app).query_one(Timeline).row_count > 0
     bad = tmp_path / "bad.jsonl"
     bad.write_text("not a trajectory\n")
-    app = ReplayApp(bad)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with viewing(bad) as (app, _):
         assert "Cannot open" in text_of(app, "#replay-title")
 
 
 async def test_files_at_a_step_include_the_recorded_start(recorded: tuple[Path, Path]) -> None:
     _, original = recorded
-    app = ReplayApp(original)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with viewing(original) as (app, pilot):
         await pilot.press("e")  # the agent's edit of calc/ops.py
         await settle(pilot)
         await pilot.press("f")
@@ -196,9 +197,7 @@ async def test_files_at_a_step_include_the_recorded_start(recorded: tuple[Path, 
 
 async def test_fork_here_hands_the_step_to_the_app(recorded: tuple[Path, Path]) -> None:
     _, original = recorded
-    app = ReplayApp(original)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with viewing(original) as (app, pilot):
         await pilot.press("j", "j", "j")
         await settle(pilot)
         source = screen_of(app).source
@@ -213,9 +212,7 @@ async def test_standalone_view_is_laid_out_with_its_stylesheet(tmp_path: Path) -
     """The timeline takes the left half and the step detail the rest (replay.tcss applies to the
     stand-alone app's first screen too, not only when another app pushes the screen)."""
     path = make_trajectory(tmp_path / "t.jsonl", 60)
-    app = ReplayApp(path)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with viewing(path) as (app, _):
         timeline = screen_of(app).query_one(Timeline)
         detail = screen_of(app).query_one(StepView)
         assert timeline.region.width >= 70
@@ -230,9 +227,7 @@ async def test_a_jump_shows_the_step_in_the_same_frame_and_revisits_reuse_it(
     """The detail pane follows the cursor as it moves (not a frame later through a message),
     and a step seen before is not rendered (highlighted) again."""
     path = make_trajectory(tmp_path / "t.jsonl", 300)
-    app = ReplayApp(path)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with viewing(path) as (app, pilot):
         screen = screen_of(app)
         timeline = screen.query_one(Timeline)
         detail = screen.query_one(StepView)
@@ -260,9 +255,7 @@ async def test_a_jump_shows_the_step_in_the_same_frame_and_revisits_reuse_it(
 
 async def test_escape_steps_back_and_never_closes_the_viewer(tmp_path: Path) -> None:
     path = make_trajectory(tmp_path / "t.jsonl", 30)
-    app = ReplayApp(path)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with viewing(path) as (app, pilot):
         screen = screen_of(app)
         timeline = screen.query_one(Timeline)
         await pilot.press("slash", *"step2", "escape")
@@ -301,9 +294,7 @@ async def test_jumps_leave_full_collections_little_to_walk(tmp_path: Path) -> No
     the caches drop is freed at once rather than left to a full collection."""
     path = make_trajectory(tmp_path / "t.jsonl", 3000)
     threshold = gc.get_threshold()
-    app = ReplayApp(path)
-    async with app.run_test(size=(160, 50)) as pilot:
-        await settle(pilot)
+    async with viewing(path, size=(160, 50)) as (app, pilot):
         timeline = screen_of(app).query_one(Timeline)
         gc.collect()
         rng = random.Random(5)
@@ -323,9 +314,7 @@ async def test_the_panes_scroll_bars_look_as_textuals_own(tmp_path: Path) -> Non
     """The timeline's and the step pane's bars are painted straight from the bar's segments
     (widgets/replay/lines.py), the same cells and colours as Textual's own scroll bar."""
     path = make_trajectory(tmp_path / "t.jsonl", 300)
-    app = ReplayApp(path)
-    async with app.run_test(size=(120, 30)) as pilot:
-        await settle(pilot)
+    async with viewing(path, size=(120, 30)) as (app, pilot):
         await pilot.press("end", "k", "k", "k")
         await settle(pilot)
         for pane in (screen_of(app).query_one(Timeline), screen_of(app).query_one(StepView)):
@@ -360,9 +349,7 @@ async def test_terminal_steps_show_text_with_colours_not_escape_codes(tmp_path: 
     output = f"{prompt}ls\r\n\x1b[01;34mdocs\x1b[0m  setup.py\r\n50%\r100%\x1b[K\r\n{prompt}"
     writer.write(Event(2, 0.2, Actor.HUMAN, "terminal.output", {"data": output}))
     writer.close()
-    app = ReplayApp(path)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with viewing(path) as (app, pilot):
         screen = screen_of(app)
         assert "Typed in the terminal\nls⏎" in text_of(app, "#replay-detail")
         await pilot.press("j")
@@ -383,9 +370,7 @@ async def test_h_and_l_move_between_the_trajectories_of_a_folder(tmp_path: Path)
     files = [
         make_trajectory(tmp_path / f"{name}.jsonl", count) for name, count in (("a", 3), ("b", 5))
     ]
-    app = ReplayApp(files[0], files=files)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with viewing(files[0], files=files) as (app, pilot):
         assert "file 1/2 (H/L)" in text_of(app, "#replay-title")
         assert screen_of(app).query_one(Timeline).row_count == 6
         await pilot.press("L")
@@ -401,9 +386,7 @@ async def test_h_and_l_move_between_the_trajectories_of_a_folder(tmp_path: Path)
 
 async def test_one_file_has_no_other_file_to_move_to(tmp_path: Path) -> None:
     path = make_trajectory(tmp_path / "t.jsonl", 3)
-    app = ReplayApp(path)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with viewing(path) as (app, pilot):
         await pilot.press("L", "H")
         await settle(pilot)
         assert screen_of(app).path == path and "file " not in text_of(app, "#replay-title")

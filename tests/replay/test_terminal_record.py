@@ -19,8 +19,8 @@ from simulator.session import RecordedPty, Session
 from simulator.terminal_record import command_line, readable_keys
 from simulator.trajectory import read_trajectory
 from tests.replay.replay_helpers import SMALL_PROJECT
-from tests.replay.test_replay_view import screen_of, settle
-from widgets.replay import ReplayApp, Timeline
+from tests.replay.test_replay_view import screen_of, settle, viewing
+from widgets.replay import Timeline
 
 
 async def until(done: Callable[[], Any], timeout: float = 10) -> None:
@@ -208,9 +208,7 @@ async def test_the_commands_filter_lists_the_terminals_command_lines(
     typed_recording: tuple[Path, bytes],
 ) -> None:
     out, _ = typed_recording
-    app = ReplayApp(out)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with viewing(out) as (app, pilot):
         screen = screen_of(app)
         timeline = screen.query_one(Timeline)
         while screen.kind_filter != "commands":
