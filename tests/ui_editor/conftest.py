@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -69,6 +70,16 @@ class PaneApp(App[None]):
         yield EditorPane(self.session, id="editor")
         if self.with_terminal:
             yield TerminalPane(self.session, scrollback=self.scrollback, id="terminal")
+
+
+@asynccontextmanager
+async def editing(
+    session: Session, size: tuple[int, int] = (100, 30)
+) -> AsyncIterator[tuple[PaneApp, Pilot[None], EditorPane]]:
+    """The editor pane alone (no terminal) running headless at `size`."""
+    app = PaneApp(session, terminal=False)
+    async with app.run_test(size=size) as pilot:
+        yield app, pilot, app.query_one(EditorPane)
 
 
 async def wait_for(

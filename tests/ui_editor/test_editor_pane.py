@@ -9,9 +9,9 @@ from textual.widgets import Button, Input, Tab
 
 from simulator.session import Session
 from widgets.code_editor import CodeEditor
-from widgets.editor_pane import ChoiceScreen, EditorPane
+from widgets.editor_pane import ChoiceScreen
 
-from .conftest import PaneApp, open_editor, wait_for
+from .conftest import editing, open_editor, wait_for
 
 
 def workspace(session: Session) -> Path:
@@ -23,9 +23,7 @@ def highlights_of(editor: CodeEditor, row: int) -> set[str]:
 
 
 async def test_python_file_opens_with_tree_sitter_highlighting(session: Session) -> None:
-    app = PaneApp(session, terminal=False)
-    async with app.run_test(size=(100, 30)) as pilot:
-        pane = app.query_one(EditorPane)
+    async with editing(session) as (app, pilot, pane):
         await pane.open_file("pkg/core.py")
         await pilot.pause()
         editor = pane.current_editor
@@ -50,9 +48,7 @@ async def test_python_file_opens_with_tree_sitter_highlighting(session: Session)
 
 
 async def test_c_file_uses_the_c_grammar(session: Session) -> None:
-    app = PaneApp(session, terminal=False)
-    async with app.run_test(size=(100, 30)) as pilot:
-        pane = app.query_one(EditorPane)
+    async with editing(session) as (_, pilot, pane):
         editor = await open_editor(pane, "src/main.c")
         await wait_for(pilot, lambda: not editor.document.needs_parse)  # type: ignore[attr-defined]
         assert editor.highlighter == "tree-sitter" and editor.language == "c"
@@ -64,9 +60,7 @@ async def test_c_file_uses_the_c_grammar(session: Session) -> None:
 
 
 async def test_other_languages_use_pygments_or_plain_text(session: Session) -> None:
-    app = PaneApp(session, terminal=False)
-    async with app.run_test(size=(100, 30)) as pilot:
-        pane = app.query_one(EditorPane)
+    async with editing(session) as (_, pilot, pane):
         await pane.open_file("Makefile")
         editor = pane.current_editor
         assert editor is not None and editor.highlighter == "pygments"
@@ -79,9 +73,7 @@ async def test_other_languages_use_pygments_or_plain_text(session: Session) -> N
 
 
 async def test_edit_undo_redo_and_dirty_marker(session: Session) -> None:
-    app = PaneApp(session, terminal=False)
-    async with app.run_test(size=(100, 30)) as pilot:
-        pane = app.query_one(EditorPane)
+    async with editing(session) as (app, pilot, pane):
         editor = await open_editor(pane, "pkg/core.py", line=6)
         assert editor.cursor_location == (5, 0)
         await pilot.press("end", *" # edited")
@@ -102,9 +94,7 @@ async def test_edit_undo_redo_and_dirty_marker(session: Session) -> None:
 async def test_typing_keeps_highlights_right_before_and_after_the_reparse(
     session: Session,
 ) -> None:
-    app = PaneApp(session, terminal=False)
-    async with app.run_test(size=(100, 30)) as pilot:
-        pane = app.query_one(EditorPane)
+    async with editing(session) as (_, pilot, pane):
         editor = await open_editor(pane, "pkg/core.py", line=8)
         await wait_for(pilot, lambda: not editor.document.needs_parse)  # type: ignore[attr-defined]
         await pilot.press("enter", *"# new comment")
@@ -119,9 +109,7 @@ async def test_typing_keeps_highlights_right_before_and_after_the_reparse(
 async def test_save_goes_through_the_session_and_is_recorded(
     session: Session, tmp_path: Path
 ) -> None:
-    app = PaneApp(session, terminal=False)
-    async with app.run_test(size=(100, 30)) as pilot:
-        pane = app.query_one(EditorPane)
+    async with editing(session) as (app, pilot, pane):
         await pane.open_file("pkg/core.py", line=1)
         await pilot.press(*"# header", "enter")
         await pilot.press("ctrl+s")
@@ -136,9 +124,7 @@ async def test_save_goes_through_the_session_and_is_recorded(
 
 
 async def test_failed_save_is_a_clear_message(session: Session) -> None:
-    app = PaneApp(session, terminal=False)
-    async with app.run_test(size=(100, 30)) as pilot:
-        pane = app.query_one(EditorPane)
+    async with editing(session) as (app, pilot, pane):
         await pane.open_file("notes.md")
         await pilot.press("x")
         target = workspace(session) / "notes.md"
@@ -152,9 +138,7 @@ async def test_failed_save_is_a_clear_message(session: Session) -> None:
 
 
 async def test_find_and_go_to_line(session: Session) -> None:
-    app = PaneApp(session, terminal=False)
-    async with app.run_test(size=(100, 30)) as pilot:
-        pane = app.query_one(EditorPane)
+    async with editing(session) as (app, pilot, pane):
         editor = await open_editor(pane, "pkg/core.py")
         await pilot.press("ctrl+f")
         bar = app.query_one("#find-bar", Input)
@@ -172,9 +156,7 @@ async def test_find_and_go_to_line(session: Session) -> None:
 
 
 async def test_external_change_reloads_a_clean_buffer(session: Session) -> None:
-    app = PaneApp(session, terminal=False)
-    async with app.run_test(size=(100, 30)) as pilot:
-        pane = app.query_one(EditorPane)
+    async with editing(session) as (_, pilot, pane):
         await pane.open_file("notes.md")
         await session.write("notes.md", "# Changed by the agent\n")
         await pane.on_external_change("notes.md")
@@ -186,9 +168,7 @@ async def test_external_change_reloads_a_clean_buffer(session: Session) -> None:
 
 
 async def test_external_change_asks_before_replacing_a_dirty_buffer(session: Session) -> None:
-    app = PaneApp(session, terminal=False)
-    async with app.run_test(size=(100, 30)) as pilot:
-        pane = app.query_one(EditorPane)
+    async with editing(session) as (app, pilot, pane):
         await pane.open_file("notes.md")
         await pilot.press(*"mine ")
         await session.write("notes.md", "theirs\n")
@@ -211,9 +191,7 @@ async def test_external_change_asks_before_replacing_a_dirty_buffer(session: Ses
 
 
 async def test_binary_file_is_a_clear_message_not_a_tab(session: Session) -> None:
-    app = PaneApp(session, terminal=False)
-    async with app.run_test(size=(100, 30)) as pilot:
-        pane = app.query_one(EditorPane)
+    async with editing(session) as (app, pilot, pane):
         await pane.open_file("logo.bin")
         await pilot.pause()
         assert pane.current_path is None
@@ -226,9 +204,7 @@ async def test_binary_file_is_a_clear_message_not_a_tab(session: Session) -> Non
 
 
 async def test_close_tab_asks_when_dirty(session: Session) -> None:
-    app = PaneApp(session, terminal=False)
-    async with app.run_test(size=(100, 30)) as pilot:
-        pane = app.query_one(EditorPane)
+    async with editing(session) as (app, pilot, pane):
         await pane.open_file("notes.md")
         await pane.open_file("pkg/core.py")
         assert pane.open_paths == ["notes.md", "pkg/core.py"]
@@ -247,9 +223,7 @@ async def test_close_tab_asks_when_dirty(session: Session) -> None:
 async def test_a_20k_line_file_opens_and_edits(session: Session) -> None:
     body = "".join(f"def f{i}(x):\n    return x + {i}  # n\n\n" for i in range(7000))
     (workspace(session) / "big.py").write_text(body)
-    app = PaneApp(session, terminal=False)
-    async with app.run_test(size=(120, 40)) as pilot:
-        pane = app.query_one(EditorPane)
+    async with editing(session, (120, 40)) as (_, pilot, pane):
         await pane.open_file("big.py", line=15_000)
         editor = pane.current_editor
         assert editor is not None and editor.document.line_count > 20_000
@@ -270,9 +244,7 @@ async def test_find_next_does_not_scroll_sideways_when_the_match_is_in_view(
     lines[200] = "value_200 = compute(alpha, beta, gamma, delta)  # the NEEDLE is here"
     lines[3] = "WIDE = " + "x" * 300  # the file is wider than the editor: it can scroll sideways
     await session.write("long.py", "\n".join(lines) + "\n")
-    app = PaneApp(session, terminal=False)
-    async with app.run_test(size=(100, 30)) as pilot:
-        pane = app.query_one(EditorPane)
+    async with editing(session) as (_, pilot, pane):
         await pane.open_file("long.py")
         await pilot.pause()
         editor = pane.current_editor

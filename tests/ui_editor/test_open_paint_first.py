@@ -11,9 +11,8 @@ from textual.strip import Strip
 
 from simulator.session import Session
 from widgets.code_editor import CodeEditor, FastSyntaxDocument
-from widgets.editor_pane import EditorPane
 
-from .conftest import PaneApp, open_editor, wait_for
+from .conftest import editing, open_editor, wait_for
 
 
 async def test_the_text_is_painted_before_the_parse(
@@ -34,9 +33,7 @@ async def test_the_text_is_painted_before_the_parse(
     monkeypatch.setattr(CodeEditor, "render_lines", render_lines)
     monkeypatch.setattr(FastSyntaxDocument, "reparse", parse)
     Path(session.workspace_path, "big.py").write_text("def f(x):\n    return x\n" * 2000)
-    app = PaneApp(session, terminal=False)
-    async with app.run_test(size=(100, 30)) as pilot:
-        pane = app.query_one(EditorPane)
+    async with editing(session) as (_, pilot, pane):
         await pilot.pause()
         editor = await open_editor(pane, "big.py")
         await wait_for(pilot, lambda: not editor.document.needs_parse)  # type: ignore[attr-defined]

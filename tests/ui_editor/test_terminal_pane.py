@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.pilot import Pilot
@@ -27,6 +30,16 @@ async def ready(pilot: Pilot[None]) -> TerminalPane:
     return pane
 
 
+@asynccontextmanager
+async def terminal(
+    session: Session, size: tuple[int, int] = (100, 40), **options: Any
+) -> AsyncIterator[tuple[PaneApp, Pilot[None], TerminalPane]]:
+    """The editor above the terminal running headless at `size`, the terminal `ready`."""
+    app = PaneApp(session, **options)
+    async with app.run_test(size=size) as pilot:
+        yield app, pilot, await ready(pilot)
+
+
 def settled(pane: TerminalPane, after: str) -> bool:
     """The shell is back at its prompt right after running `after`."""
     rows, y = pane.screen_text(), pane.term.y
@@ -45,9 +58,7 @@ def at_prompt(pane: TerminalPane) -> bool:
 
 
 async def test_typed_command_runs_and_its_output_shows(session: Session, tmp_path: Path) -> None:
-    app = PaneApp(session)
-    async with app.run_test(size=(100, 40)) as pilot:
-        pane = await ready(pilot)
+    async with terminal(session) as (_, pilot, pane):
         await pilot.press(*"echo $((6 * 7))", "enter")
         await wait_for(pilot, lambda: "42" in pane.screen_text())
         await pilot.press(*"pwd", "enter")
@@ -60,9 +71,7 @@ async def test_typed_command_runs_and_its_output_shows(session: Session, tmp_pat
 
 
 async def test_colours_are_parsed_and_rendered(session: Session) -> None:
-    app = PaneApp(session)
-    async with app.run_test(size=(100, 40)) as pilot:
-        pane = await ready(pilot)
+    async with terminal(session) as (_, pilot, pane):
         await pane.send(
             b"printf '\\033[31mRED\\033[0m \\033[38;5;208mORANGE\\033[0m "
             b"\\033[38;2;10;20;30mDEEP\\033[0m\\n'\r"
@@ -81,9 +90,7 @@ async def test_colours_are_parsed_and_rendered(session: Session) -> None:
 
 
 async def test_alternate_screen_round_trip_with_less(session: Session, project: Path) -> None:
-    app = PaneApp(session)
-    async with app.run_test(size=(100, 40)) as pilot:
-        pane = await ready(pilot)
+    async with terminal(session) as (_, pilot, pane):
         await pilot.press(*"echo before-less", "enter")
         await wait_for(pilot, lambda: "before-less" in pane.screen_text())
         await pilot.press(*"less pkg/core.py", "enter")
@@ -96,9 +103,7 @@ async def test_alternate_screen_round_trip_with_less(session: Session, project: 
 
 
 async def test_resize_reaches_the_shell(session: Session) -> None:
-    app = PaneApp(session, terminal=True)
-    async with app.run_test(size=(100, 40)) as pilot:
-        pane = await ready(pilot)
+    async with terminal(session) as (_, pilot, pane):
         cols, rows = pane.term.cols, pane.term.rows
         await pilot.press(*"stty size", "enter")
         await wait_for(pilot, lambda: f"{rows} {cols}" in pane.screen_text())
@@ -117,9 +122,7 @@ async def test_five_megabytes_of_output_every_byte_accounted_for(
     data = "".join(lines).encode()
     assert len(data) >= 5_000_000
     (Path(session.workspace_path) / "big.txt").write_bytes(data)
-    app = PaneApp(session, scrollback=200_000)
-    async with app.run_test(size=(120, 40)) as pilot:
-        pane = await ready(pilot)
+    async with terminal(session, (120, 40), scrollback=200_000) as (_, pilot, pane):
         # What the shell wraps around any command's output (echoed newline, the prompt and
         # readline's mode switches), measured on a command that prints nothing.
         await wait_for(pilot, lambda: at_prompt(pane))
@@ -143,9 +146,7 @@ async def test_five_megabytes_of_output_every_byte_accounted_for(
 
 
 async def test_copy_selection_to_the_clipboard(session: Session) -> None:
-    app = PaneApp(session)
-    async with app.run_test(size=(100, 40)) as pilot:
-        pane = await ready(pilot)
+    async with terminal(session) as (app, pilot, pane):
         await pilot.press(*"echo copy-me-please", "enter")
         await wait_for(pilot, lambda: "copy-me-please" in pane.screen_text())
         row = pane.term.history_size + pane.screen_text().index("copy-me-please")
@@ -154,9 +155,7 @@ async def test_copy_selection_to_the_clipboard(session: Session) -> None:
 
 
 async def test_mouse_drag_selects_and_copies(session: Session) -> None:
-    app = PaneApp(session, terminal=True)
-    async with app.run_test(size=(100, 40)) as pilot:
-        pane = await ready(pilot)
+    async with terminal(session) as (app, pilot, pane):
         await pilot.press(*"echo dragged-text", "enter")
         await wait_for(pilot, lambda: "dragged-text" in pane.screen_text())
         # Back at the prompt, and the view scrolled to it: rows stay where they are.
@@ -174,9 +173,7 @@ async def test_mouse_drag_selects_and_copies(session: Session) -> None:
 
 
 async def test_bracketed_paste_reaches_the_shell_as_one_paste(session: Session) -> None:
-    app = PaneApp(session)
-    async with app.run_test(size=(100, 40)) as pilot:
-        pane = await ready(pilot)
+    async with terminal(session) as (_, pilot, pane):
         assert pane.term.bracketed_paste  # bash's readline asks for it
         from textual import events
 
@@ -188,9 +185,7 @@ async def test_bracketed_paste_reaches_the_shell_as_one_paste(session: Session) 
 
 
 async def test_exit_and_restart(session: Session) -> None:
-    app = PaneApp(session)
-    async with app.run_test(size=(100, 40)) as pilot:
-        pane = await ready(pilot)
+    async with terminal(session) as (_, pilot, pane):
         await pilot.press(*"exit", "enter")
         await wait_for(pilot, lambda: pane.exited)
         assert screen_has(pane, "the shell has exited")
@@ -214,9 +209,7 @@ async def test_keys_use_the_shells_mode() -> None:
 
 @pytest.mark.parametrize("key", ["tab", "ctrl+c"])
 async def test_tab_and_ctrl_c_go_to_the_shell(session: Session, key: str) -> None:
-    app = PaneApp(session)
-    async with app.run_test(size=(100, 40)) as pilot:
-        pane = await ready(pilot)
+    async with terminal(session) as (app, pilot, pane):
         await pilot.press(key)
         assert app.focused is pane
         if key == "ctrl+c":
@@ -230,9 +223,7 @@ async def test_tab_and_ctrl_c_go_to_the_shell(session: Session, key: str) -> Non
 
 
 async def test_history_scrolls_back_and_typing_returns_to_the_bottom(session: Session) -> None:
-    app = PaneApp(session)
-    async with app.run_test(size=(100, 30)) as pilot:
-        pane = await ready(pilot)
+    async with terminal(session, (100, 30)) as (_, pilot, pane):
         await pane.send(b"seq 1 500\r")
         await wait_for(pilot, lambda: "500" in pane.screen_text())
         # The view follows the output to the bottom (what is asserted next).
@@ -259,9 +250,7 @@ async def test_history_scrolls_back_and_typing_returns_to_the_bottom(session: Se
 
 
 async def test_cursor_is_drawn_where_the_shell_put_it(session: Session) -> None:
-    app = PaneApp(session)
-    async with app.run_test(size=(100, 30)) as pilot:
-        pane = await ready(pilot)
+    async with terminal(session, (100, 30)) as (_, pilot, pane):
         await pilot.press(*"echo abc")
         await wait_for(pilot, lambda: pane.term.x == len(PROMPT) + len("echo abc"))
         await pilot.press("left", "left")
