@@ -57,6 +57,7 @@ from widgets.theming import ThemeSet
 from widgets.workspace_app import WorkspaceApp
 
 if TYPE_CHECKING:
+    from rich.console import RenderableType
     from textual.pilot import Pilot
     from textual.widgets import TextArea
 
@@ -149,6 +150,8 @@ class RepoSimApp(WorkspaceApp):
         self._tree_toggled = False
         self._panes_live = False  # from on_mount until the app starts to exit
         self._late_mounted = asyncio.Event()  # the panel and the agent pane are mounted
+        self._late_mounting = False  # they are being mounted: a quit waits (see `exit`)
+        self._held_exit: tuple[None, int, RenderableType | None] | None = None
         self._early_events: list[RepoSimApp.SessionEvent] = []
         # A run that starts by itself (the demo) is what the person came to watch.
         self._agent_runs = bool(agent is not None and agent_config and agent_config.task)
@@ -216,12 +219,20 @@ class RepoSimApp(WorkspaceApp):
 
     async def _mount_late_panes(self) -> None:
         """After the first frame: the bottom panel and the agent pane, then what waited."""
-        if self._late_mounted.is_set() or not self.is_running:
-            return
-        panel, agent = self._late_panes()
-        await self.query_one("#centre").mount(panel)
-        await self.query_one("#main").mount(agent)
+        if self._late_mounted.is_set() or not self._panes_live:
+            return  # the app is quitting (`exit` was called): Textual would mount nothing
+        self._late_mounting = True
+        try:
+            panel, agent = self._late_panes()
+            await self.query_one("#centre").mount(panel)
+            await self.query_one("#main").mount(agent)
+        finally:
+            self._late_mounting = False
+            held, self._held_exit = self._held_exit, None
         self._late_mounted.set()
+        if held is not None:
+            self.exit(*held)  # the quit asked for while they mounted
+            return
         self._auto_layout(self.size)
         early, self._early_events = self._early_events, []
         for message in early:
@@ -327,8 +338,8 @@ class RepoSimApp(WorkspaceApp):
         if not self._late_mounted.is_set():
             self._early_events.append(message)  # shown once every pane is there
             return
-        if not self.query(FileTree):
-            return  # the panes are unmounting (the app is closing): nothing to show it in
+        if not self._panes_live or not self.query(FileTree):
+            return  # the app is closing: its panes mount nothing more (see `exit`)
         self._agent_pane.add_event(event)
         self.query_one(FileTree).on_session_event(event)
         kind = event.kind
@@ -804,6 +815,21 @@ class RepoSimApp(WorkspaceApp):
             ),
             answered,
         )
+
+    def exit(
+        self, result: None = None, return_code: int = 0, message: RenderableType | None = None
+    ) -> None:
+        """Textual's, held while the late panes mount. From `App.exit()` on, Textual mounts
+        nothing (`mount_all` returns at once) and refuses `mount` (`is_attached` is false), until
+        the shutdown prunes the DOM: a Ctrl+Q while the panel was being composed left its tab
+        bar without tabs (`ValueError: No Tab with id ...`) or the agent pane without a parent
+        (`MountError`), a traceback over the terminal. The mount takes a fraction of a second;
+        the quit takes effect as soon as it ends."""
+        if self._late_mounting:
+            self._held_exit = (result, return_code, message)
+            return
+        self._panes_live = False  # nothing is mounted from now on: events are not shown
+        super().exit(result, return_code, message)
 
     async def _on_exit_app(self) -> None:
         # Textual's first step of any shutdown: no debounced refresh fires while panes unmount.
