@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from simulator.batch import BatchProgress
-from simulator.perf import MeasureSettings
+from simulator.perf import CompareResult, MeasureSettings
 from simulator.perf.mine import candidates, mine
 from tests.conftest import RepoFactory, git
 from tests.perf.conftest import DESCRIBE_A, DESCRIBE_B, write
@@ -162,3 +162,103 @@ def test_a_revert_by_hand_is_found_by_its_diff(
     assert noise.reverted_by["commit"] == undone
     assert noise.reverted_by["how"] == "its reversed diff"
     assert found[commits["real"]].reverted_by is None
+
+
+TEXTLIB_A = '''def _check(items):
+    """The same fixed cost per call at both revisions (a look at the arguments)."""
+    total = 0
+    for i in range(200):
+        total = (total * 31 + i) % 1000003
+    return total
+
+
+def total_length(strings):
+    _check(strings)
+    total = 0
+    for text in strings:
+        total += len(text)
+    return total
+
+
+def find(items, target, default=None):
+    for index, item in enumerate(items):
+        if item == target:
+            return index
+    for _ in range(3):  # a miss looks again, three times
+        for item in items:
+            if item == target:
+                return None
+    return default
+'''
+TEXTLIB_TESTS = """from textlib.core import find, total_length
+
+DATA = list(range(200))
+
+
+def test_total_length():
+    assert total_length(["ab", "c", ""]) == 3
+    assert total_length(("abc",)) == 3
+    assert total_length([]) == 0
+
+
+def test_find_hits():
+    for target in range(0, 200, 5):
+        assert find(DATA, target) == target
+
+
+def test_find_miss():
+    assert find(DATA, -1, "none") == "none"
+"""
+
+
+def test_mining_keeps_a_speedup_of_large_inputs_only_and_of_one_call_among_many(
+    make_repo: RepoFactory, tmp_path: Path
+) -> None:
+    """What a by-hand check finds, mined (more-itertools 10.4.0's sliding_window, 3x on 10,000
+    items, and 10.2.0's first, 4x on an empty input, were both dropped). `total_length` is made
+    faster per item, which the tests' 3-item lists do not show (a fixed cost per call hides it);
+    `find` is made 4x faster on a miss, one call of the 41 its tests make (1.14x all together).
+    Two compares at QUICK settings: ~40 s at load 5, ~80 s at load 40."""
+    repo = make_repo(
+        {
+            "textlib/__init__.py": "",
+            "textlib/core.py": TEXTLIB_A,
+            "tests/test_core.py": TEXTLIB_TESTS,
+        },
+        name="textlib",
+    )
+    per_item = TEXTLIB_A.replace(
+        "    total = 0\n    for text in strings:\n        total += len(text)\n    return total\n",
+        "    return sum(map(len, strings))\n",
+    )
+    assert per_item != TEXTLIB_A
+    large = write(repo, {"textlib/core.py": per_item}, "Speed up `total_length` on long lists")
+    one_miss = per_item.replace(
+        "    for _ in range(3):  # a miss looks again, three times\n"
+        "        for item in items:\n            if item == target:\n                return None\n",
+        "",
+    )
+    assert one_miss != per_item
+    miss = write(repo, {"textlib/core.py": one_miss}, "Make `find` faster when nothing matches")
+    out = tmp_path / "mined"
+    result = mine(repo, out, settings=MeasureSettings.quick(timer="cpu"), threshold=1.3)
+    verdicts = dict((c.commit, text) for c, text in result.verdicts())
+    assert verdicts[large].startswith("kept"), verdicts
+    assert "timed alone on scaled inputs (not the tests' own)" in verdicts[large], verdicts
+    assert verdicts[miss].startswith("kept"), verdicts
+    # the tests' own inputs first: the miss is kept on its test's call, not scaled ones
+    assert (
+        "kept on 1 call(s) of tests/test_core.py::test_find_miss timed alone:" in (verdicts[miss])
+    ), verdicts
+    rows = {row.commit_b: row for row in result.kept}
+    assert rows[large[:8]].scaled and rows[large[:8]].speedup >= 1.3
+    assert rows[large[:8]].target == (
+        "textlib.core.total_length [scaled inputs of tests/test_core.py::test_total_length]"
+    )
+    assert not rows[miss[:8]].scaled and rows[miss[:8]].speedup >= 1.3
+    # what was compared says the inputs were scaled, in result.json and in the summary
+    record = next(r for r in result.records if r.key.startswith(large))
+    compared = CompareResult.from_dict(record.result)
+    assert compared.groups[0]["scale"] and compared.groups[0]["label"].endswith("inputs scaled")
+    assert "its inputs were scaled x" in compared.summary(), compared.summary()
+    assert "not the tests' own inputs" in compared.summary()
