@@ -34,6 +34,7 @@ from simulator.agent.models import LiteLLMClient, ModelClient, ModelError
 from simulator.paths import data_dir
 from simulator.perf import envcache
 from simulator.perf import harness as harnesses
+from simulator.perf.capture import SCALE_ITEMS
 from simulator.perf.environment import PerfEnvironment, QuickcheckReport, shared_tools
 from simulator.perf.stats import (
     LOADED_PER_CPU,
@@ -41,7 +42,9 @@ from simulator.perf.stats import (
     SideStats,
     Verdict,
     compare_runs,
+    group_verdicts,
     load_benchmark,
+    most_changed,
     noise_reasons,
     pyperf_metadata,
     run_means,
@@ -84,6 +87,13 @@ class MeasureSettings:
     precision: float = 0.02  # target half-width of the 95% interval, relative to the speed-up
     budget: float = 120.0  # seconds of measuring (calibration and rounds) at most
     busy_load: float = LOADED_PER_CPU  # load average per CPU from which `auto` takes CPU time
+    # after its values, each worker of a traced harness also times the call groups (each test's
+    # calls, and on scaled inputs) alone, for about half of its values' time
+    groups: bool = True
+
+    def group_budget(self, values: int) -> float:
+        """Seconds a worker spends on the call groups (0: none)."""
+        return values * self.min_time / 2 if self.groups else 0.0
 
     @classmethod
     def quick(cls, timer: str = "wall") -> MeasureSettings:
@@ -202,6 +212,8 @@ class CompareResult:
     files: dict[str, str]
     settings: dict[str, Any]
     actions: list[str] = field(default_factory=list)  # what the protocol did, and why
+    # each call group timed alone (stats.group_verdicts): a test's calls, or on scaled inputs
+    groups: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def noisy(self) -> bool:
@@ -227,6 +239,8 @@ class CompareResult:
             "files": self.files,
             "settings": self.settings,
             "actions": self.actions,
+            "groups": self.groups,
+            "most_changed": most_changed(self.groups),
         }
 
     @classmethod
@@ -248,6 +262,7 @@ class CompareResult:
             files=dict(data["files"]),
             settings=dict(data["settings"]),
             actions=list(data.get("actions") or []),
+            groups=list(data.get("groups") or []),
         )
 
     def summary(self) -> str:
@@ -274,10 +289,33 @@ class CompareResult:
                 "timing may not see the change"
             )
         lines += [f"  protocol: {action}" for action in self.actions]
+        lines += group_lines(self.groups)
         if self.noise:
             lines.append("  noise: " + "; ".join(self.noise))
         lines.append(f"  results: {self.files.get('result')}")
         return "\n".join(lines)
+
+
+def group_lines(groups: list[dict[str, Any]]) -> list[str]:
+    """The summary's lines on the call groups: the one that changed most, and what scaled
+    means when its inputs were scaled."""
+    top = most_changed(groups)
+    if top is None:
+        return []
+    verdict = Verdict.from_dict(top["verdict"])
+    compared = sum(1 for g in groups if g.get("compared"))
+    lines = [
+        f"  most changed of {compared} call group(s) timed alone: {top['label']} "
+        f"({top['calls']} call(s)): {verdict.sentence()}",
+    ]
+    if top.get("scale"):
+        low, high = top["scale"]
+        factor = f"x{low}" if low == high else f"x{low}-{high}"
+        lines.append(
+            f"    its inputs were scaled {factor} (lists and tuples repeated, ranges extended, "
+            f"to about {SCALE_ITEMS} items): not the tests' own inputs"
+        )
+    return lines
 
 
 def _seconds(value: float) -> str:
@@ -516,6 +554,8 @@ async def _compare(
         "b": out / "b.json",
         "calibration_a": out / "calibration-a.json",
         "calibration_b": out / "calibration-b.json",
+        "groups_a": out / "a.groups.jsonl",  # the workers' call groups, beside a.json
+        "groups_b": out / "b.groups.jsonl",
     }
     for path in files.values():
         path.unlink(missing_ok=True)
@@ -583,6 +623,8 @@ async def _compare(
             detail["loops"] = loops[env.label]
 
     per_worker = ["--values", str(values), "--warmups", str(warmups)]
+    if harness_path is not None and settings.groups:
+        per_worker += ["--group-budget", str(settings.group_budget(values))]
     # A command of a run per value is timed run by run, the sides alternating A B B A as a
     # by-hand ABBA does (see `_time_runs`); otherwise each side's pyperf worker in turn.
     direct = request.command is not None and all(count == 1 for count in loops.values())
@@ -643,7 +685,7 @@ async def _compare(
                     f"by {worst:.0%} of their mean (other processes competing for the CPU); "
                     "the elapsed-time rounds were set aside and the rounds started again"
                 )
-                for side in ("a", "b"):
+                for side in ("a", "b", "groups_a", "groups_b"):
                     files[side].unlink(missing_ok=True)
                 done = 0
                 continue
@@ -680,6 +722,7 @@ async def _compare(
     else:
         await env_a.fetch(files["a"])
         await env_b.fetch(files["b"])
+    groups = await _group_verdicts(env_a, env_b, files)
     bench_a, bench_b = load_benchmark(files["a"]), load_benchmark(files["b"])
     stats_a = side_stats(bench_a, each_value=each_value)
     stats_b = side_stats(bench_b, each_value=each_value)
@@ -746,9 +789,24 @@ async def _compare(
             "result": str(out / "result.json"),
             "trajectory_a": str(env_a.session.trajectory_path),
             "trajectory_b": str(env_b.session.trajectory_path),
+            **{k: str(files[k]) for k in ("groups_a", "groups_b") if files[k].exists()},
         },
         settings=settings.to_dict(),
+        groups=groups,
     )
+
+
+async def _group_verdicts(
+    env_a: PerfEnvironment, env_b: PerfEnvironment, files: dict[str, Path]
+) -> list[dict[str, Any]]:
+    """The call groups' verdicts from the workers' `*.groups.jsonl` (none: no groups)."""
+    runs: list[list[list[dict[str, Any]]]] = []
+    for env, path in ((env_a, files["groups_a"]), (env_b, files["groups_b"])):
+        with contextlib.suppress(Exception):
+            await env.fetch(path)  # written only when the harness has groups
+        lines = path.read_text().splitlines() if path.exists() else []
+        runs.append([json.loads(line)["groups"] for line in lines if line.strip()])
+    return group_verdicts(runs[0], runs[1])
 
 
 class _TimedRuns:

@@ -258,12 +258,14 @@ def traced_harness(
             entries.append(f"{owner}.{test.cls}().{test.function},")
         else:
             entries.append(f"{owner}.{test.function},")
+    names = ["", "NAMES = [", *[f"    {t.nodeid!r}," for t in tests], "]"]
     if replay is not None:
-        return "\n".join(lines + _replay_lines(api, len(tests), imports, entries, *replay))
+        return "\n".join(lines + _replay_lines(api, len(tests), imports, entries, *replay, names))
     lines += [*imports, "", f"API = {api!r}", "TESTS = ["]
     lines += [f"    {entry}" for entry in entries]
     lines += [
         "]",
+        *names,
         "",
         "# Each test runs once, here, while the calls it makes to the API are recorded with",
         "# their arguments; the worker then times those calls alone (calls() below), their",
@@ -294,7 +296,9 @@ def traced_harness(
     return "\n".join(lines)
 
 
-# The end of a harness of recorded calls: `bench()` times the calls `calls()` returns.
+# The end of a harness of recorded calls: `bench()` times the calls `calls()` returns;
+# `groups()`, the calls of each test and those on scaled inputs, which the worker also times
+# one group at a time (see reposim_perf_calls.Captured.groups).
 _BENCH_LINES = [
     "",
     "",
@@ -302,11 +306,21 @@ _BENCH_LINES = [
     "    for func, args, kwargs in calls():",
     "        func(*args, **kwargs)",
     "",
+    "",
+    "def groups():",
+    "    return CAPTURED.groups(NAMES) if CAPTURED else []",
+    "",
 ]
 
 
 def _replay_lines(
-    api: str, count: int, imports: list[str], entries: list[str], calls_file: str, side: str
+    api: str,
+    count: int,
+    imports: list[str],
+    entries: list[str],
+    calls_file: str,
+    side: str,
+    names: list[str],
 ) -> list[str]:
     """The rest of a harness whose tests exist at `side` only (renamed or split at the other
     revision): the first import there captures their calls into `calls_file` (the arguments
@@ -324,6 +338,7 @@ def _replay_lines(
         "    return [",
         *[f"        {entry}" for entry in entries],
         "    ]",
+        *names,
         "",
         "",
         "from reposim_perf_calls import capture, load_calls, save_calls  # noqa: E402",

@@ -89,6 +89,7 @@ class MineResult:
                 out.append((candidate, f"{record.status}: {record.evidence}{revert}"))
             else:
                 verdict = record.result["verdict"]
+                group = kept_group(record.result, self.threshold)
                 keep = _keeps(record.result, self.threshold)
                 word = "kept" if keep else "dropped"
                 reach = ""
@@ -101,7 +102,7 @@ class MineResult:
                         f"{word}: speed-up {verdict['speedup']:.3f}x "
                         f"(CI {verdict['ci_low']:.3f}-{verdict['ci_high']:.3f}, "
                         f"{'significant' if verdict['significant'] else 'not significant'})"
-                        f"{reach}{revert}",
+                        f"{_group_note(group)}{reach}{revert}",
                     )
                 )
         return out
@@ -297,9 +298,43 @@ def _key(candidate: Candidate) -> str:
     return f"{candidate.commit}:{candidate.api}"
 
 
-def _keeps(result: dict[str, Any], threshold: float) -> bool:
-    verdict = result["verdict"]
+def _fast_enough(verdict: dict[str, Any], threshold: float) -> bool:
     return bool(verdict["significant"]) and float(verdict["speedup"]) >= threshold
+
+
+def _keeps(result: dict[str, Any], threshold: float) -> bool:
+    """All the calls together, or one group of them timed alone, significantly faster by at
+    least the threshold."""
+    return _fast_enough(result["verdict"], threshold) or bool(kept_group(result, threshold))
+
+
+def kept_group(result: dict[str, Any], threshold: float) -> dict[str, Any] | None:
+    """When all the calls together are not a keeper, the call group (a test's calls, or them
+    on scaled inputs) that is: the fastest of those on the tests' own inputs, else of the
+    scaled ones. Its interval and t-test are at the Bonferroni level for the number of groups
+    (stats.group_verdicts), so picking it keeps the 95% meaning. None when the whole is kept
+    or no group is."""
+    if _fast_enough(result["verdict"], threshold):
+        return None
+    keepers = [
+        group
+        for group in result.get("groups") or []
+        if group.get("compared") and _fast_enough(group["verdict"], threshold)
+    ]
+    # the tests' own inputs first: a scaled input is not what the tests pass
+    return max(keepers, key=lambda g: (not g.get("scale"), g["verdict"]["speedup"]), default=None)
+
+
+def _group_note(group: dict[str, Any] | None) -> str:
+    if group is None:
+        return ""
+    verdict = group["verdict"]
+    scaled = " on scaled inputs (not the tests' own)" if group.get("scale") else ""
+    return (
+        f"; kept on {group['calls']} call(s) of {group['label']} timed alone{scaled}: "
+        f"{verdict['speedup']:.3f}x (CI {verdict['ci_low']:.3f}-{verdict['ci_high']:.3f} at "
+        f"{verdict['confidence']:.1%}, significant)"
+    )
 
 
 def mine(
@@ -343,12 +378,14 @@ def mine(
     for record in summary.records:
         if record.status is TaskStatus.OK and _keeps(record.result, threshold):
             result = CompareResult.from_dict(record.result)
-            kept.append(Row.of(result))
+            group = kept_group(record.result, threshold)
+            kept.append(Row.of(result, group=group))
             problems.append(
                 problem(
                     result,
                     subject=subjects.get(result.commit_b, ""),
                     reverted_by=reverts.get(result.commit_b),
+                    group=group,
                 )
             )
     kept.sort(key=lambda row: -row.speedup)

@@ -93,7 +93,8 @@ class Verdict:
         )
 
     def sentence(self) -> str:
-        interval = f"{self.confidence:.0%} CI {self.ci_low:.3f}-{self.ci_high:.3f}"
+        level = f"{self.confidence:.1%}".replace(".0%", "%")  # 95%; 98.8% for a group
+        interval = f"{level} CI {self.ci_low:.3f}-{self.ci_high:.3f}"
         if not self.significant:
             text = f"not significant: speed-up {self.speedup:.3f}x ({interval})"
             why = self.disagreement()
@@ -142,15 +143,46 @@ def side_stats(bench: pyperf.Benchmark, *, each_value: bool = False) -> SideStat
     )
 
 
+def t_quantile(confidence: float, df: int) -> float:
+    """The two-sided Student t critical value: P(|T| <= t) = `confidence` with `df` degrees
+    of freedom (pyperf's own table at 95%, which it has for every df)."""
+    if abs(confidence - 0.95) < 1e-9:
+        return float(tdist95conf_level(df))
+    low, high = 0.0, 1.0
+    while _t_within(high, df) < confidence:
+        high *= 2
+    for _ in range(100):
+        middle = (low + high) / 2
+        low, high = (middle, high) if _t_within(middle, df) < confidence else (low, middle)
+    return high
+
+
+def _t_within(t: float, df: int) -> float:
+    """P(|T| <= t) for Student's t with an integer `df` >= 1, in closed form (Abramowitz and
+    Stegun 26.7.3-4): a finite series in the angle atan(t / sqrt(df))."""
+    theta = math.atan(t / math.sqrt(df))
+    cos2 = math.cos(theta) ** 2
+    term, series = 1.0, 1.0
+    if df % 2:
+        for k in range(1, (df - 1) // 2):
+            term *= cos2 * (2 * k) / (2 * k + 1)
+            series += term
+        tail = math.sin(theta) * math.cos(theta) * series if df > 1 else 0.0
+        return 2 / math.pi * (theta + tail)
+    for k in range(1, df // 2):
+        term *= cos2 * (2 * k - 1) / (2 * k)
+        series += term
+    return math.sin(theta) * series
+
+
 def expanded_tail(n: int, confidence: float = CONFIDENCE) -> float:
     """The tail probability for a percentile bootstrap interval over `n` runs, expanded for
     small samples (Hesterberg's expanded percentile interval): the plain percentile interval is
     too narrow with ~10 runs (it covered the truth 17 times in 20 on bench/perf_accuracy.py);
     widening it by sqrt(n/(n-1)) x t(n-1)/z restores the asked coverage."""
-    tail = (1.0 - confidence) / 2
-    if n < 2 or abs(confidence - 0.95) > 1e-9:
-        return tail
-    z = math.sqrt(n / (n - 1)) * tdist95conf_level(n - 1)
+    if n < 2:
+        return (1.0 - confidence) / 2
+    z = math.sqrt(n / (n - 1)) * t_quantile(confidence, n - 1)
     return 1.0 - statistics.NormalDist().cdf(z)
 
 
@@ -185,7 +217,7 @@ def compare_runs(
     low = ratios[int(tail * (resamples - 1))]
     high = ratios[int((1.0 - tail) * (resamples - 1))]
     if paired:
-        t_significant, t_score = _paired_t(a, b)
+        t_significant, t_score = _paired_t(a, b, confidence)
     else:
         try:
             t_significant, t_score = is_significant(a, b)
@@ -206,15 +238,72 @@ def compare_runs(
     )
 
 
-def _paired_t(a: list[float], b: list[float]) -> tuple[bool, float | None]:
-    """The one-sample t-test of the rounds' log ratios against 0 (95%, two-sided); the score
-    is None when every round gave the same nonzero ratio (no spread to scale it by)."""
+def _paired_t(
+    a: list[float], b: list[float], confidence: float = CONFIDENCE
+) -> tuple[bool, float | None]:
+    """The one-sample t-test of the rounds' log ratios against 0 (two-sided, at `confidence`);
+    the score is None when every round gave the same nonzero ratio (no spread to scale it by)."""
     logs = [math.log(x / y) for x, y in zip(a, b, strict=True)]
     mean, spread = statistics.fmean(logs), statistics.stdev(logs)
     if spread == 0.0:
         return mean != 0.0, (None if mean else 0.0)
     t_score = mean / (spread / math.sqrt(len(logs)))
-    return abs(t_score) >= tdist95conf_level(len(logs) - 1), t_score
+    return abs(t_score) >= t_quantile(confidence, len(logs) - 1), t_score
+
+
+def group_verdicts(
+    runs_a: list[list[dict[str, Any]]], runs_b: list[list[dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """Each call group's speed-up (the worker's groups: the calls of one test, or of one test
+    on scaled inputs), its values paired by run as the runs are. The groups are many looks at
+    one comparison, so each interval and t-test is at 1 - 0.05 / (number of groups)
+    (Bonferroni): picking the group that changed most then keeps its 95% meaning. A group
+    whose calls differ between the sides (one raised, or was too slow, at one revision only)
+    is listed, not compared."""
+    count = min(len(runs_a), len(runs_b))
+    if count < 2:
+        return []
+
+    def key(group: dict[str, Any]) -> tuple[str, int, tuple[int, ...] | None]:
+        scale = group.get("scale")
+        return group["label"], int(group["calls"]), tuple(scale) if scale else None
+
+    sides: list[dict[tuple[str, int, tuple[int, ...] | None], list[float]]] = []
+    for runs in (runs_a[:count], runs_b[:count]):
+        table: dict[tuple[str, int, tuple[int, ...] | None], list[float]] = {}
+        for run in runs:
+            for group in run:
+                table.setdefault(key(group), []).append(float(group["seconds"]))
+        sides.append(table)
+    looks = list(dict.fromkeys([*sides[0], *sides[1]]))
+    confidence = 1.0 - (1.0 - CONFIDENCE) / max(len(looks), 1)
+    out: list[dict[str, Any]] = []
+    for label, calls, scale in looks:
+        a = sides[0].get((label, calls, scale), [])
+        b = sides[1].get((label, calls, scale), [])
+        entry: dict[str, Any] = {"label": label, "calls": calls, "scale": scale}
+        if len(a) != count or len(b) != count or not all(a) or not all(b):
+            entry["compared"] = False
+            out.append(entry)
+            continue
+        verdict = compare_runs(a, b, confidence=confidence, paired=True)
+        entry.update(
+            compared=True,
+            time_a=statistics.fmean(a),
+            time_b=statistics.fmean(b),
+            runs=count,
+            verdict=verdict.to_dict(),
+        )
+        out.append(entry)
+    return out
+
+
+def most_changed(groups: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The compared group whose speed-up is furthest from 1 (either way)."""
+    compared = [g for g in groups if g.get("compared")]
+    if not compared:
+        return None
+    return max(compared, key=lambda g: abs(math.log(g["verdict"]["speedup"])))
 
 
 def noise_reasons(

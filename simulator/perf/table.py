@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from simulator.perf.compare import CompareResult
+from simulator.perf.stats import Verdict
 
 HEADER = (
     "Repo",
@@ -41,25 +42,41 @@ class Row:
     opt_pct: float
     opt_pct_std: float
     noisy: bool
+    # the call group the row's figures are of (a test's calls timed alone, or them on scaled
+    # inputs), when not all the calls together; the target cell names it too
+    group: str | None = None
+    scaled: bool = False
 
     @classmethod
     def of(
-        cls, result: CompareResult, *, label_a: str | None = None, label_b: str | None = None
+        cls,
+        result: CompareResult,
+        *,
+        label_a: str | None = None,
+        label_b: str | None = None,
+        group: dict[str, Any] | None = None,
     ) -> Row:
+        verdict = Verdict.from_dict(group["verdict"]) if group else result.verdict
+        target = result.target
+        if group:
+            how = "scaled inputs of " if group.get("scale") else "the calls of "
+            target += f" [{how}{group['label'].removesuffix(', inputs scaled')}]"
         return cls(
             repo=Path(result.repo).name,
-            target=result.target,
+            target=target,
             commit_a=label_a or _label(result.rev_a, result.commit_a),
             commit_b=label_b or _label(result.rev_b, result.commit_b),
-            time_a=result.a.mean,
-            time_b=result.b.mean,
-            speedup=result.verdict.speedup,
-            ci_low=result.verdict.ci_low,
-            ci_high=result.verdict.ci_high,
-            significant=result.verdict.significant,
-            opt_pct=result.verdict.opt_pct,
-            opt_pct_std=result.verdict.opt_pct_std,
+            time_a=group["time_a"] if group else result.a.mean,
+            time_b=group["time_b"] if group else result.b.mean,
+            speedup=verdict.speedup,
+            ci_low=verdict.ci_low,
+            ci_high=verdict.ci_high,
+            significant=verdict.significant,
+            opt_pct=verdict.opt_pct,
+            opt_pct_std=verdict.opt_pct_std,
             noisy=result.noisy,
+            group=group["label"] if group else None,
+            scaled=bool(group and group.get("scale")),
         )
 
     def cells(self) -> tuple[str, ...]:
@@ -103,7 +120,11 @@ def json_table(rows: Iterable[Row]) -> str:
 
 
 def problem(
-    result: CompareResult, *, subject: str = "", reverted_by: dict[str, str] | None = None
+    result: CompareResult,
+    *,
+    subject: str = "",
+    reverted_by: dict[str, str] | None = None,
+    group: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A dataset problem: make the target as fast as B starting from A, with the harness."""
     harness_path = result.harness.get("path")
@@ -133,6 +154,8 @@ def problem(
             "ci": [result.verdict.ci_low, result.verdict.ci_high],
             "confidence": result.verdict.confidence,
             "significant": result.verdict.significant,
+            # kept on this call group timed alone (its inputs scaled when `scale` is set)
+            "group": group,
         },
         "environment": result.environment,
         "noise": result.noise,
