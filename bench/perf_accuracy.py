@@ -7,7 +7,8 @@ Fixtures (one git repository, three commits):
 - "identical": A against a commit that changes only a comment: truth 1.0. Target: falsely
   significant in <= 1 of 20 runs.
 - every interval: the 95% CI contains the truth in >= 19 of 20 (here: of all the runs above).
-- "command": a command of about `--command-seconds` (default 2 s) at A, 10% less at B: our cost
+- "command": a command of about `--command-seconds` (default 2 s) of CPU time at A (sized by a
+  probe run's CPU time, not its elapsed time, which the load inflates), 10% less at B: our cost
   against the by-hand ABBA x 10's cost for the same interval width (cost x width^2, since the
   width shrinks as 1/sqrt(runs)). Target <= 2x. `--command-runs N` makes N pairs (by hand and
   ours back to back, alternating which goes first) and prints each pair's ratio, their median,
@@ -61,6 +62,8 @@ def work(data, passes={passes}):
     return total
 '''
 HARNESS = harness_text("work", 3000)
+PROBE_SIZE = 200_000
+PROBE = f"{sys.executable} -c 'from fastlib.core import work; work(range({PROBE_SIZE}))'"
 BY_HAND_API = """
 import sys, time
 sys.path.insert(0, sys.argv[1])
@@ -144,16 +147,18 @@ def api_by_hand(trees: dict[str, Path], harness: Path) -> dict[str, Any]:
     return by_hand(one)
 
 
-def command_by_hand(trees: dict[str, Path], command: str) -> dict[str, Any]:
-    def one(side: str) -> tuple[float, float]:
-        w0 = time.perf_counter()
-        proc = subprocess.Popen(["bash", "-c", command], cwd=trees[side])
-        _pid, status, usage = os.wait4(proc.pid, 0)
-        if os.waitstatus_to_exitcode(status):
-            raise SystemExit(f"{command} failed")
-        return time.perf_counter() - w0, usage.ru_utime + usage.ru_stime
+def command_by_hand_once(tree: Path, command: str) -> tuple[float, float]:
+    """One run of the command in `tree`: its elapsed and CPU seconds (the process tree's)."""
+    w0 = time.perf_counter()
+    proc = subprocess.Popen(["bash", "-c", command], cwd=tree)
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status):
+        raise SystemExit(f"{command} failed")
+    return time.perf_counter() - w0, usage.ru_utime + usage.ru_stime
 
-    return by_hand(one)
+
+def command_by_hand(trees: dict[str, Path], command: str) -> dict[str, Any]:
+    return by_hand(lambda side: command_by_hand_once(trees[side], command))
 
 
 def ours(repo: Path, a: str, b: str, out: Path, **target: Any) -> tuple[Any, float, float]:
@@ -242,15 +247,14 @@ def main() -> None:
                 )
                 how = f"ours ({result.settings['timer']})"
                 add(row(fixture_name, truth, result.verdict, cost, how))
-        # a command of about --command-seconds at A
-        probe = time.perf_counter()
-        subprocess.run(
-            [sys.executable, "-c", "from fastlib.core import work; work(range(100000))"],
-            cwd=trees["a"],
-            check=True,
-        )
-        per = time.perf_counter() - probe
-        size = int(100000 * args.command_seconds / max(per, 0.05))
+        # a command of about --command-seconds of CPU at A: sized by elapsed time (before),
+        # the "2 s" command was ~0.25 s of CPU at load 23-56, where start-up costs mattered
+        _wall, probe_cpu = command_by_hand_once(trees["a"], PROBE)
+        size = int(PROBE_SIZE * args.command_seconds / max(probe_cpu, 0.01))
+        if args.command_runs:
+            print(
+                f"command: work(range({size})) (probe: {probe_cpu:.2f} s of CPU for {PROBE_SIZE})"
+            )
         command = f"{sys.executable} -c 'from fastlib.core import work; work(range({size}))'"
         ratios: list[float] = []
         cpu_ratios: list[float] = []
