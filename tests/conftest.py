@@ -24,6 +24,12 @@ GIT_ENV = {
 
 RepoFactory = Callable[..., Path]
 
+WAIT = 180.0
+"""How long a test waits for a state (a process started, a screen drawn, a notice shown) before it
+fails: a deadline only, never a timing assertion, since a passing test waits no longer. Generous on
+purpose: at load 20-135 on two cores, states that take a second alone took 60-120 s (stop 34);
+pytest-timeout's 900 s stays the bound on a whole test."""
+
 REPOSIM = [sys.executable, "-m", "reposim"]
 """The `reposim` command as a user runs it (this checkout's environment)."""
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from simulator.agent import ModelTurn, ToolCall
 from tests.agent.fake_llm import Reply, call
-from tests.conftest import project_fixtures
+from tests.conftest import WAIT, project_fixtures
 
 if TYPE_CHECKING:
     from textual.pilot import Pilot
@@ -55,7 +55,7 @@ def turn(name: str, thought: str = "", **arguments: object) -> ModelTurn:
 
 
 async def wait_until(
-    pilot: Pilot[None], condition: Callable[[], bool], timeout: float = 90
+    pilot: Pilot[None], condition: Callable[[], bool], timeout: float = WAIT
 ) -> None:
     deadline = time.monotonic() + timeout
     while not condition():

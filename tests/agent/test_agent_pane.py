@@ -14,6 +14,7 @@ from simulator.session import Session
 from simulator.trajectory import read_trajectory
 from simulator.workflow import WorkflowRun
 from tests.agent.conftest import BUG, FIX, turn, wait_until
+from tests.ui.helpers import notices
 from widgets.agent_pane import AgentPane, ApprovalPrompt, EventCard
 
 
@@ -149,8 +150,8 @@ async def test_no_model_configured_is_one_notification(
         pane = app.query_one(AgentPane)
         await pilot.click("#agent-task")
         await pilot.press(*"fix it", "enter")
-        await wait_until(pilot, lambda: not pane.running and bool(app._notifications))
-        messages = [n.message for n in app._notifications]
+        await wait_until(pilot, lambda: not pane.running and bool(notices(app)))
+        messages = notices(app)
         assert any("No model is configured" in m and "REPOSIM_MODEL" in m for m in messages)
 
 

@@ -15,6 +15,7 @@ from simulator.events import Kind
 from simulator.trajectory import read_trajectory
 from tests.replay.replay_helpers import SAMPLES
 from tests.replay.test_replay_view import screen_of, settle, text_of, viewing
+from tests.ui.helpers import notices
 from widgets.replay import Timeline
 from widgets.replay.screen import ForkChoice
 
@@ -170,7 +171,7 @@ async def test_the_view_reopened_after_a_failed_fork_is_at_that_step_and_says_wh
     async with viewing(sample, at_step=5, notice="Could not fork: no engine.") as (app, _):
         assert screen_of(app).query_one(Timeline).current_index == 4
         assert "Step 5" in text_of(app, "#replay-detail")
-        assert [n.message for n in app._notifications] == ["Could not fork: no engine."]
+        assert notices(app) == ["Could not fork: no engine."]
 
 
 async def test_a_swe_agent_submission_reads_as_a_diff_not_an_escaped_string() -> None:

@@ -18,7 +18,7 @@ from textual.widgets import OptionList, Static
 from simulator.events import Actor, Event
 from simulator.trajectory import TrajectoryHeader, TrajectoryWriter
 from tests.replay.replay_helpers import SAMPLES
-from tests.ui.helpers import wait_for
+from tests.ui.helpers import notices, wait_for
 from widgets.replay import ReplayApp, ReplayScreen, Timeline
 from widgets.replay.lines import LeanScrollBar
 from widgets.replay.screen import ForkChoice
@@ -281,7 +281,7 @@ async def test_escape_steps_back_and_never_closes_the_viewer(tmp_path: Path) -> 
         await pilot.press("escape", "escape")
         await settle(pilot)
         assert app.is_running and app.screen is screen
-        assert any("q closes" in n.message for n in app._notifications)
+        await wait_for(pilot, lambda: any("q closes" in n for n in notices(app)), "the notice")
         await pilot.press("q")
         await pilot.pause()
     assert not app.is_running

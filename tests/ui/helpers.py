@@ -8,15 +8,39 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from textual.app import App
+
 from reposim.ui import wire_agent
 from simulator.agent import AgentConfig
 from simulator.backend_factory import make_backend
 from simulator.session import Session
+from tests.conftest import WAIT as WAIT
 from widgets.app import RepoSimApp
 from widgets.tests_panel import TestsPanel
 
-WAIT = 60.0
-"""Upper bound for the UI to catch up on a loaded 2-core machine; never a timing assertion."""
+_NOTIFIED = "_notified_in_this_test"
+
+
+def _keep_notices() -> None:
+    """Every app of a test process keeps what it notifies (see `notices`). Installed once, when
+    this module is imported: before the tests that read notices construct their apps."""
+    notify = App.notify
+
+    def keep(self: App[Any], message: str, **options: Any) -> None:
+        self.__dict__.setdefault(_NOTIFIED, []).append(message)
+        notify(self, message, **options)
+
+    App.notify = keep  # type: ignore[method-assign]
+
+
+_keep_notices()
+
+
+def notices(app: App[Any]) -> list[str]:
+    """What `app` notified, in order, whether or not its toast still shows. The screen's own
+    list (`app._notifications`) lets a notice go when its timeout (5-10 s) passes, and on a
+    loaded machine a test can reach its check later than that."""
+    return list(app.__dict__.get(_NOTIFIED, ()))
 
 
 async def wait_for(

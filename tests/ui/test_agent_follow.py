@@ -11,7 +11,7 @@ from textual.widgets import Input
 
 from simulator.events import Actor
 from simulator.session import Session
-from tests.ui.helpers import wait_for
+from tests.ui.helpers import settled_frame, wait_for
 from widgets.agent_pane import AgentPane, EventCard
 from widgets.app import RepoSimApp
 
@@ -109,7 +109,7 @@ async def test_a_person_reading_older_cards_keeps_their_place(session: Session) 
             lambda: any("new" in c.plain_text() for c in list(pane.query(EventCard))[-2:]),
             "the new card",
         )
-        await pilot.pause(0.2)
+        await settled_frame(pilot, app)  # a scroll to the new card would have happened by now
         assert cards.scroll_y == 0
         assert not last_card_visible(app)
         await pilot.press("end")  # back at the bottom: following again

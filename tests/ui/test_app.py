@@ -13,6 +13,7 @@ from simulator.session import Session
 from tests.conftest import SessionOn, reposim
 from tests.ui.helpers import (
     f5_run,
+    notices,
     palette_highlights,
     quit_prompt_with_an_edit,
     recorded,
@@ -229,19 +230,9 @@ async def test_theme_and_keymap_come_from_the_config_files(
     (config_home / "config.toml").write_text('# mine\n[ui]\ntheme = "reposim-light"\n')
     (config_home / "keymap.toml").write_text('"app.toggle_tree" = "ctrl+e"\n"app.nope" = "f9"\n')
     app = RepoSimApp(session)
-    # What the app notifies, kept here: a notice shows for 10 s, and on a busy machine the app's
-    # start-up alone can take longer, so the screen's notifications may have let it go already.
-    notices: list[str] = []
-    notify = app.notify
-
-    def keep(message: str, *args: object, **kwargs: object) -> None:
-        notices.append(message)
-        notify(message, *args, **kwargs)  # type: ignore[arg-type]
-
-    app.notify = keep  # type: ignore[method-assign]
     async with app.run_test(size=(120, 40)) as pilot:
         assert app.theme == "reposim-light"
-        assert any("app.nope" in notice for notice in notices)
+        assert any("app.nope" in notice for notice in notices(app))
         sidebar = app.query_one("#sidebar")
         await pilot.press("ctrl+b")  # no longer bound
         assert sidebar.display

@@ -12,6 +12,7 @@ from textual.widgets import OptionList
 
 from simulator.events import Event, Kind
 from simulator.session import Session
+from tests.ui.helpers import notices
 from tests.ui_editor.conftest import open_editor, wait_for
 from widgets.codenav import NavListScreen
 from widgets.editor_pane import EditorPane
@@ -106,8 +107,8 @@ async def test_f12_on_an_imported_call_opens_the_definition_in_another_file(
         editor = await open_editor(pane, "pkg/a.py")
         editor.move_cursor((5, 14))  # the literal 1 in `return total + 1`
         await pilot.press("f12")
-        await wait_for(pilot, lambda: bool(app._notifications))
-        messages = [n.message for n in app._notifications]
+        await wait_for(pilot, lambda: bool(notices(app)))
+        messages = notices(app)
         assert any("No definition" in m for m in messages)
         assert cursor(pane) == ("pkg/a.py", (5, 14))
 
@@ -242,8 +243,7 @@ async def test_f12_shows_the_start_of_the_definition_line(session: Session) -> N
 async def test_alt_left_goes_back_after_a_jump_and_alt_right_forward(session: Session) -> None:
     async with indexed_app(session) as (app, pilot, pane):
         await pilot.press("alt+left")  # nothing to go back to yet: says so
-        await wait_for(pilot, lambda: bool(app._notifications))
-        assert any("Nothing to go back to" in n.message for n in app._notifications)
+        await wait_for(pilot, lambda: any("Nothing to go back to" in n for n in notices(app)))
         editor = await open_editor(pane, "pkg/a.py")
         editor.move_cursor((4, 13))  # inside `helper` in `total = helper(value)`
         await pilot.press("f12")

@@ -17,7 +17,8 @@ def curate(*args: str) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         stdin=subprocess.DEVNULL,
         text=True,
-        timeout=120,
+        # As tests.conftest.reposim: an unknown model imports litellm (66 s alone at load 100).
+        timeout=300,
     )
 
 

@@ -8,7 +8,7 @@ from rich.console import Console
 from textual.widgets import Static
 
 from simulator.session import Session
-from tests.ui.helpers import WAIT, wait_for
+from tests.ui.helpers import WAIT, notices, wait_for
 from tests.ui_curation.conftest import MATH
 from widgets.agent_cards import render_card
 from widgets.agent_pane import EventCard
@@ -84,8 +84,8 @@ async def test_stop_finds_the_curation_screens_run(session: Session, tmp_path: P
         )
         [stop] = [a for a in app.palette_actions() if a.title == "Stop the running workflow"]
         stop.run()
-        await wait_for(pilot, lambda: list(app._notifications), "a notice")
-        messages = [n.message for n in app._notifications]
+        await wait_for(pilot, lambda: notices(app), "a notice")
+        messages = notices(app)
         assert "No workflow is running." not in messages, messages
         assert any("harness generation workflow was stopped" in m for m in messages), messages
         await wait_for(

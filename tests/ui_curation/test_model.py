@@ -13,7 +13,7 @@ from simulator.harness.validate import Thresholds
 from simulator.harness.workflow import HarnessOptions
 from simulator.session import Session
 from tests.agent.fake_llm import FakeLLM, Reply, fake_client
-from tests.ui.helpers import recorded, wait_for
+from tests.ui.helpers import notices, recorded, wait_for
 from widgets.app import RepoSimApp
 from widgets.curation.app import CurationApp, target_problems
 from widgets.curation.screen import CurationScreen
@@ -90,10 +90,10 @@ async def test_m_without_a_model_says_how_to_configure_one(
         assert isinstance(screen, CurationScreen)
         screen.query_one(TargetTable).move_cursor(screen.shown.index(sign))
         await pilot.press("M")
-        await wait_for(pilot, lambda: app._notifications, "a notice")
-        [notice] = list(app._notifications)
-        assert "Regenerating with a model needs one" in notice.message
-        assert "--model provider/name" in notice.message and "REPOSIM_MODEL" in notice.message
+        await wait_for(pilot, lambda: notices(app), "a notice")
+        [notice] = notices(app)
+        assert "Regenerating with a model needs one" in notice
+        assert "--model provider/name" in notice and "REPOSIM_MODEL" in notice
         assert screen.problems[sign].harness is not None
         assert screen.problems[sign].harness.text == WEAK  # untouched
 

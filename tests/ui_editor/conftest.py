@@ -13,7 +13,7 @@ from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 
 from simulator.session import Session
-from tests.conftest import RepoFactory, SessionOn
+from tests.conftest import WAIT, RepoFactory, SessionOn
 from widgets.code_editor import CodeEditor
 from widgets.editor_pane import EditorPane
 from widgets.terminal_pane import TerminalPane
@@ -83,7 +83,7 @@ async def editing(
 
 
 async def wait_for(
-    pilot: Pilot[None], condition: Callable[[], bool], timeout: float = 20.0
+    pilot: Pilot[None], condition: Callable[[], bool], timeout: float = WAIT
 ) -> None:
     """Let the app run until `condition` holds; fail with a clear message after `timeout`."""
     deadline = time.monotonic() + timeout

@@ -8,6 +8,7 @@ from pathlib import Path
 from textual.widgets import Button, Input, Tab
 
 from simulator.session import Session
+from tests.ui.helpers import notices
 from widgets.code_editor import CodeEditor
 from widgets.editor_pane import ChoiceScreen
 
@@ -131,9 +132,7 @@ async def test_failed_save_is_a_clear_message(session: Session) -> None:
         target.unlink()
         target.mkdir()  # now a directory: the write must fail
         await pilot.press("ctrl+s")
-        await pilot.pause()
-        messages = [n.message for n in app._notifications]
-        assert any("notes.md" in m for m in messages)
+        await wait_for(pilot, lambda: any("notes.md" in m for m in notices(app)))
         assert pane.is_dirty("notes.md")
 
 
@@ -193,14 +192,11 @@ async def test_external_change_asks_before_replacing_a_dirty_buffer(session: Ses
 async def test_binary_file_is_a_clear_message_not_a_tab(session: Session) -> None:
     async with editing(session) as (app, pilot, pane):
         await pane.open_file("logo.bin")
-        await pilot.pause()
+        await wait_for(pilot, lambda: any("logo.bin is not UTF-8 text" in m for m in notices(app)))
         assert pane.current_path is None
-        messages = [n.message for n in app._notifications]
-        assert any("logo.bin is not UTF-8 text" in m for m in messages)
         await pane.open_file("does/not/exist.py")
-        await pilot.pause()
+        await wait_for(pilot, lambda: len(notices(app)) == 2)
         assert pane.current_path is None
-        assert len(app._notifications) == 2
 
 
 async def test_close_tab_asks_when_dirty(session: Session) -> None:

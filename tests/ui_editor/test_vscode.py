@@ -14,7 +14,7 @@ from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.text_area import Selection
 
 from simulator.session import Session
-from tests.ui.helpers import palette_highlights, recorded
+from tests.ui.helpers import notices, palette_highlights, recorded
 from widgets.app import RepoSimApp
 from widgets.changes_view import (
     ChangesView,
@@ -356,9 +356,7 @@ async def test_tree_new_file_and_folder_are_recorded(app: RepoSimApp, session: S
         tree.focus()
         tree.move_cursor(tree.nodes_by_path["notes.md"])
         await pilot.press("n", *"notes.md", "enter")
-        await wait_for(
-            pilot, lambda: any("already exists" in n.message for n in app._notifications)
-        )
+        await wait_for(pilot, lambda: any("already exists" in n for n in notices(app)))
     assert recorded_kinds(session, "file.create") == [
         ("file.create", "human", "pkg/util.py"),
         ("file.create", "human", "docs/.gitkeep"),

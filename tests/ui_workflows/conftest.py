@@ -19,6 +19,7 @@ from tests.agent.fake_llm import FakeLLM, fake_client
 from tests.conftest import RepoFactory, git
 from tests.harness.conftest import CLAMP, CLAMP_TESTS
 from tests.ui.helpers import WAIT, wait_for, wired_app
+from tests.ui.helpers import notices as notices
 from widgets import workflow_entries
 from widgets.agent_cards import render_card
 from widgets.agent_pane import EventCard
@@ -145,7 +146,3 @@ async def result_card(
     assert end.event.payload["status"] == "ok", card_text(end)
     [result] = cards(app, Kind.WORKFLOW_RESULT, workflow)
     return card_text(result)
-
-
-def notices(app: RepoSimApp) -> list[str]:
-    return [n.message for n in app._notifications]
