@@ -4,7 +4,9 @@ writer, and the one reader every command uses.
 JSONL: a header line, then one event a line, each flushed as written so that a killed process
 loses at most the line in flight. A string in a payload longer than `BLOB_THRESHOLD` characters is
 kept whole in `<file>.blobs/<sha256>.gz` (gzip; files before 0.x wrote `<sha256>`, plain, which
-readers still take) and shortened in the line to its head and tail with a note;
+readers still take, and so does a recording killed before it compressed a blob: the plain bytes
+are written before the line that names them) and shortened in the line to its head and tail
+with a note;
 `payload["blobs"][field]` names the blob. A string that is not UTF-8 (a file name made of other
 bytes) is written readable, with its exact bytes in `payload["raw"][field]` (base64).
 
@@ -101,11 +103,21 @@ def _wait_in_flight(target: Path) -> None:
         pending.result()
 
 
-def _write_blob(raw: bytes, target: Path) -> None:
+def _write_plain_blob(raw: bytes, plain: Path) -> None:
+    """The blob's bytes as they are, under their digest (written whole, then renamed: a file
+    named by a digest never holds part of it)."""
+    part = plain.with_suffix(".part")
+    part.write_bytes(raw)
+    part.replace(plain)
+
+
+def _compress_blob(raw: bytes, target: Path, plain: Path) -> None:
+    """Replace the plain blob by its compressed form (in the writer thread)."""
     try:
         tmp = target.with_suffix(".tmp")
         tmp.write_bytes(gzip.compress(raw, compresslevel=BLOB_LEVEL, mtime=0))
         tmp.replace(target)
+        plain.unlink(missing_ok=True)
     finally:
         with _IN_FLIGHT_LOCK:
             _IN_FLIGHT.pop(target, None)
@@ -196,13 +208,21 @@ class TrajectoryWriter:
         raw = _exact_bytes(text)
         digest = hashlib.sha256(raw).hexdigest()
         target = blob_path(self.path, digest)
+        plain = blob_dir(self.path) / digest
         target.parent.mkdir(exist_ok=True)
+        with _IN_FLIGHT_LOCK:
+            if target in _IN_FLIGHT or target.exists():
+                return digest
+        # The bytes reach the file system here, before the line that names them is written:
+        # a process killed while the blob waits for compression leaves it plain, which readers
+        # take (a copy into the page cache; compressing is what stalled the caller).
+        _write_plain_blob(raw, plain)
         with _IN_FLIGHT_LOCK:
             if target in _IN_FLIGHT or target.exists():
                 return digest
             if self._blob_writer is None:
                 self._blob_writer = ThreadPoolExecutor(1, thread_name_prefix="blob-writer")
-            future = self._blob_writer.submit(_write_blob, raw, target)
+            future = self._blob_writer.submit(_compress_blob, raw, target, plain)
             _IN_FLIGHT[target] = future
         self._blobs_queued.append((future, len(raw)))
         self._settle_blobs(_BLOBS_QUEUED)
@@ -673,26 +693,32 @@ def load_blob(path: Path, event: Event, key: str) -> str:
     return data.decode("utf-8", "surrogateescape")
 
 
+def _open_blob(path: Path, digest: str, what: str) -> tuple[int, bool]:
+    """A descriptor of blob `digest` and whether it is compressed (TrajectoryError if none)."""
+    directory = blob_dir(path)
+    # The plain blob is the writer's until it is compressed: a recording still going on (in
+    # another process) may replace it by `.gz` between two looks, so `.gz` is looked at again.
+    for name, compressed in (
+        (blob_path(path, digest), True),
+        (directory / digest, False),
+        (blob_path(path, digest), True),
+    ):
+        try:
+            return os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC), compressed
+        except FileNotFoundError:
+            continue
+        except OSError:
+            raise TrajectoryError(f"{what} is not a file in {directory}.") from None
+    raise TrajectoryError(f"{what} is missing from {directory}.")
+
+
 def blob_bytes(path: Path, digest: str, what: str | None = None) -> bytes:
     """The exact bytes of blob `digest` of trajectory `path`: `<digest>.gz` (decompressed, at
     most MAX_BLOB bytes), else an older file's plain `<digest>`. A regular file, not a symlink,
     whose bytes hash to the digest; TrajectoryError (one sentence) otherwise."""
     what = what or f"Blob {digest}"
-    directory = blob_dir(path)
     _wait_in_flight(blob_path(path, digest))
-    compressed = True
-    try:
-        fd = os.open(blob_path(path, digest), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except FileNotFoundError:
-        compressed = False
-        try:
-            fd = os.open(directory / digest, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-        except FileNotFoundError:
-            raise TrajectoryError(f"{what} is missing from {directory}.") from None
-        except OSError:
-            raise TrajectoryError(f"{what} is not a file in {directory}.") from None
-    except OSError:
-        raise TrajectoryError(f"{what} is not a file in {directory}.") from None
+    fd, compressed = _open_blob(path, digest, what)
     with os.fdopen(fd, "rb") as handle:
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
             raise TrajectoryError(f"{what} is not a regular file.")
