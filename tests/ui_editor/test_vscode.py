@@ -318,6 +318,19 @@ async def test_palette_has_the_editor_commands(app: RepoSimApp) -> None:
         await pilot.press("escape")
 
 
+async def open_prompt(pilot: Pilot[None], app: RepoSimApp, key: str) -> Input:
+    """Press `key` in the tree and wait until its prompt's line has the keyboard: keys typed
+    before that went to the tree (on a loaded machine the new folder's name never arrived)."""
+    await pilot.press(key)
+
+    def ready() -> bool:
+        screen = app.screen
+        return isinstance(screen, PromptScreen) and screen.query_one("#prompt-input").has_focus
+
+    await wait_for(pilot, ready)
+    return app.screen.query_one("#prompt-input", Input)
+
+
 async def tree_ready(pilot: Pilot[None], tree: FileTree, *paths: str) -> None:
     await wait_for(pilot, lambda: all(path in tree.nodes_by_path for path in paths))
 
@@ -337,8 +350,7 @@ async def test_tree_new_file_and_folder_are_recorded(app: RepoSimApp, session: S
         await tree_ready(pilot, tree, "pkg", "notes.md")
         tree.focus()
         tree.move_cursor(tree.nodes_by_path["pkg"])
-        await pilot.press("n")
-        assert isinstance(app.screen, PromptScreen)
+        await open_prompt(pilot, app, "n")
         await pilot.press(*"util.py", "enter")
         pane = app.query_one(EditorPane)
         await wait_for(pilot, lambda: pane.current_path == "pkg/util.py")  # and it is open
@@ -347,15 +359,18 @@ async def test_tree_new_file_and_folder_are_recorded(app: RepoSimApp, session: S
         # A new folder, in the folder of the file under the cursor; Esc cancels a prompt.
         tree.focus()
         tree.move_cursor(tree.nodes_by_path["notes.md"])
-        await pilot.press("N", "escape")
-        assert not isinstance(app.screen, PromptScreen)
-        await pilot.press("N", *"docs", "enter")
+        await open_prompt(pilot, app, "N")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, PromptScreen))
+        await open_prompt(pilot, app, "N")
+        await pilot.press(*"docs", "enter")
         await wait_for(pilot, lambda: (root / "docs").is_dir())
         await tree_ready(pilot, tree, "docs", "docs/.gitkeep")
         # An existing name is one clear sentence, nothing on disk changes.
         tree.focus()
         tree.move_cursor(tree.nodes_by_path["notes.md"])
-        await pilot.press("n", *"notes.md", "enter")
+        await open_prompt(pilot, app, "n")
+        await pilot.press(*"notes.md", "enter")
         await wait_for(pilot, lambda: any("already exists" in n for n in notices(app)))
     assert recorded_kinds(session, "file.create") == [
         ("file.create", "human", "pkg/util.py"),
@@ -375,8 +390,7 @@ async def test_tree_rename_follows_open_tabs_and_delete_asks(
         await pilot.press("x")  # an unsaved edit travels with the tab
         tree.focus()
         tree.move_cursor(tree.nodes_by_path["notes.md"])
-        await pilot.press("r")
-        prompt = app.screen.query_one("#prompt-input", Input)
+        prompt = await open_prompt(pilot, app, "r")
         assert prompt.value == "notes.md" and prompt.selected_text == "notes"
         await pilot.press(*"readme", "enter")
         await wait_for(pilot, lambda: (root / "readme.md").exists())
