@@ -19,7 +19,7 @@ from rich.console import Console, Group, RenderableType
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.css.query import NoMatches
 from textual.message import Message
@@ -39,6 +39,7 @@ from simulator.events import (
 from simulator.session import Session, SessionError
 from widgets.agent_cards import card_style, render_card
 from widgets.card_parts import diff_renderable
+from widgets.keybindings import default_bindings
 from widgets.palette import PaletteAction
 
 # Cards kept on screen; older ones are dropped (the trajectory keeps everything).
@@ -142,11 +143,7 @@ class CardList(VerticalScroll):
 class ApprovalPrompt(Vertical, can_focus=True):
     """What the agent wants to do, waiting for a = approve or r = reject with a reason."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("a", "approve", "Approve", id="agent.approve"),
-        Binding("r", "reject", "Reject…", id="agent.reject"),
-        Binding("escape", "back", "Back to the question", show=False, id="agent.reject_back"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("agent_approval"))
 
     DEFAULT_CSS = """
     ApprovalPrompt {
@@ -216,27 +213,7 @@ class ApprovalPrompt(Vertical, can_focus=True):
 class AgentPane(Widget):
     """The session's events as cards, and the agent's run under the person's control."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("p", "mode('human')", "Pause (human)", id="agent.pause"),
-        Binding("c", "mode('confirm')", "Confirm mode", id="agent.confirm"),
-        Binding("g", "mode('auto')", "Go (auto)", id="agent.auto"),
-        Binding("i", "interrupt", "Interrupt", id="agent.interrupt"),
-        Binding("s", "stop", "Stop the run", id="agent.stop"),
-        Binding("t", "focus_task", "Task input", id="agent.task"),
-        Binding("escape", "focus_cards", "Leave the input", show=False, id="agent.cards"),
-        Binding("f", "toggle_follow", "Follow the agent in the editor", id="agent.follow"),
-        # The pane's left edge moves with the arrow, as Alt+Left/Right move the tree's right edge.
-        Binding(
-            "alt+left", "app.resize_agent(4)", "Wider agent pane", id="agent.wider", show=False
-        ),
-        Binding(
-            "alt+right",
-            "app.resize_agent(-4)",
-            "Narrower agent pane",
-            id="agent.narrower",
-            show=False,
-        ),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("agent"))
 
     DEFAULT_CSS = """
     AgentPane { width: 1fr; height: 1fr; layout: vertical; }

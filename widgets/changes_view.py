@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
@@ -25,6 +25,7 @@ from textual.widgets.option_list import Option
 
 from simulator.session import FileChange, Session
 from widgets.coalesce import Coalesced
+from widgets.keybindings import default_bindings
 
 STATUS_WORDS = {"A": "added", "M": "modified", "D": "deleted", "R": "renamed"}
 _HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
@@ -155,10 +156,7 @@ class DiffScreen(ModalScreen[None]):
         "diff--hunk",
         "diff--number",
     }
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q", "close", "Close", id="diff.close"),
-        Binding("u", "toggle_layout", "Unified / side by side", id="diff.layout"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("diff"))
 
     def __init__(self, path: str, diff: str, *, unified: bool = False) -> None:
         super().__init__()
@@ -265,15 +263,7 @@ class ChangesView(Widget):
         "changes--header",
     }
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(
-            "d",
-            "show_diff_screen",
-            "Diff view",
-            id="changes.diff",
-            tooltip="The highlighted file's diff, full screen, side by side",
-        ),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("changes"))
 
     class OpenFile(Message):
         """Open `path`, at the 1-based `line` of its first change when it has one."""

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
 
 from pygments.token import Token, _TokenType
 from textual._tree_sitter import get_language
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.document._document import Document, DocumentBase, EditResult, Location
 from textual.document._document_navigator import DocumentNavigator
 from textual.document._syntax_aware_document import SyntaxAwareDocument
@@ -34,6 +34,8 @@ from textual.timer import Timer
 from textual.widgets import TextArea
 from textual.widgets.text_area import Selection
 from tree_sitter import Language, Parser, Query, QueryCursor, Tree
+
+from widgets.keybindings import default_bindings
 
 if TYPE_CHECKING:  # pygments.lexers loads with the first file Pygments highlights (cold start)
     from pygments.lexer import Lexer
@@ -435,37 +437,8 @@ class LazyWrappedDocument(WrappedDocument):
 class CodeEditor(TextArea):
     """A code editor whose highlighting costs what is on screen, not what is in the file."""
 
-    # VS Code's keys where TextArea has Emacs' (Ctrl+A was "line start"; Home still is).
-    # Terminals send Ctrl+/ as Ctrl+_ (0x1f); the kitty keyboard protocol sends it as Ctrl+/.
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+a", "select_all", "Select all", id="editor.select_all", show=False),
-        Binding(
-            "ctrl+home", "document_edge(False)", "Start of file", id="editor.file_start", show=False
-        ),
-        Binding("ctrl+end", "document_edge(True)", "End of file", id="editor.file_end", show=False),
-        Binding(
-            "ctrl+shift+home",
-            "document_edge(False, True)",
-            "Select to start of file",
-            id="editor.select_to_file_start",
-            show=False,
-        ),
-        Binding(
-            "ctrl+shift+end",
-            "document_edge(True, True)",
-            "Select to end of file",
-            id="editor.select_to_file_end",
-            show=False,
-        ),
-        Binding(
-            "ctrl+slash,ctrl+underscore",
-            "toggle_comment",
-            "Toggle comment",
-            id="editor.toggle_comment",
-            tooltip="Comment or uncomment the selected lines (# in Python, // in C)",
-            show=False,
-        ),
-    ]
+    # VS Code's keys where TextArea has Emacs' (widgets/keybindings.toml, code_editor).
+    BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("code_editor"))
 
     def __init__(self, text: str = "", *, path: str | None = None, **kwargs: Any) -> None:
         self.path = path

@@ -10,11 +10,13 @@ from typing import TYPE_CHECKING, ClassVar
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
+
+from widgets.keybindings import default_bindings
 
 if TYPE_CHECKING:  # annotations only: the code index loads after the first frame
     from simulator.analysis import CallRef, Symbol
@@ -71,11 +73,7 @@ class NavListScreen(ModalScreen[NavTarget | None]):
     NavListScreen Input { margin-bottom: 1; }
     NavListScreen OptionList { height: auto; max-height: 30; border: none; }
     """
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "close", "Close", id="codenav.close"),
-        Binding("down", "move(1)", "Next", show=False, id="codenav.next"),
-        Binding("up", "move(-1)", "Previous", show=False, id="codenav.previous"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("codenav"))
 
     def __init__(
         self, title: str, entries: list[NavEntry], placeholder: str, *, ranked: bool = False

@@ -8,11 +8,12 @@ from typing import ClassVar
 
 from rich.text import Text
 from textual.app import App, ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from simulator.compare import Comparison, RowState
+from widgets.keybindings import default_bindings
 
 _STYLE = {RowState.SAME: "", RowState.DIFFERS: "yellow", RowState.PARTIAL: "cyan"}
 
@@ -57,11 +58,7 @@ class CompareScreen(Screen[None]):
     #compare-table { height: 1fr; }
     #compare-summary { height: auto; max-height: 8; padding: 0 1; }
     """
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("d", "next_difference", "Next difference", id="compare.next"),
-        Binding("D", "previous_difference", "Previous", id="compare.previous"),
-        Binding("q,escape", "close", "Close", id="compare.close"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("compare"))
 
     def __init__(self, comparison: Comparison) -> None:
         super().__init__()

@@ -31,6 +31,7 @@ from textual.widgets import Button, Input, Label, Static, TabbedContent, TabPane
 from simulator.events import Event, FileRenamePayload, Kind
 from simulator.session import BackendError, Session, SessionError
 from widgets.codenav import NavListScreen, NavTarget, hierarchy_entries, outline_entries
+from widgets.keybindings import default_bindings
 from widgets.palette import PaletteAction
 
 if TYPE_CHECKING:
@@ -67,11 +68,7 @@ class ChoiceScreen(ModalScreen[str]):
     ChoiceScreen Horizontal { height: auto; align-horizontal: right; }
     ChoiceScreen Button { margin-left: 1; }
     """
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss_default", "Cancel", show=False),
-        Binding("left", "app.focus_previous", "Previous button", show=False),
-        Binding("right", "app.focus_next", "Next button", show=False),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("editor_choice"))
 
     def __init__(self, question: str, choices: list[tuple[str, str]], default: str) -> None:
         super().__init__()
@@ -98,16 +95,7 @@ class FindInput(Input):
     """The find box: Tab goes to the replace box when it is shown (as in VS Code); otherwise
     Tab moves on to the next pane, as everywhere."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(
-            "tab",
-            "to_replace",
-            "To the replace box",
-            id="editor.to_replace_box",
-            tooltip="In the find box: on to the replace box (when shown)",
-            show=False,
-        ),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("editor_find"))
 
     def action_to_replace(self) -> None:
         if self.screen.query_one("#find-panel").has_class("-replace"):
@@ -120,23 +108,7 @@ class ReplaceInput(Input):
     """The replace box: Enter replaces the match, Alt+Enter (Ctrl+Alt+Enter in VS Code; the
     terminal sends ESC Enter) replaces them all; Shift+Tab goes back to the find box."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(
-            "alt+enter,ctrl+alt+enter",
-            "replace_all",
-            "Replace all",
-            id="editor.replace_all",
-            tooltip="In the replace box: replace every match (one recorded edit)",
-        ),
-        Binding(
-            "shift+tab",
-            "to_find",
-            "Back to the find box",
-            id="editor.to_find_box",
-            tooltip="In the replace box: back to the find box",
-            show=False,
-        ),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("editor_replace"))
 
     def action_to_find(self) -> None:
         self.screen.query_one("#find-bar", Input).focus()
@@ -187,89 +159,7 @@ class EditorPane(Widget):
     EditorPane #index-state.-shown { display: block; }
     """
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+s", "save", "Save", id="editor.save", priority=True),
-        Binding("ctrl+f", "find", "Find", id="editor.find", priority=True),
-        Binding("ctrl+g", "goto_line", "Go to line", id="editor.goto_line", priority=True),
-        # Ctrl+H is Backspace (0x08) on the wire in xterm and tmux; Ctrl+R is what they send.
-        Binding(
-            "ctrl+h,ctrl+r",
-            "replace",
-            "Replace",
-            id="editor.replace",
-            tooltip="Find and replace (Enter: this match; Alt+Enter: all, recorded as one edit)",
-            priority=True,
-        ),
-        Binding("ctrl+w", "close_tab", "Close tab", id="editor.close_tab", priority=True),
-        Binding("escape", "hide_bars", "Hide find", show=False, id="editor.hide_bars"),
-        # Ctrl+Tab reaches an app only through the kitty keyboard protocol (kitty, foot, WezTerm,
-        # Ghostty); xterm, tmux and most others send it as a plain Tab. Ctrl+PgDn / Ctrl+PgUp
-        # are what every terminal sends (VS Code binds both pairs). Priority: the text area, a
-        # scroll view, binds them to scroll a page sideways, which it did in a file with long lines.
-        Binding(
-            "ctrl+pagedown,ctrl+tab",
-            "switch_tab(1)",
-            "Next tab",
-            id="editor.next_tab",
-            tooltip="The next editor tab (Ctrl+Tab only where the terminal sends it)",
-            show=False,
-            priority=True,
-        ),
-        Binding(
-            "ctrl+pageup,ctrl+shift+tab",
-            "switch_tab(-1)",
-            "Previous tab",
-            id="editor.previous_tab",
-            tooltip="The previous editor tab",
-            show=False,
-            priority=True,
-        ),
-        Binding(
-            "f12",
-            "goto_definition",
-            "Definition",
-            id="editor.goto_definition",
-            tooltip="Go to the definition of the name under the cursor",
-            priority=True,
-        ),
-        # VS Code's Go Back / Go Forward (Windows and Linux keys; Ctrl+Alt+- is not sent by
-        # terminals). In the editor they win over the app's Alt+Left/Right tree resize, which
-        # still works from the other panes.
-        Binding(
-            "alt+left",
-            "go_back",
-            "Back",
-            id="editor.go_back",
-            tooltip="Back to where the cursor was before F12, an outline or a call-list jump",
-            show=False,
-        ),
-        Binding(
-            "alt+right",
-            "go_forward",
-            "Forward",
-            id="editor.go_forward",
-            tooltip="Forward again after Alt+Left",
-            show=False,
-        ),
-        Binding(
-            "shift+f12",
-            "call_hierarchy",
-            "Callers",
-            id="editor.call_hierarchy",
-            tooltip="Callers and callees of the function under the cursor",
-            priority=True,
-        ),
-        # Legacy terminals send Ctrl+O for Ctrl+Shift+O, which TextArea does not use; F8 is
-        # the key every terminal sends.
-        Binding(
-            "ctrl+shift+o,f8",
-            "outline",
-            "Outline",
-            id="editor.outline",
-            tooltip="Go to a function or class of this file (outline)",
-            priority=True,
-        ),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("editor"))
 
     class FileOpened(Message):
         def __init__(self, path: str) -> None:

@@ -21,7 +21,7 @@ from rich.style import Style
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.message import Message
 from textual.screen import ModalScreen
@@ -34,6 +34,7 @@ from simulator.session import BackendError, Session, SessionError
 from simulator.workspace import WorkspaceWalk, child_path
 from widgets.coalesce import Coalesced
 from widgets.editor_pane import ChoiceScreen
+from widgets.keybindings import default_bindings
 from widgets.palette import PaletteAction
 
 PAGE = 2000
@@ -71,7 +72,7 @@ class PromptScreen(ModalScreen[str | None]):
     }
     PromptScreen Label { width: 100%; margin-bottom: 1; }
     """
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel", show=False)]
+    BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("tree_prompt"))
 
     def __init__(self, question: str, value: str = "", placeholder: str = "") -> None:
         super().__init__()
@@ -124,28 +125,7 @@ TOOL_CACHES = frozenset(
 class FileTree(Tree[Entry]):
     """The workspace's files; Enter or a click on a file posts `FileTree.FileChosen`."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("right", "expand_or_enter", "Expand", id="tree.expand", show=False),
-        Binding("left", "collapse_or_parent", "Collapse", id="tree.collapse", show=False),
-        Binding(
-            "n", "new_file", "New file", id="tree.new_file", tooltip="New file here (recorded)"
-        ),
-        Binding(
-            "N,shift+n",
-            "new_folder",
-            "New folder",
-            id="tree.new_folder",
-            tooltip="New folder here (recorded; holds an empty .gitkeep so git sees it)",
-        ),
-        Binding("r", "rename", "Rename", id="tree.rename", tooltip="Rename or move (recorded)"),
-        Binding(
-            "delete",
-            "delete",
-            "Delete",
-            id="tree.delete",
-            tooltip="Delete, after asking (recorded)",
-        ),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("tree"))
 
     DEFAULT_CSS = """
     FileTree > .file-tree--modified { color: $warning; }

@@ -19,13 +19,14 @@ from typing import ClassVar
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from simulator.session import BackendError, RecordedPty, Session, SessionError
+from widgets.keybindings import default_bindings
 from widgets.terminal_screen import DEFAULT_SCROLLBACK, Line, TerminalScreen, line_segments
 
 _CURSOR_KEYS = {"up": "A", "down": "B", "right": "C", "left": "D", "home": "H", "end": "F"}
@@ -111,15 +112,7 @@ class TerminalPane(ScrollView, can_focus=True):
     }
     """
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(
-            "shift+pageup", "page_up_history", "Scroll up", show=False, id="terminal.scroll_up"
-        ),
-        Binding(
-            "shift+pagedown", "page_down_history", "Scroll down", show=False,
-            id="terminal.scroll_down",
-        ),
-    ]  # fmt: skip
+    BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("terminal"))
 
     class Exited(Message):
         """The shell ended (its PTY closed)."""

@@ -10,7 +10,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.widget import Widget
@@ -20,6 +20,7 @@ from textual.widgets.option_list import Option
 from simulator import test_command
 from simulator.session import Session
 from simulator.testrun import DEFAULT_TEST_COMMAND, TestOutcome, TestRunResult, failure_reason
+from widgets.keybindings import default_bindings
 
 DEFAULT_SHOWN = "python -m pytest"  # what the default command is to a person
 
@@ -42,16 +43,7 @@ class TestsPanel(Widget):
 
     __test__ = False  # not a pytest class, despite the name
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(
-            "e",
-            "edit_command",
-            "Edit the test command",
-            id="tests.edit_command",
-            tooltip="Change the command F5 runs (kept for this repository)",
-        ),
-        Binding("escape", "leave_command", "Back to the results", show=False, id="tests.back"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("tests"))
 
     DEFAULT_CSS = """
     TestsPanel { height: 1fr; }

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
@@ -37,6 +37,7 @@ from simulator.workflow import (
     approval_gate,
 )
 from widgets.agent_pane import AgentPane, ApprovalPrompt
+from widgets.keybindings import default_bindings
 from widgets.palette import PaletteAction
 from widgets.workspace_app import WorkspaceApp
 
@@ -213,9 +214,7 @@ class WorkflowApproval(ApprovalPrompt):
     """The agent pane's a / r prompt, for an action of a workflow: the answer goes back to the
     workflow (its engine waits in `approval_gate`), never to the agent."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("A", "approve_rest", "Approve the rest", id="workflow.approve_rest"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("workflow_approval"))
     # three keys: wrap in a narrow pane rather than lose "r reject" off its edge (80x24)
     DEFAULT_CSS = """
     WorkflowApproval #approval-keys { height: auto; }
@@ -452,9 +451,7 @@ class RevisionsScreen(ModalScreen[tuple[str, str] | None]):
     RevisionsScreen Label { width: 100%; }
     RevisionsScreen Input { margin-bottom: 1; }
     """
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel", "Cancel", show=False, id="workflow.perf_cancel")
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("workflow_revisions"))
 
     def __init__(self, what: str, a: str = "HEAD~1", b: str = "HEAD") -> None:
         super().__init__()

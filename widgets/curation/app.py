@@ -17,6 +17,7 @@ from themes import DEFAULT_THEME
 from widgets.curation.keys import CURATION_BINDINGS, SURVIVORS_BINDINGS
 from widgets.curation.screen import CurationScreen
 from widgets.key_order import KeyOrderedApp
+from widgets.keybindings import default_bindings
 from widgets.settings import load_settings
 from widgets.theming import ThemeSet
 
@@ -56,9 +57,7 @@ def select_problems(problems: list[Problem], selectors: list[str], *, where: str
 class CurationApp(KeyOrderedApp[None]):
     # the screen's CSS is loaded when it is pushed; the app carries it for the first frame
     CSS_PATH = str(Path(__file__).with_name("curation.tcss"))
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("f1", "help", "Keys", id="app.help", tooltip="Every key, with its binding id"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("single_screen_app"))
 
     def __init__(
         self,

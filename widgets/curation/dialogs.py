@@ -16,12 +16,13 @@ from textual.screen import ModalScreen
 from textual.widgets import Checkbox, Input, Label, Static
 
 from widgets.curation.keys import SURVIVORS_BINDINGS
+from widgets.keybindings import default_bindings
 
 
 class AskText(ModalScreen[str | None]):
     """One line of text (a rejection's reason, a note); Escape cancels."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("ask_text"))
 
     def __init__(self, prompt: str) -> None:
         super().__init__()
@@ -44,10 +45,7 @@ class AskText(ModalScreen[str | None]):
 class AskYesNo(ModalScreen[bool]):
     """A question with two answers: y (or Enter) says yes; n or Escape says no."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("y,enter", "answer(True)", "Yes"),
-        Binding("n,escape", "answer(False)", "No"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("ask_yes_no"))
 
     def __init__(self, question: str, hint: str) -> None:
         super().__init__()

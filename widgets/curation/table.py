@@ -13,13 +13,14 @@ from typing import ClassVar
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from widgets.curation.model import COLUMNS, Row
+from widgets.keybindings import default_bindings
 
 FIXED = {"state": 9, "coverage": 8, "mutation": 8, "flaky": 5, "last run": 8}
 FIXED |= {"parity": 6, "no pickle": 9, "why": 24}
@@ -47,14 +48,7 @@ class TargetTable(ScrollView, can_focus=True):
         "target-table--stale",
     }
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "move(-1)", "Up", show=False),
-        Binding("down", "move(1)", "Down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home", "move(-1000000000)", "First", show=False),
-        Binding("end", "move(1000000000)", "Last", show=False),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("curation_table"))
 
     class Highlighted(Message):
         """The cursor moved to another row (index into the problems)."""

@@ -12,15 +12,14 @@ from simulator.paths import config_dir
 from themes import DEFAULT_THEME
 from widgets.fleet.screen import FleetScreen
 from widgets.key_order import KeyOrderedApp
+from widgets.keybindings import default_bindings
 from widgets.settings import load_settings
 from widgets.theming import ThemeSet
 
 
 class FleetApp(KeyOrderedApp[None]):
     CSS_PATH = str(Path(__file__).with_name("fleet.tcss"))
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("f1", "help", "Keys", id="app.help", tooltip="Every key, with its binding id"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("single_screen_app"))
 
     def __init__(
         self, fleet: Fleet, *, theme_name: str | None = None, interval: float = 0.25

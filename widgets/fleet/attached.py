@@ -14,13 +14,14 @@ from typing import ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static, TextArea
 
 from simulator.agent.control import ControlClient, ControlError
+from widgets.keybindings import default_bindings
 from widgets.replay import screen as replay_screen
 from widgets.replay.screen import ReplayScreen
 from widgets.replay.timeline import Timeline
@@ -55,18 +56,7 @@ class AttachedScreen(ReplayScreen):
     }
     """
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(
-            "p",
-            "take_over",
-            "Take over",
-            id="fleet.take_over",
-            tooltip="Pause the agent after its current step and type in its terminal",
-        ),
-        Binding("r", "resume", "Resume agent", id="fleet.resume", tooltip="Let the agent go on"),
-        Binding("E", "edit_file", "Edit a file", id="fleet.edit"),
-        Binding("M", "message", "Tell the agent", id="fleet.tell"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("fleet_attached"))
 
     class Answer(Message):
         """What the session said to a take-over request (or why it could not)."""
@@ -266,10 +256,7 @@ class EditFileScreen(ModalScreen[str | None]):
         padding: 0 1;
     }
     """
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+s", "save", "Save into the session", id="fleet.edit.save"),
-        Binding("escape", "cancel", "Leave unsaved", id="fleet.edit.cancel"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("fleet_edit"))
 
     def __init__(self, path: str, text: str) -> None:
         super().__init__()

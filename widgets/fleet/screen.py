@@ -17,13 +17,14 @@ from typing import ClassVar
 from rich.style import Style
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
 from simulator.fleet import Fleet, SessionRow, SessionState
 from widgets.fleet.table import Column, FleetTable
+from widgets.keybindings import default_bindings
 
 # The last action takes the width the others leave: at 80 columns every other column still shows.
 TABLE_COLUMNS = (
@@ -89,40 +90,7 @@ def _cells(row: SessionRow) -> tuple[str, ...]:
 class FleetScreen(Screen[None]):
     CSS_PATH = "fleet.tcss"
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(
-            "enter",
-            "attach",
-            "Attach",
-            id="fleet.attach",
-            tooltip="Follow the session's trajectory in the replay viewer; p there takes it over",
-        ),
-        Binding(
-            "slash",
-            "filter",
-            "Filter",
-            id="fleet.filter",
-            tooltip="Show only sessions whose row contains the text",
-        ),
-        Binding("s", "sort", "Sort", id="fleet.sort", tooltip="Cycle the sort column"),
-        Binding(
-            "S",
-            "only_stuck",
-            "Stuck only",
-            id="fleet.stuck",
-            tooltip="Show only stuck and failed sessions (again: all)",
-        ),
-        Binding("m", "mark", "Mark", id="fleet.mark", tooltip="Mark the session for comparing"),
-        Binding(
-            "equals_sign",
-            "compare",
-            "Compare marked",
-            id="fleet.compare",
-            tooltip="Open the marked sessions side by side, aligned step by step",
-        ),
-        Binding("escape", "clear_filter", "Clear filter", show=False, id="fleet.clear"),
-        Binding("q", "quit_fleet", "Quit", id="fleet.quit"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("fleet"))
 
     class Changed(Message):
         def __init__(self, rows: list[SessionRow]) -> None:

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.events import Click
 from textual.geometry import Region, Size
 from textual.message import Message
@@ -26,6 +26,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Static
 
+from widgets.keybindings import default_bindings
 from widgets.replay.lines import paint_lines, scroll_row_into_view
 
 
@@ -42,15 +43,7 @@ class Column:
 class FleetTable(ScrollView, can_focus=True):
     """Rows keyed by session, each a tuple of cell strings and a style for one column."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "move(-1)", "Up", show=False, id="fleet.up"),
-        Binding("down,j", "move(1)", "Down", show=False, id="fleet.down"),
-        Binding("pageup", "page(-1)", "Page up", show=False, id="fleet.page_up"),
-        Binding("pagedown", "page(1)", "Page down", show=False, id="fleet.page_down"),
-        Binding("home", "go(0)", "First", show=False, id="fleet.first"),
-        Binding("end", "last", "Last", show=False, id="fleet.last"),
-        Binding("enter", "select", "Attach", show=False, id="fleet.select"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("fleet_table"))
     DEFAULT_CSS = """
     FleetTable { background: $surface; overflow-x: hidden; }
     """

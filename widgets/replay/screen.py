@@ -18,7 +18,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
@@ -45,6 +45,7 @@ from simulator.trajectory import (
 )
 from simulator.wire import WireError
 from widgets.key_order import KeyOrderedApp
+from widgets.keybindings import default_bindings
 from widgets.replay.detail import render_file, render_step
 from widgets.replay.stepview import StepView
 from widgets.replay.timeline import Timeline
@@ -124,23 +125,7 @@ class ReplayScreen(Screen[None]):
 
     CSS_PATH = "replay.tcss"
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("space", "toggle_play", "Play/pause", id="replay.play"),
-        Binding("plus,equals_sign", "speed(1)", "Faster", id="replay.faster"),
-        Binding("minus", "speed(-1)", "Slower", id="replay.slower"),
-        Binding("e", "next_edit", "Next edit", id="replay.next_edit"),
-        Binding("x", "next_failure", "Next failure", id="replay.next_failure"),
-        Binding("slash", "focus_search", "Search", id="replay.search"),
-        Binding("n", "search_next(1)", "Next match", show=False, id="replay.search_next"),
-        Binding("N", "search_next(-1)", "Prev match", show=False, id="replay.search_previous"),
-        Binding("a", "cycle_actor", "Actor", id="replay.filter_actor"),
-        Binding("t", "cycle_kind", "Kind", id="replay.filter_kind"),
-        Binding("f", "show_files", "Files", id="replay.files"),
-        Binding("d", "show_step", "Step", show=False, id="replay.step"),
-        Binding("F", "fork", "Fork here", id="replay.fork"),
-        Binding("q", "close", "Close", id="replay.close"),
-        Binding("escape", "escape", "Back", show=False, id="replay.escape"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("replay"))
 
     class Loaded(Message):
         def __init__(self, source: EventSource | None, error: str | None = None) -> None:
@@ -794,10 +779,7 @@ class ReplayApp(KeyOrderedApp[ForkChoice | None]):
     # Textual loads a screen's CSS_PATH when the screen is pushed, not for the default screen:
     # without this the stand-alone view is laid out without replay.tcss (a one-column timeline).
     CSS_PATH = ReplayScreen.CSS_PATH
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("H", "other_file(-1)", "Prev file", id="replay.previous_file"),
-        Binding("L", "other_file(1)", "Next file", id="replay.next_file"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("replay_app"))
 
     def __init__(
         self,

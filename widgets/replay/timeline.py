@@ -17,7 +17,7 @@ from typing import ClassVar
 from rich.cells import set_cell_size
 from rich.segment import Segment
 from rich.style import Style
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
@@ -27,6 +27,7 @@ from textual.strip import Strip
 
 from simulator.describe import describe_event
 from simulator.trajectory import EventSource, TrajectoryError
+from widgets.keybindings import default_bindings
 from widgets.replay.lines import lean_vertical_scrollbar, paint_lines, scroll_row_into_view
 
 ACTOR_COLOURS = {"human": "green", "agent": "magenta", "system": "blue"}
@@ -39,14 +40,7 @@ rows it saved cost to render again."""
 class Timeline(ScrollView, can_focus=True):
     """A scrolling list of steps with a cursor."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "move(-1)", "Previous", show=False, id="replay.previous"),
-        Binding("down,j", "move(1)", "Next", show=False, id="replay.next"),
-        Binding("pageup", "move(-20)", "Page up", show=False, id="replay.page_up"),
-        Binding("pagedown", "move(20)", "Page down", show=False, id="replay.page_down"),
-        Binding("home,g", "go_to_row(0)", "First", id="replay.first"),
-        Binding("end,G", "last", "Last", id="replay.last"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("replay_timeline"))
 
     DEFAULT_CSS = """
     Timeline { background: $surface; overflow-x: hidden; }
