@@ -44,9 +44,10 @@ def definition_text(record: FileRecord, start: int, end: int) -> str:
     return strip_indent(record.text(start, end), line_indent(record, start))
 
 
-def _parses(text: str) -> bool:
+def parses_as_python(source: str | bytes) -> bool:
+    """`ast.parse` accepts it (a syntax error, or a NUL byte, says no)."""
     try:
-        ast.parse(text)
+        ast.parse(source)
     except (SyntaxError, ValueError):
         return False
     return True
@@ -56,13 +57,13 @@ def standalone_definition(text: str) -> str:
     """A definition's text as `definition_text` gives it, from either form RepoSim has written:
     already dedented (returned as it is), or cut at the decorator with the rest still indented
     (records made before the fix): the `def` line's indentation is taken off every line."""
-    if not text or _parses(text):
+    if not text or parses_as_python(text):
         return text
     for line in text.splitlines():
         found = _DEF.match(line)
         if found is not None:
             fixed = strip_indent(text, found.group(1))
-            return fixed if _parses(fixed) else text
+            return fixed if parses_as_python(fixed) else text
     return text
 
 

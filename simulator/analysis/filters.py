@@ -8,7 +8,6 @@ R2E argued in docs/extract-filters.md. `FILTERS` is what `reposim extract --list
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from simulator.analysis import r2e
+from simulator.analysis.code_text import parses_as_python
 from simulator.analysis.model import FileRecord, FunctionRecord, Lang
 
 if TYPE_CHECKING:
@@ -168,13 +168,7 @@ def _no_errors(fn: FunctionRecord, _f: FileRecord, _v: str, _g: CallGraph | None
     return not fn.in_error
 
 
-@lru_cache(maxsize=16)
-def _python_parses(source: bytes) -> bool:
-    try:
-        ast.parse(source)
-    except (SyntaxError, ValueError):
-        return False
-    return True
+_python_parses = lru_cache(maxsize=16)(parses_as_python)  # one file, many functions
 
 
 def _parses(fn: FunctionRecord, record: FileRecord, _v: str, _g: CallGraph | None) -> bool:
