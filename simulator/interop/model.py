@@ -100,15 +100,16 @@ class Conversation:
 
     @property
     def task(self) -> str:
-        for message in self.prompt:
-            if message.get("role") == "user":
-                return text_of(message.get("content"))
-        return ""
+        return self._first("user")
 
     @property
     def system(self) -> str:
+        return self._first("system")
+
+    def _first(self, role: str) -> str:
+        """The text of the prompt's first message from `role` ("" without one)."""
         for message in self.prompt:
-            if message.get("role") == "system":
+            if message.get("role") == role:
                 return text_of(message.get("content"))
         return ""
 
