@@ -230,13 +230,22 @@ def _read_requirement_files(project: Project, root: Path) -> None:
         project.hints.append("requirement files: " + ", ".join(found))
 
 
-def _read_tox(project: Project, path: Path) -> None:
+def _read_ini(path: Path) -> configparser.ConfigParser | None:
+    """An ini file (tox.ini, setup.cfg, pytest.ini) as a project writes it: no interpolation,
+    repeated keys allowed; None when it is missing or does not parse."""
     if not path.is_file():
-        return
+        return None
     parser = configparser.ConfigParser(interpolation=None, strict=False)
     try:
         parser.read_string(path.read_text(errors="replace"))
     except configparser.Error:
+        return None
+    return parser
+
+
+def _read_tox(project: Project, path: Path) -> None:
+    parser = _read_ini(path)
+    if parser is None:
         return
     project.hints.append("tox.ini")
     for section in parser.sections():
@@ -349,15 +358,8 @@ def _read_pytest_config(project: Project, root: Path, pyproject: dict[str, Any] 
         ("tox.ini", "pytest"),
         ("setup.cfg", "tool:pytest"),
     ):
-        path = root / name
-        if not path.is_file():
-            continue
-        parser = configparser.ConfigParser(interpolation=None, strict=False)
-        try:
-            parser.read_string(path.read_text(errors="replace"))
-        except configparser.Error:
-            continue
-        if parser.has_section(section):
+        parser = _read_ini(root / name)
+        if parser is not None and parser.has_section(section):
             options.update(dict(parser.items(section)))
     addopts = options.get("addopts", "")
     for flag, dist in PLUGIN_FLAGS.items():
