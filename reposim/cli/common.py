@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import click
 
 from backends.base import BackendError
-from simulator.events import Event
+from simulator.events import Event, Kind
 from simulator.session import Session, SessionError, Subscriber, open_session
 from simulator.trajectory import TrajectoryError
 
@@ -120,6 +120,23 @@ def json_printer(stream: Any = None) -> Callable[[Event], None]:
         out.flush()
 
     return emit
+
+
+def on_workflow_steps(show: Callable[[dict[str, Any], dict[str, Any]], None]) -> Subscriber:
+    """A session subscriber that hands each workflow step's payload, and its detail, to `show`
+    (the workflow commands' progress lines); other events pass by."""
+
+    def on_event(event: Event) -> None:
+        if event.kind == Kind.WORKFLOW_STEP:
+            step = event.payload
+            show(step, step.get("detail") or {})
+
+    return on_event
+
+
+def step_seconds(step: dict[str, Any]) -> str:
+    """How long a workflow step took, as " 1.2s" ("" while it runs)."""
+    return f" {step['seconds']:.1f}s" if step.get("seconds") is not None else ""
 
 
 def _parse_ports(values: tuple[str, ...]) -> dict[int, int | None]:

@@ -17,7 +17,9 @@ from reposim.cli.common import (
     backend_options,
     existing_dir,
     json_printer,
+    on_workflow_steps,
     run_async,
+    step_seconds,
 )
 from reposim.cli.options import (
     budget_options,
@@ -28,7 +30,6 @@ from reposim.cli.options import (
     output_option,
     threshold_options,
 )
-from simulator.events import Event, Kind
 
 if TYPE_CHECKING:
     from simulator.agent import Budgets
@@ -38,11 +39,7 @@ if TYPE_CHECKING:
 def _progress(label: str) -> Any:
     """Workflow steps as readable lines on stderr."""
 
-    def show(event: Event) -> None:
-        if event.kind != Kind.WORKFLOW_STEP:
-            return
-        step = event.payload
-        detail = step.get("detail") or {}
+    def show(step: dict[str, Any], detail: dict[str, Any]) -> None:
         if step["status"] == "running" and step["step"] != "trace":
             return
         what = detail.get("target") or detail.get("problem") or ""
@@ -56,10 +53,10 @@ def _progress(label: str) -> Any:
             )
         elif step["step"] == "sample":
             extra = f" #{detail.get('index')} {'pass' if detail.get('passed') else 'fail'}"
-        took = f" {step['seconds']:.1f}s" if step.get("seconds") is not None else ""
+        took = step_seconds(step)
         click.echo(f"{label}: {step['step']} {what}{extra} [{step['status']}{took}]", err=True)
 
-    return show
+    return on_workflow_steps(show)
 
 
 def _dist(values: dict[str, Any] | None) -> str:

@@ -10,7 +10,14 @@ from typing import Any
 
 import click
 
-from reposim.cli.common import CliError, existing_dir, existing_file, run_async
+from reposim.cli.common import (
+    CliError,
+    existing_dir,
+    existing_file,
+    on_workflow_steps,
+    run_async,
+    step_seconds,
+)
 from reposim.cli.options import (
     Decorator,
     backend_kind_options,
@@ -18,7 +25,6 @@ from reposim.cli.options import (
     model_options,
     number_option,
 )
-from simulator.events import Event, Kind
 
 
 def _settings(
@@ -82,17 +88,12 @@ class Progress:
 
 
 def _progress(show: Progress) -> Any:
-    def on_event(event: Event) -> None:
+    def line(step: dict[str, Any], detail: dict[str, Any]) -> None:
         """Workflow steps as they happen."""
-        if event.kind != Kind.WORKFLOW_STEP:
-            return
-        step = event.payload
-        detail = step.get("detail") or {}
         where = f" {detail['round']}/{detail['of']}" if "round" in detail else ""
-        took = f" {step['seconds']:.1f}s" if step.get("seconds") is not None else ""
-        show(f"{step['workflow']}: {step['step']}{where} {step['status']}{took}")
+        show(f"{step['workflow']}: {step['step']}{where} {step['status']}{step_seconds(step)}")
 
-    return on_event
+    return on_workflow_steps(line)
 
 
 class Duration(click.ParamType[float]):

@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from reposim.cli.batch import BatchSettings, batch_options, run_batch_cli
-from reposim.cli.common import CliError, json_printer, run_async
+from reposim.cli.common import CliError, json_printer, on_workflow_steps, run_async, step_seconds
 from reposim.cli.options import (
     backend_kind_options,
     folder_option,
@@ -19,27 +19,16 @@ from reposim.cli.options import (
     model_options,
     number_option,
 )
-from simulator.events import Event, Kind
 
 
 def _progress(as_json: bool) -> Any:
     """Stage lines on stderr (or every event as JSON on stdout)."""
 
-    printer = json_printer()
-
-    def show(event: Event) -> None:
-        if as_json:
-            printer(event)
-            return
-        if event.kind != Kind.WORKFLOW_STEP:
-            return
-        step = event.payload
-        detail = step.get("detail") or {}
+    def show(step: dict[str, Any], detail: dict[str, Any]) -> None:
         if step["status"] == "running":
             extra = f" {detail.get('reason')}" if detail.get("reason") else ""
             click.echo(f"  {step['step']}…{extra}", err=True)
             return
-        seconds = step.get("seconds")
         note = ""
         if step["step"] == "oracle" and detail.get("tier"):
             note = f" → {detail['tier']}"
@@ -47,10 +36,9 @@ def _progress(as_json: bool) -> Any:
                 note += f" [{detail['category']}]"
         elif detail.get("not_installed"):
             note = f" (not installed: {', '.join(detail['not_installed'])})"
-        timing = f" {seconds:.1f}s" if isinstance(seconds, int | float) else ""
-        click.echo(f"  {step['step']} {step['status']}{timing}{note}", err=True)
+        click.echo(f"  {step['step']} {step['status']}{step_seconds(step)}{note}", err=True)
 
-    return show
+    return json_printer() if as_json else on_workflow_steps(show)
 
 
 @click.command("setup")
