@@ -129,7 +129,7 @@ CASES = (
 ONE = """
 import sys, time, timeit
 sys.path.insert(0, sys.argv[1])
-setup = "from more_itertools import *; " + sys.argv[2]
+setup = f"from more_itertools import {sys.argv[4]}; {sys.argv[2]}"
 timer = timeit.Timer(sys.argv[3], setup, timer=time.thread_time)
 loops, _ = timer.autorange()
 print(min(timer.repeat(3, loops)) / loops)
@@ -160,10 +160,10 @@ def _tree(dest: Path, commit: str, into: Path) -> Path:
     return tree
 
 
-def _one(tree: Path, setup: str, statement: str) -> float:
+def _one(tree: Path, setup: str, statement: str, function: str) -> float:
     """CPU seconds per run of `statement` at `tree`, in a fresh process (timeit's best of 3)."""
     proc = subprocess.run(
-        [sys.executable, "-c", ONE, str(tree), setup, statement],
+        [sys.executable, "-c", ONE, str(tree), setup, statement, function],
         check=True,
         capture_output=True,
         text=True,
@@ -182,7 +182,7 @@ def by_hand(dest: Path, rounds: int, trees: Path) -> dict[str, list[str]]:
 
         ratios = []
         for _ in range(rounds):
-            ta1, tb1, tb2, ta2 = (_one(tree, setup, statement) for tree in (a, b, b, a))
+            ta1, tb1, tb2, ta2 = (_one(t, setup, statement, function) for t in (a, b, b, a))
             ratios += [ta1 / tb1, ta2 / tb2]
         text = (
             f"{path}: {statistics.median(ratios):.2f}x "
