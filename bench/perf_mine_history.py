@@ -13,11 +13,12 @@ each candidate release with the previous one on the function it changed most.
 
 `--check OUT` (DEST built) checks mining against a by-hand measurement from one run: each
 release's changed function on the path its release changed (its changelog says which), A (the
-previous release) against B, interleaved ABBA x `--rounds` (5), each a fresh process timing
-the statement with timeit and the CPU-time clock; then `perf mine DEST --max 5 --budget 20s`
-into OUT; then a table: release, function, by hand per path, mined (its verdict), kept. The
-target: every release a by-hand check finds >= 1.3x faster on its changed path is kept.
-~3 min by hand and ~15-30 min of mining at load 10-30.
+previous release) against B, interleaved ABBA x `--rounds` (3), each a fresh process timing
+the statement with timeit's autorange (>= 0.2 s) and the CPU-time clock; then
+`perf mine DEST --max 5 --budget 20s` into OUT; then a table: release, function, by hand per
+path, mined (its verdict), kept. The target: every release a by-hand check finds >= 1.3x
+faster on its changed path is kept. ~2 min by hand at load 5 (~15 min at load 40) and ~15-30
+min of mining at load 10-30.
 
 Pinned: more-itertools 9.0.0 ... 10.5.0 (8 releases, 2022-2024; pure Python, its tests in the
 sdist, a changelog in docs/versions.rst). Sdists come from PyPI with `pip download`.
@@ -131,8 +132,8 @@ import sys, time, timeit
 sys.path.insert(0, sys.argv[1])
 setup = f"from more_itertools import {sys.argv[4]}; {sys.argv[2]}"
 timer = timeit.Timer(sys.argv[3], setup, timer=time.thread_time)
-loops, _ = timer.autorange()
-print(min(timer.repeat(3, loops)) / loops)
+loops, seconds = timer.autorange()  # its last measurement, >= 0.2 s, after shorter ones
+print(seconds / loops)
 """
 
 
@@ -222,7 +223,7 @@ def main() -> None:
     parser.add_argument("dest", type=Path)
     parser.add_argument("--sdists", type=Path, help="where the sdists are kept (downloaded once)")
     parser.add_argument("--check", type=Path, metavar="OUT", help="by hand vs mined (DEST built)")
-    parser.add_argument("--rounds", type=int, default=5, help="by-hand ABBA rounds per path")
+    parser.add_argument("--rounds", type=int, default=3, help="by-hand ABBA rounds per path")
     args = parser.parse_args()
     if args.check:
         check(args.dest, args.check, args.rounds)
