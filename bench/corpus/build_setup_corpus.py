@@ -5,9 +5,10 @@
 Reads bench/corpus/setup_corpus.txt (NAME==VERSION per line, an optional `# category` after
 it; --list setup_corpus_hard.txt for the hard corpus), runs
 `pip download --no-binary :all: --no-deps NAME==VERSION` for each (pip builds the metadata, so
-this takes a few minutes), unpacks every archive into DEST/<name>-<version>/, checks that it
-ships tests (a test_*.py or *_test.py file) and commits it, so a session starts from a clean
-commit. Projects without tests are reported and left out. DEST defaults to
+this takes a few minutes; an sdist whose metadata today's build tools cannot make is fetched
+again with the build tools of its era), unpacks every archive into DEST/<name>-<version>/,
+checks that it ships tests (a test_*.py or *_test.py file) and commits it, so a session starts
+from a clean commit. Projects without tests are reported and left out. DEST defaults to
 ~/.cache/reposim/setup-corpus; downloads already there are reused.
 
 `debian:NAME` pins a C project: the source package NAME of Debian bookworm, fetched with
@@ -55,6 +56,11 @@ def repo_dir(dest: Path, name: str, version: str) -> Path:
         return dest / f"{name.split(':', 1)[1]}-debian"
     return dest / f"{name.lower().replace('_', '-')}-{version}"
 
+
+# Build tools as of the corpus's releases (2018-2022): setuptools 58 dropped use_2to3, and
+# Cython 3 (2023) no longer builds PyYAML 5's extension. Only for downloading (pip builds
+# the metadata); setup itself meets each project with nothing pinned.
+ERA_BUILD_TOOLS = ("setuptools<58", "cython<3")
 
 DEBIAN_SOURCES = "deb-src http://deb.debian.org/debian bookworm main\n"
 
@@ -120,6 +126,20 @@ def _download(name: str, version: str, downloads: Path) -> Path:
         check=False,
         env=env,
     )
+    if proc.returncode != 0:
+        # pip builds the sdist's metadata with today's build tools, which an old setup.py may
+        # not survive (deap 1.3.1's use_2to3, html5lib 1.1's pkg_resources, PyYAML 5.4.1 and
+        # Cython 3): once more with the build tools of the releases' era.
+        with tempfile.NamedTemporaryFile("w", suffix=".txt") as constraints:
+            constraints.write("".join(f"{c}\n" for c in ERA_BUILD_TOOLS))
+            constraints.flush()
+            proc = subprocess.run(
+                [*pip, *download, f"{name}=={version}"],
+                capture_output=True,
+                text=True,
+                check=False,
+                env={**env, "PIP_CONSTRAINT": constraints.name},
+            )
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:]
         raise RuntimeError(f"pip download {name}=={version} failed: {' '.join(tail)}")
