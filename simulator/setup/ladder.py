@@ -27,6 +27,7 @@ from typing import Any
 from backends.base import ExecResult
 from simulator.events import Actor
 from simulator.session import Session
+from simulator.setup.aptlists import APT, FETCH_FAILED, Lists, ensure_lists, run_as_root
 from simulator.setup.detect import Project, detect
 from simulator.setup.imports import ImportScan, scan
 from simulator.setup.names import (
@@ -1304,7 +1305,8 @@ async def _install_system(env: _Env, fix: Fix, state: RepairState) -> bool:
     """Debian packages, installed as root in the container (setup has the network); the
     session's user is not root, so this goes through the engine, and the trajectory gets a note
     with the command and its outcome. On other backends they are only recorded (the generated
-    Dockerfile installs them)."""
+    Dockerfile installs them). The package lists come from the host's copy for the image when
+    there is one (simulator/setup/aptlists.py)."""
     session = env.session
     description = session.description
     container = description.container if description.kind == "docker" else None
@@ -1312,14 +1314,10 @@ async def _install_system(env: _Env, fix: Fix, state: RepairState) -> bool:
     if container is None:
         state.system_packages.extend(p for p in packages if p not in state.system_packages)
         return False
-    # The container drops setuid/setgid: apt must not switch to its _apt sandbox user.
-    apt = "apt-get -o APT::Sandbox::User=root"
-    update = f"ls /var/lib/apt/lists/*_Packages* >/dev/null 2>&1 || {apt} update -qq"
+    lists = await _package_lists(env, container)
     if not packages:
         for library in fix.modules:
-            code, out = await _root(
-                container, f"{update} >/dev/null 2>&1; {SYSTEM_LOOKUP}", [library], timeout=600
-            )
+            code, out = await run_as_root(container, SYSTEM_LOOKUP, [library], timeout=600)
             found = out.strip().splitlines()[-1:] if code == 0 else []
             session.note(
                 f"setup: looked up the Debian package that ships {library}: "
@@ -1329,11 +1327,11 @@ async def _install_system(env: _Env, fix: Fix, state: RepairState) -> bool:
             packages += [p for p in found if DEBIAN_PACKAGE.match(p)]
     if not packages:
         return False
-    script = (
-        f"{update} && DEBIAN_FRONTEND=noninteractive {apt} install -y -qq "
-        '--no-install-recommends -- "$@" 2>&1 | tail -5'
-    )
-    code, out = await _root(container, script, packages, timeout=900)
+    code, out = await run_as_root(container, _INSTALL, packages, timeout=900)
+    if code != 0 and lists is Lists.CACHED and FETCH_FAILED.search(out):
+        # The copied lists name files the mirror has since replaced: fetch them, once.
+        await _package_lists(env, container, refresh=True)
+        code, out = await run_as_root(container, _INSTALL, packages, timeout=900)
     session.note(
         f"setup (as root): apt-get install {' '.join(packages)} -> exit {code}\n{out[-800:]}",
         actor=Actor.SYSTEM,
@@ -1343,24 +1341,29 @@ async def _install_system(env: _Env, fix: Fix, state: RepairState) -> bool:
     return code == 0
 
 
-async def _root(container: str, script: str, args: list[str], *, timeout: float) -> tuple[int, str]:
-    """`sh -c SCRIPT -- ARGS` as root in the container; arguments never reach the script as
-    code, only as "$@"."""
-    from backends.docker_engine import connect
+# The install's own exit status, not tail's (sh has no pipefail: the status goes through a file).
+_INSTALL = (
+    f"DEBIAN_FRONTEND=noninteractive {APT} install -y -qq --no-install-recommends -- "
+    '"$@" >/tmp/.apt-install 2>&1; code=$?; tail -5 /tmp/.apt-install; '
+    "rm -f /tmp/.apt-install; exit $code"
+)
 
-    argv = ["timeout", str(int(timeout)), "sh", "-c", script, "setup", *args]
 
-    def run() -> tuple[int, str]:
-        client = connect()
-        try:
-            exec_id = client.api.exec_create(container, argv, user="0:0")
-            output = bytes(client.api.exec_start(exec_id["Id"])).decode("utf-8", "replace")
-            code = client.api.exec_inspect(exec_id["Id"]).get("ExitCode")
-            return int(code if code is not None else 1), output
-        finally:
-            client.close()
-
-    return await asyncio.to_thread(run)
+async def _package_lists(env: _Env, container: str, *, refresh: bool = False) -> Lists:
+    """The container's package lists (see `ensure_lists`), and a note saying where from."""
+    started = time.monotonic()
+    lists = await ensure_lists(container, env.session.description.image_id, refresh=refresh)
+    if lists is not Lists.PRESENT:
+        where = {
+            Lists.CACHED: "copied from the host, fetched earlier for this image",
+            Lists.FETCHED: "fetched (apt-get update) and kept on the host for this image",
+            Lists.MISSING: "apt-get update failed",
+        }[lists]
+        env.session.note(
+            f"setup: package lists {where} ({time.monotonic() - started:.1f} s)",
+            actor=Actor.SYSTEM,
+        )
+    return lists
 
 
 # -- C projects ----------------------------------------------------------------------------------
