@@ -43,10 +43,11 @@ SUPPORT_MODULE = "reposim_harness_support"
 SUPPORT_PATH = f"{HARNESS_DIR}/{SUPPORT_MODULE}.py"
 SUPPORT_IMPORT = (
     f"from {SUPPORT_MODULE} import (NOTHING, C, E, F, G, M, N, O, P, R, S, T, check_call, "
-    "check_discrimination, import_paths, load_candidate, load_reference, named, same)"
+    "check_discrimination, check_in_situ, import_paths, load_candidate, load_reference, named, "
+    "same)"
 )
 SELF_CHECK = "test_the_comparator_tells_recorded_results_apart"
-_CASE_ID = re.compile(r"\[(c\d+)\]$")
+_CASE_ID = re.compile(r"\[([cs])(\d+)\]$")
 
 
 def harness_path(target: Target) -> str:
@@ -92,6 +93,9 @@ class TracedCall:
     exhausted: bool = True  # the generator ran to its end (else: the first items only)
     stdout: str | None = None  # what the call printed, when the target prints at all
     stderr: str | None = None
+    # a call whose values cannot be kept, checked in situ: {"call": its number among the
+    # target's calls in `test`, "why", "shown": its arguments' readable forms, "outcome"}
+    in_situ: dict[str, Any] | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TracedCall:
@@ -108,6 +112,7 @@ class TracedCall:
             exhausted=bool(data.get("exhausted", True)),
             stdout=data.get("stdout"),
             stderr=data.get("stderr"),
+            in_situ=data.get("in_situ"),
         )
 
     @property
@@ -146,9 +151,45 @@ def _tuple(values: list[dict[str, str]]) -> str:
 def render_traced(
     target: Target, module: str, calls: list[TracedCall], paths: list[str] | None = None
 ) -> str:
-    """A harness that replays recorded calls of the reference against `candidate`."""
+    """A harness that replays recorded calls of the reference against `candidate` (`CASES`),
+    and checks in situ the calls whose values could not be kept (`IN_SITU`)."""
     generator = "traced from the repository's tests"
-    lines = [header(target, module, generator, paths), "", "CASES = ["]
+    lines = [header(target, module, generator, paths)]
+    kept = [c for c in calls if c.in_situ is None]
+    if kept:
+        lines.extend(_replayed(kept))
+    checked = [c for c in calls if c.in_situ is not None]
+    if checked:
+        lines.extend(_in_situ(checked))
+    return "\n".join(lines) + "\n"
+
+
+def _in_situ(calls: list[TracedCall]) -> list[str]:
+    lines = ["", "# Calls checked where they happen: each test runs again with `candidate` in the"]
+    lines.append("# target's place, and the call numbered (the target's k-th call in that test)")
+    lines.append("# must do what the reference does on a copy of the same live arguments.")
+    lines.append("IN_SITU = [")
+    for call in calls:
+        info = call.in_situ or {}
+        lines.append(f"    # {call.test}, call {info.get('call')} (not kept: {info.get('why')})")
+        for position, text in enumerate(info.get("shown") or []):
+            lines.append(f"    #   args[{position}]: {text}")
+        if info.get("outcome"):
+            lines.append(f"    #   the reference {info['outcome']}")
+        lines.append(f"    dict(test={call.test!r}, call={int(info.get('call') or 0)}),")
+    lines.append("]")
+    lines.append("")
+    lines.append("")
+    lines.append(
+        '@pytest.mark.parametrize("case", IN_SITU, ids=[f"s{i}" for i in range(len(IN_SITU))])'
+    )
+    lines.append("def test_in_situ(case):")
+    lines.append("    check_in_situ(candidate, TARGET, IN_SITU, **case)")
+    return lines
+
+
+def _replayed(calls: list[TracedCall]) -> list[str]:
+    lines = ["", "CASES = ["]
     prints = any(c.stdout or c.stderr for c in calls)
     for call in calls:
         if call.test:
@@ -191,7 +232,7 @@ def render_traced(
             'comparator is blind here)."""'
         )
         lines.append("    check_discrimination(CASES)")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def readable_share(text: str) -> tuple[int, int]:
@@ -200,10 +241,13 @@ def readable_share(text: str) -> tuple[int, int]:
     inside = False
     block: list[str] = []
     for line in text.splitlines():
-        if line == "CASES = [":
+        if line in ("CASES = [", "IN_SITU = ["):
             inside = True
         elif inside and line == "]":
-            break
+            inside = False
+        elif inside and line.startswith("    dict(test="):  # checked in situ: no value kept
+            cases += 1
+            readable += 1
         elif inside and line == "    dict(":
             block = []
         elif inside and line == "    ),":
@@ -214,10 +258,11 @@ def readable_share(text: str) -> tuple[int, int]:
     return readable, cases
 
 
-def case_of(test_id: str) -> int | None:
-    """The CASES index a traced harness's test id stands for (`...[c3]` -> 3)."""
+def case_of(test_id: str) -> tuple[str, int] | None:
+    """The case a traced harness's test id stands for: ("c", 3) for `...[c3]` (CASES[3]),
+    ("s", 1) for `...[s1]` (IN_SITU[1])."""
     match = _CASE_ID.search(test_id)
-    return int(match.group(1)[1:]) if match else None
+    return (match.group(1), int(match.group(2))) if match else None
 
 
 def check_harness(text: str) -> str | None:

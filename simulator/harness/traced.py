@@ -93,6 +93,8 @@ async def trace(
     traces = {}
     for target in targets:
         calls = [TracedCall.from_dict(c) for c in raw["calls"].get(target.id, [])]
+        # the replayed calls first, then those checked in situ: the order the harness lists them
+        calls.sort(key=lambda c: c.in_situ is not None)
         traces[target.id] = Trace(
             module=str(raw["modules"].get(target.id) or ""),
             calls=calls,
@@ -147,7 +149,13 @@ def harness_text(target: Target, trace: Trace, keep: list[int] | None = None) ->
     return render_traced(target, trace.module, calls, trace.paths)
 
 
-def surviving_cases(total: int, failing: list[str], flaky: list[str]) -> list[int]:
-    """The CASES indexes that neither failed nor flaked on the reference."""
-    bad = {case_of(test) for test in [*failing, *flaky]}
-    return [i for i in range(total) if i not in bad]
+def surviving_cases(calls: list[TracedCall], failing: list[str], flaky: list[str]) -> list[int]:
+    """The indexes of `calls` (replayed ones first, as the harness lists them) whose cases
+    neither failed nor flaked on the reference."""
+    replayed = sum(c.in_situ is None for c in calls)
+    bad = set()
+    for test in [*failing, *flaky]:
+        case = case_of(test)
+        if case is not None:
+            bad.add(case[1] if case[0] == "c" else replayed + case[1])
+    return [i for i in range(len(calls)) if i not in bad]

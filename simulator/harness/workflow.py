@@ -159,9 +159,12 @@ async def _traced_problem(
     path = harness_path(target)
     await snapshot_reference(session, target)
     keep = list(range(len(trace.calls)))
+    in_situ = sum(c.in_situ is not None for c in trace.calls)
     notes = [
         f"{len(trace.calls)} calls chosen by coverage of {trace.candidates or len(trace.calls)} "
-        f"distinct recorded, from {len(trace.tests)} test(s); {trace.dropped_total} dropped"
+        f"distinct recorded, from {len(trace.tests)} test(s)"
+        + (f" ({in_situ} checked in situ: their values cannot be kept)" if in_situ else "")
+        + f"; {trace.dropped_total} dropped"
         + (f" ({_dropped_text(trace.dropped)})" if trace.dropped else "")
     ]
     text = traced.harness_text(target, trace)
@@ -174,7 +177,7 @@ async def _traced_problem(
     )
     case_failures = [t for t in first.failing if case_of(t) is not None]
     if case_failures or first.flaky:
-        keep = traced.surviving_cases(len(trace.calls), case_failures, first.flaky)
+        keep = traced.surviving_cases(trace.calls, case_failures, first.flaky)
         notes.append(
             f"{len(case_failures)} call(s) not reproducible and {len(first.flaky)} flaky on "
             "the reference: dropped"

@@ -86,7 +86,11 @@ def test_an_object_found_too_big_is_not_pickled_again_in_the_same_test(tmp_path:
             sys.settrace(None)
         # pickled once in the test, not once per call (50 calls: about 50 times as much)
         assert 0 < Counted.reduced < 15_000
-    assert recorder.dropped[target["id"]] == {"an argument: too big": 100}
+    # not dropped: checked in situ, a share of each test's calls (the rest add no arcs)
+    assert recorder.dropped[target["id"]] == {}
+    pool = recorder.pool[target["id"]]
+    assert len(pool) == 2 * recorder.PER_TEST
+    assert {c["in_situ"]["why"] for c in pool} == {"an argument: too big"}
 
 
 class Pair:

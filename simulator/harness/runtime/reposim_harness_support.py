@@ -30,7 +30,7 @@ from collections.abc import Iterator, Sequence
 from enum import Enum
 from itertools import islice
 from pathlib import Path
-from types import ModuleType
+from types import MethodType, ModuleType
 from typing import Any
 
 CANDIDATE_VARIABLE = "REPOSIM_CANDIDATE"
@@ -636,6 +636,8 @@ def same(actual: Any, expected: Any, _memo: set[tuple[int, int]] | None = None) 
         return True
     memo.add(pair)
     if isinstance(expected, Iterator) and not isinstance(expected, Sequence):
+        if _live[0]:  # a live object: reading it would take items from the test (a lexer)
+            return _same_live_iterator(actual, expected, memo)
         # a lazy result (a generator, map, filter, a custom iterator): compare what it yields
         return same(list(islice(actual, _ITER_LIMIT)), list(islice(expected, _ITER_LIMIT)), memo)
     if isinstance(expected, list | tuple):
@@ -664,6 +666,10 @@ def same(actual: Any, expected: Any, _memo: set[tuple[int, int]] | None = None) 
         )
     if _is_pattern(expected):  # a compiled pattern (the `regex` package's has no __eq__)
         return bool(actual.pattern == expected.pattern and actual.flags == expected.flags)
+    if isinstance(expected, MethodType):  # (its == asks for the very same `self`)
+        return same(actual.__func__, expected.__func__, memo) and same(
+            actual.__self__, expected.__self__, memo
+        )
     if isinstance(expected, type | ModuleType) or (callable(expected) and not state(expected)):
         return _name(actual) == _name(expected)
     kind = type(expected)
@@ -677,6 +683,22 @@ def same(actual: Any, expected: Any, _memo: set[tuple[int, int]] | None = None) 
         except Exception:
             return False
     return _same_state(actual, expected, memo)
+
+
+_live = [False]  # comparing live objects of a test that goes on (a check in situ)
+
+
+def _same_live_iterator(actual: Any, expected: Any, memo: set[tuple[int, int]]) -> bool:
+    """Two iterators of a test that goes on, compared without taking items from them: by
+    their fields when Python sees some, else by what copies of them yield (and as equal when
+    they cannot be copied: a generator; nothing then tells them apart)."""
+    if state(expected) is not None:
+        return _same_state(actual, expected, memo)
+    try:
+        mine, theirs = copy.deepcopy(actual), copy.deepcopy(expected)
+    except Exception:
+        return True
+    return same(list(islice(mine, _ITER_LIMIT)), list(islice(theirs, _ITER_LIMIT)), memo)
 
 
 def _name(value: Any) -> str:
@@ -919,3 +941,317 @@ def check_discrimination(cases: list[dict[str, Any]]) -> None:
             values.append([materialize(item) for item in case["yields"]])
     blind = discriminates(values)
     assert blind is None, f"the comparator is blind for this target: {blind}"
+
+
+# -- checks in situ ---------------------------------------------------------------------------
+#
+# A call whose arguments cannot be kept (a parser holding its LR tables, an object holding a
+# lambda) is checked where it happens: the repository's test that made it runs again, in this
+# process, with the target's live function swapped for a trampoline; every call goes to
+# `candidate`, and the calls the harness names (the k-th call of the target in that test) are
+# also made on the reference, with a deep copy of the same live arguments taken just before
+# (module-level objects stay themselves), and compared: the result or the exception, and the
+# arguments' state afterwards. The test continues with what the candidate did, so the test's
+# own assertions judge it too. Nothing is stored: the expected values are the reference's, live.
+
+SUITE_FLAGS = ["-q", "-p", "no:cacheprovider", "-p", "no:cov", "-p", "no:randomly"]
+SUITE_FLAGS += ["-p", "no:xdist", "-p", "no:reposim_tracer", "-p", "no:warnings"]
+_DISPATCH = "__reposim_in_situ__"
+_in_situ_runs: dict[str, tuple[Any, Any, dict[str, Any]]] = {}  # test -> (who, code, outcome)
+
+
+def _live_function(target: dict[str, str]) -> Any:
+    """The function object whose code is the target's (decorator wrappers followed down)."""
+    obj: Any = resolve(importlib.import_module(target["module"]), target["qualname"])
+    for _ in range(10):
+        if inspect.isfunction(obj) and obj.__code__.co_qualname == target["qualname"]:
+            return obj
+        obj = getattr(obj, "__wrapped__", None)
+    raise LookupError(f"no plain function at {target['module']}:{target['qualname']}")
+
+
+def _find_code(code: Any, qualname: str) -> Any:
+    if code.co_qualname == qualname:
+        return code
+    for const in code.co_consts:
+        if inspect.iscode(const):
+            found = _find_code(const, qualname)
+            if found is not None:
+                return found
+    return None
+
+
+def _renamed(code: Any, filename: str) -> Any:
+    """`code` (and the code nested in it) under another file name: coverage.py measures only
+    the target's file, so the calls that are not compared do not count as covered."""
+    consts = tuple(_renamed(c, filename) if inspect.iscode(c) else c for c in code.co_consts)
+    return code.replace(co_filename=filename, co_consts=consts)
+
+
+def _as_function(code: Any, live: Any) -> Any:
+    made = type(live)(code, live.__globals__, live.__name__, live.__defaults__, live.__closure__)
+    made.__kwdefaults__ = live.__kwdefaults__
+    return made
+
+
+_reference_codes: dict[Path, Any] = {}
+
+
+def _reference_function(target: dict[str, str], live: Any) -> Any:
+    """The reference's code of the target, run with the live module's globals (its classes and
+    singletons are the ones the test uses); the reference module when the closure differs."""
+    path = REFERENCE_DIR / target["path"]
+    module = _reference_codes.get(path)
+    if module is None:
+        module = _reference_codes[path] = compile(
+            path.read_text(encoding="utf-8"), str(path), "exec"
+        )
+    code = _find_code(module, live.__qualname__)
+    if code is None or code.co_freevars != live.__code__.co_freevars:
+        return load_reference(target)
+    return _as_function(code, live)
+
+
+def _trampoline(code: Any) -> Any:
+    """A code object with `code`'s parameters and free variables whose body hands the call to
+    the module global `__reposim_in_situ__` (callers that read the signature, as ply reads a
+    grammar action's, see the same one)."""
+    names = code.co_varnames
+    count, posonly, kwonly = code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount
+    positional = list(names[:count])
+    keywords = list(names[count : count + kwonly])
+    index = count + kwonly
+    star = names[index] if code.co_flags & inspect.CO_VARARGS else None
+    index += star is not None
+    double = names[index] if code.co_flags & inspect.CO_VARKEYWORDS else None
+    params = positional[:posonly] + (["/"] if posonly else []) + positional[posonly:]
+    params += [f"*{star}"] if star else (["*"] if keywords else [])
+    params += keywords + ([f"**{double}"] if double else [])
+    args = ", ".join([*positional, *([f"*{star}"] if star else [])])
+    kwargs = ", ".join([*(f"{k!r}: {k}" for k in keywords), *([f"**{double}"] if double else [])])
+    free = list(code.co_freevars)
+    source = "def outer():\n"
+    source += f"    {' = '.join([*free, 'None'])}\n" if free else ""
+    source += f"    def inner({', '.join(params)}):\n"
+    source += f"        {', '.join(free)}\n" if free else ""
+    source += f"        return {_DISPATCH}(({args}{',' if args else ''}), {{{kwargs}}})\n"
+    source += "    return inner\n"
+    made = _find_code(compile(source, code.co_filename, "exec"), "outer.<locals>.inner")
+    if made.co_freevars != code.co_freevars:
+        raise LookupError("the target's free variables cannot be matched")
+    return made.replace(
+        co_name=code.co_name, co_qualname=code.co_qualname, co_firstlineno=code.co_firstlineno
+    )
+
+
+def _kept_as_is() -> dict[int, Any]:
+    """A deep copy's memo that keeps modules and module-level singletons themselves."""
+    memo: dict[int, Any] = {}
+    for name, module in list(sys.modules.items()):
+        memo[id(module)] = module
+        if getattr(module, "__file__", None) and str(WORKSPACE) in str(module.__file__):
+            for obj, _ in _index_shared(name).values():
+                memo[id(obj)] = obj
+    memo.update(_NAMED)
+    return memo
+
+
+class _InSitu:
+    """The trampoline's other half: counts the target's calls in one test and checks those
+    asked for against the reference."""
+
+    def __init__(self, candidate: Any, quiet: Any, reference: Any, calls: set[int]) -> None:
+        self.candidate, self.quiet, self.reference = candidate, quiet, reference
+        self.calls = calls
+        self.count = 0
+        self.inside_reference = 0
+        self.differences: dict[int, str] = {}
+        self.checked: set[int] = set()
+        self.memo: dict[int, Any] | None = None  # made at the first check: the test's module
+        # (and its module-level parser) is imported by then
+
+    def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if self.inside_reference:  # the reference's own calls of the target stay the reference's
+            return self.reference(*args, **kwargs)
+        self.count += 1
+        number = self.count
+        if number not in self.calls:
+            return self.quiet(*args, **kwargs)
+        try:
+            copied_args, copied_kwargs = self.copy((args, kwargs))
+        except Exception as exc:
+            self.differences[number] = f"its arguments cannot be copied ({type(exc).__name__})"
+            return self.quiet(*args, **kwargs)
+        self.checked.add(number)
+        result: Any = None
+        raised: Exception | None = None
+        try:
+            result = self.candidate(*args, **kwargs)
+        except Exception as exc:
+            raised = exc
+        self.inside_reference += 1
+        try:
+            expected = self.reference(*copied_args, **copied_kwargs)
+            expected_raised: Exception | None = None
+        except Exception as exc:
+            expected, expected_raised = None, exc
+        finally:
+            self.inside_reference -= 1
+        difference = _difference(
+            result, raised, expected, expected_raised, (args, kwargs), (copied_args, copied_kwargs)
+        )
+        if difference:
+            self.differences[number] = difference
+        if raised is not None:
+            raise raised
+        return result
+
+    def copy(self, value: Any) -> Any:
+        """A deep copy of `value` in which what cannot be copied (a lock, an open file, a
+        generator) stays itself, shared by both calls: the object a copy fails on (found in
+        the failing `deepcopy` frame) joins the objects kept as they are, and it is tried
+        again, a bounded number of times."""
+        if self.memo is None:
+            self.memo = _kept_as_is()
+        for _ in range(_COPY_TRIES):
+            try:
+                return copy.deepcopy(value, dict(self.memo))
+            except Exception as exc:
+                failed = _uncopied(exc)
+                if failed is None or id(failed) in self.memo:
+                    raise
+                self.memo[id(failed)] = failed
+        return copy.deepcopy(value, dict(self.memo))
+
+
+_COPY_TRIES = 20
+
+
+def _uncopied(exc: BaseException) -> Any:
+    """The object the innermost `copy.deepcopy` call was copying when `exc` was raised."""
+    found = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code is copy.deepcopy.__code__:
+            found = tb.tb_frame.f_locals.get("x")
+        tb = tb.tb_next
+    return found
+
+
+def _kind(exc: BaseException) -> str:
+    return f"{type(exc).__module__}.{type(exc).__qualname__}"
+
+
+def _difference(
+    result: Any,
+    raised: Exception | None,
+    expected: Any,
+    expected_raised: Exception | None,
+    after: tuple[tuple[Any, ...], dict[str, Any]],
+    expected_after: tuple[tuple[Any, ...], dict[str, Any]],
+) -> str:
+    """How the candidate's call differed from the reference's, or "" when it did not."""
+    _live[0] = True
+    try:
+        return _live_difference(result, raised, expected, expected_raised, after, expected_after)
+    finally:
+        _live[0] = False
+
+
+def _live_difference(
+    result: Any,
+    raised: Exception | None,
+    expected: Any,
+    expected_raised: Exception | None,
+    after: tuple[tuple[Any, ...], dict[str, Any]],
+    expected_after: tuple[tuple[Any, ...], dict[str, Any]],
+) -> str:
+    if expected_raised is not None:
+        if raised is None:
+            return f"returned {describe(result)}; the reference raised {_kind(expected_raised)}"
+        if _kind(raised) != _kind(expected_raised) or str(raised) != str(expected_raised):
+            return (
+                f"raised {_kind(raised)}: {raised}; the reference raised "
+                f"{_kind(expected_raised)}: {expected_raised}"
+            )
+    elif raised is not None:
+        return f"raised {_kind(raised)}: {raised}; the reference returned {describe(expected)}"
+    elif not same(result, expected):
+        return f"returned {describe(result)}, the reference returned {describe(expected)}"
+    named = [*(f"argument {i}" for i in range(len(after[0]))), *after[1]]
+    values = [*after[0], *after[1].values()]
+    expected_values = [*expected_after[0], *expected_after[1].values()]
+    for name, now, then in zip(named, values, expected_values, strict=True):
+        if not same(now, then):
+            return f"{name} is {describe(now)} afterwards, the reference left it {describe(then)}"
+    return ""
+
+
+class _Outcome:
+    """A pytest plugin noting whether the repository's test passed, and why not."""
+
+    def __init__(self) -> None:
+        self.ran = False
+        self.failure = ""
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        if report.when == "call":
+            self.ran = True
+        if report.failed and not self.failure:
+            text = str(report.longrepr).strip().splitlines()
+            self.failure = f"{report.when}: {text[-1] if text else 'failed'}"[:300]
+
+
+def _run_in_situ(
+    target: dict[str, str], candidate: Any, test: str, calls: set[int]
+) -> dict[str, Any]:
+    """One run of the repository's test `test` with the target swapped for `candidate`."""
+    import pytest
+
+    live = _live_function(target)
+    before = live.__code__
+    if candidate is live:
+        code = before
+        checked, quiet = _as_function(code, live), _as_function(_renamed(code, "<in situ>"), live)
+    else:  # another implementation (REPOSIM_CANDIDATE)
+        checked = quiet = candidate
+    dispatch = _InSitu(checked, quiet, _reference_function(target, live), calls)
+    module_globals = live.__globals__
+    module_globals[_DISPATCH] = dispatch
+    live.__code__ = _trampoline(before)
+    outcome = _Outcome()
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            pytest.main([test, *SUITE_FLAGS], plugins=[outcome])
+    finally:
+        live.__code__ = before
+        module_globals.pop(_DISPATCH, None)
+    if not outcome.ran and not outcome.failure:
+        outcome.failure = "the test did not run"
+    return {
+        "failure": outcome.failure,
+        "count": dispatch.count,
+        "differences": dispatch.differences,
+        "checked": dispatch.checked,
+    }
+
+
+def check_in_situ(
+    candidate: Any, target: dict[str, str], cases: list[dict[str, Any]], *, test: str, call: int
+) -> None:
+    """The repository's test `test` run with `candidate` in the target's place: its `call`-th
+    call of the target must do what the reference does on a copy of the same arguments, and
+    the test itself must pass. One run of each test serves all its cases (per candidate)."""
+    who = candidate if candidate is not _live_function(target) else candidate.__code__
+    kept = _in_situ_runs.get(test)
+    if kept is None or kept[0] is not who:
+        calls = {int(c["call"]) for c in cases if c["test"] == test}
+        kept = (who, who, _run_in_situ(target, candidate, test, calls))
+        _in_situ_runs[test] = kept
+    outcome = kept[2]
+    assert not outcome["failure"], f"the repository's test fails: {outcome['failure']}"
+    difference = outcome["differences"].get(call)
+    assert difference is None, f"call {call} of the target in {test}: {difference}"
+    assert call in outcome["checked"], (
+        f"the test made {outcome['count']} call(s) of the target, not the {call}th"
+    )

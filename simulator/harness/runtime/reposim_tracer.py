@@ -557,6 +557,24 @@ def describe(encoded: dict[str, str], value: Any = _NO_VALUE) -> None:
         encoded["s"] = readable
 
 
+def live_form(value: Any) -> str:
+    """A short readable form of a live value that is not kept (an argument of a call checked
+    in situ): its repr when that says something, else a shallow structural dump."""
+    if callable(value):
+        text = shown(value)
+    else:
+        try:  # bounded for containers: a live argument is often huge
+            text = " ".join(_ADDRESS.sub("", _SHOWN.repr(value)).split())
+        except Exception:
+            text = ""
+    if not text or (text.startswith("<") and " object" in text):
+        try:
+            text = " ".join(_support().dump(value, depth=2).split())
+        except Exception:
+            text = text or f"<{type(value).__qualname__}>"
+    return text if len(text) <= SHOWN_LIMIT else text[: SHOWN_LIMIT - 1] + "…"
+
+
 class _Tee(io.TextIOBase):
     """Writes through to the stream it replaces and keeps a copy (what a target prints)."""
 
@@ -612,6 +630,9 @@ class Recorder:
         self._admitted: dict[tuple[str, str], int] = {}  # (target, test): calls in the pool
         # (target, test) whose last call traced for its arcs alone had new ones: encode again
         self._hungry: set[tuple[str, str]] = set()
+        # (target, test) -> calls of the target so far in the test: a call that cannot be kept
+        # is named by its number for the check in situ (the run is deterministic)
+        self.ordinals: dict[tuple[str, str], int] = {}
         self.modules: dict[str, str] = {}
         self.failed: list[str] = []
         self.test = ""
@@ -666,9 +687,12 @@ class Recorder:
         target = self._target_of(frame.f_code)
         if target is None:
             return None
+        generator = frame.f_code.co_flags & inspect.CO_GENERATOR
+        if not generator:
+            number = (target, self.test)
+            self.ordinals[number] = self.ordinals.get(number, 0) + 1
         if len(self.pool[target]) >= 2 * self.POOL:
             return None  # (_finish keeps no more calls of it: not worth encoding)
-        generator = frame.f_code.co_flags & inspect.CO_GENERATOR
         if generator:
             state = self._generators.get(frame)
             if state is not None:
@@ -732,11 +756,11 @@ class Recorder:
             args = [self._argument(value) for value in positional]
             kwargs = {k: self._argument(v) for k, v in keywords.items()}
         except Unencodable as exc:
-            self.drop(target, f"an argument: {exc}")
-            return None
+            return self._in_situ(frame, target, f"an argument: {exc}", positional, keywords)
         except Exception as exc:  # a repr or a property that raises
-            self.drop(target, f"an argument: {type(exc).__name__}")
-            return None
+            return self._in_situ(
+                frame, target, f"an argument: {type(exc).__name__}", positional, keywords
+            )
         self.modules.setdefault(target, str(frame.f_globals.get("__name__", "")))
         state: dict[str, Any] = {
             "exception": None,
@@ -745,6 +769,7 @@ class Recorder:
             "test": self.test,
             "yields": [],
             "error": None,
+            "call": self.ordinals.get((target, self.test), 0),
         }
         tees = None
         if not generator:
@@ -775,6 +800,82 @@ class Recorder:
             self._generators[frame] = state
             state.update(target=target, args=args, kwargs=kwargs)
         return local_trace
+
+    def _in_situ(
+        self,
+        frame: FrameType,
+        target: str,
+        why: str,
+        positional: list[Any],
+        keywords: dict[str, Any],
+    ) -> Any:
+        """A call with an argument that cannot be kept: a candidate for a check in situ (the
+        test runs again and the call is compared live), with its arcs and what its arguments
+        and result looked like; a generator's is dropped."""
+        if frame.f_code.co_flags & inspect.CO_GENERATOR:
+            self.drop(target, why)
+            return None
+        self.modules.setdefault(target, str(frame.f_globals.get("__name__", "")))
+        shown_args = [live_form(v) for v in positional]
+        shown_args += [f"{k}={live_form(v)}" for k, v in keywords.items()]
+        state: dict[str, Any] = {
+            "exception": None,
+            "arcs": set(),
+            "last": -frame.f_code.co_firstlineno,
+            "test": self.test,
+            "call": self.ordinals.get((target, self.test), 0),
+        }
+
+        def local_trace(frame: FrameType, event: str, arg: Any) -> Any:
+            if event == "line":
+                state["exception"] = None
+                state["arcs"].add((state["last"], frame.f_lineno))
+                state["last"] = frame.f_lineno
+            elif event == "exception":
+                state["exception"] = arg[1]
+            elif event == "return":
+                state["arcs"].add((state["last"], -frame.f_code.co_firstlineno))
+                self._admit_in_situ(target, state, why, shown_args, arg)
+            return local_trace
+
+        return local_trace
+
+    def _admit_in_situ(
+        self, target: str, state: dict[str, Any], why: str, shown_args: list[str], value: Any
+    ) -> None:
+        exception = state["exception"]
+        if exception is not None and value is None:
+            if not isinstance(exception, Exception):
+                return
+            outcome = f"raised {type(exception).__qualname__}: {str(exception)[:80]}"
+        else:
+            outcome = f"returned {live_form(value)}"
+        call = {
+            "args": [],
+            "kwargs": {},
+            "test": state["test"],
+            "in_situ": {"call": state["call"], "why": why, "shown": shown_args, "outcome": outcome},
+        }
+        self._admit(target, call, f"in situ {state['test']} {state['call']}", state["arcs"])
+
+    def _admit(self, target: str, call: dict[str, Any], key: str, arcs: set[Any]) -> None:
+        """Into the target's pool, unless it is a call already there, or the pool (or the
+        test's share of it) is full and the call runs no arc the pool lacks."""
+        with self._lock:
+            pool = self.pool[target]
+            if key in self.seen[target]:
+                return
+            counted = (target, call["test"])
+            from_test = self._admitted.get(counted, 0)
+            full = len(pool) >= self.POOL or from_test >= self.PER_TEST
+            if full and (not arcs - self._known[target] or len(pool) >= 2 * self.POOL):
+                return
+            self.seen[target].add(key)
+            call["arcs"] = arcs
+            pool.append(call)
+            self._known[target] |= arcs
+            self._admitted[counted] = from_test + 1
+            self._hungry.discard(counted)
 
     def _argument(self, value: Any) -> dict[str, str]:
         """An argument encoded, unless the same object was too big earlier in this test."""
@@ -867,12 +968,15 @@ class Recorder:
                 except Unencodable as exc:
                     raise Unencodable(f"the result: {exc}") from None
             after = [] if generator else [encode(v, self.max_bytes, lazy=True) for v in positional]
-        except Unencodable as exc:
-            reason = str(exc)
-            self.drop(target, reason if ":" in reason else f"a value afterwards: {reason}")
-            return
         except Exception as exc:
-            self.drop(target, f"a value: {type(exc).__name__}")
+            reason = str(exc) if isinstance(exc, Unencodable) else type(exc).__name__
+            reason = reason if ":" in reason else f"a value afterwards: {reason}"
+            if generator:
+                self.drop(target, reason)
+            else:  # its arguments were kept, what it returned or left was not: in situ
+                shown_args = [a.get("s") or a.get("r") or "?" for a in args]
+                shown_args += [f"{k}={v.get('s') or v.get('r') or '?'}" for k, v in kwargs.items()]
+                self._admit_in_situ(target, state, reason, shown_args, value)
             return
         if output is not None and (output[0] or output[1]):
             call["stdout"], call["stderr"] = output
@@ -880,22 +984,7 @@ class Recorder:
             call["after"] = after
         exact_kwargs = {k: _exact([v])[0] for k, v in kwargs.items()}
         key = json.dumps([_exact(args), exact_kwargs], sort_keys=True)
-        arcs = state["arcs"]
-        with self._lock:
-            pool = self.pool[target]
-            if key in self.seen[target]:
-                return
-            counted = (target, call["test"])
-            from_test = self._admitted.get(counted, 0)
-            full = len(pool) >= self.POOL or from_test >= self.PER_TEST
-            if full and (not arcs - self._known[target] or len(pool) >= 2 * self.POOL):
-                return
-            self.seen[target].add(key)
-            call["arcs"] = arcs
-            pool.append(call)
-            self._known[target] |= arcs
-            self._admitted[counted] = from_test + 1
-            self._hungry.discard(counted)
+        self._admit(target, call, key, state["arcs"])
 
     def choose(self, target: str) -> list[dict[str, Any]]:
         """At most max_calls of a target's candidate calls: greedily the one that covers most
@@ -907,7 +996,9 @@ class Recorder:
         kinds: set[str] = set()
         while pool and len(chosen) < self.max_calls:
             gains = [len(c["arcs"] - covered) for c in pool]
-            best = max(range(len(pool)), key=lambda i: (gains[i], -i))
+            # a kept call before one checked in situ that covers as much (it reads, and it
+            # runs without the test)
+            best = max(range(len(pool)), key=lambda i: (gains[i], "in_situ" not in pool[i], -i))
             if gains[best] == 0:
                 break
             call = pool.pop(best)
@@ -921,8 +1012,11 @@ class Recorder:
                 chosen.append(call)
                 pool.remove(call)
         by_test: dict[str, list[dict[str, Any]]] = {}
+        # a check in situ runs its test again: more of them only from tests already run
+        rerun = {c["test"] for c in chosen if "in_situ" in c}
         for call in pool:
-            by_test.setdefault(call["test"], []).append(call)
+            if "in_situ" not in call or call["test"] in rerun:
+                by_test.setdefault(call["test"], []).append(call)
         queues = list(by_test.values())
         while queues and len(chosen) < self.max_calls:
             for queue in list(queues):

@@ -1,0 +1,148 @@
+"""Calls whose arguments cannot be kept are checked in situ: the repository's test runs again
+with the candidate in the target's place, and each named call is compared with the reference
+called on a copy of the same live arguments (pycparser's grammar actions get a parser holding
+its LR tables; an object holding a lock cannot be pickled at all)."""
+
+from __future__ import annotations
+
+from simulator.dataset.schema import Problem
+from simulator.harness.format import readable_share
+from simulator.session import Session
+from tests.harness.conftest import (
+    assert_harnessed_and_valid,
+    assert_planted_bugs_caught,
+    traced_fixture,
+)
+
+PARSER = '''\
+"""A parser as ply builds one: its actions get the parser itself, which holds tables far over
+the size a case may keep, a lock no pickle takes, and a lexer that is an iterator the parse is
+still reading, whose rules are bound methods."""
+
+import threading
+
+
+class Token:
+    __slots__ = ("kind", "text")
+
+    def __init__(self, kind, text):
+        self.kind = kind
+        self.text = text
+
+
+class Lexer:
+    def __init__(self, text):
+        self.words = text.split()
+        self.position = 0
+        self.rules = [self.number, self.word]
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.position >= len(self.words):
+            raise StopIteration
+        self.position += 1
+        word = self.words[self.position - 1]
+        for rule in self.rules:
+            value = rule(word)
+            if value is not None:
+                return value
+
+    def number(self, word):
+        return int(word) if word.isdigit() else None
+
+    def word(self, word):
+        return word
+
+
+class Parser:
+    def __init__(self, text):
+        self.table = {state: list(range(40)) for state in range(3000)}
+        self.lock = threading.Lock()
+        self.lexer = Lexer(text)
+        self.stack = []
+
+    def reduce(self, items):
+        """One grammar action: numbers are added, anything else is joined as text."""
+        if all(isinstance(item, int) for item in items):
+            total = sum(items)
+            self.stack.append(Token("number", str(total)))
+            return total
+        text = "".join(str(item) for item in items)
+        self.stack.append(Token("text", text))
+        return text
+
+    def parse(self):
+        results, group = [], []
+        for value in self.lexer:
+            if value == ";":
+                results.append(self.reduce(group))
+                group = []
+            else:
+                group.append(value)
+        return results
+
+
+def first_token(parser):
+    """What a helper given the whole parser looks like."""
+    if not parser.stack:
+        raise LookupError("nothing parsed")
+    return parser.stack[0].kind
+'''
+
+TESTS = """\
+import pytest
+
+from grammar.parse import Parser, first_token
+
+
+def test_numbers():
+    parser = Parser("1 2 3 ; 4 ;")
+    assert parser.parse() == [6, 4]
+    assert first_token(parser) == "number"
+
+
+def test_text():
+    parser = Parser("a 1 ;")
+    assert parser.parse() == ["a1"]
+    assert [t.text for t in parser.stack] == ["a1"]
+    assert first_token(parser) == "text"
+
+
+def test_empty():
+    with pytest.raises(LookupError):
+        first_token(Parser(""))
+"""
+
+FILES = {"grammar/__init__.py": "", "grammar/parse.py": PARSER, "tests/test_parse.py": TESTS}
+
+traced = traced_fixture(FILES, "grammar", ["Parser.reduce", "first_token"])
+
+PLANTED = {
+    "Parser.reduce": (
+        "grammar/parse.py",
+        "            total = sum(items)\n",
+        "            total = sum(items[1:])\n",
+    ),
+    "first_token": ("grammar/parse.py", "    return parser.stack[0].kind\n", "    return 'text'\n"),
+}
+
+
+async def test_calls_with_arguments_that_cannot_be_kept_are_checked_in_situ(
+    traced: tuple[Session, dict[str, Problem]],
+) -> None:
+    session, problems = traced
+    assert_harnessed_and_valid(problems)
+    for qualname, problem in problems.items():
+        assert problem.harness is not None
+        text = problem.harness.text
+        assert "IN_SITU = [" in text, qualname
+        assert "P(" not in text  # nothing pickled: the values stay live
+        readable, cases = readable_share(text)
+        assert cases == problem.harness.cases and readable == cases
+    reduce_text = problems["Parser.reduce"].harness.text  # type: ignore[union-attr]
+    # readable: which test, which call, what the arguments and the result looked like
+    assert "dict(test='tests/test_parse.py::test_text', call=1)" in reduce_text
+    assert "['a', 1]" in reduce_text and "the reference returned 'a1'" in reduce_text
+    await assert_planted_bugs_caught(session, problems, PLANTED, "tests/test_parse.py")
