@@ -557,6 +557,13 @@ def describe(encoded: dict[str, str], value: Any = _NO_VALUE) -> None:
         encoded["s"] = readable
 
 
+def _form(name: str, encoded: dict[str, str]) -> str:
+    """The readable form of an encoded argument (`name=` first for a keyword's)."""
+    text = encoded.get("s") or encoded.get("r") or "?"
+    text = text if len(text) <= SHOWN_LIMIT else text[: SHOWN_LIMIT - 1] + "…"
+    return f"{name}={text}" if name else text
+
+
 def live_form(value: Any) -> str:
     """A short readable form of a live value that is not kept (an argument of a call checked
     in situ): its repr when that says something, else a shallow structural dump."""
@@ -841,7 +848,13 @@ class Recorder:
         return local_trace
 
     def _admit_in_situ(
-        self, target: str, state: dict[str, Any], why: str, shown_args: list[str], value: Any
+        self,
+        target: str,
+        state: dict[str, Any],
+        why: str,
+        shown_args: list[str],
+        value: Any,
+        encoded: tuple[list[dict[str, str]], dict[str, dict[str, str]]] | None = None,
     ) -> None:
         exception = state["exception"]
         if exception is not None and value is None:
@@ -856,6 +869,9 @@ class Recorder:
             "test": state["test"],
             "in_situ": {"call": state["call"], "why": why, "shown": shown_args, "outcome": outcome},
         }
+        if encoded is not None:  # (made readable only if it is kept)
+            pairs = [*(["", a] for a in encoded[0]), *([k, v] for k, v in encoded[1].items())]
+            call["in_situ"]["encoded"] = pairs
         self._admit(target, call, f"in situ {state['test']} {state['call']}", state["arcs"])
 
     def _admit(self, target: str, call: dict[str, Any], key: str, arcs: set[Any]) -> None:
@@ -974,9 +990,7 @@ class Recorder:
             if generator:
                 self.drop(target, reason)
             else:  # its arguments were kept, what it returned or left was not: in situ
-                shown_args = [a.get("s") or a.get("r") or "?" for a in args]
-                shown_args += [f"{k}={v.get('s') or v.get('r') or '?'}" for k, v in kwargs.items()]
-                self._admit_in_situ(target, state, reason, shown_args, value)
+                self._admit_in_situ(target, state, reason, [], value, (args, kwargs))
             return
         if output is not None and (output[0] or output[1]):
             call["stdout"], call["stderr"] = output
@@ -984,6 +998,28 @@ class Recorder:
             call["after"] = after
         exact_kwargs = {k: _exact([v])[0] for k, v in kwargs.items()}
         key = json.dumps([_exact(args), exact_kwargs], sort_keys=True)
+        values = [
+            *args,
+            *kwargs.values(),
+            *after,
+            *([call["returns"]] if "returns" in call else []),
+        ]
+        if not generator and any("c" in v for v in values):
+            # a value only cloudpickle keeps (a lambda, a class defined in the test): a pickle
+            # no one can read, bound to the test's own code; checked in situ instead
+            call = {
+                "args": [],
+                "kwargs": {},
+                "test": state["test"],
+                "in_situ": {
+                    "call": state["call"],
+                    "why": "a value only cloudpickle keeps",
+                    "encoded": [*(["", a] for a in args), *([k, v] for k, v in kwargs.items())],
+                    "outcome": f"raised {call['raises'][0]}: {call['raises'][1][:80]}"
+                    if "raises" in call
+                    else f"returned {live_form(value)}",
+                },
+            }
         self._admit(target, call, key, state["arcs"])
 
     def choose(self, target: str) -> list[dict[str, Any]]:
@@ -1026,6 +1062,12 @@ class Recorder:
                 if not queue:
                     queues.remove(queue)
         kept = [{k: v for k, v in c.items() if k != "arcs"} for c in chosen]
+        for call in kept:
+            encoded = (call.get("in_situ") or {}).pop("encoded", None)
+            if encoded is not None:  # the arguments' readable forms, made for the calls kept
+                for _, value in encoded:
+                    describe(value)
+                call["in_situ"]["shown"] = [_form(name, v) for name, v in encoded]
         for call in kept:  # readable forms only for the calls kept (a dump costs as much as
             # the pickle, and most recorded calls are never kept)
             values = [*call["args"], *call["kwargs"].values(), *call.get("after", [])]
