@@ -46,6 +46,7 @@ from simulator.dataset.schema import Problem
 from simulator.events import Event, Kind
 from simulator.harness.batch import run_repo
 from simulator.harness.format import readable_share
+from simulator.harness.target import find_targets
 from simulator.harness.workflow import HarnessOptions
 
 OUT = Path(__file__).resolve().parent / "out"
@@ -116,7 +117,19 @@ def stage_of(command: str) -> str:
     return "other"
 
 
-async def run_project(repo: Path, out: Path) -> dict[str, Any]:
+def sampled(repo: Path, size: int) -> list[str] | None:
+    """The ids of `size` targets spread evenly over the project's (sorted by id), or None
+    for all of them: a bounded run that still says what share is valid."""
+    if size <= 0:
+        return None
+    ids = sorted(t.id for t in find_targets(repo))
+    if len(ids) <= size:
+        return None
+    step = len(ids) / size
+    return [ids[int(i * step)] for i in range(size)]
+
+
+async def run_project(repo: Path, out: Path, sample: int = 0) -> dict[str, Any]:
     progress = HarnessProgress(f"  {repo.name}: traced test run {{seconds:.1f}}s", "    ")
     stages: Counter[str] = Counter()
     commands: dict[int, str] = {}
@@ -131,11 +144,14 @@ async def run_project(repo: Path, out: Path) -> dict[str, Any]:
 
     t0 = time.monotonic()
     cpu0 = _children_cpu()
-    await run_repo(repo, out, HarnessOptions(), on_event=watch)
+    selectors = sampled(repo, sample)
+    await run_repo(repo, out, HarnessOptions(), selectors=selectors, on_event=watch)
     wall = time.monotonic() - t0
     trace = progress.trace
     result = figures(read_problems(out), progress.targets, trace)
     result.update(project=repo.name, wall=round(wall, 1), trace=round(trace, 1))
+    if selectors is not None:
+        result["sample"] = f"{len(selectors)} of {len(find_targets(repo))} targets"
     # the commands' CPU time (user + system, counted once the session's shell has ended)
     result["cpu"] = round(_children_cpu() - cpu0, 1)
     result["stages"] = {k: round(v, 1) for k, v in stages.most_common()}
@@ -198,6 +214,12 @@ def main() -> int:
     parser.add_argument("--before", type=Path)
     parser.add_argument("--report", action="store_true", help="Only print what the file holds.")
     parser.add_argument("--dest", type=Path, default=DEFAULT_DEST)
+    parser.add_argument(
+        "--sample",
+        type=int,
+        default=0,
+        help="At most this many targets per project, spread evenly over its targets (0: all).",
+    )
     args = parser.parse_args()
     store = OUT / f"harness-corpus-{args.label}.jsonl"
     OUT.mkdir(parents=True, exist_ok=True)
@@ -213,7 +235,7 @@ def main() -> int:
                 continue
             print(f"{repo.name}: harnessing (load {os.getloadavg()[0]:.1f})", file=sys.stderr)
             result = asyncio.run(
-                run_project(repo, OUT / f"problems-{args.label}-{repo.name}.jsonl")
+                run_project(repo, OUT / f"problems-{args.label}-{repo.name}.jsonl", args.sample)
             )
             with store.open("a", encoding="utf-8") as handle:
                 handle.write(json.dumps(result) + "\n")
@@ -242,7 +264,8 @@ def main() -> int:
         rows.append(("references", PREVIOUS, R2E))
     print(table("Traced harnesses on the corpus (before | after)", rows))
     for r in results:
-        print(f"\n{r['project']} (load {r.get('load')}): outcome per target")
+        sample = f", a sample: {r['sample']}" if r.get("sample") else ""
+        print(f"\n{r['project']} (load {r.get('load')}{sample}): outcome per target")
         if r.get("stages"):
             cpu = r.get("cpu")
             print(f"  wall {r.get('wall')}s, commands' CPU {cpu}s; wall per stage: {r['stages']}")

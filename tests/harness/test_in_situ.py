@@ -103,11 +103,13 @@ def test_numbers():
     assert first_token(parser) == "number"
 
 
+TEXT = Parser("a 1 ;")  # made at import, read to its end by the test
+
+
 def test_text():
-    parser = Parser("a 1 ;")
-    assert parser.parse() == ["a1"]
-    assert [t.text for t in parser.stack] == ["a1"]
-    assert first_token(parser) == "text"
+    assert TEXT.parse() == ["a1"]
+    assert [t.text for t in TEXT.stack] == ["a1"]
+    assert first_token(TEXT) == "text"
 
 
 def test_empty():

@@ -1044,12 +1044,15 @@ def _trampoline(code: Any) -> Any:
     )
 
 
-def _kept_as_is() -> dict[int, Any]:
-    """A deep copy's memo that keeps modules and module-level singletons themselves."""
+def _kept_as_is(package: str) -> dict[int, Any]:
+    """A deep copy's memo that keeps modules themselves, and the module-level singletons of
+    the target's own package (a token type compared with `is`). Not a test module's: a
+    module-level parser the tests share holds state the call changes, and the reference must
+    change a copy of it, never the live one."""
     memo: dict[int, Any] = {}
     for name, module in list(sys.modules.items()):
         memo[id(module)] = module
-        if getattr(module, "__file__", None) and str(WORKSPACE) in str(module.__file__):
+        if name == package or name.startswith(package + "."):
             for obj, _ in _index_shared(name).values():
                 memo[id(obj)] = obj
     memo.update(_NAMED)
@@ -1060,8 +1063,11 @@ class _InSitu:
     """The trampoline's other half: counts the target's calls in one test and checks those
     asked for against the reference."""
 
-    def __init__(self, candidate: Any, quiet: Any, reference: Any, calls: set[int]) -> None:
+    def __init__(
+        self, candidate: Any, quiet: Any, reference: Any, calls: set[int], package: str = ""
+    ) -> None:
         self.candidate, self.quiet, self.reference = candidate, quiet, reference
+        self.package = package
         self.calls = calls
         self.count = 0
         self.inside_reference = 0
@@ -1112,7 +1118,7 @@ class _InSitu:
         the failing `deepcopy` frame) joins the objects kept as they are, and it is tried
         again, a bounded number of times."""
         if self.memo is None:
-            self.memo = _kept_as_is()
+            self.memo = _kept_as_is(self.package)
         for _ in range(_COPY_TRIES):
             try:
                 return copy.deepcopy(value, dict(self.memo))
@@ -1215,11 +1221,13 @@ def _run_in_situ(
         checked, quiet = _as_function(code, live), _as_function(_renamed(code, "<in situ>"), live)
     else:  # another implementation (REPOSIM_CANDIDATE)
         checked = quiet = candidate
-    dispatch = _InSitu(checked, quiet, _reference_function(target, live), calls)
+    package = target["module"].split(".")[0]
+    dispatch = _InSitu(checked, quiet, _reference_function(target, live), calls, package)
     module_globals = live.__globals__
     module_globals[_DISPATCH] = dispatch
     live.__code__ = _trampoline(before)
     outcome = _Outcome()
+    _forget_module_of(test)
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             pytest.main([test, *SUITE_FLAGS], plugins=[outcome])
@@ -1234,6 +1242,19 @@ def _run_in_situ(
         "differences": dispatch.differences,
         "checked": dispatch.checked,
     }
+
+
+def _forget_module_of(test: str) -> None:
+    """Drop the test's module from sys.modules, so the run imports it afresh: what it made at
+    import (a module-level parser the test reads to its end) is new for each run, as when the
+    test runs alone."""
+    path = (Path.cwd() / test.split("::")[0]).resolve()
+    for name, module in list(sys.modules.items()):
+        filename = getattr(module, "__file__", None)
+        if isinstance(filename, str) and filename.endswith(path.name):
+            with contextlib.suppress(OSError):
+                if Path(filename).resolve() == path:
+                    del sys.modules[name]
 
 
 def check_in_situ(

@@ -615,6 +615,7 @@ class Recorder:
     POOL = 120  # candidate calls kept per target before the greedy choice
     PER_TEST = 12  # candidates one test may add to a target's pool (more only with new arcs)
     ENCODED_PER_TEST = 200  # calls of one target encoded in one test at most
+    IN_SITU_EXTRA = 6  # calls checked in situ added beyond those the greedy choice takes
 
     def __init__(self, spec: dict[str, Any]) -> None:
         root = os.path.realpath(spec.get("root") or Path.cwd())
@@ -1048,10 +1049,15 @@ class Recorder:
                 chosen.append(call)
                 pool.remove(call)
         by_test: dict[str, list[dict[str, Any]]] = {}
-        # a check in situ runs its test again: more of them only from tests already run
+        # a check in situ runs its test again and copies the arguments: beyond the calls the
+        # greedy choice needs, a few more, and only from tests already run
         rerun = {c["test"] for c in chosen if "in_situ" in c}
+        room = self.IN_SITU_EXTRA
         for call in pool:
-            if "in_situ" not in call or call["test"] in rerun:
+            if "in_situ" not in call:
+                by_test.setdefault(call["test"], []).append(call)
+            elif call["test"] in rerun and room > 0:
+                room -= 1
                 by_test.setdefault(call["test"], []).append(call)
         queues = list(by_test.values())
         while queues and len(chosen) < self.max_calls:
