@@ -222,9 +222,10 @@ async def test_object_heavy_targets_get_harnesses_that_catch_planted_bugs(
     # the TestCase helper's self is rebuilt from the test's own state, not pickled
     kinds_text = problems["ParserCase.kinds"].harness.text  # type: ignore[union-attr]
     assert "T('test_objs:TestKinds', 'test_kinds', repeat=2)" in kinds_text
-    # the lambda inside a defaultdict is kept by cloudpickle, with a dump above it
+    # the lambda inside a defaultdict only cloudpickle keeps: checked in situ, with a dump
     register_text = problems["register"].harness.text  # type: ignore[union-attr]
-    assert "P(" in register_text and "# args[0]: Registry(entries=defaultdict(" in register_text
+    assert "IN_SITU = [" in register_text and "P(" not in register_text
+    assert "#   args[0]: Registry(entries=defaultdict(" in register_text, register_text
     # a graph whose blocks point back to it is written with named references (N, R), not
     # pickled; its harness still catches the planted bug (above)
     build_text = problems["build"].harness.text  # type: ignore[union-attr]
