@@ -28,6 +28,7 @@ import json
 import os
 import secrets
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -120,10 +121,19 @@ def _chain_key(create: bool) -> bytes | None:
     return hmac.new(key, _CHAIN_LABEL, hashlib.sha256).digest()
 
 
+def _chain_name(seal_value: str) -> str:
+    return hashlib.sha256(seal_value.encode()).hexdigest()[:40]
+
+
 def _chain_log(seal_value: str) -> Path:
     from backends.private_state import private_dir
 
-    return private_dir(CHAINS) / hashlib.sha256(seal_value.encode()).hexdigest()[:40]
+    return private_dir(CHAINS) / _chain_name(seal_value)
+
+
+def _chain_record(log: Path) -> Path:
+    """Beside a chain's tags: where its trajectory was written (`{"trajectory": path}`)."""
+    return log.with_name(log.name + ".json")
 
 
 class ChainWriter:
@@ -136,17 +146,21 @@ class ChainWriter:
         self._fd: int | None = fd
 
     @classmethod
-    def start(cls, seal_value: str) -> ChainWriter | None:
-        """A chain for the file whose header carries `seal_value`; None if the user's private
-        state cannot hold it (then the file's events are simply not trusted)."""
+    def start(cls, seal_value: str, trajectory: Path | None = None) -> ChainWriter | None:
+        """A chain for the file `trajectory` whose header (already written) carries
+        `seal_value`; None if the user's private state cannot hold it (then the file's events
+        are simply not trusted). Where the file is goes beside the tags, for `reposim gc`."""
         key = _chain_key(create=True)
         if key is None:
             return None
         try:
+            log = _chain_log(seal_value)
+            if trajectory is not None:
+                from backends.private_state import write_record
+
+                write_record(_chain_record(log), {"trajectory": str(trajectory.absolute())})
             fd = os.open(
-                _chain_log(seal_value),
-                os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
-                0o600,
+                log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
             )
         except (OSError, BackendError):  # no private state: the events stay untrusted
             return None
@@ -211,3 +225,78 @@ class ChainCheck:
         self._state = state
         self._count += 1
         return True
+
+
+# -- reposim gc: chains whose trajectory is gone ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OrphanChain:
+    """A chain's tags whose trajectory is gone; `removed` unless a dry run (or it failed)."""
+
+    path: Path
+    trajectory: Path
+    removed: bool
+
+
+def _chain_of(trajectory: Path) -> str | None:
+    """The chain name of the seal `trajectory`'s header carries now; "" when the file is gone
+    or holds no sealed header; None when it cannot be read (so it may still be the one)."""
+    try:
+        with trajectory.open("rb") as handle:
+            first = handle.readline(1 << 20)
+    except (FileNotFoundError, NotADirectoryError):
+        return ""
+    except OSError:
+        return None
+    try:
+        header = json.loads(first)
+    except ValueError:
+        return ""
+    value = header.get(SEAL_FIELD) if isinstance(header, dict) else None
+    return _chain_name(value) if isinstance(value, str) else ""
+
+
+def collect_chains(*, search: Path | None = None, dry_run: bool = False) -> list[OrphanChain]:
+    """Remove the tags of trajectories that are provably gone: the file written beside the
+    tags no longer exists, or now holds another recording (no header with that seal), and no
+    `*.jsonl` directly in `search` (the default trajectory folder) carries that seal either.
+    Tags with no such record (written before it was kept) are never removed: their file may
+    be anywhere. A copy elsewhere of a removed file loses its trust, never gains any: it then
+    re-executes in a container, or on the host after a question."""
+    from backends.private_state import state_dir
+
+    directory = state_dir() / CHAINS
+    if not directory.is_dir():
+        return []
+    candidates: list[tuple[Path, Path]] = []
+    for record in sorted(directory.glob("*.json")):
+        log = record.with_name(record.name.removesuffix(".json"))
+        try:
+            info = record.lstat()
+            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
+                continue
+            written = Path(str(json.loads(record.read_text())["trajectory"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        now = _chain_of(written)
+        if now is not None and now != log.name:  # None: unreadable, so maybe still the one
+            candidates.append((log, written))
+    if not candidates:
+        return []
+    elsewhere = set()
+    if search is not None and search.is_dir():
+        for path in search.glob("*.jsonl"):
+            elsewhere.add(_chain_of(path))
+    found = []
+    for log, written in candidates:
+        if log.name in elsewhere or None in elsewhere:
+            continue  # there, or maybe in a file that could not be read
+        removed = False
+        if not dry_run:
+            with contextlib.suppress(OSError):
+                log.unlink(missing_ok=True)
+                _chain_record(log).unlink()
+                removed = True
+        found.append(OrphanChain(log, written, removed))
+    return found

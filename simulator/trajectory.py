@@ -156,7 +156,7 @@ class TrajectoryWriter:
 
             # Each event line's tag goes to the user's private state as the line is written,
             # so any prefix of this file checks out here and an edited line does not.
-            self._chain = ChainWriter.start(header.seal)
+            self._chain = ChainWriter.start(header.seal, path)
 
     def write(self, event: Event) -> None:
         data = event.as_dict()

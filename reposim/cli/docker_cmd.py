@@ -13,7 +13,10 @@ from reposim.cli.common import CliError
 def gc_command(dry_run: bool) -> None:
     """Remove what crashed RepoSim sessions left behind: scratch workspaces and private dirs
     of local sessions, containers of Docker ones, and the output spools (`*.partial` beside a
-    trajectory) of commands that were printing when their process was killed.
+    trajectory) of commands that were printing when their process was killed; and the tags
+    that vouch for trajectories recorded here ($XDG_STATE_HOME/reposim/trajectory-chains) once
+    their file is gone: deleted, or overwritten by another recording, and not in the default
+    trajectory folder either (a moved or copied file then re-executes as a foreign one).
 
     A container is removed only when RepoSim's private state (a record written when the
     session created it, under $XDG_STATE_HOME/reposim/containers) names it and the process
@@ -25,7 +28,8 @@ def gc_command(dry_run: bool) -> None:
     from backends.docker_engine import collect_garbage, connect
     from backends.local import collect_local_garbage
     from backends.output import collect_spools
-    from simulator.paths import workspaces_dir
+    from simulator.paths import trajectories_dir, workspaces_dir
+    from simulator.provenance import collect_chains
 
     found: list[tuple[str, str, object, bool, bool]] = [
         (item.kind, str(item.path), item.owner_pid, item.orphaned, item.removed)
@@ -48,6 +52,12 @@ def gc_command(dry_run: bool) -> None:
         finally:
             client.close()
     removed = 0
+    for chain in collect_chains(search=trajectories_dir(), dry_run=dry_run):
+        verb = "removed" if chain.removed else "would remove" if dry_run else "could not remove"
+        removed += chain.removed
+        click.echo(
+            f"{verb} trajectory chain {chain.path} (its trajectory {chain.trajectory} is gone)"
+        )
     for kind, name, owner_pid, orphaned, was_removed in found:
         if was_removed:
             removed += 1
