@@ -14,8 +14,8 @@ from simulator.session import Session
 from simulator.trajectory import read_trajectory
 from simulator.workflow import WorkflowRun
 from tests.agent.conftest import BUG, FIX, turn, wait_until
-from tests.ui.helpers import notices
-from widgets.agent_pane import AgentPane, ApprovalPrompt, EventCard
+from tests.ui.helpers import confirming, notices
+from widgets.agent_pane import AgentPane, EventCard
 
 
 class PaneApp(App[None]):
@@ -72,10 +72,7 @@ async def test_confirm_mode_through_the_ui_one_rejection_one_approval(session: S
             turn("finish", summary="Fixed mean."),
         ]
     )
-    config = AgentConfig(client=client, mode=Mode.CONFIRM, task="Make the tests pass.")
-    app = PaneApp(session, config)
-    async with app.run_test(size=(120, 50)) as pilot:
-        prompt = app.query_one(ApprovalPrompt)
+    async with confirming(PaneApp, session, client, (120, 50)) as (app, pilot, prompt):
         await wait_until(pilot, lambda: bool(prompt.display))
         assert prompt.description == "$ rm -rf tests"
         await pilot.press("r")
@@ -166,10 +163,7 @@ async def test_rejecting_an_edit_stops_a_scripted_run_instead_of_claiming_succes
         ],
         follows_script=True,
     )
-    config = AgentConfig(client=client, mode=Mode.CONFIRM, task="Make the tests pass.")
-    app = PaneApp(session, config)
-    async with app.run_test(size=(120, 50)) as pilot:
-        prompt = app.query_one(ApprovalPrompt)
+    async with confirming(PaneApp, session, client, (120, 50)) as (app, pilot, prompt):
         await wait_until(pilot, lambda: bool(prompt.display))
         await pilot.press("r", *"not like that", "enter")
         pane = app.query_one(AgentPane)
@@ -191,10 +185,7 @@ async def test_the_reject_reason_and_the_keys_stay_visible_under_a_long_edit(
     client = ScriptedClient(
         [turn("edit", command="str_replace", path="stats/core.py", old_str=BUG, new_str=new)]
     )
-    config = AgentConfig(client=client, mode=Mode.CONFIRM, task="Make the tests pass.")
-    app = PaneApp(session, config)
-    async with app.run_test(size=size) as pilot:
-        prompt = app.query_one(ApprovalPrompt)
+    async with confirming(PaneApp, session, client, size) as (app, pilot, prompt):
         await wait_until(pilot, lambda: bool(prompt.display))
         await pilot.press("r")
         reason = prompt.query_one("#approval-reason", Input)
@@ -233,10 +224,7 @@ async def test_the_approval_keys_wrap_in_a_narrow_pane(session: Session) -> None
     client = ScriptedClient(
         [turn("edit", command="str_replace", path="stats/core.py", old_str=BUG, new_str="x")]
     )
-    config = AgentConfig(client=client, mode=Mode.CONFIRM, task="Make the tests pass.")
-    app = PaneApp(session, config)
-    async with app.run_test(size=(30, 24)) as pilot:
-        prompt = app.query_one(ApprovalPrompt)
+    async with confirming(PaneApp, session, client, (30, 24)) as (_, pilot, prompt):
         await wait_until(pilot, lambda: bool(prompt.display))
         await pilot.pause()
         keys = prompt.query_one("#approval-keys")

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from simulator.agent import AgentConfig, Mode, ScriptedClient
+from simulator.agent import Mode, ScriptedClient
 from simulator.events import Actor, Kind
 from simulator.session import Session
 from simulator.trajectory import read_trajectory
 from tests.agent.conftest import BUG, FIX, turn, wait_until
-from tests.ui.helpers import wait_quiet, wired_app
+from tests.ui.helpers import confirming, wait_quiet, wired_app
 from tests.ui.screen_text import screen_rows
-from widgets.agent_pane import AgentPane, ApprovalPrompt
+from widgets.agent_pane import AgentPane
 from widgets.editor_pane import EditorPane
 
 
@@ -25,11 +25,8 @@ async def test_confirm_mode_in_the_app_and_the_editor_follows(session: Session) 
             turn("finish", summary="Fixed mean."),
         ]
     )
-    config = AgentConfig(client=client, mode=Mode.CONFIRM, task="Make the tests pass.")
-    app = wired_app(session, config)
-    async with app.run_test(size=(160, 50)) as pilot:
+    async with confirming(wired_app, session, client, (160, 50)) as (app, pilot, prompt):
         pane = app.query_one(AgentPane)
-        prompt = app.query_one(ApprovalPrompt)
         editor = app.query_one(EditorPane)
         await wait_until(pilot, lambda: bool(prompt.display))
         assert prompt.description == "$ git checkout -- ."
@@ -78,11 +75,9 @@ async def test_a_pending_approval_is_reachable_by_keyboard_after_focus_left_it(
             turn("finish", summary="Done."),
         ]
     )
-    config = AgentConfig(client=client, mode=Mode.CONFIRM, task="Write a note.")
-    app = wired_app(session, config)
-    async with app.run_test(size=(160, 50)) as pilot:
+    asking = confirming(wired_app, session, client, (160, 50), task="Write a note.")
+    async with asking as (app, pilot, prompt):
         pane = app.query_one(AgentPane)
-        prompt = app.query_one(ApprovalPrompt)
         await wait_until(pilot, lambda: bool(prompt.display) and prompt.has_focus)
         await pilot.press("alt+1")  # the tree: an `a` there is the tree's, not an approval
         await wait_until(pilot, lambda: not prompt.has_focus)
@@ -117,10 +112,7 @@ async def test_at_80x24_the_confirm_card_shows_the_change_it_asks_about(session:
             turn("finish", summary="Fixed mean."),
         ]
     )
-    config = AgentConfig(client=client, mode=Mode.CONFIRM, task="Make the tests pass.")
-    app = wired_app(session, config)
-    async with app.run_test(size=(80, 24)) as pilot:
-        prompt = app.query_one(ApprovalPrompt)
+    async with confirming(wired_app, session, client, (80, 24)) as (app, pilot, prompt):
         await wait_until(pilot, lambda: bool(prompt.display) and prompt.has_focus)
         # The card laid out with the change it asks about (a frame after it is shown).
         await wait_until(pilot, lambda: any("┃ -    return total" in r for r in screen_rows(app)))

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from textual.app import App
 
 from reposim.ui import wire_agent
-from simulator.agent import AgentConfig
+from simulator.agent import AgentConfig, Mode, ScriptedClient
 from simulator.backend_factory import make_backend
 from simulator.session import Session
 from tests.conftest import WAIT as WAIT
+from widgets.agent_pane import ApprovalPrompt
 from widgets.app import RepoSimApp
 from widgets.tests_panel import TestsPanel
 
@@ -127,6 +129,24 @@ def wired_app(session: Session, config: AgentConfig) -> RepoSimApp:
     """RepoSimApp with its agent built the way `reposim open` / `reposim demo` build it."""
     agent, connect = wire_agent(session, config)
     return RepoSimApp(session, agent_config=config, agent=agent, connect_agent=connect)
+
+
+AppT = TypeVar("AppT", bound=App[Any])
+
+
+@asynccontextmanager
+async def confirming(
+    make_app: Callable[[Session, AgentConfig], AppT],
+    session: Session,
+    client: ScriptedClient,
+    size: tuple[int, int],
+    task: str = "Make the tests pass.",
+) -> AsyncIterator[tuple[AppT, Any, ApprovalPrompt]]:
+    """`make_app`'s app with an agent in confirm mode that `client` plays for `task`, running
+    headless at `size`, and the prompt where the agent's actions wait for approval."""
+    app = make_app(session, AgentConfig(client=client, mode=Mode.CONFIRM, task=task))
+    async with app.run_test(size=size) as pilot:
+        yield app, pilot, app.query_one(ApprovalPrompt)
 
 
 async def quit_prompt_with_an_edit(app: RepoSimApp, pilot: Any, typed: str = "z") -> None:
