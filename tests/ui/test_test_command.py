@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from textual.widgets import Input, OptionList, Static
 
@@ -24,6 +26,16 @@ C_REPO = {
     ),
     "Makefile": "test:\n\tcc -o test_add test_add.c add.c && ./test_add\n",
 }
+
+
+@asynccontextmanager
+async def opened(repo: Path, session_on: SessionOn) -> AsyncIterator[tuple[RepoSimApp, Any]]:
+    """The app on `repo` at 120x40, its test command chosen as `reposim open` chooses it: the
+    one remembered for the repository, else the one detected."""
+    session = await session_on(repo, "t.jsonl", test_command=test_command.choose(repo, None))
+    app = RepoSimApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        yield app, pilot
 
 
 def test_a_c_repository_gets_its_make_target_and_cmake_gets_ctest(
@@ -48,10 +60,7 @@ def test_a_given_command_is_remembered_per_repository(make_repo: RepoFactory) ->
 async def test_f5_on_a_c_repository_runs_its_tests(
     make_repo: RepoFactory, session_on: SessionOn
 ) -> None:
-    repo = make_repo(C_REPO, name="clib")
-    session = await session_on(repo, "t.jsonl", test_command=test_command.choose(repo, None))
-    app = RepoSimApp(session)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with opened(make_repo(C_REPO, name="clib"), session_on) as (app, pilot):
         tests = await f5_run(pilot, app)
         assert tests.result is not None
         assert tests.result.passed and tests.result.command == "make test"
@@ -86,9 +95,7 @@ async def test_the_tests_panel_shows_the_command_and_changes_it(
     make_repo: RepoFactory, session_on: SessionOn
 ) -> None:
     repo = make_repo(C_WITH_HELPERS, name="clib")
-    session = await session_on(repo, "t.jsonl", test_command=test_command.choose(repo, None))
-    app = RepoSimApp(session)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with opened(repo, session_on) as (app, pilot):
         await pilot.press("alt+3")
         tests = app.query_one(TestsPanel)
         field = tests.query_one("#tests-command", Input)
@@ -108,7 +115,7 @@ async def test_the_tests_panel_shows_the_command_and_changes_it(
             "the changed command's run",
         )
         assert "3 cases ok" in tests.result.output
-        assert session.test_command == "make check"
+        assert app.session.test_command == "make check"
         assert test_command.remembered(repo) == "make check"
 
 

@@ -4,6 +4,8 @@ and helpers to drive an entry and read its cards."""
 from __future__ import annotations
 
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,7 +18,7 @@ from simulator.events import Kind
 from simulator.session import Session
 from tests.agent.conftest import BUGGY_PROJECT
 from tests.agent.fake_llm import FakeLLM, fake_client
-from tests.conftest import RepoFactory, git
+from tests.conftest import RepoFactory, SessionOn, git
 from tests.harness.conftest import CLAMP, CLAMP_TESTS
 from tests.ui.helpers import WAIT, wait_for, wired_app
 from tests.ui.helpers import notices as notices
@@ -79,6 +81,17 @@ def quick_options(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 def app_with_model(session: Session, server: FakeLLM | None, mode: Mode = Mode.AUTO) -> RepoSimApp:
     config = AgentConfig(client=fake_client(server) if server is not None else None, mode=mode)
     return wired_app(session, config)
+
+
+@asynccontextmanager
+async def workflow_app(
+    session_on: SessionOn, repo: Path, server: FakeLLM | None, mode: Mode = Mode.AUTO
+) -> AsyncIterator[tuple[RepoSimApp, Pilot[None]]]:
+    """The app on a new session over `repo`, the workflows' model served by `server` (None: no
+    model configured), running headless at 160x48."""
+    app = app_with_model(await session_on(repo), server, mode)
+    async with app.run_test(size=(160, 48)) as pilot:
+        yield app, pilot
 
 
 @pytest.fixture

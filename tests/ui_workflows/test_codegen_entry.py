@@ -13,12 +13,12 @@ from tests.ui.helpers import WAIT, wait_for, wait_quiet
 from tests.ui_workflows.conftest import (
     CALC,
     SHAPES,
-    app_with_model,
     cards,
     cursor_in,
     notices,
     result_card,
     run_entry,
+    workflow_app,
 )
 
 ENTRY = "Generate this function with a model (codegen)"
@@ -34,9 +34,7 @@ async def test_codegen_scores_samples_of_the_function_under_the_cursor(
     session_on: SessionOn, shapes_repo: Path, fake_llm: FakeLLM
 ) -> None:
     fake_llm.script = [Reply(RIGHT), Reply(WRONG)]
-    session = await session_on(shapes_repo)
-    app = app_with_model(session, fake_llm)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with workflow_app(session_on, shapes_repo, fake_llm) as (app, pilot):
         await cursor_in(pilot, app, "shapes/calc.py", "if value < low:")
         run_entry(app, ENTRY)
         card = await result_card(pilot, app, "codegen", within=4 * WAIT)  # a loaded machine
@@ -56,15 +54,13 @@ async def test_codegen_scores_samples_of_the_function_under_the_cursor(
     # both samples went through litellm to the local server; the workspace holds the reference
     assert len(fake_llm.requests) == 2
     assert fake_llm.requests[0]["model"] == "fake-model"
-    assert (await session.read_bytes("shapes/calc.py")).decode() == CALC
+    assert (await app.session.read_bytes("shapes/calc.py")).decode() == CALC
 
 
 async def test_without_a_model_the_entries_say_how_to_configure_one(
     session_on: SessionOn, shapes_repo: Path
 ) -> None:
-    session = await session_on(shapes_repo)
-    app = app_with_model(session, None)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with workflow_app(session_on, shapes_repo, None) as (app, pilot):
         await cursor_in(pilot, app, "shapes/calc.py", "if value < low:")
         run_entry(app, ENTRY)
         await wait_for(pilot, lambda: notices(app), "a notice")
@@ -76,9 +72,7 @@ async def test_without_a_model_the_entries_say_how_to_configure_one(
 async def test_outside_a_function_the_entry_says_so(
     session_on: SessionOn, shapes_repo: Path, fake_llm: FakeLLM
 ) -> None:
-    session = await session_on(shapes_repo)
-    app = app_with_model(session, fake_llm)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with workflow_app(session_on, shapes_repo, fake_llm) as (app, pilot):
         run_entry(app, ENTRY)  # no file open
         await wait_for(pilot, lambda: notices(app), "a notice")
         assert "put the cursor inside a function" in notices(app)[-1]
@@ -92,9 +86,7 @@ async def test_outside_a_function_the_entry_says_so(
 async def test_the_workflow_keys_are_in_f1_with_their_ids_and_start_their_entry(
     session_on: SessionOn, shapes_repo: Path
 ) -> None:
-    session = await session_on(shapes_repo)
-    app = app_with_model(session, None)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with workflow_app(session_on, shapes_repo, None) as (app, pilot):
         keys = {row[3]: row[1] for row in app.help_rows() if row[3].startswith("app.workflow")}
         assert keys == {
             "app.workflow_codegen": "F9",
@@ -126,9 +118,7 @@ async def test_an_invalid_harness_gives_no_pass_at_k(
     the harness cannot judge, not "pass@1 100%"."""
     fake_llm.script = [Reply(DROPS_THE_ERROR), Reply(RIGHT)]
     repo = make_repo({**SHAPES, "tests/test_calc.py": WEAK_TESTS}, name="weak")
-    session = await session_on(repo)
-    app = app_with_model(session, fake_llm)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with workflow_app(session_on, repo, fake_llm) as (app, pilot):
         await cursor_in(pilot, app, "shapes/calc.py", "if value < low:")
         run_entry(app, ENTRY)
         card = await result_card(pilot, app, "codegen", within=4 * WAIT)  # + mutants

@@ -24,6 +24,7 @@ from tests.ui_workflows.conftest import (
     notices,
     result_card,
     run_entry,
+    workflow_app,
 )
 from widgets.app import RepoSimApp
 from widgets.workflow_entries import WorkflowApproval
@@ -54,16 +55,14 @@ async def test_debug_fixes_the_failing_test_and_shows_the_diff(
     session_on: SessionOn, buggy_repo: Path, fake_llm: FakeLLM
 ) -> None:
     fake_llm.script = list(SCRIPT)
-    session = await session_on(buggy_repo)
-    app = app_with_model(session, fake_llm)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with workflow_app(session_on, buggy_repo, fake_llm) as (app, pilot):
         run_entry(app, ENTRY)
         card = await result_card(pilot, app, "debug", within=4 * WAIT)  # a loaded machine
         assert "FIXED" in card and "1 passed, 1 failed" in card and "2 passed" in card, card
         assert f"-    return {BUG}" in card and f"+    return {FIX}" in card, card
         await wait_for(pilot, lambda: any("Debug: fixed" in n for n in notices(app)), "notice")
         await wait_quiet(pilot, app)  # the app's debounced reload after the test run
-    assert FIX in await session.read("stats/core.py")
+    assert FIX in await app.session.read("stats/core.py")
     assert len(fake_llm.requests) == 3
 
 
@@ -71,9 +70,7 @@ async def test_confirm_mode_asks_for_each_action_and_a_rejection_stops_the_workf
     session_on: SessionOn, buggy_repo: Path, fake_llm: FakeLLM
 ) -> None:
     fake_llm.script = list(SCRIPT)
-    session = await session_on(buggy_repo)
-    app = app_with_model(session, fake_llm, mode=Mode.CONFIRM)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with workflow_app(session_on, buggy_repo, fake_llm, Mode.CONFIRM) as (app, pilot):
         run_entry(app, ENTRY)
         await wait_for(pilot, lambda: asking(app, "run tests"), "the question for the test run")
         prompt = app.query_one(WorkflowApproval)
@@ -96,11 +93,11 @@ async def test_confirm_mode_asks_for_each_action_and_a_rejection_stops_the_workf
         await wait_for(pilot, lambda: any("you rejected" in n for n in notices(app)), "notice")
         assert "not that way" in notices(app)[-1]
         await wait_quiet(pilot, app)
-    assert BUG in await session.read("stats/core.py")  # nothing applied
+    assert BUG in await app.session.read("stats/core.py")  # nothing applied
     assert len(fake_llm.requests) == 1  # the model was not asked to carry on
     decisions = [
         (e.payload["action"], e.payload["allowed"], e.payload["reason"])
-        for e in read_trajectory(session.trajectory_path).events
+        for e in read_trajectory(app.session.trajectory_path).events
         if e.kind == Kind.POLICY_DECISION and e.actor is Actor.HUMAN
     ]
     assert decisions == [("test.run", True, ""), ("file.edit", False, "not that way")]
@@ -110,9 +107,7 @@ async def test_stopping_a_running_workflow_ends_it_as_interrupted(
     session_on: SessionOn, buggy_repo: Path, fake_llm: FakeLLM
 ) -> None:
     fake_llm.script = [Slow(60, SCRIPT[0])]  # the model takes its time
-    session = await session_on(buggy_repo)
-    app = app_with_model(session, fake_llm)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with workflow_app(session_on, buggy_repo, fake_llm) as (app, pilot):
         run_entry(app, ENTRY)
         await wait_for(pilot, lambda: fake_llm.requests, "the model call")
         run_entry(app, ENTRY)  # one workflow at a time
@@ -128,7 +123,7 @@ async def test_stopping_a_running_workflow_ends_it_as_interrupted(
         run_entry(app, "Stop the running workflow")
         await wait_for(pilot, lambda: "No workflow is running." in notices(app), "notice")
         await wait_quiet(pilot, app)
-    assert BUG in await session.read("stats/core.py")
+    assert BUG in await app.session.read("stats/core.py")
 
 
 async def test_the_card_shows_the_agents_fix_even_when_it_restores_the_start(
@@ -182,9 +177,7 @@ async def test_a_rejection_undoes_what_the_workflow_changed_before_it(
         ),
         Reply("", [call("edit", command="create", path="stats/extra.py", file_text="X = 1\n")]),
     ]
-    session = await session_on(buggy_repo)
-    app = app_with_model(session, fake_llm, mode=Mode.CONFIRM)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with workflow_app(session_on, buggy_repo, fake_llm, Mode.CONFIRM) as (app, pilot):
         run_entry(app, ENTRY)
         await wait_long(pilot, lambda: asking(app, "run tests"), "the question for the test run")
         await pilot.press("a")
@@ -197,12 +190,12 @@ async def test_a_rejection_undoes_what_the_workflow_changed_before_it(
             lambda: asking(app, "") and not asking(app, "edit stats/core.py"),
             "the next question (the test run after the fix, or the next change)",
         )
-        assert FIX in await session.read("stats/core.py")  # applied once approved
+        assert FIX in await app.session.read("stats/core.py")  # applied once approved
         await pilot.press("r", *"no", "enter")
         await wait_long(pilot, lambda: any("you rejected" in n for n in notices(app)), "notice")
         [said] = [n for n in notices(app) if "you rejected" in n]
         assert "undone" in said, said
         await wait_quiet(pilot, app)
-    assert BUG in await session.read("stats/core.py")  # the approved fix was undone
-    kinds = [e.kind for e in read_trajectory(session.trajectory_path).events]
+    assert BUG in await app.session.read("stats/core.py")  # the approved fix was undone
+    kinds = [e.kind for e in read_trajectory(app.session.trajectory_path).events]
     assert Kind.RESTORE in kinds

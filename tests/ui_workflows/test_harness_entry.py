@@ -13,12 +13,12 @@ from tests.conftest import SessionOn
 from tests.harness.conftest import CLAMP_EQUIVALENCE, fenced
 from tests.ui.helpers import wait_for, wait_quiet
 from tests.ui_workflows.conftest import (
-    app_with_model,
     cards,
     cursor_in,
     notices,
     result_card,
     run_entry,
+    workflow_app,
 )
 from widgets.workflow_entries import WorkflowApproval
 
@@ -31,9 +31,7 @@ async def test_the_model_writes_a_valid_harness_for_the_function_under_the_curso
     session_on: SessionOn, shapes_repo: Path, fake_llm: FakeLLM
 ) -> None:
     fake_llm.script = [Reply(TESTS)]
-    session = await session_on(shapes_repo)
-    app = app_with_model(session, fake_llm)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with workflow_app(session_on, shapes_repo, fake_llm) as (app, pilot):
         await cursor_in(pilot, app, "shapes/calc.py", "return value")
         run_entry(app, ENTRY)
         card = await result_card(pilot, app, "harness")
@@ -48,7 +46,7 @@ async def test_the_model_writes_a_valid_harness_for_the_function_under_the_curso
         assert "valid, coverage 100%" in notices(app)[-1]
         await wait_quiet(pilot, app)
     assert len(fake_llm.requests) == 1
-    harness = (await session.read_bytes(".reposim/harness/test_shapes_calc_clamp.py")).decode()
+    harness = (await app.session.read_bytes(".reposim/harness/test_shapes_calc_clamp.py")).decode()
     assert "def test_bad_bounds" in harness
 
 
@@ -56,9 +54,7 @@ async def test_in_confirm_mode_A_approves_the_rest_of_the_workflow(
     session_on: SessionOn, shapes_repo: Path, fake_llm: FakeLLM
 ) -> None:
     fake_llm.script = [Reply(TESTS)]
-    session = await session_on(shapes_repo)
-    app = app_with_model(session, fake_llm, mode=Mode.CONFIRM)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with workflow_app(session_on, shapes_repo, fake_llm, Mode.CONFIRM) as (app, pilot):
         await cursor_in(pilot, app, "shapes/calc.py", "return value")
         run_entry(app, ENTRY)
         await wait_for(
@@ -76,7 +72,7 @@ async def test_in_confirm_mode_A_approves_the_rest_of_the_workflow(
         await wait_quiet(pilot, app)
     decisions = [
         e.payload["reason"]
-        for e in read_trajectory(session.trajectory_path).events
+        for e in read_trajectory(app.session.trajectory_path).events
         if e.kind == Kind.POLICY_DECISION and e.payload["allowed"] and e.payload["by"] == "human"
     ]
     assert decisions[0] == "approved with the rest of the workflow"

@@ -24,6 +24,7 @@ from tests.ui_workflows.conftest import (
     notices,
     result_card,
     run_entry,
+    workflow_app,
 )
 from widgets.app import RepoSimApp
 from widgets.workflow_entries import RevisionsScreen
@@ -41,9 +42,8 @@ async def _the_modal(pilot: Pilot[None], app: RepoSimApp, line: str) -> None:
 async def test_perf_compares_the_function_under_the_cursor_at_two_commits(
     session_on: SessionOn, perf_repo: Path
 ) -> None:
-    session = await session_on(perf_repo)
-    app = app_with_model(session, None)  # no model needed: the harness is traced from tests
-    async with app.run_test(size=(160, 48)) as pilot:
+    # no model needed: the harness is traced from tests
+    async with workflow_app(session_on, perf_repo, None) as (app, pilot):
         await _the_modal(pilot, app, "for i in range(n):")
         screen = app.screen
         assert isinstance(screen, RevisionsScreen)
@@ -68,9 +68,7 @@ async def test_perf_compares_the_function_under_the_cursor_at_two_commits(
 
 
 async def test_escape_in_the_modal_compares_nothing(session_on: SessionOn, perf_repo: Path) -> None:
-    session = await session_on(perf_repo)
-    app = app_with_model(session, None)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with workflow_app(session_on, perf_repo, None) as (app, pilot):
         await _the_modal(pilot, app, "total += i")
         await pilot.press("escape")
         await wait_for(pilot, lambda: not app.workers, "the worker to end")
@@ -103,9 +101,7 @@ async def test_perf_times_in_the_projects_environment(
     (repo / "numbers_" / "series.py").write_text(uses + SLOW)
     git(repo, "commit", "-qam", "triangle: a plain loop")
     venv = _venv_with(repo, "steps", "STEP = 1\n")
-    session = await session_on(repo)
-    app = app_with_model(session, None)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with workflow_app(session_on, repo, None) as (app, pilot):
         await _the_modal(pilot, app, "for i in range(n):")
         await pilot.press("enter")
         card = await result_card(pilot, app, "perf.compare", within=300)
@@ -143,9 +139,7 @@ async def test_tests_that_give_no_traced_harness_hand_over_to_the_agents_model(
     repo = make_repo({**files, "tests/test_series.py": FIXTURE_TESTS}, name="numbers")
     (repo / "numbers_" / "series.py").write_text(SLOW)
     git(repo, "commit", "-qam", "triangle: a plain loop")
-    session = await session_on(repo)
-    app = app_with_model(session, None)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with workflow_app(session_on, repo, None) as (app, pilot):
         await _the_modal(pilot, app, "for i in range(n):")
         await pilot.press("enter")
         await wait_for(pilot, lambda: cards(app, Kind.WORKFLOW_END, "perf.compare"), "the end")
