@@ -58,6 +58,22 @@ def test_arguments_a_call_changes_are_copied_per_loop_and_the_others_reused(
     assert summed.copies == 0 and summed.shared == [True]
 
 
+def test_a_call_that_returns_no_iterator_is_replayed_as_it_is(recorded: None) -> None:
+    """A wrapper that drains what the API returns cost ~0.8 us a call: more-itertools 10.2.0's
+    `first` (0.1-0.5 us) measured 1.18x where by hand it is 4.6x."""
+    import recorded_calls
+
+    def test() -> None:
+        assert recorded_calls.total([1, 2, 3]) == 6
+        assert list(recorded_calls.pairs([1, 2, 3])) == [(1, 2), (2, 3)]
+
+    summed = capture("recorded_calls.total", [test])
+    assert summed.fresh()[0][0] is recorded_calls.total
+    # a generator does its work as it is iterated: replayed through the wrapper that drains it
+    paired = capture("recorded_calls.pairs", [test])
+    assert paired.fresh()[0][0] is not recorded_calls.pairs
+
+
 def test_a_scaled_input_repeats_lists_and_tuples_and_extends_ranges_alike() -> None:
     args, kwargs = ([0, 1, 2, 3], "ab", 3), {"pad": (None,), "over": range(2, 10, 2)}
     factor = scale_factor(args, kwargs)
