@@ -122,6 +122,9 @@ class Captured:
         self.origin = origin if origin is not None else [0] * len(calls)  # the test's index
         self.raised = 0  # calls left out because they raise (without_raising)
         self.slow = 0  # scaled calls left out: slower than SCALE_LIMIT
+        # per call: what it returns is no iterator to drain, so it is called as it is (the
+        # draining wrapper cost ~0.8 us a call: more-itertools' 4x `first` measured 1.18x)
+        self.plain = [False] * len(calls)
         self._groups: list[CallGroup] | None = None
 
     def __len__(self) -> int:
@@ -157,7 +160,21 @@ class Captured:
             [self.origin[i] for i in keep],
         )
         kept.raised, kept.slow = self.raised, self.slow
+        kept.plain = [self.plain[i] for i in keep]
         return kept
+
+    def find_plain(self) -> None:
+        """Call each once, and mark those that return no iterator (see `plain`)."""
+        for index, (func, args, kwargs) in enumerate(self.fresh()):
+            try:
+                self._mark_plain(index, func(*args, **kwargs))
+            except Exception:
+                continue
+
+    def _mark_plain(self, index: int, result: Any) -> None:
+        parts = result if type(result) is tuple else (result,)
+        if self.items[index] is None and not any(isinstance(p, Iterator) for p in parts):
+            self.plain[index] = True
 
     def without_raising(self, limit: float | None = None) -> Captured:
         """These calls less those that raise when replayed (a test's `assertRaises(f, 0)`):
@@ -170,7 +187,7 @@ class Captured:
             started = time.perf_counter()
             try:
                 with _deadline(limit):
-                    func(*args, **kwargs)
+                    result = func(*args, **kwargs)
             except _TooSlow:
                 slow += 1
                 continue
@@ -180,6 +197,7 @@ class Captured:
                 slow += 1
                 continue
             keep.append(index)
+            self._mark_plain(index, result)
             if not self.shared[index] and _same(self.calls[index], (args, kwargs)):
                 unchanged.append(index)
         for index in unchanged:
@@ -234,10 +252,12 @@ class Captured:
     def fresh(self) -> list[tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]]:
         """The calls with new copies of their arguments (to be made outside the timing)."""
         out = []
-        for (args, kwargs), shared, items in zip(self.calls, self.shared, self.items, strict=True):
+        for (args, kwargs), shared, items, plain in zip(
+            self.calls, self.shared, self.items, self.plain, strict=True
+        ):
             if not shared:
                 args, kwargs = copy.deepcopy((args, kwargs))
-            out.append((_drained(self.func, items), args, kwargs))
+            out.append((self.func if plain else _drained(self.func, items), args, kwargs))
         return out
 
 
@@ -464,4 +484,5 @@ def load_calls(api: str, path: str) -> Captured:
         func, data["calls"], data["shared"], data["dropped"], data["items"], data.get("origin")
     )
     captured.raised = data["raised"]
+    captured.find_plain()  # this revision may return iterators where the other did not
     return captured
