@@ -99,7 +99,8 @@ class MineResult:
                 out.append(
                     (
                         candidate,
-                        f"{word}: speed-up {verdict['speedup']:.3f}x "
+                        f"{word}: {'all calls together ' if group else ''}"
+                        f"speed-up {verdict['speedup']:.3f}x "
                         f"(CI {verdict['ci_low']:.3f}-{verdict['ci_high']:.3f}, "
                         f"{'significant' if verdict['significant'] else 'not significant'})"
                         f"{_group_note(group)}{reach}{revert}",
@@ -330,8 +331,9 @@ def _group_note(group: dict[str, Any] | None) -> str:
         return ""
     verdict = group["verdict"]
     scaled = " on scaled inputs (not the tests' own)" if group.get("scale") else ""
+    test = group["label"].removesuffix(", inputs scaled")
     return (
-        f"; kept on {group['calls']} call(s) of {group['label']} timed alone{scaled}: "
+        f"; kept on {group['calls']} call(s) of {test} timed alone{scaled}: "
         f"{verdict['speedup']:.3f}x (CI {verdict['ci_low']:.3f}-{verdict['ci_high']:.3f} at "
         f"{verdict['confidence']:.1%}, significant)"
     )
