@@ -79,32 +79,31 @@ def checkout(entry: Entry, cache: Path) -> Path:
     target = cache / f"{entry.name}-{digest}"
     if not (target / ".git").is_dir():
         target.parent.mkdir(parents=True, exist_ok=True)
-        clone = subprocess.run(
-            ["git", "clone", "-q", entry.source, str(target)],
-            capture_output=True,
-            text=True,
-            check=False,
+        _git(
+            ["clone", "-q", entry.source, str(target)],
+            f"git clone {entry.source} failed",
+            "network" if entry.is_url else "unknown",
+            "git clone failed",
         )
-        if clone.returncode != 0:
-            raise TaskFailure(
-                f"git clone {entry.source} failed",
-                category="network" if entry.is_url else "unknown",
-                evidence=(clone.stderr.strip().splitlines() or ["git clone failed"])[-1],
-            )
     if entry.commit:
-        pinned = subprocess.run(
-            ["git", "-C", str(target), "checkout", "-q", entry.commit],
-            capture_output=True,
-            text=True,
-            check=False,
+        _git(
+            ["-C", str(target), "checkout", "-q", entry.commit],
+            f"commit {entry.commit} not found",
+            "unknown",
+            "checkout failed",
         )
-        if pinned.returncode != 0:
-            raise TaskFailure(
-                f"commit {entry.commit} not found",
-                category="unknown",
-                evidence=(pinned.stderr.strip().splitlines() or ["checkout failed"])[-1],
-            )
     return target
+
+
+def _git(args: list[str], failure: str, category: str, fallback: str) -> None:
+    """Run git; on failure, a task failure whose evidence is git's last line of stderr."""
+    done = subprocess.run(["git", *args], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise TaskFailure(
+            failure,
+            category=category,
+            evidence=(done.stderr.strip().splitlines() or [fallback])[-1],
+        )
 
 
 def tasks_for(entries: list[Entry], **payload: Any) -> list[Task]:
