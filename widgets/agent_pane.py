@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.console import Console, Group, RenderableType
@@ -157,11 +158,10 @@ class ApprovalPrompt(Vertical, can_focus=True):
     ApprovalPrompt.-reasoning #approval-reason { display: block; }
     """
 
+    @dataclass
     class Decided(Message):
-        def __init__(self, approved: bool, reason: str = "") -> None:
-            super().__init__()
-            self.approved = approved
-            self.reason = reason
+        approved: bool
+        reason: str = ""
 
     def compose(self) -> ComposeResult:
         # The edit scrolls within half the screen (the cards above give way while a question
@@ -227,13 +227,12 @@ class AgentPane(Widget):
     class AgentChanged(Message):
         """The agent's mode, state, usage or pending approval changed."""
 
+    @dataclass
     class FollowFile(Message):
         """The agent read or changed `path` (at `line`): whoever shows files may show it."""
 
-        def __init__(self, path: str, line: int | None) -> None:
-            super().__init__()
-            self.path = path
-            self.line = line
+        path: str
+        line: int | None
 
     def __init__(
         self,

@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
@@ -116,12 +117,11 @@ class RepoSimApp(WorkspaceApp):
     ALLOW_IN_MAXIMIZED_VIEW = "Footer, StatusBar"
     ESCAPE_TO_MINIMIZE = False
 
+    @dataclass
     class SessionEvent(Message):
         """A session event, delivered on the app's message queue."""
 
-        def __init__(self, event: Event) -> None:
-            super().__init__()
-            self.event = event
+        event: Event
 
     def __init__(
         self,

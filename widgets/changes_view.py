@@ -265,13 +265,12 @@ class ChangesView(Widget):
 
     BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("changes"))
 
+    @dataclass
     class OpenFile(Message):
         """Open `path`, at the 1-based `line` of its first change when it has one."""
 
-        def __init__(self, path: str, line: int | None = None) -> None:
-            super().__init__()
-            self.path = path
-            self.line = line
+        path: str
+        line: int | None = None
 
     def __init__(self, session: Session, *, id: str | None = None) -> None:
         super().__init__(id=id)

@@ -161,40 +161,35 @@ class EditorPane(Widget):
 
     BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("editor"))
 
+    @dataclass
     class FileOpened(Message):
-        def __init__(self, path: str) -> None:
-            super().__init__()
-            self.path = path
+        path: str
 
+    @dataclass
     class IndexReady(Message):
         """The code index of the workspace has been built (`files` Python/C files)."""
 
-        def __init__(self, files: int) -> None:
-            super().__init__()
-            self.files = files
+        files: int
 
+    @dataclass
     class IndexChanged(Message):
         """Files re-read into the code index after a command (added, changed or removed)."""
 
-        def __init__(self, paths: list[str]) -> None:
-            super().__init__()
-            self.paths = paths
+        paths: list[str]
 
     class _WorkspaceMayHaveChanged(Message):
         pass
 
+    @dataclass
     class CursorMoved(Message):
         """The current tab's cursor moved (or the tab changed): "Ln 3, Col 7", or "" when no
         file is open. The app shows it in the status bar."""
 
-        def __init__(self, position: str) -> None:
-            super().__init__()
-            self.position = position
+        position: str
 
+    @dataclass
     class FileSaved(Message):
-        def __init__(self, path: str) -> None:
-            super().__init__()
-            self.path = path
+        path: str
 
     def __init__(
         self,
@@ -772,11 +767,10 @@ class EditorPane(Widget):
             if renamed.path and renamed.to:
                 self.post_message(self._Renamed(renamed.path, renamed.to))
 
+    @dataclass
     class _Renamed(Message):
-        def __init__(self, src: str, dst: str) -> None:
-            super().__init__()
-            self.src = src
-            self.dst = dst
+        src: str
+        dst: str
 
     @on(_Renamed)
     def _renamed(self, message: _Renamed) -> None:

@@ -142,10 +142,9 @@ class FileTree(Tree[Entry]):
     ICON_NODE = "▸ "
     ICON_NODE_EXPANDED = "▾ "
 
+    @dataclass
     class FileChosen(Message):
-        def __init__(self, path: str) -> None:
-            super().__init__()
-            self.path = path
+        path: str
 
     def __init__(self, session: Session, *, id: str | None = None) -> None:
         super().__init__(session.source.name, Entry(".", "dir"), id=id)

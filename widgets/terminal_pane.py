@@ -14,6 +14,7 @@ import codecs
 import contextlib
 import time
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.segment import Segment
@@ -114,12 +115,11 @@ class TerminalPane(ScrollView, can_focus=True):
 
     BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("terminal"))
 
+    @dataclass
     class Exited(Message):
         """The shell ended (its PTY closed)."""
 
-        def __init__(self, pane: TerminalPane) -> None:
-            super().__init__()
-            self.pane = pane
+        pane: TerminalPane
 
     def __init__(
         self,

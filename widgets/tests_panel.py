@@ -5,6 +5,7 @@ repository, as `reposim open --test-command` keeps it)."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.text import Text
@@ -60,18 +61,16 @@ class TestsPanel(Widget):
     TestsPanel #tests-detail.-shown { display: block; }
     """
 
+    @dataclass
     class OpenLocation(Message):
         """Open `path` at `line` in the editor."""
 
-        def __init__(self, path: str, line: int | None) -> None:
-            super().__init__()
-            self.path = path
-            self.line = line
+        path: str
+        line: int | None
 
+    @dataclass
     class Finished(Message):
-        def __init__(self, result: TestRunResult) -> None:
-            super().__init__()
-            self.result = result
+        result: TestRunResult
 
     def __init__(self, session: Session, *, id: str | None = None) -> None:
         super().__init__(id=id)

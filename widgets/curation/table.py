@@ -8,6 +8,7 @@ opening and filtering cost what the selection costs plus one screen of rows.
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.segment import Segment
@@ -50,12 +51,11 @@ class TargetTable(ScrollView, can_focus=True):
 
     BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("curation_table"))
 
+    @dataclass
     class Highlighted(Message):
         """The cursor moved to another row (index into the problems)."""
 
-        def __init__(self, index: int) -> None:
-            super().__init__()
-            self.index = index
+        index: int
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)

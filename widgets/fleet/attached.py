@@ -9,6 +9,7 @@ is told about it when it resumes.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
@@ -58,14 +59,13 @@ class AttachedScreen(ReplayScreen):
 
     BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("fleet_attached"))
 
+    @dataclass
     class Answer(Message):
         """What the session said to a take-over request (or why it could not)."""
 
-        def __init__(self, op: str, answer: dict[str, object] | None, error: str = "") -> None:
-            super().__init__()
-            self.op = op
-            self.answer = answer
-            self.error = error
+        op: str
+        answer: dict[str, object] | None
+        error: str = ""
 
     def __init__(self, path: Path | str, **options: object) -> None:
         super().__init__(path, follow=True, **options)  # type: ignore[arg-type]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
@@ -92,10 +93,9 @@ class FleetScreen(Screen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("fleet"))
 
+    @dataclass
     class Changed(Message):
-        def __init__(self, rows: list[SessionRow]) -> None:
-            super().__init__()
-            self.rows = rows
+        rows: list[SessionRow]
 
     def __init__(self, fleet: Fleet, *, interval: float = 0.25) -> None:
         super().__init__()

@@ -12,6 +12,7 @@ and repaints the visible lines from the cache, and the cursor is a style laid ov
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from rich.cells import cell_len, set_cell_size
@@ -51,13 +52,12 @@ class FleetTable(ScrollView, can_focus=True):
 
     cursor: reactive[int] = reactive(0, always_update=True, repaint=False)
 
+    @dataclass
     class RowSelected(Message):
         """Enter (or a second click) on a row."""
 
-        def __init__(self, table: FleetTable, key: str) -> None:
-            super().__init__()
-            self.table = table
-            self.key = key
+        table: FleetTable
+        key: str
 
         @property
         def control(self) -> FleetTable:

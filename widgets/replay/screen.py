@@ -127,48 +127,42 @@ class ReplayScreen(Screen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("replay"))
 
+    @dataclass
     class Loaded(Message):
-        def __init__(self, source: EventSource | None, error: str | None = None) -> None:
-            super().__init__()
-            self.source = source
-            self.error = error
+        source: EventSource | None
+        error: str | None = None
 
+    @dataclass
     class ForkRequested(Message):
         """The person asked to continue live from a step; the app that pushed the screen
         forks (simulator.replay.fork) and opens the session. `repo` is the repository the
         person named when the recorded one is not on this machine (None: the recorded one)."""
 
-        def __init__(self, path: Path, step: int, repo: Path | None = None) -> None:
-            super().__init__()
-            self.path = path
-            self.step = step
-            self.repo = repo
+        path: Path
+        step: int
+        repo: Path | None = None
 
     class Grew(Message):
         """More of the file has been indexed."""
 
+    @dataclass
     class RowsReady(Message):
-        def __init__(self, rows: array[int] | None) -> None:
-            super().__init__()
-            self.rows = rows
+        rows: array[int] | None
 
+    @dataclass
     class Found(Message):
-        def __init__(self, index: int | None, what: str) -> None:
-            super().__init__()
-            self.index = index
-            self.what = what
+        index: int | None
+        what: str
 
+    @dataclass
     class FileText(Message):
-        def __init__(self, path: str, text: str | None) -> None:
-            super().__init__()
-            self.path = path
-            self.text = text
+        path: str
+        text: str | None
 
+    @dataclass
     class FilesReady(Message):
-        def __init__(self, index: int, files: dict[str, str | None]) -> None:
-            super().__init__()
-            self.index = index
-            self.files = files
+        index: int
+        files: dict[str, str | None]
 
     def __init__(
         self,

@@ -12,6 +12,7 @@ import bisect
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.cells import set_cell_size
@@ -48,12 +49,11 @@ class Timeline(ScrollView, can_focus=True):
 
     cursor: reactive[int] = reactive(0, always_update=True, repaint=False)
 
+    @dataclass
     class Selected(Message):
         """The cursor moved to the event at `index` (an index into the source)."""
 
-        def __init__(self, index: int) -> None:
-            super().__init__()
-            self.index = index
+        index: int
 
     def __init__(
         self, *, id: str | None = None, on_select: Callable[[int], None] | None = None
