@@ -148,6 +148,13 @@ class _Env:
             return limit
         return max(MIN_TEST_SECONDS, min(limit, self.deadline - time.monotonic()))
 
+    async def run_tests(self, command: str) -> TestRunResult:
+        """A test run of `command` under `test_timeout`; a run cut there is noted."""
+        timeout = self.test_timeout()
+        run = await self.session.run_tests(command=command, actor=Actor.SYSTEM, timeout=timeout)
+        self.note_cut(run, timeout)
+        return run
+
     def note_cut(self, run: TestRunResult, timeout: float) -> None:
         if run.timed_out and timeout < self.options.test_timeout:
             self.notes.append(
@@ -497,14 +504,7 @@ async def reassess(
         tests = await session.run_tests(
             command=command, actor=Actor.SYSTEM, timeout=options.test_timeout
         )
-        return verdict_from_tests(
-            count_generic(tests.output, tests.exit_code),
-            output=tests.output,
-            exit_code=tests.exit_code,
-            timed_out=tests.timed_out,
-            command=command,
-            min_tests=options.min_tests,
-        )
+        return _judge(tests, count_generic(tests.output, tests.exit_code), command, options)
     imports = scan(Path(session.source))
     return await _oracle(env, result.project, imports, None, options)
 
@@ -1094,6 +1094,26 @@ async def _oracle(
     return verdict
 
 
+def _judge(
+    run: TestRunResult,
+    counts: dict[str, int],
+    command: str,
+    options: SetupOptions,
+    modules: int = 0,
+) -> Verdict:
+    """The oracle's verdict on a test run of `command` with these per-test counts (`modules`:
+    how many test modules it was to import, when known)."""
+    return verdict_from_tests(
+        counts,
+        output=run.output,
+        exit_code=run.exit_code,
+        timed_out=run.timed_out,
+        command=command,
+        min_tests=options.min_tests,
+        modules=modules,
+    )
+
+
 DEFAULT_PYTEST = TestCommand("pytest", (), "default")
 ROOT_TEST_MODULES = ("test.py", "tests.py")
 
@@ -1102,19 +1122,10 @@ async def _run_test_command(
     env: _Env, test: TestCommand, imports: ImportScan, options: SetupOptions
 ) -> Verdict:
     command = test.command(env.python)
-    timeout = env.test_timeout()
-    run = await env.session.run_tests(command=command, actor=Actor.SYSTEM, timeout=timeout)
-    env.note_cut(run, timeout)
+    run = await env.run_tests(command)
     counts = run.counts() if run.structured else count_generic(run.output, run.exit_code)
-    verdict = verdict_from_tests(
-        counts,
-        output=run.output,
-        exit_code=run.exit_code,
-        timed_out=run.timed_out,
-        command=command,
-        min_tests=options.min_tests,
-        modules=len(test.args) if test.source == "retest" else len(imports.test_modules),
-    )
+    modules = len(test.args) if test.source == "retest" else len(imports.test_modules)
+    verdict = _judge(run, counts, command, options, modules)
     verdict.seconds = run.duration
     verdict.retest = failing_files(run, Path(env.session.source))
     return verdict
@@ -1157,20 +1168,11 @@ async def _unittest(
     command = (
         f"{env.python} -m unittest discover -s {shlex.quote(folder)}{top} -p {shlex.quote(pattern)}"
     )
-    timeout = env.test_timeout()
-    run = await env.session.run_tests(command=command, actor=Actor.SYSTEM, timeout=timeout)
-    env.note_cut(run, timeout)
+    run = await env.run_tests(command)
     counts = count_generic(run.output, run.exit_code)
     if "Ran " not in run.output and not run.timed_out:
         return None
-    verdict = verdict_from_tests(
-        counts,
-        output=run.output,
-        exit_code=run.exit_code,
-        timed_out=run.timed_out,
-        command=command,
-        min_tests=options.min_tests,
-    )
+    verdict = _judge(run, counts, command, options)
     verdict.seconds = run.duration
     defined = imports.test_functions
     ran = sum(counts.get(k, 0) for k in ("passed", "failed", "error"))
@@ -1428,14 +1430,7 @@ async def _c_ladder(session: Session, run: WorkflowRun, env: _Env, project: Proj
                 command=test, actor=Actor.SYSTEM, timeout=env.options.test_timeout
             )
             counts = count_generic(tests.output, tests.exit_code)
-            verdict = verdict_from_tests(
-                counts,
-                output=tests.output,
-                exit_code=tests.exit_code,
-                timed_out=tests.timed_out,
-                command=test,
-                min_tests=env.options.min_tests,
-            )
+            verdict = _judge(tests, counts, test, env.options)
             if verdict.tier is Tier.COLLECTS and verdict.category is Category.NO_TESTS:
                 verdict.tier = Tier.INSTALLED
             detail.update(verdict.to_dict())
