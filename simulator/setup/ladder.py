@@ -337,7 +337,7 @@ async def _python_ladder(
         await _make_venv(env, options)
         detail.update(venv=env.venv, python=env.python, uv=env.uv)
     with run.stage("project") as detail:
-        version = _sdist_version(Path(project.root))
+        version = _pkg_info(Path(project.root), "Version")
         if version is not None:
             # An unpacked sdist under a fresh git history (no tags): setuptools-scm and
             # hatch-vcs would call it 0.1.dev1 and the resolver would pick releases of its
@@ -476,7 +476,7 @@ async def _lock(env: _Env, project: Project) -> list[str]:
         command = f"{env.python} -m pip freeze --exclude-editable --disable-pip-version-check"
     result = await env.sh(f"{command} 2>/dev/null")
     lines = result.output.decode("utf-8", "replace").splitlines()
-    own = {_normal(n) for n in (project.name, _sdist_name(Path(project.root))) if n}
+    own = {_normal(n) for n in (project.name, _pkg_info(Path(project.root), "Name")) if n}
     return sorted(
         line.strip()
         for line in lines
@@ -717,7 +717,7 @@ async def _declared_requirements(env: _Env, project: Project) -> list[str]:
     """The installed project's Requires-Dist whose markers hold here (with its test extras)."""
     from packaging.requirements import InvalidRequirement, Requirement
 
-    name = project.name or _sdist_name(Path(project.root))
+    name = project.name or _pkg_info(Path(project.root), "Name")
     if not name:
         return []
     script = (
@@ -746,11 +746,12 @@ async def _declared_requirements(env: _Env, project: Project) -> list[str]:
     return sorted(set(out))
 
 
-def _sdist_name(root: Path) -> str | None:
+def _pkg_info(root: Path, field: str) -> str | None:
+    """A field of an sdist's PKG-INFO (None outside an sdist, or without the field)."""
     info = root / "PKG-INFO"
     if not info.is_file():
         return None
-    match = re.search(r"^Name:\s*(\S+)", info.read_text(errors="replace"), re.M)
+    match = re.search(rf"^{field}:\s*(\S+)", info.read_text(errors="replace"), re.M)
     return match.group(1) if match else None
 
 
@@ -762,14 +763,6 @@ def _toml_has_no_project(path: Path) -> bool:
     except (OSError, tomllib.TOMLDecodeError):
         return True
     return "project" not in data and "poetry" not in (data.get("tool") or {})
-
-
-def _sdist_version(root: Path) -> str | None:
-    info = root / "PKG-INFO"
-    if not info.is_file():
-        return None
-    match = re.search(r"^Version:\s*(\S+)", info.read_text(errors="replace"), re.M)
-    return match.group(1) if match else None
 
 
 async def _install_project(env: _Env, project: Project) -> tuple[bool, str]:
