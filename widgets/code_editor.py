@@ -437,7 +437,7 @@ class LazyWrappedDocument(WrappedDocument):
 class CodeEditor(TextArea):
     """A code editor whose highlighting costs what is on screen, not what is in the file."""
 
-    # VS Code's keys where TextArea has Emacs' (widgets/keybindings.toml, code_editor).
+    # VS Code's keys where TextArea has Emacs' (widgets/keybindings.json, code_editor).
     BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("code_editor"))
 
     def __init__(self, text: str = "", *, path: str | None = None, **kwargs: Any) -> None:

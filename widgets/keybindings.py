@@ -1,5 +1,6 @@
-"""The default key bindings of every screen and pane, read from keybindings.toml beside this
+"""The default key bindings of every screen and pane, read from keybindings.json beside this
 file: one section a screen or pane, one Textual `Binding` an entry, in the footer's order.
+Whole-line `//` comments are allowed there (VS Code's keybindings.json has them too).
 
 Kept apart from widgets/keymap.py, which also teaches Textual the key sequences terminals send:
 a screen that takes its keys from here does not change how keys are read.
@@ -8,22 +9,23 @@ a screen that takes its keys from here does not change how keys are read.
 from __future__ import annotations
 
 import functools
-import tomllib
+import json
 from pathlib import Path
 
 from textual.binding import Binding
 
-DEFAULT_KEYBINDINGS = Path(__file__).with_name("keybindings.toml")
+DEFAULT_KEYBINDINGS = Path(__file__).with_name("keybindings.json")
 
 
 @functools.cache
 def _default_keymap() -> dict[str, tuple[Binding, ...]]:
-    raw = tomllib.loads(DEFAULT_KEYBINDINGS.read_text(encoding="utf-8"))
+    lines = DEFAULT_KEYBINDINGS.read_text(encoding="utf-8").splitlines()
+    raw = json.loads("\n".join(line for line in lines if not line.lstrip().startswith("//")))
     return {name: tuple(Binding(**entry) for entry in entries) for name, entries in raw.items()}
 
 
 def default_sections() -> list[str]:
-    """The screens and panes of keybindings.toml, in the file's order."""
+    """The screens and panes of keybindings.json, in the file's order."""
     return list(_default_keymap())
 
 

@@ -1,4 +1,4 @@
-"""The app's key bindings (data: widgets/keybindings.toml), each with an id so that
+"""The app's key bindings (data: widgets/keybindings.json), each with an id so that
 ~/.config/reposim/keymap.toml can remap it, and the key sequences terminals send for them.
 
 keymap.toml maps binding ids to keys, e.g.

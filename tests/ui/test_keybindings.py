@@ -1,4 +1,4 @@
-"""The default keys are data (widgets/keybindings.toml): every screen and pane that has bindings
+"""The default keys are data (widgets/keybindings.json): every screen and pane that has bindings
 takes them from one section of the file, every section is used, and every binding names an
 action that exists where it is bound."""
 

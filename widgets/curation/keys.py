@@ -1,5 +1,5 @@
 """The curation screen's keys, apart from the screen (F1 in `reposim open` lists them without
-loading the harness engine). They are data, in widgets/keybindings.toml (`curation`,
+loading the harness engine). They are data, in widgets/keybindings.json (`curation`,
 `survivors`); every binding has an id, remappable in keymap.toml."""
 
 from __future__ import annotations
