@@ -359,20 +359,29 @@ def verdict_from_tests(
     # code: a system library, a distribution or data it needs. A TypeError, a SyntaxError...
     # while importing it is the project's code failing, so the verdict is a collection error.
     code_errors = [(p, d) for p, d in broken if d.category not in _ENVIRONMENT_CAUSES]
-    if ratio >= READY_RATIO and (code_errors or len(broken) > max(1, modules // 4)):
-        first = (code_errors or broken)[0]
+
+    def runs(category: Category, evidence: str, subject: str | None) -> Verdict:
+        """Tests ran, not ready: with this run's counts, ratio, command, tail and skipped."""
         return Verdict(
             Tier.RUNS,
-            Category.COLLECTION,
-            f"{len(broken)} of {modules} test modules did not import; {first[0]}: "
-            f"{first[1].evidence}"[:400],
-            first[1].subject,
+            category,
+            evidence,
+            subject,
             tests=counts,
             pass_ratio=round(ratio, 4),
             test_command=command,
             output_tail=tail,
             skipped=skipped,
             skipped_diagnoses=[d for _, d in broken],
+        )
+
+    if ratio >= READY_RATIO and (code_errors or len(broken) > max(1, modules // 4)):
+        first = (code_errors or broken)[0]
+        return runs(
+            Category.COLLECTION,
+            f"{len(broken)} of {modules} test modules did not import; {first[0]}: "
+            f"{first[1].evidence}"[:400],
+            first[1].subject,
         )
     if ratio >= READY_RATIO:
         tier = Tier.READY_PLUS if ran >= min_tests else Tier.READY
@@ -394,18 +403,7 @@ def verdict_from_tests(
         evidence = (
             f"{ran - counts.get('passed', 0)} of {ran} tests failed; {_first_failure(output)}"
         )
-    return Verdict(
-        Tier.RUNS,
-        category,
-        evidence,
-        diagnosis.subject,
-        tests=counts,
-        pass_ratio=round(ratio, 4),
-        test_command=command,
-        output_tail=tail,
-        skipped=skipped,
-        skipped_diagnoses=[d for _, d in broken],
-    )
+    return runs(category, evidence, diagnosis.subject)
 
 
 # A test module written for another Python (regex 2021.11.10 ships regex_2/ beside regex_3/ and
