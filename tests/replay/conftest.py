@@ -22,3 +22,10 @@ async def recorded(make_repo: Callable[..., Path], tmp_path: Path) -> tuple[Path
     """(repository, trajectory) of a recorded session without a test run."""
     repo = make_repo(SMALL_PROJECT, name="project")
     return repo, await record_session(repo, tmp_path / "recorded.jsonl")
+
+
+@pytest.fixture
+def original(recorded: tuple[Path, Path]) -> Path:
+    """The trajectory of `recorded` (what replay, re-execution and forks start from), for the
+    tests that need no repository of their own."""
+    return recorded[1]

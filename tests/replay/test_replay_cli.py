@@ -38,10 +38,7 @@ def test_a_start_that_cannot_be_rebuilt_exits_2_before_running(tmp_path: Path) -
     assert "Traceback" not in result.stderr
 
 
-def test_fork_then_exec_prints_the_new_trajectory(
-    recorded: tuple[Path, Path], tmp_path: Path
-) -> None:
-    _, original = recorded
+def test_fork_then_exec_prints_the_new_trajectory(original: Path, tmp_path: Path) -> None:
     out = tmp_path / "fork.jsonl"
     result = reposim(
         "replay",
@@ -60,8 +57,7 @@ def test_fork_then_exec_prints_the_new_trajectory(
     assert header["parent"]["step"] == 6
 
 
-def test_export_import_and_dump(recorded: tuple[Path, Path], tmp_path: Path) -> None:
-    _, original = recorded
+def test_export_import_and_dump(original: Path, tmp_path: Path) -> None:
     for fmt in ("swe-agent", "mini-swe-agent", "openai-chat", "asciicast"):
         result = reposim("export", str(original), "--to", fmt)
         assert result.returncode == 0, result.stderr

@@ -77,9 +77,8 @@ async def test_a_changed_repository_points_at_the_first_differing_step(
 
 
 async def test_output_differences_are_reported_with_the_line(
-    recorded: tuple[Path, Path], tmp_path: Path
+    original: Path, tmp_path: Path
 ) -> None:
-    _, original = recorded
     lines = original.read_text().splitlines()
     for number, line in enumerate(lines):
         data = json.loads(line)
@@ -99,9 +98,8 @@ async def test_output_differences_are_reported_with_the_line(
 
 
 async def test_strict_comparison_sees_what_normalisation_hides(
-    recorded: tuple[Path, Path], tmp_path: Path
+    original: Path, tmp_path: Path
 ) -> None:
-    _, original = recorded
     report, _ = await reexecute(
         original, normaliser=Normaliser(rules=()), trajectory_path=tmp_path / "v.jsonl"
     )
@@ -112,9 +110,8 @@ async def test_strict_comparison_sees_what_normalisation_hides(
 
 
 async def test_a_start_that_cannot_be_rebuilt_is_said_before_anything_runs(
-    recorded: tuple[Path, Path], tmp_path: Path
+    original: Path, tmp_path: Path
 ) -> None:
-    _, original = recorded
     header = json.loads(original.read_text().splitlines()[0])
     moved = tmp_path / "moved.jsonl"
     lines = original.read_text().splitlines()
@@ -130,9 +127,8 @@ async def test_a_start_that_cannot_be_rebuilt_is_said_before_anything_runs(
 
 
 async def test_fork_rebuilds_files_and_shell_state_at_the_step(
-    recorded: tuple[Path, Path], tmp_path: Path
+    original: Path, tmp_path: Path
 ) -> None:
-    _, original = recorded
     index = TrajectoryIndex(original)
     events = list(index.events())
     index.close()
@@ -181,19 +177,15 @@ async def test_a_fork_header_names_the_recorded_commit_not_the_sources_new_head(
 
 
 async def test_fork_at_a_step_that_does_not_exist_is_refused(
-    recorded: tuple[Path, Path], tmp_path: Path
+    original: Path, tmp_path: Path
 ) -> None:
-    _, original = recorded
     from simulator.trajectory import TrajectoryError
 
     with pytest.raises(TrajectoryError, match="there is no step 9999"):
         await fork(original, 9999, trajectory_path=tmp_path / "f.jsonl")
 
 
-async def test_resume_continues_a_session_that_was_cut_off(
-    recorded: tuple[Path, Path], tmp_path: Path
-) -> None:
-    _, original = recorded
+async def test_resume_continues_a_session_that_was_cut_off(original: Path, tmp_path: Path) -> None:
     lines = original.read_bytes().splitlines(keepends=True)
     crashed = tmp_path / "crashed.jsonl"
     # Killed while writing the session.end line: the last line is incomplete.
@@ -239,11 +231,10 @@ async def test_agent_and_human_session_re_executes_and_exports_its_tool_calls(
 
 
 async def test_a_native_session_round_trips_through_openai_chat(
-    recorded: tuple[Path, Path],
+    original: Path,
 ) -> None:
     from simulator.interop import export_text, parse_foreign
 
-    _, original = recorded
     index = TrajectoryIndex(original)
     events = list(index.events())
     index.close()

@@ -14,9 +14,8 @@ REPLAY = reposim_command("replay")
 
 
 def test_fork_at_in_a_terminal_opens_the_forked_session_in_the_ui(
-    recorded: tuple[Path, Path], tmp_path: Path
+    original: Path, tmp_path: Path
 ) -> None:
-    _, original = recorded
     out = tmp_path / "fork.jsonl"
     code, output = drive(
         [*REPLAY, str(original), "--fork-at", "3", "--trajectory", str(out)],
@@ -30,10 +29,7 @@ def test_fork_at_in_a_terminal_opens_the_forked_session_in_the_ui(
     assert events[-1]["kind"] == "session.end"
 
 
-def test_fork_here_in_the_replay_view_continues_in_the_ui(
-    recorded: tuple[Path, Path], tmp_path: Path
-) -> None:
-    _, original = recorded
+def test_fork_here_in_the_replay_view_continues_in_the_ui(original: Path, tmp_path: Path) -> None:
     index = TrajectoryIndex(original)
     fourth = index.event(3).seq
     index.close()
@@ -77,9 +73,8 @@ def test_fork_here_on_an_import_without_repository_keeps_the_view(tmp_path: Path
 
 
 def test_a_folder_opens_in_one_viewer_that_moves_between_its_trajectories(
-    recorded: tuple[Path, Path], tmp_path: Path
+    original: Path, tmp_path: Path
 ) -> None:
-    _, original = recorded
     folder = tmp_path / "runs"
     (folder / "later").mkdir(parents=True)
     (folder / "a.jsonl").write_bytes(original.read_bytes())
@@ -99,10 +94,7 @@ def test_a_folder_opens_in_one_viewer_that_moves_between_its_trajectories(
     assert b"reposim: error" not in output and b"Traceback" not in output
 
 
-def test_a_folder_skips_a_file_it_cannot_read_and_says_so(
-    recorded: tuple[Path, Path], tmp_path: Path
-) -> None:
-    _, original = recorded
+def test_a_folder_skips_a_file_it_cannot_read_and_says_so(original: Path, tmp_path: Path) -> None:
     folder = tmp_path / "runs"
     folder.mkdir()
     (folder / "a.jsonl").write_bytes(original.read_bytes())

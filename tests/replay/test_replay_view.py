@@ -178,8 +178,7 @@ async def test_broken_files_say_why_and_keep_the_valid_prefix(tmp_path: Path) ->
         assert "Cannot open" in text_of(app, "#replay-title")
 
 
-async def test_files_at_a_step_include_the_recorded_start(recorded: tuple[Path, Path]) -> None:
-    _, original = recorded
+async def test_files_at_a_step_include_the_recorded_start(original: Path) -> None:
     async with viewing(original) as (app, pilot):
         await pilot.press("e")  # the agent's edit of calc/ops.py
         await settle(pilot)
@@ -195,8 +194,7 @@ async def test_files_at_a_step_include_the_recorded_start(recorded: tuple[Path, 
         assert "def test_add" in text_of(app, "#replay-file")
 
 
-async def test_fork_here_hands_the_step_to_the_app(recorded: tuple[Path, Path]) -> None:
-    _, original = recorded
+async def test_fork_here_hands_the_step_to_the_app(original: Path) -> None:
     async with viewing(original) as (app, pilot):
         await pilot.press("j", "j", "j")
         await settle(pilot)

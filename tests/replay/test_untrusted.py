@@ -120,10 +120,7 @@ def test_a_blob_that_is_a_symlink_is_not_followed(tmp_path: Path) -> None:
 
 
 @pytest.mark.malformed_trajectories
-def test_deeply_nested_json_is_one_sentence_in_every_reader(
-    recorded: tuple[Path, Path], tmp_path: Path
-) -> None:
-    _, original = recorded
+def test_deeply_nested_json_is_one_sentence_in_every_reader(original: Path, tmp_path: Path) -> None:
     nested = "[" * DEEP + "]" * DEEP
     deep_event = tmp_path / "deep-event.jsonl"
     deep_event.write_text(
@@ -153,10 +150,7 @@ def test_deeply_nested_json_is_one_sentence_in_every_reader(
 
 
 @pytest.mark.malformed_trajectories
-def test_a_header_with_wrong_types_is_one_sentence(
-    recorded: tuple[Path, Path], tmp_path: Path
-) -> None:
-    _, original = recorded
+def test_a_header_with_wrong_types_is_one_sentence(original: Path, tmp_path: Path) -> None:
     bad = with_header(original, tmp_path / "bad.jsonl", backend=5)
     for args in (
         ["trajectory", "show", str(bad)],
@@ -170,9 +164,8 @@ def test_a_header_with_wrong_types_is_one_sentence(
 
 @pytest.mark.malformed_trajectories
 def test_a_bad_byte_is_reported_at_its_line_and_the_events_before_it_stay(
-    recorded: tuple[Path, Path], tmp_path: Path
+    original: Path, tmp_path: Path
 ) -> None:
-    _, original = recorded
     lines = [line.encode() for line in lines_of(original)]
     assert sum(map(len, lines[:6])) < 8192  # the bad byte is in the file's first 8 KB
     lines[5] = lines[5].replace(b'"seq"', b'"s\xffq"', 1)
@@ -185,10 +178,7 @@ def test_a_bad_byte_is_reported_at_its_line_and_the_events_before_it_stay(
     assert [e["seq"] for e in shown[1:]] == [1, 2, 3, 4]
 
 
-def test_a_byte_order_mark_is_read_alike_by_show_and_verify(
-    recorded: tuple[Path, Path], tmp_path: Path
-) -> None:
-    _, original = recorded
+def test_a_byte_order_mark_is_read_alike_by_show_and_verify(original: Path, tmp_path: Path) -> None:
     bom = tmp_path / "bom.jsonl"
     bom.write_bytes(b"\xef\xbb\xbf" + original.read_bytes())
     shown = reposim("trajectory", "show", str(bom))
@@ -199,9 +189,8 @@ def test_a_byte_order_mark_is_read_alike_by_show_and_verify(
 
 @pytest.mark.malformed_trajectories
 def test_verify_of_a_file_corrupt_in_the_middle_fails_and_says_what_it_checked(
-    recorded: tuple[Path, Path], tmp_path: Path
+    original: Path, tmp_path: Path
 ) -> None:
-    _, original = recorded
     lines = lines_of(original)
     kinds = [json.loads(line)["kind"] for line in lines[1:]]
     before = sum(1 for kind in kinds[:3] if kind in REPLAYED_KINDS)
@@ -396,11 +385,10 @@ def first_untrusted(path: Path, until: int | None = None) -> int | None:
 
 
 async def test_trust_holds_line_by_line_up_to_the_first_changed_line(
-    recorded: tuple[Path, Path], tmp_path: Path
+    original: Path, tmp_path: Path
 ) -> None:
     """Any prefix of a file written here is trusted (a cut-off file, a copy); from an edited,
     inserted, removed or reordered line on, nothing is."""
-    _, original = recorded
     lines = lines_of(original)
     count = len(lines)
     assert count > 12

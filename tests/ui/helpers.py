@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+import pytest
 from textual.app import App
 
 from reposim.ui import wire_agent
@@ -16,6 +17,7 @@ from simulator.agent import AgentConfig, Mode, ScriptedClient
 from simulator.backend_factory import make_backend
 from simulator.session import Session
 from tests.conftest import WAIT as WAIT
+from themes import theme_names
 from widgets.agent_pane import ApprovalPrompt
 from widgets.app import RepoSimApp
 from widgets.tests_panel import TestsPanel
@@ -119,6 +121,15 @@ class StartingApp(RepoSimApp):
 
     async def on_load(self) -> None:
         await self.session.start()
+
+
+TestT = TypeVar("TestT", bound=Callable[..., Any])
+
+
+def every_theme_at_both_sizes(test: TestT) -> TestT:
+    """A snapshot test's matrix: `theme`, each theme the app ships, and `size`, 80x24 and 160x48."""
+    by_size = pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+    return pytest.mark.parametrize("theme", theme_names())(by_size(test))
 
 
 def unstarted_session(repo: Path, trajectory: Path) -> Session:

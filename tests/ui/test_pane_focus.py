@@ -21,6 +21,11 @@ async def press_and_see(pilot: Pilot[None], app: RepoSimApp, key: str) -> Widget
     return app.focused
 
 
+async def focus_walk(pilot: Pilot[None], app: RepoSimApp, *keys: str) -> list[Widget | None]:
+    """Where the keyboard is after each of `keys`, pressed one after another."""
+    return [await press_and_see(pilot, app, key) for key in keys]
+
+
 async def test_hiding_the_terminal_leaves_the_keyboard_in_a_pane_and_tab_skips_it(
     session: Session,
 ) -> None:
@@ -32,9 +37,7 @@ async def test_hiding_the_terminal_leaves_the_keyboard_in_a_pane_and_tab_skips_i
         await wait_for(pilot, lambda: not app.query_one("#panel").display, "the panel hidden")
         tree, agent = app.query_one(FileTree), app.query_one("#agent-task")
         assert app.focused is tree
-        assert await press_and_see(pilot, app, "tab") is agent
-        assert await press_and_see(pilot, app, "tab") is tree
-        assert await press_and_see(pilot, app, "shift+tab") is agent
+        assert await focus_walk(pilot, app, "tab", "tab", "shift+tab") == [agent, tree, agent]
 
 
 async def test_tab_walks_the_visible_panes_in_order_both_ways(session: Session) -> None:
@@ -46,16 +49,14 @@ async def test_tab_walks_the_visible_panes_in_order_both_ways(session: Session) 
         tests = app.query_one("#tests-list")
         await wait_for(pilot, lambda: app.focused is tests, "the tests list")
         tree, agent = app.query_one(FileTree), app.query_one("#agent-task")
-        assert await press_and_see(pilot, app, "tab") is agent
-        assert await press_and_see(pilot, app, "tab") is tree
+        assert await focus_walk(pilot, app, "tab", "tab") == [agent, tree]
         area = await press_and_see(pilot, app, "tab")
         assert isinstance(area, CodeEditor), "the editor's text, not its tab bar"
         before = area.text
         assert await press_and_see(pilot, app, "tab") is area, "Tab in the editor indents"
         assert area.text != before
-        assert await press_and_see(pilot, app, "shift+tab") is tree
-        assert await press_and_see(pilot, app, "shift+tab") is agent
-        assert await press_and_see(pilot, app, "shift+tab") is tests
+        walk = await focus_walk(pilot, app, "shift+tab", "shift+tab", "shift+tab")
+        assert walk == [tree, agent, tests]
 
 
 async def test_tab_skips_the_agent_pane_hidden_on_a_narrow_screen(session: Session) -> None:

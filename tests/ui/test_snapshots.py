@@ -11,10 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from simulator.events import Actor
-from tests.ui.helpers import StartingApp, settled_frame, unstarted_session, wait_for
+from tests.ui.helpers import (
+    StartingApp,
+    every_theme_at_both_sizes,
+    settled_frame,
+    unstarted_session,
+    wait_for,
+)
 from widgets.changes_view import ChangesView
 from widgets.editor_pane import EditorPane
 from widgets.file_tree import FileTree
@@ -34,8 +38,7 @@ def terminal_settled(app: Any) -> bool:
     return pane.pty is not None and redrawn and not pane.pty.output_pending
 
 
-@pytest.mark.parametrize("theme", ["reposim-dark", "reposim-light"])
-@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+@every_theme_at_both_sizes
 def test_workspace_with_an_agent_change(
     snap_compare: Any, sample_repo: Path, tmp_path: Path, size: tuple[int, int], theme: str
 ) -> None:

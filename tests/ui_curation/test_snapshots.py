@@ -11,17 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests.ui.helpers import settled_frame, unstarted_session, wait_for
+from tests.ui.helpers import every_theme_at_both_sizes, settled_frame, unstarted_session, wait_for
 from tests.ui_curation.conftest import figured_problems
 from widgets.curation.app import CurationApp
 from widgets.curation.screen import CurationScreen
 from widgets.curation.table import TargetTable
 
 
-@pytest.mark.parametrize("theme", ["reposim-dark", "reposim-light"])
-@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+@every_theme_at_both_sizes
 def test_curation_screen_with_a_low_coverage_target(
     snap_compare: Any, tools_repo: Path, tmp_path: Path, size: tuple[int, int], theme: str
 ) -> None:

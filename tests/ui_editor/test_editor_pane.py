@@ -168,23 +168,23 @@ async def test_external_change_reloads_a_clean_buffer(session: Session) -> None:
 
 async def test_external_change_asks_before_replacing_a_dirty_buffer(session: Session) -> None:
     async with editing(session) as (app, pilot, pane):
+
+        async def changed_on_disk(text: str, answer: str) -> None:
+            """notes.md changes on disk to `text`: the pane asks, and `answer` is clicked."""
+            await session.write("notes.md", text)
+            await pane.on_external_change("notes.md")
+            await pilot.pause()
+            assert isinstance(app.screen, ChoiceScreen)
+            await pilot.click(answer)
+            await pilot.pause()
+
         await pane.open_file("notes.md")
         await pilot.press(*"mine ")
-        await session.write("notes.md", "theirs\n")
-        await pane.on_external_change("notes.md")
-        await pilot.pause()
-        assert isinstance(app.screen, ChoiceScreen)
-        await pilot.click("#keep")
-        await pilot.pause()
+        await changed_on_disk("theirs\n", "#keep")
         editor = pane.current_editor
         assert editor is not None and editor.text.startswith("mine ")
         # A second change: this time take the disk's version.
-        await session.write("notes.md", "theirs again\n")
-        await pane.on_external_change("notes.md")
-        await pilot.pause()
-        assert isinstance(app.screen, ChoiceScreen)
-        await pilot.click("#reload")
-        await pilot.pause()
+        await changed_on_disk("theirs again\n", "#reload")
         assert editor.text == "theirs again\n"
         assert not pane.is_dirty("notes.md")
 
