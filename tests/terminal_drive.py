@@ -71,7 +71,9 @@ def drive(
 
     try:
         while time.monotonic() < deadline:
-            if proc.poll() is not None and not select.select([master], [], [], 0)[0]:
+            # Once the program has exited, the master side reads EIO and select keeps calling
+            # it readable: stop when a read finds nothing more, not when select says so.
+            if proc.poll() is not None and not read(0):
                 break
             read(0.05)
             if steps:
