@@ -100,7 +100,8 @@ async def test_a_timeout_kills_the_command_and_the_shell_stays(backend: Backend)
     assert after.output.decode().splitlines()[-2:] == ["yes", f"{backend.workspace_path}/calc"]
 
 
-async def test_interrupt_stops_the_command(backend: Backend) -> None:
+async def test_interrupt_stops_the_command_and_keeps_the_shell(backend: Backend) -> None:
+    await backend.exec("export KEEP=2")
     started = asyncio.Event()
     running = asyncio.ensure_future(
         backend.exec("echo started; sleep 30", on_output=lambda _: started.set())
@@ -109,8 +110,10 @@ async def test_interrupt_stops_the_command(backend: Backend) -> None:
     await backend.interrupt()
     result = await asyncio.wait_for(running, 10)
     assert result.interrupted and result.exit_code is None
+    assert not result.shell_restarted
     assert result.output.startswith(b"started\n")
     assert (await backend.exec("echo again")).output == b"again\n"
+    assert (await backend.exec('echo "$KEEP"')).output == b"2\n"
 
 
 async def test_exit_restarts_the_shell_and_says_so(backend: Backend) -> None:
@@ -162,19 +165,29 @@ async def test_files_round_trip_binary_and_nested(backend: Backend) -> None:
     assert (await backend.stat("deep")).kind == "dir"
 
 
-async def test_list_rename_delete(backend: Backend) -> None:
+async def test_stat_list_rename_delete(backend: Backend) -> None:
+    info = await backend.stat("calc/ops.py")
+    assert info.kind == "file" and info.size > 0 and info.mtime > 0
+    assert (await backend.stat("calc")).kind == "dir"
     names = {e.name: e.kind for e in await backend.list_dir("calc")}
     assert names["ops.py"] == "file" and names["__init__.py"] == "file"
+    top = {(e.name, e.kind) for e in await backend.list_dir(".")}
+    assert {(".git", "dir"), ("calc", "dir"), ("tests", "dir")} <= top
     await backend.rename("calc/ops.py", "calc/moved.py")
     assert not await backend.exists("calc/ops.py")
     assert (await backend.read_file("calc/moved.py")).startswith(b"def add")
+    await backend.rename("calc/moved.py", "calc/new/ops2.py")  # into a folder not there yet
+    assert not await backend.exists("calc/moved.py")
+    assert await backend.exists("calc/new/ops2.py")
     await backend.write_file("calc/other.py", b"x\n")
     with pytest.raises(BackendError, match="already exists"):
-        await backend.rename("calc/moved.py", "calc/other.py")
+        await backend.rename("calc/new/ops2.py", "calc/other.py")
     await backend.delete("calc")
     assert not await backend.exists("calc")
     with pytest.raises(FileMissingError):
-        await backend.read_file("calc/moved.py")
+        await backend.read_file("calc/new/ops2.py")
+    with pytest.raises(BackendError, match="workspace root"):
+        await backend.delete(".")
 
 
 async def test_paths_outside_the_workspace_are_refused(backend: Backend) -> None:

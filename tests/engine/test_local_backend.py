@@ -91,20 +91,6 @@ async def test_builtin_loop_timeout_restarts_the_shell_in_the_same_directory(
     assert where.output.decode().strip().endswith("/calc")
 
 
-async def test_interrupt_stops_the_command_and_keeps_the_shell(backend: LocalBackend) -> None:
-    await backend.exec("export KEEP=2")
-    started = asyncio.Event()
-    task = asyncio.create_task(
-        backend.exec("echo started; sleep 30", on_output=lambda _: started.set())
-    )
-    await asyncio.wait_for(started.wait(), 60)  # the command runs: interrupt it, not the idle shell
-    await backend.interrupt()
-    result = await asyncio.wait_for(task, 5)
-    assert result.interrupted and result.exit_code is None
-    assert not result.shell_restarted
-    assert (await backend.exec('echo "$KEEP"')).output == b"2\n"
-
-
 async def test_paths_that_escape_are_refused(backend: LocalBackend, tmp_path: Path) -> None:
     outside = tmp_path / "outside.txt"
     outside.write_text("secret")
