@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from simulator.dataset.schema import Problem
 from simulator.harness.format import readable_share
+from simulator.harness.runtime.reposim_tracer import Recorder
 from simulator.session import Session
 from tests.harness.conftest import (
     assert_harnessed_and_valid,
@@ -30,8 +31,14 @@ class Token:
         self.text = text
 
 
+current = None  # the lexer made last (ply's lex module keeps one the same way)
+
+
 class Lexer:
     def __init__(self, text):
+        global current
+        current = self
+        self.groups = 0
         self.words = text.split()
         self.position = 0
         self.rules = [self.number, self.word]
@@ -65,6 +72,7 @@ class Parser:
 
     def reduce(self, items):
         """One grammar action: numbers are added, anything else is joined as text."""
+        self.lexer.groups += 1
         if all(isinstance(item, int) for item in items):
             total = sum(items)
             self.stack.append(Token("number", str(total)))
@@ -100,6 +108,7 @@ from grammar.parse import Parser, first_token
 def test_numbers():
     parser = Parser("1 2 3 ; 4 ;")
     assert parser.parse() == [6, 4]
+    assert parser.lexer.groups == 2
     assert first_token(parser) == "number"
 
 
@@ -148,6 +157,10 @@ async def test_calls_with_arguments_that_cannot_be_kept_are_checked_in_situ(
     assert "dict(test='tests/test_parse.py::test_text', call=1)" in reduce_text
     assert "['a', 1]" in reduce_text and "the reference returned 'a1'" in reduce_text
     await assert_planted_bugs_caught(session, problems, PLANTED, "tests/test_parse.py")
+    # a bug only the lexer shows, a module-level object of the package (as ply keeps its last
+    # lexer): the reference changes a copy of it, so the two calls' changes do not cancel out
+    lexer_bug = {"Parser.reduce": ("grammar/parse.py", "groups += 1\n", "groups += 2\n")}
+    await assert_planted_bugs_caught(session, problems, lexer_bug, "tests/test_parse.py")
 
 
 FIELDS = '''\
@@ -222,3 +235,26 @@ async def test_values_only_cloudpickle_keeps_are_checked_in_situ_not_pickled(
         ),
     }
     await assert_planted_bugs_caught(session, problems, planted, "tests/test_fields.py")
+
+
+def test_in_situ_calls_beyond_the_greedy_choice_come_from_other_tests_first() -> None:
+    """pycparser's `p[0] = [p[1]] if len(p) == 2 else p[1] + [p[2]]` is one line: its arcs do
+    not tell the two shapes of `p` apart, and four calls from one test all had the first (the
+    suite killed 8 mutants, the harness 5). The calls added beyond the greedy choice come one
+    test at a time, tests not yet rerun first."""
+    target = {"id": "t", "path": "m.py", "qualname": "f"}
+    recorder = Recorder({"root": "/", "targets": [target]})
+    for test, number in [("A", 1), ("A", 2), ("A", 3), ("A", 4), ("B", 1), ("C", 1)]:
+        recorder.pool["t"].append(
+            {
+                "args": [],
+                "kwargs": {},
+                "test": test,
+                "in_situ": {"call": number, "why": "too big", "shown": [], "outcome": ""},
+                "arcs": {(1, 2)},
+            }
+        )
+    chosen = [(c["test"], c["in_situ"]["call"]) for c in recorder.choose("t")]
+    assert chosen[0] == ("A", 1)  # the greedy choice
+    assert {("B", 1), ("C", 1)} <= set(chosen)
+    assert len(chosen) == 6  # every candidate: fewer than the extra allowed

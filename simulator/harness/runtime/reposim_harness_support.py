@@ -1046,15 +1046,18 @@ def _trampoline(code: Any) -> Any:
 
 def _kept_as_is(package: str) -> dict[int, Any]:
     """A deep copy's memo that keeps modules themselves, and the module-level singletons of
-    the target's own package (a token type compared with `is`). Not a test module's: a
-    module-level parser the tests share holds state the call changes, and the reference must
-    change a copy of it, never the live one."""
+    the target's own package whose identity is what they are: a bare `object()` marker, a
+    token type (a tuple or str subclass compared with `is`). Not an object with state of its
+    own, even a module-level one (ply keeps the last lexer it built as a module global;
+    a test module, its shared parser): the call changes it, and the reference must change a
+    copy of it, never the live one (else the two calls' changes cancel out, or add up)."""
     memo: dict[int, Any] = {}
     for name, module in list(sys.modules.items()):
         memo[id(module)] = module
         if name == package or name.startswith(package + "."):
             for obj, _ in _index_shared(name).values():
-                memo[id(obj)] = obj
+                if type(obj) is object or isinstance(obj, _IMMUTABLE_BASES):
+                    memo[id(obj)] = obj
     memo.update(_NAMED)
     return memo
 
@@ -1189,8 +1192,38 @@ def _live_difference(
     expected_values = [*expected_after[0], *expected_after[1].values()]
     for name, now, then in zip(named, values, expected_values, strict=True):
         if not same(now, then):
-            return f"{name} is {describe(now)} afterwards, the reference left it {describe(then)}"
+            where, now, then = _first_difference(name, now, then)
+            return f"{where} is {describe(now)} afterwards, the reference left it {describe(then)}"
     return ""
+
+
+def _first_difference(path: str, now: Any, then: Any, depth: int = 8) -> tuple[str, Any, Any]:
+    """Where two values that compare unequal first differ (`argument 0.lexer.lineno`), and the
+    two values there: what a person reads a failed check by."""
+    for _ in range(depth):
+        pairs: list[tuple[str, Any, Any]] = []
+        if type(now) is type(then) and isinstance(then, list | tuple) and len(now) == len(then):
+            pairs = [(f"{path}[{i}]", a, b) for i, (a, b) in enumerate(zip(now, then, strict=True))]
+        elif type(now) is type(then) and isinstance(then, dict) and list(now) == list(then):
+            pairs = [(f"{path}[{k!r}]", now[k], then[k]) for k in then]
+        elif not isinstance(then, _PLAIN):
+            mine, theirs = state(now), state(then)
+            if mine is not None and theirs is not None and set(mine) == set(theirs):
+                pairs = [(f"{path}.{k}", mine[k], theirs[k]) for k in theirs]
+        # plain values first, then objects, then containers; a bound method differs wherever
+        # its object does: looked at last
+        pairs.sort(
+            key=lambda pair: (
+                isinstance(pair[2], MethodType),
+                isinstance(pair[2], list | tuple | dict | set),
+                not isinstance(pair[2], (*_PLAIN, float)),
+            )
+        )
+        found = next(((p, a, b) for p, a, b in pairs if not same(a, b)), None)
+        if found is None:
+            break
+        path, now, then = found
+    return path, now, then
 
 
 class _Outcome:

@@ -1049,16 +1049,28 @@ class Recorder:
                 chosen.append(call)
                 pool.remove(call)
         by_test: dict[str, list[dict[str, Any]]] = {}
-        # a check in situ runs its test again and copies the arguments: beyond the calls the
-        # greedy choice needs, a few more, and only from tests already run
-        rerun = {c["test"] for c in chosen if "in_situ" in c}
-        room = self.IN_SITU_EXTRA
         for call in pool:
             if "in_situ" not in call:
                 by_test.setdefault(call["test"], []).append(call)
-            elif call["test"] in rerun and room > 0:
-                room -= 1
-                by_test.setdefault(call["test"], []).append(call)
+        # a check in situ runs its test again and copies the arguments: beyond the calls the
+        # greedy choice needs, a few more, one test at a time, tests not yet rerun first (a
+        # line's arcs do not tell `a if len(p) == 2 else b` apart: other tests bring the
+        # other shapes of argument)
+        rerun = {c["test"] for c in chosen if "in_situ" in c}
+        extra: dict[str, list[dict[str, Any]]] = {}
+        for call in pool:
+            if "in_situ" in call:
+                extra.setdefault(call["test"], []).append(call)
+        order = sorted(extra, key=lambda test: test in rerun)
+        taken = 0
+        while order and taken < self.IN_SITU_EXTRA:
+            for test in list(order):
+                if taken >= self.IN_SITU_EXTRA:
+                    break
+                by_test.setdefault(test, []).append(extra[test].pop(0))
+                taken += 1
+                if not extra[test]:
+                    order.remove(test)
         queues = list(by_test.values())
         while queues and len(chosen) < self.max_calls:
             for queue in list(queues):
