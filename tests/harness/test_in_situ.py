@@ -5,9 +5,13 @@ its LR tables; an object holding a lock cannot be pickled at all)."""
 
 from __future__ import annotations
 
+import importlib
+import sys
+from pathlib import Path
+
 from simulator.dataset.schema import Problem
 from simulator.harness.format import readable_share
-from simulator.harness.runtime.reposim_tracer import Recorder
+from simulator.harness.runtime.reposim_tracer import Recorder, _support
 from simulator.session import Session
 from tests.harness.conftest import (
     assert_harnessed_and_valid,
@@ -258,3 +262,34 @@ def test_in_situ_calls_beyond_the_greedy_choice_come_from_other_tests_first() ->
     assert chosen[0] == ("A", 1)  # the greedy choice
     assert {("B", 1), ("C", 1)} <= set(chosen)
     assert len(chosen) == 6  # every candidate: fewer than the extra allowed
+
+
+STATEFUL_GLOBAL = """
+class Lexer:
+    def __init__(self):
+        self.lineno = 1
+
+
+class _Missing:
+    pass
+
+
+lexer = Lexer()  # as ply's lex module keeps the last lexer it built
+missing = _Missing()
+"""
+
+
+def test_a_module_global_with_state_is_copied_not_named(tmp_path: Path) -> None:
+    """jsonpath-ng's tokens hold ply's lexer, which ply also keeps as the module global
+    `lex.lexer`: it was written `named('ply.lex:lexer')` (made only when a lexer is built, so
+    5 harnesses did not even import), and a call's change to it was invisible. A sentinel
+    with no state of its own is still named."""
+    (tmp_path / "stateful_globals.py").write_text(STATEFUL_GLOBAL)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        module = importlib.import_module("stateful_globals")
+    finally:
+        sys.path.remove(str(tmp_path))
+    support = _support()
+    assert support.shared_name(module.lexer) is None
+    assert support.shared_name(module.missing) == "stateful_globals:missing"

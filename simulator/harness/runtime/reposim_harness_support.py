@@ -391,9 +391,21 @@ def shared_name(value: Any) -> str | None:
         # made on first use): read the module again, a bounded number of times
         _shared_rebuilds[module] = rebuilds + 1
         hit = _index_shared(module).get(id(value))
-    if hit is None or hit[0] is not value:
+    if hit is None or hit[0] is not value or not identity_object(value):
         return None
     return f"{module}:{hit[1]}"
+
+
+def identity_object(value: Any) -> bool:
+    """Whether a module-level object is what its identity says: a marker with no state of its
+    own (`object()`, a `_Missing()` sentinel) or an immutable value (a token type, a tuple
+    subclass). A module global with state (ply keeps the last lexer it built as `lex.lexer`)
+    is not: it is copied like any value, never named (it may not even exist when a harness
+    is imported, and a call changes it)."""
+    if type(value) is object or isinstance(value, _IMMUTABLE_BASES):
+        return True
+    fields = state(value)
+    return fields is not None and not fields
 
 
 def _is_match(value: Any) -> bool:
@@ -1046,8 +1058,8 @@ def _trampoline(code: Any) -> Any:
 
 def _kept_as_is(package: str) -> dict[int, Any]:
     """A deep copy's memo that keeps modules themselves, and the module-level singletons of
-    the target's own package whose identity is what they are: a bare `object()` marker, a
-    token type (a tuple or str subclass compared with `is`). Not an object with state of its
+    the target's own package whose identity is what they are (`identity_object`: a marker,
+    a token type compared with `is`). Not an object with state of its
     own, even a module-level one (ply keeps the last lexer it built as a module global;
     a test module, its shared parser): the call changes it, and the reference must change a
     copy of it, never the live one (else the two calls' changes cancel out, or add up)."""
@@ -1056,7 +1068,7 @@ def _kept_as_is(package: str) -> dict[int, Any]:
         memo[id(module)] = module
         if name == package or name.startswith(package + "."):
             for obj, _ in _index_shared(name).values():
-                if type(obj) is object or isinstance(obj, _IMMUTABLE_BASES):
+                if identity_object(obj):
                     memo[id(obj)] = obj
     memo.update(_NAMED)
     return memo
