@@ -293,3 +293,34 @@ def test_a_module_global_with_state_is_copied_not_named(tmp_path: Path) -> None:
     support = _support()
     assert support.shared_name(module.lexer) is None
     assert support.shared_name(module.missing) == "stateful_globals:missing"
+
+
+DECORATOR = '''
+def set_hook(function, registry):
+    """What a decorator run when a test module is imported looks like (marshmallow's)."""
+    registry.append(function)
+    return function
+'''
+
+
+def test_a_call_made_outside_a_test_is_not_checked_in_situ(tmp_path: Path) -> None:
+    """marshmallow's decorators run while the test modules are imported: no test id names
+    them, and a check in situ with no test ran the whole suite for every mutant."""
+    (tmp_path / "hooks.py").write_text(DECORATOR)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        hooks = importlib.import_module("hooks")
+    finally:
+        sys.path.remove(str(tmp_path))
+    target = {"id": "hooks.py::set_hook", "path": "hooks.py", "qualname": "set_hook"}
+    recorder = Recorder({"root": str(tmp_path), "targets": [target]})
+    registry = [lambda: None]  # only cloudpickle keeps it
+    for test in ("", "tests/test_hooks.py::test_one"):
+        recorder.test = test  # "" while the tests are collected
+        sys.settrace(recorder.make_global_trace())
+        try:
+            hooks.set_hook(len, registry)
+        finally:
+            sys.settrace(None)
+    checked = [c["test"] for c in recorder.pool[target["id"]] if "in_situ" in c]
+    assert checked == ["tests/test_hooks.py::test_one"]  # the other is replayed from its pickle

@@ -823,6 +823,9 @@ class Recorder:
         if frame.f_code.co_flags & inspect.CO_GENERATOR:
             self.drop(target, why)
             return None
+        if not self.test:  # made while the tests were collected (a decorator at import): no
+            self.drop(target, f"{why}, outside a test")  # test reruns it
+            return None
         self.modules.setdefault(target, str(frame.f_globals.get("__name__", "")))
         shown_args = [live_form(v) for v in positional]
         shown_args += [f"{k}={live_form(v)}" for k, v in keywords.items()]
@@ -988,8 +991,8 @@ class Recorder:
         except Exception as exc:
             reason = str(exc) if isinstance(exc, Unencodable) else type(exc).__name__
             reason = reason if ":" in reason else f"a value afterwards: {reason}"
-            if generator:
-                self.drop(target, reason)
+            if generator or not state["test"]:
+                self.drop(target, reason if state["test"] else f"{reason}, outside a test")
             else:  # its arguments were kept, what it returned or left was not: in situ
                 self._admit_in_situ(target, state, reason, [], value, (args, kwargs))
             return
@@ -1005,7 +1008,7 @@ class Recorder:
             *after,
             *([call["returns"]] if "returns" in call else []),
         ]
-        if not generator and any("c" in v for v in values):
+        if not generator and state["test"] and any("c" in v for v in values):
             # a value only cloudpickle keeps (a lambda, a class defined in the test): a pickle
             # no one can read, bound to the test's own code; checked in situ instead
             call = {
