@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +88,26 @@ class ChecksumTests(unittest.TestCase):
         self.assertEqual(checksum(self.data), spin(self.data))
         self.addCleanup(self.data.clear)
 """
+
+
+HarnessRequest = Callable[..., CompareRequest]
+
+
+@pytest.fixture
+def harness_request(tmp_path: Path) -> HarnessRequest:
+    """Requests as a user makes them with `--harness`: `(repo, out, **options)` compares
+    fastlib.core.checksum at a and b (checksum_request) with a harness file whose bench()
+    checksums 2,000 numbers, the results in tmp_path/`out`."""
+    harness = tmp_path / "harness.py"
+    harness.write_text(
+        "from fastlib.core import checksum\n\nDATA = list(range(2000))\n\n\n"
+        "def bench():\n    checksum(DATA)\n"
+    )
+
+    def request(repo: Path, out: str, **options: Any) -> CompareRequest:
+        return checksum_request(repo, harness=harness, out_dir=tmp_path / out, **options)
+
+    return request
 
 
 def checksum_request(repo: Path, b: str = "b", **options: Any) -> CompareRequest:

@@ -11,19 +11,11 @@ import sys
 import time
 from pathlib import Path
 
-from simulator.perf import CompareRequest, MeasureSettings, compare, envcache
+from simulator.perf import MeasureSettings, compare, envcache
 from simulator.perf.environment import current_tools, shared_tools
-from tests.perf.conftest import checksum_request
+from tests.perf.conftest import HarnessRequest
 
 SETTINGS = MeasureSettings(rounds=4, min_time=0.01, timer="cpu")
-HARNESS = """from fastlib.core import checksum
-
-DATA = list(range(2000))
-
-
-def bench():
-    checksum(DATA)
-"""
 DAY = 86400.0
 
 
@@ -38,20 +30,12 @@ def age(path: Path, days: float) -> None:
 
 
 async def test_two_compares_of_one_commit_at_once_run_on_trees_of_their_own(
-    twox_repo: Path, tmp_path: Path
+    twox_repo: Path, harness_request: HarnessRequest
 ) -> None:
-    harness = tmp_path / "harness.py"
-    harness.write_text(HARNESS)
-
-    def request(name: str) -> CompareRequest:
-        return checksum_request(
-            twox_repo,
-            harness=harness,
-            out_dir=tmp_path / name,
-            settings=SETTINGS,
-        )
-
-    first, second = await asyncio.gather(compare(request("one")), compare(request("two")))
+    first, second = await asyncio.gather(
+        compare(harness_request(twox_repo, "one", settings=SETTINGS)),
+        compare(harness_request(twox_repo, "two", settings=SETTINGS)),
+    )
     trees = [workspace(r.files[f"trajectory_{s}"]) for r in (first, second) for s in "ab"]
     # four sessions in place, four trees: the cached ones and two private clones
     assert len(set(trees)) == 4, trees

@@ -11,7 +11,7 @@ import pyperf
 import pytest
 
 from simulator.events import Kind
-from simulator.perf import CompareRequest, MeasureSettings, compare
+from simulator.perf import CompareRequest, CompareResult, MeasureSettings, compare
 from simulator.perf.environment import shared_tools
 from simulator.trajectory import read_trajectory
 from simulator.workflow import WorkflowFailure
@@ -310,16 +310,17 @@ async def test_collection_errors_are_named_as_such(
     assert "tests/test_core.py" in message and "No test of the repository" not in message
 
 
+async def choose_and_measure_once(repo: Path, out_dir: Path) -> CompareResult:
+    """`perf compare` of a and b with one round of measuring: for the tests the traced harness
+    chooses and what the result says of them, not for the timing."""
+    once = MeasureSettings(rounds=1, processes=2, min_time=0.01, timer="cpu")
+    return await compare(checksum_request(repo, out_dir=out_dir, settings=once))
+
+
 async def test_a_change_the_tests_do_not_reach_is_said(
     unreached_repo: Path, tmp_path: Path
 ) -> None:
-    result = await compare(
-        checksum_request(
-            unreached_repo,
-            out_dir=tmp_path,
-            settings=MeasureSettings(rounds=1, processes=2, min_time=0.01, timer="cpu"),
-        )
-    )
+    result = await choose_and_measure_once(unreached_repo, tmp_path)
     assert result.harness["changed_lines"] == 1
     assert result.harness["reaches_change"] is False
     assert "change not reached: the chosen tests execute none of the 1 line(s)" in (
@@ -330,13 +331,7 @@ async def test_a_change_the_tests_do_not_reach_is_said(
 async def test_the_tests_that_reach_the_change_are_chosen_first(
     twox_repo: Path, tmp_path: Path
 ) -> None:
-    result = await compare(
-        checksum_request(
-            twox_repo,
-            out_dir=tmp_path,
-            settings=MeasureSettings(rounds=1, processes=2, min_time=0.01, timer="cpu"),
-        )
-    )
+    result = await choose_and_measure_once(twox_repo, tmp_path)
     assert result.harness["reaches_change"] is True and result.harness["changed_lines"] >= 1
     trace = json.loads((tmp_path / "trace-b.json").read_text())
     reached = {t["nodeid"]: t["reached"] for t in trace["tests"]}

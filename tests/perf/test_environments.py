@@ -15,17 +15,9 @@ import pytest
 from simulator.events import Kind
 from simulator.perf import CompareRequest, MeasureSettings, compare
 from simulator.trajectory import read_trajectory
-from tests.perf.conftest import TEST_DATA_NAMES, checksum_request
+from tests.perf.conftest import TEST_DATA_NAMES, HarnessRequest
 
 SETTINGS = MeasureSettings(rounds=1, processes=2, values=2, min_time=0.01, timer="cpu")
-HARNESS = """from fastlib.core import checksum
-
-DATA = list(range(2000))
-
-
-def bench():
-    checksum(DATA)
-"""
 
 
 def installed(python: str) -> str:
@@ -49,19 +41,10 @@ def setup_steps(trajectory: str) -> list[dict[str, object]]:
 
 
 async def test_setup_uses_the_revisions_own_tree_and_the_second_compare_reuses_it(
-    own_requirements_repo: Path, tmp_path: Path
+    own_requirements_repo: Path, harness_request: HarnessRequest
 ) -> None:
-    harness = tmp_path / "harness.py"
-    harness.write_text(HARNESS)
-
     def request(out: str) -> CompareRequest:
-        return checksum_request(
-            own_requirements_repo,
-            harness=harness,
-            setup=True,
-            out_dir=tmp_path / out,
-            settings=SETTINGS,
-        )
+        return harness_request(own_requirements_repo, out, setup=True, settings=SETTINGS)
 
     # A's code imports perfhelper, which only A's requirements.txt installs: HEAD has neither,
     # so an environment detected from HEAD fails A's quickcheck
@@ -112,16 +95,13 @@ def user_venv(tmp_path: Path) -> Path:
 
 
 async def test_each_side_runs_in_the_environment_the_user_made(
-    twox_repo: Path, tmp_path: Path, user_venv: Path
+    twox_repo: Path, harness_request: HarnessRequest, user_venv: Path
 ) -> None:
     venv = user_venv
-    harness = tmp_path / "harness.py"
-    harness.write_text(HARNESS)
     result = await compare(
-        checksum_request(
+        harness_request(
             twox_repo,
-            harness=harness,
-            out_dir=tmp_path / "out",
+            "out",
             settings=SETTINGS,
             python_a=str(venv / "bin" / "python"),
             python_b=sys.executable,
