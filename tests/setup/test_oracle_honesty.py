@@ -14,7 +14,7 @@ from simulator.session import Session
 from simulator.setup.detect import detect
 from simulator.setup.imports import scan
 from simulator.setup.ladder import SetupOptions, _Env, _unittest
-from simulator.setup.oracle import Category, Tier, Verdict, verdict_from_tests
+from simulator.setup.oracle import Category, Tier, Verdict, count_generic, verdict_from_tests
 from tests.setup import repos
 
 PYTEST = f"{sys.executable} -m pytest -p no:cacheprovider --continue-on-collection-errors -q"
@@ -169,3 +169,44 @@ async def test_a_fallback_that_runs_fewer_tests_than_defined_is_not_ready(
     assert verdict is not None and not verdict.ready, verdict
     assert verdict.category is Category.COLLECTION
     assert "ran 1 tests; the test files define 11" in (verdict.evidence or "")
+
+
+async def test_a_suite_script_that_stops_importing_a_test_module_is_a_collection_error(
+    tmp_path: Path, local_session: Opener
+) -> None:
+    """docutils 0.17.1's `test/alltests.py` imports every test module itself; on 3.11 one of
+    them raises TypeError at import and the script stops with a traceback, before any test.
+    That was "1 of 1 tests failed"; it is a test module that does not import, named."""
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        {
+            "test/alltests.py": (
+                "import importlib, sys, unittest\n"
+                "sys.path.insert(0, 'test')\n"
+                "suite = unittest.TestSuite()\n"
+                "for name in ('test_fine', 'test_tables'):\n"
+                "    module = importlib.import_module(name)\n"
+                "    suite.addTests(unittest.defaultTestLoader.loadTestsFromModule(module))\n"
+                "unittest.TextTestRunner().run(suite)\n"
+            ),
+            "test/test_fine.py": (
+                "import unittest\n\nclass T(unittest.TestCase):\n"
+                "    def test_ok(self):\n        pass\n"
+            ),
+            "test/test_tables.py": "null_bytes_exception = None[0]\n",
+        },
+    )
+    session = await local_session(repo)
+    command = f"{sys.executable} test/alltests.py"
+    run = await session.run_tests(command=command, timeout=120)
+    verdict = verdict_from_tests(
+        count_generic(run.output, run.exit_code),
+        output=run.output,
+        exit_code=run.exit_code,
+        timed_out=run.timed_out,
+        command=command,
+    )
+    assert (verdict.tier, verdict.category) == (Tier.IMPORTS, Category.COLLECTION), verdict
+    assert verdict.evidence is not None
+    assert verdict.evidence.startswith("test/test_tables.py did not import"), verdict.evidence
+    assert "TypeError" in verdict.evidence, verdict.evidence
