@@ -115,3 +115,32 @@ async def test_a_suite_longer_than_the_budget_gets_a_timeout_verdict_within_it(
     assert result.verdict.tier is Tier.COLLECTS, result.verdict.line()
     assert result.seconds < 300, result.seconds
     assert any("cut at" in n and "time budget (120 s)" in n for n in result.notes), result.notes
+
+
+async def test_a_test_run_cut_at_its_limit_reports_the_tests_that_ran(
+    tmp_path: Path, docker_session: SessionFactory
+) -> None:
+    """A suite that outlasts its limit (filterpy, ecdsa and networkx in the hard corpus, at load
+    24) was killed with nothing to show: "collects", no test counted. pytest is now interrupted
+    a little before the limit, like Ctrl+C, so its report of what ran survives: the verdict says
+    how many tests ran and passed, with the CPU time the container had, and is not ready."""
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": repos.setuptools_pyproject("slowsuite", package="slowsuite"),
+            "slowsuite/__init__.py": "def one():\n    return 1\n",
+            "tests/test_a.py": "".join(
+                f"from slowsuite import one\n\ndef test_{i}():\n    assert one() == 1\n\n"
+                for i in range(3)
+            ),
+            "tests/test_z.py": "import time\n\ndef test_long():\n    time.sleep(600)\n",
+        },
+    )
+    session = await docker_session(repo)
+    result = await run_setup(session, SetupOptions(test_timeout=40.0))
+    verdict = result.verdict
+    assert (verdict.tier, verdict.category) == (Tier.RUNS, Category.TIMEOUT), verdict.line()
+    assert verdict.tests.get("passed") == 3, verdict.tests
+    assert verdict.evidence is not None
+    assert "after 3 tests (3 passed, 0 failed)" in verdict.evidence, verdict.evidence
+    assert "s of CPU in the run's" in verdict.evidence, verdict.evidence
