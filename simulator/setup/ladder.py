@@ -20,7 +20,7 @@ import re
 import shlex
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +51,7 @@ from simulator.setup.oracle import (
 )
 from simulator.setup.repair import HEADER_PACKAGES, SYSTEM_LOOKUP, Fix, RepairState, plan
 from simulator.setup.testcmd import TestCommand, project_test_commands
-from simulator.testrun import TestRunResult
+from simulator.testrun import TestRunResult, is_pytest
 from simulator.workflow import WorkflowRun
 
 WORKFLOW = "setup"
@@ -137,6 +137,7 @@ class _Env:
         self.constraints: str | None = None  # the as-of-the-commit pins (time travel)
         self.resolution: dict[str, Any] = {"mode": "today"}
         self.last_output = ""
+        self.cut_cpu: float | None = None  # CPU seconds of the last test run, when it was cut
         self.deadline = time.monotonic() + options.budget if options.budget else None
 
     def test_timeout(self) -> float:
@@ -149,9 +150,23 @@ class _Env:
         return max(MIN_TEST_SECONDS, min(limit, self.deadline - time.monotonic()))
 
     async def run_tests(self, command: str) -> TestRunResult:
-        """A test run of `command` under `test_timeout`; a run cut there is noted."""
+        """A test run of `command` under `test_timeout`; a run cut there is noted, and is
+        `timed_out` with the container's CPU seconds in `cut_cpu` (see `interrupt_at`)."""
         timeout = self.test_timeout()
-        run = await self.session.run_tests(command=command, actor=Actor.SYSTEM, timeout=timeout)
+        at = interrupt_at(command, timeout)
+        wrapped = command
+        if at:
+            wrapped = f"timeout -s INT -k {int(timeout - at) - 2} {int(at)} {command}"
+        cpu_before = await _cpu_seconds(self)
+        run = await self.session.run_tests(command=wrapped, actor=Actor.SYSTEM, timeout=timeout)
+        # timeout(1) exits 124 once it interrupted the run, 137 when it then had to kill it.
+        if at and run.exit_code in (124, 137) and run.duration >= at - 1:
+            run = replace(run, timed_out=True)
+        self.cut_cpu = None
+        if run.timed_out:
+            cpu_after = await _cpu_seconds(self)
+            if cpu_before is not None and cpu_after is not None:
+                self.cut_cpu = cpu_after - cpu_before
         self.note_cut(run, timeout)
         return run
 
@@ -1119,9 +1134,49 @@ async def _run_test_command(
     counts = run.counts() if run.structured else count_generic(run.output, run.exit_code)
     modules = len(test.args) if test.source == "retest" else len(imports.test_modules)
     verdict = _judge(run, counts, command, options, modules)
+    if run.timed_out and env.cut_cpu is not None:
+        # How much of the limit the container could run: a suite starved by the machine's
+        # load reads very differently from one that is slow on its own.
+        verdict.evidence = (
+            f"{verdict.evidence} (the container had {env.cut_cpu:.0f} s of CPU in the run's "
+            f"{run.duration:.0f} s)"
+        )
     verdict.seconds = run.duration
     verdict.retest = failing_files(run, Path(env.session.source))
     return verdict
+
+
+def interrupt_at(command: str, timeout: float) -> float | None:
+    """When a pytest run is interrupted (SIGINT, as by Ctrl+C) before its limit: pytest then
+    stops and still prints its summary and writes its report of the tests that ran, which the
+    limit's kill would lose (the kill stays as the backstop). None for other runners."""
+    if not is_pytest(command) or timeout < 20:
+        return None
+    return timeout - min(45.0, 0.3 * timeout)
+
+
+async def _cpu_seconds(env: _Env) -> float | None:
+    """The container's CPU time so far, from the engine (None off Docker)."""
+    description = env.session.description
+    if description.kind != "docker" or not description.container:
+        return None
+    container = description.container
+
+    def read() -> float | None:
+        import docker.errors
+
+        from backends.docker_engine import connect
+
+        client = connect()
+        try:
+            stats = client.api.stats(container, stream=False, one_shot=True)
+            return int(stats["cpu_stats"]["cpu_usage"]["total_usage"]) / 1e9
+        except (docker.errors.DockerException, KeyError, TypeError, ValueError):
+            return None
+        finally:
+            client.close()
+
+    return await asyncio.to_thread(read)
 
 
 def failing_files(run: TestRunResult, root: Path) -> list[str]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
+from pathlib import PurePosixPath
 from typing import Any
 
 READY_RATIO = 0.95
@@ -289,11 +290,20 @@ def verdict_from_tests(
         counts["error"] -= len(broken)
     ran = counts.get("passed", 0) + counts.get("failed", 0) + counts.get("error", 0)
     if timed_out:
+        # Cut at its limit: what ran is reported (pytest, interrupted, still writes its report),
+        # never called ready; the rest of the suite is unknown.
+        done = (
+            f"after {ran} tests ({counts.get('passed', 0)} passed, "
+            f"{counts.get('failed', 0) + counts.get('error', 0)} failed)"
+            if ran
+            else "before any test finished"
+        )
         return Verdict(
-            Tier.COLLECTS,
+            Tier.RUNS if ran else Tier.COLLECTS,
             Category.TIMEOUT,
-            f"the test run was still going when its time limit ended it: {command}",
+            f"the time limit stopped the test run {done}: {command}",
             tests=counts,
+            pass_ratio=counts.get("passed", 0) / ran if ran else None,
             test_command=command,
             output_tail=tail,
         )
@@ -319,6 +329,18 @@ def verdict_from_tests(
             else diagnosis.evidence,
             diagnosis.subject,
             tests=counts,
+            test_command=command,
+            output_tail=tail,
+        )
+    crash = _test_module_crash(output) if exit_code and ran <= 1 else None
+    if crash is not None and counts.get("passed", 0) == 0:
+        # A suite script that imports the test modules itself stopped at one: no test ran.
+        path, error = crash
+        return Verdict(
+            Tier.IMPORTS,
+            Category.COLLECTION,
+            f"{path} did not import: {error}; the test command stopped there"[:400],
+            tests={},
             test_command=command,
             output_tail=tail,
         )
@@ -442,6 +464,41 @@ def _section(output: str, path: str) -> str:
         rf"_+ ERROR collecting {re.escape(path)} _+\n(.*?)(?=\n_{{3,}} |\n=+ |\Z)", output, re.S
     )
     return match.group(1) if match else ""
+
+
+_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+, in (?P<name>\S+)', re.MULTILINE)
+
+
+def _test_module_crash(output: str) -> tuple[str, str] | None:
+    """(test file, exception line) when the output ends in an uncaught traceback raised at
+    the top level of a test module (a suite script importing it), else None."""
+    start = output.rfind("Traceback (most recent call last):")
+    if start < 0:
+        return None
+    block = output[start:]
+    frames = list(_FRAME.finditer(block))
+    if not frames or frames[-1].group("name") != "<module>":
+        return None
+    path = PurePosixPath(frames[-1].group("path"))
+    if not (path.name.startswith("test") or path.stem.endswith("_test")):
+        return None
+    after = block[frames[-1].end() :].splitlines()
+    raised = (x.strip() for x in reversed(after) if re.match(r"\w[\w.]*(Error|Exception)", x))
+    error = next(raised, "")
+    if not error:
+        return None
+    parts = path.parts
+    shown = "/".join(parts[parts.index("workspace") + 1 :]) if "workspace" in parts else None
+    return shown or _relative_test_path(path), error
+
+
+def _relative_test_path(path: PurePosixPath) -> str:
+    """From the first folder named like a test folder (the checkout's root is not known)."""
+    parts = path.parts
+    for i, part in enumerate(parts):
+        if part in ("test", "tests", "testing"):
+            return "/".join(parts[i:])
+    return path.name
 
 
 def _why(diagnosis: Diagnosis) -> str:
