@@ -5,7 +5,6 @@ its LR tables; an object holding a lock cannot be pickled at all)."""
 
 from __future__ import annotations
 
-import importlib
 import sys
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from tests.harness.conftest import (
     assert_planted_bugs_caught,
     traced_fixture,
 )
+from tests.harness.test_trace_cost import _traced_module
 
 PARSER = '''\
 """A parser as ply builds one: its actions get the parser itself, which holds tables far over
@@ -284,12 +284,7 @@ def test_a_module_global_with_state_is_copied_not_named(tmp_path: Path) -> None:
     `lex.lexer`: it was written `named('ply.lex:lexer')` (made only when a lexer is built, so
     5 harnesses did not even import), and a call's change to it was invisible. A sentinel
     with no state of its own is still named."""
-    (tmp_path / "stateful_globals.py").write_text(STATEFUL_GLOBAL)
-    sys.path.insert(0, str(tmp_path))
-    try:
-        module = importlib.import_module("stateful_globals")
-    finally:
-        sys.path.remove(str(tmp_path))
+    module, _, _ = _traced_module(tmp_path, "stateful_globals", STATEFUL_GLOBAL, "Lexer")
     support = _support()
     assert support.shared_name(module.lexer) is None
     assert support.shared_name(module.missing) == "stateful_globals:missing"
@@ -306,14 +301,7 @@ def set_hook(function, registry):
 def test_a_call_made_outside_a_test_is_not_checked_in_situ(tmp_path: Path) -> None:
     """marshmallow's decorators run while the test modules are imported: no test id names
     them, and a check in situ with no test ran the whole suite for every mutant."""
-    (tmp_path / "hooks.py").write_text(DECORATOR)
-    sys.path.insert(0, str(tmp_path))
-    try:
-        hooks = importlib.import_module("hooks")
-    finally:
-        sys.path.remove(str(tmp_path))
-    target = {"id": "hooks.py::set_hook", "path": "hooks.py", "qualname": "set_hook"}
-    recorder = Recorder({"root": str(tmp_path), "targets": [target]})
+    hooks, recorder, target = _traced_module(tmp_path, "hooks", DECORATOR, "set_hook")
     registry = [lambda: None]  # only cloudpickle keeps it
     for test in ("", "tests/test_hooks.py::test_one"):
         recorder.test = test  # "" while the tests are collected

@@ -1171,21 +1171,19 @@ def _difference(
     after: tuple[tuple[Any, ...], dict[str, Any]],
     expected_after: tuple[tuple[Any, ...], dict[str, Any]],
 ) -> str:
-    """How the candidate's call differed from the reference's, or "" when it did not."""
+    """How the candidate's call differed from the reference's, or "" when it did not (live
+    objects: an iterator is never read)."""
     _live[0] = True
     try:
-        return _live_difference(result, raised, expected, expected_raised, after, expected_after)
+        return _outcome_difference(result, raised, expected, expected_raised) or (
+            _state_difference(after, expected_after)
+        )
     finally:
         _live[0] = False
 
 
-def _live_difference(
-    result: Any,
-    raised: Exception | None,
-    expected: Any,
-    expected_raised: Exception | None,
-    after: tuple[tuple[Any, ...], dict[str, Any]],
-    expected_after: tuple[tuple[Any, ...], dict[str, Any]],
+def _outcome_difference(
+    result: Any, raised: Exception | None, expected: Any, expected_raised: Exception | None
 ) -> str:
     if expected_raised is not None:
         if raised is None:
@@ -1199,6 +1197,13 @@ def _live_difference(
         return f"raised {_kind(raised)}: {raised}; the reference returned {describe(expected)}"
     elif not same(result, expected):
         return f"returned {describe(result)}, the reference returned {describe(expected)}"
+    return ""
+
+
+def _state_difference(
+    after: tuple[tuple[Any, ...], dict[str, Any]],
+    expected_after: tuple[tuple[Any, ...], dict[str, Any]],
+) -> str:
     named = [*(f"argument {i}" for i in range(len(after[0]))), *after[1]]
     values = [*after[0], *after[1].values()]
     expected_values = [*expected_after[0], *expected_after[1].values()]

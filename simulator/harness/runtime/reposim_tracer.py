@@ -611,6 +611,19 @@ def _start_offset(code: CodeType) -> int:
     return 0
 
 
+def _note_arc(state: dict[str, Any], frame: FrameType, event: str, arg: Any) -> None:
+    """What a traced call's local trace keeps of an event: the arc it ran (a line; the return,
+    as the arc out of the function) and the exception in flight."""
+    if event == "line":
+        state["exception"] = None
+        state["arcs"].add((state["last"], frame.f_lineno))
+        state["last"] = frame.f_lineno
+    elif event == "exception":
+        state["exception"] = arg[1]
+    elif event == "return":
+        state["arcs"].add((state["last"], -frame.f_code.co_firstlineno))
+
+
 class Recorder:
     POOL = 120  # candidate calls kept per target before the greedy choice
     PER_TEST = 12  # candidates one test may add to a target's pool (more only with new arcs)
@@ -786,14 +799,8 @@ class Recorder:
             sys.stdout, sys.stderr = tees
 
         def local_trace(frame: FrameType, event: str, arg: Any) -> Any:
-            if event == "line":
-                state["exception"] = None
-                state["arcs"].add((state["last"], frame.f_lineno))
-                state["last"] = frame.f_lineno
-            elif event == "exception":
-                state["exception"] = arg[1]
-            elif event == "return":
-                state["arcs"].add((state["last"], -frame.f_code.co_firstlineno))
+            _note_arc(state, frame, event, arg)
+            if event == "return":
                 if generator:
                     self._resumed(frame, target, positional, args, kwargs, arg, state)
                     state["last"] = frame.f_lineno
@@ -838,14 +845,8 @@ class Recorder:
         }
 
         def local_trace(frame: FrameType, event: str, arg: Any) -> Any:
-            if event == "line":
-                state["exception"] = None
-                state["arcs"].add((state["last"], frame.f_lineno))
-                state["last"] = frame.f_lineno
-            elif event == "exception":
-                state["exception"] = arg[1]
-            elif event == "return":
-                state["arcs"].add((state["last"], -frame.f_code.co_firstlineno))
+            _note_arc(state, frame, event, arg)
+            if event == "return":
                 self._admit_in_situ(target, state, why, shown_args, arg)
             return local_trace
 
