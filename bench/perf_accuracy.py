@@ -249,11 +249,15 @@ def main() -> None:
                 add(row(fixture_name, truth, result.verdict, cost, how))
         # a command of about --command-seconds of CPU at A: sized by elapsed time (before),
         # the "2 s" command was ~0.25 s of CPU at load 23-56, where start-up costs mattered
+        # (less the interpreter's start and import, which a probe of 200,000 items is 20% of)
+        _wall, start_cpu = command_by_hand_once(trees["a"], f"{PROBE.split(';')[0]}'")
         _wall, probe_cpu = command_by_hand_once(trees["a"], PROBE)
-        size = int(PROBE_SIZE * args.command_seconds / max(probe_cpu, 0.01))
+        per_item = max(probe_cpu - start_cpu, 0.01) / PROBE_SIZE
+        size = int(max(args.command_seconds - start_cpu, 0.1) / per_item)
         if args.command_runs:
             print(
-                f"command: work(range({size})) (probe: {probe_cpu:.2f} s of CPU for {PROBE_SIZE})"
+                f"command: work(range({size})), {args.command_seconds} s of CPU at A (probe: "
+                f"{probe_cpu:.2f} s for {PROBE_SIZE} items, {start_cpu:.2f} s to start)"
             )
         command = f"{sys.executable} -c 'from fastlib.core import work; work(range({size}))'"
         ratios: list[float] = []
