@@ -174,12 +174,29 @@ def _class_name(qualname: str) -> str:
     return "Test" + "".join(part[:1].upper() + part[1:] for part in qualname.split("."))
 
 
-def r2e_test(harness_text: str, qualname: str, target_id: str) -> str:
-    """The R2E test text for a RepoSim harness of the function or method `qualname`."""
+def parse_exportable(harness_text: str) -> ast.Module:
+    """The harness's syntax tree, if it can leave RepoSim: calls checked in situ (`IN_SITU`)
+    rerun the repository's own tests, which an exported test does not have, and an export of its
+    other checks alone would be weaker than the harness that was validated."""
     try:
         tree = ast.parse(harness_text)
     except SyntaxError as exc:
         raise R2ETestError(f"the harness is not valid Python (line {exc.lineno})") from None
+    if any(
+        isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "IN_SITU" for t in node.targets)
+        for node in tree.body
+    ):
+        raise R2ETestError(
+            "the harness checks calls in situ (IN_SITU), rerunning the repository's own tests; "
+            "an exported test cannot, so it is not exported"
+        )
+    return tree
+
+
+def r2e_test(harness_text: str, qualname: str, target_id: str) -> str:
+    """The R2E test text for a RepoSim harness of the function or method `qualname`."""
+    tree = parse_exportable(harness_text)
     root, _, rest = qualname.partition(".")
     bind = (
         f"candidate = resolve({root}, {rest!r})\nreference = resolve(reference_{root}, {rest!r})\n"

@@ -24,7 +24,12 @@ import re
 import textwrap
 from dataclasses import dataclass
 
-from simulator.dataset.r2e_tests import PYTEST_STAND_IN, R2ETestError, header_statement
+from simulator.dataset.r2e_tests import (
+    PYTEST_STAND_IN,
+    R2ETestError,
+    header_statement,
+    parse_exportable,
+)
 from simulator.harness.format import SUPPORT_MODULE
 from simulator.harness.runtime import source as runtime_source
 
@@ -128,10 +133,7 @@ def eval_script(
     target_id: str,
 ) -> EvalScript:
     """The RepoST `eval_script` of a harness for the function or method `qualname`."""
-    try:
-        tree = ast.parse(harness)
-    except SyntaxError as exc:
-        raise R2ETestError(f"the harness is not valid Python (line {exc.lineno})") from None
+    tree = parse_exportable(harness)
     name = qualname.rsplit(".", 1)[-1]
     class_name = qualname.rsplit(".", 1)[0] if "." in qualname else None
     new = f"{name}_new_implementation"

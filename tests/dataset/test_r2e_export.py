@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from simulator.dataset.schema import Problem
-from simulator.dataset.writers import r2e_record, write
+from simulator.dataset.writers import r2e_record, repost_record, write
 from tests.dataset.conftest import run_r2e_server
 
 # ---------------------------------------------------------------- R2E, reproduced from its code
@@ -199,3 +199,36 @@ def test_problems_without_a_harness_are_left_out_unless_kept(
     assert tests == {} and operation == "generate" and stats is not None
     assert r2e_is_passing(record) is False
     assert r2e_evaluate([record])["errored"] == 1
+
+
+# what simulator/harness/format.py writes for calls checked where they happen (issue 22)
+IN_SITU_BLOCK = (
+    "\nIN_SITU = [\n"
+    "    # test_inflection.py::test_camelize, call 0 (not kept: too big)\n"
+    "    dict(test='test_inflection.py::test_camelize', call=0),\n"
+    "]\n\n\n"
+    '@pytest.mark.parametrize("case", IN_SITU, ids=[f"s{i}" for i in range(len(IN_SITU))])\n'
+    "def test_in_situ(case):\n"
+    "    check_in_situ(candidate, TARGET, IN_SITU, **case)\n"
+)
+
+
+def test_a_harness_with_checks_in_situ_is_not_exported_without_them(
+    inflection_problems: list[Problem],
+) -> None:
+    # its in-situ checks rerun the repository's own tests, which neither R2E's test server nor a
+    # RepoST eval_script has: an export of its CASES alone would be weaker than what was validated
+    problem = Problem.from_dict(inflection_problems[0].as_dict())
+    assert problem.harness is not None and "CASES = [" in problem.harness.text
+    problem.harness.text += IN_SITU_BLOCK
+    record = r2e_record(problem)
+    assert record is not None
+    tests, _, stats = r2e_latest(record)
+    assert tests == {}
+    assert stats is not None and "in situ" in stats["error"]
+    assert r2e_is_passing(record) is False
+    assert r2e_evaluate([record])["errored"] == 1
+    repost = repost_record(problem, 0)
+    assert repost is not None and repost["eval_script"] == ""
+    assert "in situ" in repost["test_correctness_check"]["reasoning"]
+    assert repost["test_correctness_check"]["answer"] == "no"
