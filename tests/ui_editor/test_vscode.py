@@ -14,7 +14,7 @@ from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.text_area import Selection
 
 from simulator.session import Session
-from tests.ui.helpers import notices, palette_highlights, recorded
+from tests.ui.helpers import notices, palette_highlights, recorded, wait_quiet
 from widgets.app import RepoSimApp
 from widgets.changes_view import (
     ChangesView,
@@ -331,6 +331,23 @@ async def open_prompt(pilot: Pilot[None], app: RepoSimApp, key: str) -> Input:
     return app.screen.query_one("#prompt-input", Input)
 
 
+async def cursor_on(pilot: Pilot[None], app: RepoSimApp, tree: FileTree, path: str) -> None:
+    """Focus the tree with its cursor on `path`, once the app is quiet, and again until it stays
+    there: the tree reveals a new file in a worker and reloads, which on a loaded machine moved
+    the cursor after the test had put it elsewhere (the new folder was then made in pkg/)."""
+    await wait_quiet(pilot, app)
+
+    def there() -> bool:
+        node = tree.nodes_by_path.get(path)  # a reload makes new nodes
+        if node is not None and tree.cursor_node is not node:
+            tree.move_cursor(node)
+        if not tree.has_focus:
+            tree.focus()
+        return tree.has_focus and node is not None and tree.cursor_node is node
+
+    await wait_for(pilot, there)
+
+
 async def tree_ready(pilot: Pilot[None], tree: FileTree, *paths: str) -> None:
     await wait_for(pilot, lambda: all(path in tree.nodes_by_path for path in paths))
 
@@ -357,8 +374,7 @@ async def test_tree_new_file_and_folder_are_recorded(app: RepoSimApp, session: S
         assert (root / "pkg" / "util.py").read_text() == ""
         await tree_ready(pilot, tree, "pkg/util.py")
         # A new folder, in the folder of the file under the cursor; Esc cancels a prompt.
-        tree.focus()
-        tree.move_cursor(tree.nodes_by_path["notes.md"])
+        await cursor_on(pilot, app, tree, "notes.md")
         await open_prompt(pilot, app, "N")
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, PromptScreen))
@@ -367,8 +383,7 @@ async def test_tree_new_file_and_folder_are_recorded(app: RepoSimApp, session: S
         await wait_for(pilot, lambda: (root / "docs").is_dir())
         await tree_ready(pilot, tree, "docs", "docs/.gitkeep")
         # An existing name is one clear sentence, nothing on disk changes.
-        tree.focus()
-        tree.move_cursor(tree.nodes_by_path["notes.md"])
+        await cursor_on(pilot, app, tree, "notes.md")
         await open_prompt(pilot, app, "n")
         await pilot.press(*"notes.md", "enter")
         await wait_for(pilot, lambda: any("already exists" in n for n in notices(app)))
