@@ -3,6 +3,7 @@ trajectory a test writes under its own directory follows docs/trajectory.schema.
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
@@ -23,6 +24,15 @@ GIT_ENV = {
 }
 
 RepoFactory = Callable[..., Path]
+
+# A test run started in the background by a non-interactive shell (`cmd &`, as a CI wrapper or
+# `nohup` does) inherits SIGINT ignored, and every process the tests start inherits that too: the
+# tests of Ctrl+C in the terminal pane, of SIGINT to `reposim exec` and of an interrupt in a Docker
+# session then wait in vain (the lead's background CI runs failed 7 such tests that pass in a
+# terminal). The tests need what a user's terminal gives: Python's own SIGINT handler here, so the
+# processes they start get the default action.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 WAIT = 180.0
 """How long a test waits for a state (a process started, a screen drawn, a notice shown) before it
