@@ -267,9 +267,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             return 0
         return 1 if item.get_closest_marker("docker") else 2
 
-    first: dict[str, int] = {}
+    first: dict[Path, int] = {}
     for item in items:
-        module = item.nodeid.split("::", 1)[0]
-        first[module] = min(first.get(module, 2), weight(item))
-    order = {id(item): index for index, item in enumerate(items)}
-    items.sort(key=lambda item: (first[item.nodeid.split("::", 1)[0]], order[id(item)]))
+        first[item.path] = min(first.get(item.path, 2), weight(item))
+    items.sort(key=lambda item: first[item.path])  # stable: collection order within a weight

@@ -174,6 +174,19 @@ def _class_name(qualname: str) -> str:
     return "Test" + "".join(part[:1].upper() + part[1:] for part in qualname.split("."))
 
 
+def assignment(body: list[ast.stmt], name: str) -> ast.Assign | None:
+    """The module-level statement of `body` that assigns `name` (`CASES = [...]`), if any."""
+    return next(
+        (
+            node
+            for node in body
+            if isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+        ),
+        None,
+    )
+
+
 def parse_exportable(harness_text: str) -> ast.Module:
     """The harness's syntax tree, if it can leave RepoSim: calls checked in situ (`IN_SITU`)
     rerun the repository's own tests, which an exported test does not have, and an export of its
@@ -182,11 +195,7 @@ def parse_exportable(harness_text: str) -> ast.Module:
         tree = ast.parse(harness_text)
     except SyntaxError as exc:
         raise R2ETestError(f"the harness is not valid Python (line {exc.lineno})") from None
-    if any(
-        isinstance(node, ast.Assign)
-        and any(isinstance(t, ast.Name) and t.id == "IN_SITU" for t in node.targets)
-        for node in tree.body
-    ):
+    if assignment(tree.body, "IN_SITU") is not None:
         raise R2ETestError(
             "the harness checks calls in situ (IN_SITU), rerunning the repository's own tests; "
             "an exported test cannot, so it is not exported"
@@ -212,15 +221,7 @@ def r2e_test(harness_text: str, qualname: str, target_id: str) -> str:
         f"# --- the function under test and R2E's reference ---\n{bind}"
     )
     body = [node for node in tree.body if not header_statement(node)]
-    cases = next(
-        (
-            node
-            for node in body
-            if isinstance(node, ast.Assign)
-            and any(isinstance(t, ast.Name) and t.id == "CASES" for t in node.targets)
-        ),
-        None,
-    )
+    cases = assignment(body, "CASES")
     name = _class_name(qualname)
     if cases is not None:  # a traced harness: the recorded calls, and its other checks
         segment = ast.get_source_segment(harness_text, cases) or ast.unparse(cases)

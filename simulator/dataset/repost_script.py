@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from simulator.dataset.r2e_tests import (
     PYTEST_STAND_IN,
     R2ETestError,
+    assignment,
     header_statement,
     parse_exportable,
 )
@@ -137,15 +138,7 @@ def eval_script(
     name = qualname.rsplit(".", 1)[-1]
     class_name = qualname.rsplit(".", 1)[0] if "." in qualname else None
     new = f"{name}_new_implementation"
-    cases = next(
-        (
-            node
-            for node in tree.body
-            if isinstance(node, ast.Assign)
-            and any(isinstance(t, ast.Name) and t.id == "CASES" for t in node.targets)
-        ),
-        None,
-    )
+    cases = assignment(tree.body, "CASES")
     pickles = cases is not None and "P(" in (ast.get_source_segment(harness, cases) or "")
     package = module.split(".")[0]
     # readable values built from the repository's classes (C/O/E/T("pkg.mod.Class", ...))
