@@ -115,12 +115,18 @@ def test_gc_deletes_the_spool_a_killed_run_left_and_nothing_else(
     )
     try:
         deadline = time.monotonic() + 180
-        while time.monotonic() < deadline:  # wait for the spool (the output outgrew the window)
+        records = tmp_path / "state" / "reposim" / "spools"
+        # Wait for the spool and its owner record: the file is made only once the output outgrew
+        # the window. (Its size stays 0 here: 2 MB of one byte gzip to less than the file's
+        # write buffer, so waiting for bytes on disk ran to the deadline, 180 s, every time.)
+        while time.monotonic() < deadline:
             spools = list(blob_dir(out).glob("*.partial")) if blob_dir(out).is_dir() else []
-            if spools and spools[0].stat().st_size > 0:
+            if spools and list(records.glob("*.json")):
                 break
             assert proc.poll() is None, "the session ended early"
             time.sleep(0.1)
+        else:
+            raise AssertionError("no output spool within 180 s")
         (spool,) = spools
     finally:
         proc.send_signal(signal.SIGKILL)  # no cleanup code gets to run
