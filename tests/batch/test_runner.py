@@ -35,7 +35,7 @@ def test_each_failure_is_recorded_with_its_category_and_the_batch_goes_on(tmp_pa
     assert by_key["ok2"].result["value"] == 2
     assert by_key["fail"].status is TaskStatus.FAILED
     assert (by_key["fail"].category, by_key["fail"].evidence) == ("no-tests", "collected 0 items")
-    assert by_key["hang"].status is TaskStatus.TIMEOUT and by_key["hang"].seconds < 10
+    assert by_key["hang"].status is TaskStatus.TIMEOUT and by_key["hang"].seconds < 60
     assert by_key["crash"].status is TaskStatus.CRASHED
     assert "SIGKILL" in (by_key["crash"].evidence or "")
     assert by_key["raise"].status is TaskStatus.ERROR

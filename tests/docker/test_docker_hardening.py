@@ -41,7 +41,7 @@ async def test_kill_everything_and_kill_init_leave_the_session_alive(
         assert (await backend.read_file("calc/ops.py")).startswith(b"def add")
     # The reaper survived too: timeouts still stop commands.
     slow = await backend.exec("sleep 60", timeout=1)
-    assert slow.timed_out and slow.duration < 10
+    assert slow.timed_out and slow.duration < 30  # stopped at 1 s, not run for its 60 s
     # init and the reaper are root's; the commands' user has no capability at all.
     ps = await backend.exec("ps -o user= -p 1; grep CapEff /proc/self/status")
     assert ps.output.split() == [b"root", b"CapEff:", b"0000000000000000"]
