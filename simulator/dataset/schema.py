@@ -10,9 +10,9 @@ the data and an export re-imports to the same problems.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import Field, asdict, dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, ClassVar, Self
 
 from simulator import __version__
 
@@ -82,8 +82,22 @@ class Curation:
         )
 
 
+class _PlainRecord:
+    """A dataclass whose fields are plain JSON values: written as they are, read back keeping
+    only the fields it knows (a newer writer's extra keys are left out)."""
+
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+
+
 @dataclass
-class Validation:
+class Validation(_PlainRecord):
     """What validating a harness on the reference found."""
 
     runs: int = 0
@@ -113,16 +127,9 @@ class Validation:
             return None
         return float(self.mutation["score"])
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Validation:
-        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
-
 
 @dataclass
-class Harness:
+class Harness(_PlainRecord):
     generator: str  # traced | model | edited
     text: str
     format: str = "reposim.harness/1"
@@ -132,13 +139,6 @@ class Harness:
     notes: list[str] = field(default_factory=list)  # what was dropped and why
     # the repository's tests that call the target (traced): suite parity runs them on mutants
     suite_tests: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Harness:
-        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
 
 
 @dataclass
