@@ -279,11 +279,7 @@ class EditorPane(Widget):
             try:
                 text = await self.session.read(path)
             except (SessionError, BackendError) as error:
-                self.notify(
-                    _sentence(error, f"{path} could not be opened"),
-                    title="Cannot open file",
-                    severity="error",
-                )
+                self._error(error, f"{path} could not be opened", "Cannot open file")
                 return
             pane_id = f"editor-tab-{next(self._pane_ids)}"
             from widgets.code_editor import CodeEditor
@@ -337,16 +333,17 @@ class EditorPane(Widget):
         try:
             await self.session.write(buffer.path, text)
         except (SessionError, BackendError) as error:
-            self.notify(
-                _sentence(error, f"{buffer.path} could not be saved"),
-                title="Save failed",
-                severity="error",
-            )
+            self._error(error, f"{buffer.path} could not be saved", "Save failed")
             return
         buffer.saved_text = text
         self._mark_dirty(buffer, buffer.editor.text != text)
         self._refresh_index(buffer.path)
         self.post_message(self.FileSaved(buffer.path))
+
+    def _error(self, error: Exception, fallback: str, title: str) -> None:
+        """An error notice titled `title`: the engine's own sentence, or `fallback` when the
+        error has none."""
+        self.notify(_sentence(error, fallback), title=title, severity="error")
 
     def go_to_line(self, line: int) -> None:
         """Move the cursor to a 1-based line (clamped to the file) and centre it."""
@@ -897,11 +894,7 @@ class EditorPane(Widget):
         try:
             await self.session.edit(buffer.path, needle, replacement, replace_all=True)
         except (SessionError, BackendError) as error:
-            self.notify(
-                _sentence(error, f"{buffer.path} could not be saved"),
-                title="Replaced in the editor only",
-                severity="error",
-            )
+            self._error(error, f"{buffer.path} could not be saved", "Replaced in the editor only")
             return count
         buffer.saved_text = after
         self._mark_dirty(buffer, editor.text != after)
