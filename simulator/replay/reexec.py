@@ -49,6 +49,7 @@ from simulator.trajectory import (
 )
 
 R = TypeVar("R", ExecResultPayload, TestResultPayload, SearchResultPayload)
+Ran = TypeVar("Ran", ExecResultPayload, TestResultPayload)  # the results of what runs again
 
 # Actions whose observation is a separate event (found by its `cause`).
 _WITH_RESULT = {
@@ -407,6 +408,26 @@ class Replayer:
                 return event, event.typed(cls)
         return None
 
+    def _ran(
+        self,
+        step: StepResult,
+        what: str,
+        duration: float,
+        exit_code: int | None,
+        recorded: tuple[Event, Ran] | None,
+    ) -> tuple[Event, Ran] | None:
+        """A command or a test run done again: its time counts, and its exit code is compared
+        with the recorded result's; None, the step skipped, when the recording has no result."""
+        self.command_time += duration
+        if recorded is None:
+            step.status = "skipped"
+            step.differences.append(f"the recording has no result for this {what}")
+            return None
+        then = recorded[1].exit_code
+        if then != exit_code:
+            step.differences.append(f"exit code {then} recorded, now {exit_code}")
+        return recorded
+
     async def replay(self, index: int, event: Event) -> StepResult | None:
         """Re-execute the event at `index` if it is an action; None for anything else."""
         if event.kind not in REPLAYED_KINDS:
@@ -434,14 +455,10 @@ class Replayer:
         if isinstance(data, ExecPayload):
             recorded = self._result_of(index, event, ExecResultPayload)
             result = await s.exec(data.command, actor=actor, timeout=data.timeout)
-            self.command_time += result.duration
-            if recorded is None:
-                step.status = "skipped"
-                step.differences.append("the recording has no result for this command")
+            answered = self._ran(step, "command", result.duration, result.exit_code, recorded)
+            if answered is None:
                 return
-            result_event, r = recorded
-            if r.exit_code != result.exit_code:
-                step.differences.append(f"exit code {r.exit_code} recorded, now {result.exit_code}")
+            result_event, r = answered
             if r.timed_out != result.timed_out:
                 step.differences.append(
                     "timed out " + ("then, not now" if r.timed_out else "now, not then")
@@ -466,14 +483,10 @@ class Replayer:
             run = await s.run_tests(
                 data.selector or None, command=data.command or None, actor=actor
             )
-            self.command_time += run.duration
-            if recorded_run is None:
-                step.status = "skipped"
-                step.differences.append("the recording has no result for this test run")
+            answered_run = self._ran(step, "test run", run.duration, run.exit_code, recorded_run)
+            if answered_run is None:
                 return
-            result_event, t = recorded_run
-            if t.exit_code != run.exit_code:
-                step.differences.append(f"exit code {t.exit_code} recorded, now {run.exit_code}")
+            result_event, t = answered_run
             before = {test.id: test.outcome for test in t.tests}
             after = {test.id: test.outcome for test in run.tests}
             for test_id in sorted(set(before) | set(after)):

@@ -97,6 +97,28 @@ async def test_output_differences_are_reported_with_the_line(
     assert "output line 1" in first.differences[0] and "goodbye" in first.differences[0]
 
 
+async def test_a_changed_exit_code_and_a_missing_result_are_reported(
+    original: Path, tmp_path: Path
+) -> None:
+    lines = original.read_text().splitlines()
+    results = [n for n, line in enumerate(lines) if json.loads(line).get("kind") == "exec.result"]
+    first = json.loads(lines[results[0]])
+    first["payload"]["exit_code"] = 7
+    lines[results[0]] = json.dumps(first)
+    del lines[results[1]]  # the second command's result is lost
+    edited = tmp_path / "edited.jsonl"
+    edited.write_text("\n".join(lines) + "\n")
+    report, _ = await reexecute(
+        edited, trajectory_path=tmp_path / "v.jsonl", backend_kind="local", host_consent=True
+    )
+    first_run, second_run = [s for s in report.steps if s.kind == "exec"][:2]
+    assert (first_run.status, first_run.differences) == ("differ", ["exit code 7 recorded, now 0"])
+    assert (second_run.status, second_run.differences) == (
+        "skipped",
+        ["the recording has no result for this command"],
+    )
+
+
 async def test_strict_comparison_sees_what_normalisation_hides(
     original: Path, tmp_path: Path
 ) -> None:
