@@ -21,7 +21,6 @@ from tests.agent.fake_llm import FakeLLM, fake_client
 from tests.conftest import RepoFactory, SessionOn, git
 from tests.harness.conftest import CLAMP, CLAMP_TESTS
 from tests.ui.helpers import WAIT, wait_for, wired_app
-from tests.ui.helpers import notices as notices
 from widgets import workflow_entries
 from widgets.agent_cards import render_card
 from widgets.agent_pane import EventCard

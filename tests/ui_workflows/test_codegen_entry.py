@@ -9,13 +9,12 @@ from simulator.events import Kind
 from tests.agent.fake_llm import FakeLLM, Reply
 from tests.conftest import RepoFactory, SessionOn
 from tests.harness.conftest import clamp_reply
-from tests.ui.helpers import WAIT, wait_for, wait_quiet
+from tests.ui.helpers import WAIT, notices, wait_for, wait_quiet
 from tests.ui_workflows.conftest import (
     CALC,
     SHAPES,
     cards,
     cursor_in,
-    notices,
     result_card,
     run_entry,
     workflow_app,

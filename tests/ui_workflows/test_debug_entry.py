@@ -16,12 +16,11 @@ from tests.agent.conftest import BUG, FIX, FIX_CALL
 from tests.agent.conftest import BUGGY_PROJECT as BUGGY
 from tests.agent.fake_llm import FakeLLM, Reply, Slow, call
 from tests.conftest import RepoFactory, SessionOn
-from tests.ui.helpers import WAIT, wait_for, wait_quiet
+from tests.ui.helpers import WAIT, notices, wait_for, wait_quiet
 from tests.ui_workflows.conftest import (
     app_with_model,
     card_text,
     cards,
-    notices,
     result_card,
     run_entry,
     workflow_app,

@@ -11,11 +11,10 @@ from simulator.trajectory import read_trajectory
 from tests.agent.fake_llm import FakeLLM, Reply
 from tests.conftest import SessionOn
 from tests.harness.conftest import CLAMP_EQUIVALENCE, fenced
-from tests.ui.helpers import wait_for, wait_quiet
+from tests.ui.helpers import notices, wait_for, wait_quiet
 from tests.ui_workflows.conftest import (
     cards,
     cursor_in,
-    notices,
     result_card,
     run_entry,
     workflow_app,

@@ -12,7 +12,7 @@ from textual.pilot import Pilot
 from simulator.events import Kind
 from tests.agent.fake_llm import FakeLLM, Reply, call
 from tests.conftest import RepoFactory, SessionOn, git
-from tests.ui.helpers import wait_for, wait_quiet
+from tests.ui.helpers import notices, wait_for, wait_quiet
 from tests.ui_workflows.conftest import (
     FAST,
     PERF_TESTS,
@@ -21,7 +21,6 @@ from tests.ui_workflows.conftest import (
     card_text,
     cards,
     cursor_in,
-    notices,
     result_card,
     run_entry,
     workflow_app,
