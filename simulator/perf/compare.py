@@ -318,6 +318,21 @@ def group_lines(groups: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def set_aside_sentence(a: tuple[float, ...], b: tuple[float, ...], verdict: Verdict) -> str:
+    """What the verdict left out (stats.outlier_rounds) and why, in one sentence."""
+    kept = [k for k in range(len(a)) if k not in verdict.set_aside]
+    usual = statistics.median(a[k] / b[k] for k in kept)
+    rounds = ", ".join(
+        f"{k + 1} (A {_seconds(a[k])}, B {_seconds(b[k])}: A/B {a[k] / b[k]:.2f})"
+        for k in verdict.set_aside
+    )
+    return (
+        f"set aside {len(verdict.set_aside)} of {len(a)} paired runs as accidents of their "
+        f"round, far from the others' usual A/B of {usual:.2f}: {rounds}; the speed-up and "
+        f"its interval come from the other {len(kept)} (a.json and b.json keep every run)"
+    )
+
+
 def _seconds(value: float) -> str:
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
         if value >= scale:
@@ -728,6 +743,8 @@ async def _compare(
     stats_b = side_stats(bench_b, each_value=each_value)
     # the k-th runs of A and B ran in the same round: compared in pairs (see stats)
     verdict = compare_runs(list(stats_a.run_means), list(stats_b.run_means), paired=True)
+    if verdict.set_aside:
+        actions.append(set_aside_sentence(stats_a.run_means, stats_b.run_means, verdict))
     settings = replace(settings, timer=timer)
     for bench in (bench_a, bench_b):
         load += [

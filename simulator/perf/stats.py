@@ -66,13 +66,15 @@ class Verdict:
     opt_pct: float  # (1 - B/A) * 100, the published "Opt %"
     opt_pct_std: float  # its bootstrap standard deviation
     t_significant: bool | None = None  # what the t-test alone says (None: older results)
+    # paired rounds left out of the speed-up and its interval (0-based): see `outlier_rounds`
+    set_aside: tuple[int, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Verdict:
-        return cls(**data)
+        return cls(**{**data, "set_aside": tuple(data.get("set_aside") or ())})
 
     def disagreement(self) -> str | None:
         """One sentence when the t-test and the interval do not agree, else None."""
@@ -186,6 +188,30 @@ def expanded_tail(n: int, confidence: float = CONFIDENCE) -> float:
     return 1.0 - statistics.NormalDist().cdf(z)
 
 
+OUTLIER_SPREADS = 5.0  # robust deviations (MAD x 1.4826) from the median round's log ratio
+OUTLIER_FLOOR = math.log(1.5)  # and at least 1.5x off it, however quiet the other rounds
+
+
+def outlier_rounds(a: list[float], b: list[float]) -> list[int]:
+    """Paired rounds whose A/B ratio is an accident, not noise: more than OUTLIER_SPREADS
+    robust deviations and OUTLIER_FLOOR from the median round's log ratio, at most a quarter
+    of the rounds (more that far off is how noisy the machine is, and they all count).
+
+    On a loaded machine one run can take several times its usual CPU time (CI, load ~16: one
+    run of B 7x its others, a true 2x measured 1.27x with the interval 0.79-1.83, because the
+    ratio of the means is the one run's). A pair already cancels what drifts alike on both
+    sides; what is left in one round alone is an accident of that round."""
+    n = len(a)
+    if n < 4 or len(b) != n or not all(a) or not all(b):
+        return []
+    logs = [math.log(x / y) for x, y in zip(a, b, strict=True)]
+    middle = statistics.median(logs)
+    spread = 1.4826 * statistics.median(abs(r - middle) for r in logs)
+    limit = max(OUTLIER_SPREADS * spread, OUTLIER_FLOOR)
+    far = [k for k, r in enumerate(logs) if abs(r - middle) > limit]
+    return far if len(far) <= n // 4 else []
+
+
 def compare_runs(
     a: list[float],
     b: list[float],
@@ -197,11 +223,16 @@ def compare_runs(
 ) -> Verdict:
     """Speed-up of B over A from per-run mean times, with a bootstrap interval and a t-test.
 
-    `paired`: a[k] and b[k] were measured in the same round (see the module's note)."""
+    `paired`: a[k] and b[k] were measured in the same round (see the module's note); rounds
+    that `outlier_rounds` finds are left out, and named in the verdict's `set_aside`."""
     if len(a) < 2 or len(b) < 2:
         raise ValueError("a comparison needs at least two runs on each side.")
     if paired and len(a) != len(b):
         raise ValueError("paired runs come in pairs: both sides need as many runs.")
+    set_aside = outlier_rounds(a, b) if paired else []
+    if set_aside:
+        a = [x for k, x in enumerate(a) if k not in set_aside]
+        b = [x for k, x in enumerate(b) if k not in set_aside]
     speedup = statistics.fmean(a) / statistics.fmean(b)
     rng = random.Random(seed)
     if paired:
@@ -235,6 +266,7 @@ def compare_runs(
         opt_pct=(1.0 - 1.0 / speedup) * 100,
         opt_pct_std=statistics.stdev(opts),
         t_significant=bool(t_significant),
+        set_aside=tuple(set_aside),
     )
 
 
