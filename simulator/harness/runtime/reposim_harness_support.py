@@ -16,6 +16,7 @@ import base64
 import collections
 import contextlib
 import copy
+import datetime
 import importlib
 import importlib.util
 import inspect
@@ -75,12 +76,17 @@ def named(path: str) -> Any:
     return obj
 
 
-def C(path: str, *args: Any, **kwargs: Any) -> Any:
-    """A recorded object rebuilt by calling its class (or factory) `module:qualname`."""
-    return named(path)(*args, **kwargs)
+def C(path: str, /, *args: Any, **kwargs: Any) -> Any:
+    """A recorded object rebuilt by calling its class (or factory) `module:qualname`; the call
+    waits for G(...) when an argument is a reference not yet joined up (a bound method of an
+    object that holds it: `C('builtins:getattr', R(1), 'method')` inside object 1)."""
+    function = named(path)
+    if _waits(args, kwargs):
+        return _Call(function, args, kwargs)
+    return function(*args, **kwargs)
 
 
-def O(path: str, **fields: Any) -> Any:  # noqa: E743 - short on purpose
+def O(path: str, /, **fields: Any) -> Any:  # noqa: E743 - short on purpose
     """A recorded object rebuilt from its fields without calling `__init__`: an instance of
     `module:qualname` whose `__dict__` / `__slots__` entries are `fields`."""
     kind = named(path)
@@ -115,7 +121,7 @@ def content_base(kind: type) -> type | None:
     return None
 
 
-def S(path: str, content: Any, **fields: Any) -> Any:
+def S(path: str, content: Any, /, **fields: Any) -> Any:
     """A recorded object of a class that extends a builtin (a str, list or dict subclass),
     rebuilt as a pickle rebuilds it, without calling its own `__new__` or `__init__`: made by
     the builtin base from `content` (items set with the base's own methods, so an overridden
@@ -140,9 +146,11 @@ def S(path: str, content: Any, **fields: Any) -> Any:
     return obj
 
 
-def F(obj: Any, **fields: Any) -> Any:
+def F(obj: Any, /, **fields: Any) -> Any:
     """`obj` (made by a call, as a pickle makes it) with the fields a pickle sets on it: an
     exception's attributes beside its args."""
+    if isinstance(obj, _Call):  # (made once G(...) has joined the call's references up)
+        return _Call(F, (obj,), fields)
     for name, value in fields.items():
         object.__setattr__(obj, name, value)
     return obj
@@ -159,7 +167,7 @@ def M(pattern: Any, method: str, string: Any, pos: int, endpos: int) -> Any:
     return getattr(pattern, method)(string, pos, endpos)
 
 
-def T(path: str, method: str, **fields: Any) -> Any:
+def T(path: str, method: str, /, **fields: Any) -> Any:
     """A unittest.TestCase helper rebuilt: the class instantiated for `method`, with the
     attributes its test had set (not the runner's internals)."""
     obj = named(path)(method)
@@ -186,6 +194,22 @@ class _Ref:
 
     def __repr__(self) -> str:
         return f"R({self.label})"
+
+
+class _Call:
+    """A call of C(...) or F(...) made once G(...) has joined its arguments up: one of them is
+    a reference to an object still being built (R), which no function can use yet."""
+
+    __slots__ = ("args", "function", "kwargs")
+
+    def __init__(self, function: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        self.function = function
+        self.args = args
+        self.kwargs = kwargs
+
+
+def _waits(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    return any(isinstance(a, _Ref | _Call) for a in (*args, *kwargs.values()))
 
 
 def N(label: int, value: Any) -> Any:
@@ -223,6 +247,10 @@ def _refs_in(value: Any, seen: set[int]) -> list[int]:
 
 
 def _members(value: Any) -> list[Any]:
+    if isinstance(value, _Call):
+        return [*value.args, *value.kwargs.values()]
+    if isinstance(value, MethodType):
+        return [value.__self__]
     if isinstance(value, dict):
         return [*value.keys(), *value.values()]
     if isinstance(value, list | tuple | set | frozenset | collections.deque):
@@ -233,14 +261,23 @@ def _members(value: Any) -> list[Any]:
 
 
 def _join(value: Any, labelled: dict[int, Any], done: dict[int, Any]) -> Any:
-    """`value` with its references replaced (in place where it can be changed in place)."""
+    """`value` with its references replaced (in place where it can be changed in place), and
+    the calls that waited for them made."""
     if isinstance(value, _Ref):
-        return labelled[value.label]
+        return _join(labelled[value.label], labelled, done)
     key = id(value)
     if key in done:
         return done[key]
     done[key] = value
-    if isinstance(value, dict):
+    if isinstance(value, _Call):
+        args = tuple(_join(a, labelled, done) for a in value.args)
+        kwargs = {k: _join(v, labelled, done) for k, v in value.kwargs.items()}
+        made = value.function(*args, **kwargs)
+        done[key] = made
+        return made
+    if isinstance(value, MethodType):  # (its object is joined in place)
+        _join(value.__self__, labelled, done)
+    elif isinstance(value, dict):
         items = [(_join(k, labelled, done), _join(v, labelled, done)) for k, v in value.items()]
         value.clear()
         value.update(items)
@@ -678,6 +715,16 @@ def same(actual: Any, expected: Any, _memo: set[tuple[int, int]] | None = None) 
         )
     if _is_pattern(expected):  # a compiled pattern (the `regex` package's has no __eq__)
         return bool(actual.pattern == expected.pattern and actual.flags == expected.flags)
+    if isinstance(expected, datetime.datetime | datetime.time):
+        # (== compares instants: 15:20 in one zone equals 09:20 in another) the fields and the
+        # zone, as a person reads them
+        if not (
+            actual.replace(tzinfo=None) == expected.replace(tzinfo=None)
+            and actual.fold == expected.fold
+            and same(actual.tzinfo, expected.tzinfo, memo)
+        ):
+            return False
+        return state(expected) is None or _same_state(actual, expected, memo)
     if isinstance(expected, MethodType):  # (its == asks for the very same `self`)
         return same(actual.__func__, expected.__func__, memo) and same(
             actual.__self__, expected.__self__, memo
@@ -698,6 +745,19 @@ def same(actual: Any, expected: Any, _memo: set[tuple[int, int]] | None = None) 
 
 
 _live = [False]  # comparing live objects of a test that goes on (a check in situ)
+
+
+@contextlib.contextmanager
+def live_values() -> Iterator[None]:
+    """Compare values a test still holds (a check in situ; the tracer checking that an
+    expression rebuilds an argument): an iterator in them (a lexer the parse is still
+    reading) is compared without taking items from it."""
+    before = _live[0]
+    _live[0] = True
+    try:
+        yield
+    finally:
+        _live[0] = before
 
 
 def _same_live_iterator(actual: Any, expected: Any, memo: set[tuple[int, int]]) -> bool:
@@ -1173,13 +1233,10 @@ def _difference(
 ) -> str:
     """How the candidate's call differed from the reference's, or "" when it did not (live
     objects: an iterator is never read)."""
-    _live[0] = True
-    try:
+    with live_values():
         return _outcome_difference(result, raised, expected, expected_raised) or (
             _state_difference(after, expected_after)
         )
-    finally:
-        _live[0] = False
 
 
 def _outcome_difference(

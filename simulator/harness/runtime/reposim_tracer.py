@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import ast
 import base64
+import datetime
+import functools
 import importlib
 import inspect
 import io
@@ -139,6 +141,7 @@ def _path(obj: Any) -> str | None:
     return f"{module}:{qualname}" if found is obj else None
 
 
+_DATE_KINDS = (datetime.datetime, datetime.date, datetime.time)
 _MARK = re.compile("\x00(\\d+)\x01|\x02(\\d+)\x03")
 _NO_IDENTITY = (tuple, frozenset, float, int, str, bytes, bool, complex, type(None))
 
@@ -281,7 +284,12 @@ class _Builder:
             return "M(" + ", ".join(items) + ")"
         path = _path(kind)
         if path is None:
-            raise Unencodable("no constructor: its class is not importable by name")
+            # a class made at run time (pytz makes one per time zone) may still say how a
+            # pickle rebuilds its objects: a named factory and plain arguments
+            reduced = self._reduced(value, depth, stack, anonymous=True)
+            if reduced is None:
+                raise Unencodable("no constructor: its class is not importable by name")
+            return reduced
         import enum
 
         if isinstance(value, enum.Enum):
@@ -352,18 +360,33 @@ class _Builder:
         text = self.build(content, depth, stack)
         return f"S({path!r}, {text}" + self._fields(fields, depth, stack) + ")"
 
-    def _reduced(self, value: Any, depth: int, stack: frozenset[int]) -> str | None:
+    def _reduced(
+        self, value: Any, depth: int, stack: frozenset[int], anonymous: bool = False
+    ) -> str | None:
         """`C(factory, *args)` when __reduce_ex__ gives a named factory and plain arguments
         (Decimal, Fraction, datetime...; an exception; an object of a class with a __reduce__
         of its own), and `F(C(factory, *args), field=...)` when it also gives the fields a
         pickle sets on what the factory made (an exception's attributes beside its args);
-        None for the default reduction (O and S write those) or anything else."""
+        None for the default reduction (O and S write those) or anything else. `anonymous`: its
+        class cannot be named, so only its own reduction can rebuild it."""
         kind = type(value)
+        if kind.__module__ == "datetime" and isinstance(value, _DATE_KINDS):
+            return self._date(value, depth, stack)
+        if kind is functools.partial and not getattr(value, "__dict__", None):
+            parts = [self.build(value.func, depth, stack)]
+            parts += self._items(value.args, depth, stack)
+            return (
+                "C('functools:partial', "
+                + ", ".join(parts)
+                + self._fields(value.keywords, depth, stack)
+                + ")"
+            )
         # a class's own __reduce__ only where its fields cannot be set directly (O): a reduction
         # may keep less than the object holds (cachetools' TTL links keep key and expiry, not
         # their neighbours), which O would keep
         own = _own_reduce(kind) and (
-            kind.__new__ is not object.__new__  # type: ignore[comparison-overlap]
+            anonymous
+            or kind.__new__ is not object.__new__  # type: ignore[comparison-overlap]
             or _support().state(value) is None
         )
         if kind.__module__ not in ("decimal", "fractions", "datetime", "pathlib", "uuid") and not (
@@ -395,6 +418,31 @@ class _Builder:
         if not state:
             return call
         return f"F({call}" + self._fields(state, depth, stack) + ")"
+
+    def _date(self, value: Any, depth: int, stack: frozenset[int]) -> str:
+        """A date, time or datetime by its fields (its pickle's arguments are packed bytes):
+        `C('datetime:datetime', 2013, 11, 10, 14, 20, 58, tzinfo=...)`, trailing zeros left out."""
+        kind = type(value)
+        names = {
+            datetime.date: ("year", "month", "day"),
+            datetime.time: ("hour", "minute", "second", "microsecond"),
+            datetime.datetime: ("year", "month", "day", "hour", "minute", "second", "microsecond"),
+        }[next(k for k in kind.__mro__ if k in _DATE_KINDS)]
+        numbers = [getattr(value, name) for name in names]
+        while len(numbers) > 3 and numbers[-1] == 0:
+            numbers.pop()
+        extra = {}
+        if getattr(value, "tzinfo", None) is not None:
+            extra["tzinfo"] = value.tzinfo
+        if getattr(value, "fold", 0):
+            extra["fold"] = value.fold
+        path = _path(kind) or "datetime:" + kind.__name__
+        return (
+            f"C({path!r}, "
+            + ", ".join(str(n) for n in numbers)
+            + self._fields(extra, depth, stack)
+            + ")"
+        )
 
     def _fields(
         self, fields: dict[str, Any], depth: int, stack: frozenset[int], lenient: bool = False
@@ -516,7 +564,9 @@ def encode(value: Any, max_bytes: int, *, lazy: bool = False) -> dict[str, str]:
             raise Unencodable("an iterator")
         text = _Builder(max_bytes).expression(value)
         rebuilt = eval(text, vars(support))
-        if support.same(rebuilt, value) and support.dump(rebuilt) == support.dump(value):
+        with support.live_values():  # (the test goes on with `value`: its iterators stay unread)
+            equal = support.same(rebuilt, value)
+        if equal and support.dump(rebuilt) == support.dump(value):
             return {"r": text}
     except Unencodable as exc:
         if str(exc) == "too big":
