@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import os
 import subprocess
 import sys
 import threading
@@ -14,8 +15,10 @@ import pytest
 
 import simulator.trajectory as trajectory_module
 from simulator.events import Actor, Event, Kind
-from simulator.trajectory import TrajectoryHeader, TrajectoryWriter, read_trajectory
+from simulator.trajectory import TrajectoryHeader, TrajectoryWriter, blob_dir, read_trajectory
 from tests.conftest import WAIT
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_blobs_are_compressed_in_another_thread_and_readable_at_once(
@@ -80,3 +83,92 @@ def test_a_killed_recording_keeps_the_bytes_of_every_event_it_wrote(tmp_path: Pa
     for event in recorded.events:
         text = recorded.load_blob(event, "data")  # TrajectoryError if its blob is missing
         assert text.startswith(str(event.seq)) and len(text) == len(str(event.seq)) + (1 << 20)
+
+
+STALLED = """
+import sys, threading
+from pathlib import Path
+from simulator.events import Actor, Event, Kind
+from simulator.trajectory import TrajectoryHeader, TrajectoryWriter
+
+# Hold a blob's last step (its rename) for good, as a SIGKILL in that instant finds it: the
+# compressed copy of the first blob (in the writer thread) and the plain bytes of the second.
+real_replace, parts = Path.replace, []
+
+def replace(self, target):
+    if self.parent.name.endswith(".blobs") and self.name.endswith(".part"):
+        parts.append(self)
+    if self.parent.name.endswith(".blobs") and (self.name.endswith(".tmp") or len(parts) > 1):
+        threading.Event().wait()
+    return real_replace(self, target)
+
+Path.replace = replace
+writer = TrajectoryWriter(Path(sys.argv[1]), TrajectoryHeader.new("stalled"))
+for seq in (1, 2):
+    payload = {"data": f"blob {seq} " + "x" * 40_000}
+    writer.write(Event(seq, 0.01 * seq, Actor.HUMAN, Kind.TERMINAL_OUTPUT, payload))
+"""
+
+
+def test_gc_removes_the_unfinished_blobs_of_a_killed_writer_and_nothing_else(
+    tmp_path: Path,
+) -> None:
+    """A recording SIGKILLed while a blob was half-way (written under a temporary name, not yet
+    renamed) leaves `.part`/`.tmp` files (issue 25): `reposim gc` removes those of writers that
+    are gone, and keeps a live writer's, files it did not name, and the finished blobs."""
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
+    killed, live = tmp_path / "killed.jsonl", tmp_path / "live.jsonl"
+    writers = {
+        path: subprocess.Popen([sys.executable, "-c", STALLED, str(path)], env=env, cwd=ROOT)
+        for path in (killed, live)
+    }
+    try:
+
+        def stalled(path: Path) -> bool:
+            names = [p.name for p in blob_dir(path).iterdir()] if blob_dir(path).is_dir() else []
+            return any(n.endswith(".part") for n in names) and any(
+                n.endswith(".tmp") for n in names
+            )
+
+        deadline = time.monotonic() + WAIT
+        while not all(stalled(path) for path in writers):
+            assert all(w.poll() is None for w in writers.values()), "a writer ended early"
+            assert time.monotonic() < deadline, "the writers did not reach their stalled rename"
+            time.sleep(0.05)
+        writers[killed].kill()  # SIGKILL: no cleanup code runs
+        writers[killed].wait()
+        unfinished = sorted(p for p in blob_dir(killed).iterdir() if p.suffix in (".part", ".tmp"))
+        assert len(unfinished) == 2
+        live_files = sorted(blob_dir(live).iterdir())
+        digest = "0" * 64  # same place and shape, but no writer of RepoSim's named them
+        decoys = [blob_dir(killed) / f"{digest}.part", blob_dir(killed) / f"{digest}.tmp"]
+        for decoy in decoys:
+            decoy.write_bytes(b"someone else's")
+
+        def gc(*args: str) -> str:
+            done = subprocess.run(
+                [sys.executable, "-m", "reposim", "gc", *args],
+                capture_output=True, text=True, cwd=ROOT, env=env, timeout=WAIT, check=False,
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr
+            return done.stdout
+
+        pid = writers[killed].pid
+        dry = gc("--dry-run")
+        for path in unfinished:
+            assert f"would remove unfinished blob {path} (owner pid {pid} is gone)" in dry
+        assert str(live) not in dry and digest not in dry
+        assert all(path.exists() for path in unfinished)
+        done = gc()
+        for path in unfinished:
+            assert f"removed unfinished blob {path} (owner pid {pid} is gone)" in done
+            assert not path.exists()
+        assert all(decoy.exists() for decoy in decoys)
+        assert sorted(blob_dir(live).iterdir()) == live_files  # a live writer keeps its own
+        recorded = read_trajectory(killed)  # the finished blob stays, and loads
+        assert [recorded.load_blob(e, "data")[:7] for e in recorded.events] == ["blob 1 "]
+        assert "unfinished blob" not in gc("--dry-run")  # the writer's record is gone too
+    finally:
+        for writer in writers.values():
+            writer.kill()
+            writer.wait()
