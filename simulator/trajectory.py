@@ -28,6 +28,7 @@ import json
 import mmap
 import os
 import re
+import secrets
 import stat
 import threading
 import zlib
@@ -103,24 +104,97 @@ def _wait_in_flight(target: Path) -> None:
         pending.result()
 
 
-def _write_plain_blob(raw: bytes, plain: Path) -> None:
+BLOB_WRITERS = "blob-writers"
+"""Private-state records of the writers that have blobs under way: `reposim gc` removes the
+unfinished blob files of a writer whose process is gone (see `collect_unfinished_blobs`)."""
+_TOKEN = re.compile(r"[0-9a-f]{16}")
+
+
+def _unfinished_name(digest: str, token: str, suffix: str) -> str:
+    """A blob's name while it is written: its digest, then the writer's token, which proves
+    to gc whose file it is."""
+    return f"{digest}.{token}{suffix}"
+
+
+def _write_plain_blob(raw: bytes, plain: Path, token: str) -> None:
     """The blob's bytes as they are, under their digest (written whole, then renamed: a file
     named by a digest never holds part of it)."""
-    part = plain.with_suffix(".part")
+    part = plain.with_name(_unfinished_name(plain.name, token, ".part"))
     part.write_bytes(raw)
     part.replace(plain)
 
 
-def _compress_blob(raw: bytes, target: Path, plain: Path) -> None:
+def _compress_blob(raw: bytes, target: Path, plain: Path, token: str) -> None:
     """Replace the plain blob by its compressed form (in the writer thread)."""
     try:
-        tmp = target.with_suffix(".tmp")
+        tmp = target.with_name(_unfinished_name(plain.name, token, ".tmp"))
         tmp.write_bytes(gzip.compress(raw, compresslevel=BLOB_LEVEL, mtime=0))
         tmp.replace(target)
         plain.unlink(missing_ok=True)
     finally:
         with _IN_FLIGHT_LOCK:
             _IN_FLIGHT.pop(target, None)
+
+
+@dataclass(frozen=True)
+class UnfinishedBlob:
+    path: Path
+    owner_pid: str
+    size: int
+    removed: bool
+
+
+def collect_unfinished_blobs(*, dry_run: bool = False) -> list[UnfinishedBlob]:
+    """Delete the blob files a writer killed mid-blob left under their temporary names
+    (`<digest>.<token>.part` / `.tmp`): only in folders RepoSim's private state records for a
+    writer whose process is gone, only names that carry that writer's token, only this user's
+    regular files. Everything else there (finished blobs, other writers' files) stays."""
+    from backends.private_state import owner_alive, read_records
+
+    found = []
+    for record_path, record in read_records(BLOB_WRITERS):
+        if owner_alive(record.get("pid"), record.get("pid_start")):
+            continue
+        token = record.get("token")
+        if isinstance(token, str) and _TOKEN.fullmatch(token):
+            found += _remove_unfinished(
+                Path(str(record.get("dir", ""))), token, str(record.get("pid", "")), dry_run
+            )
+        if not dry_run:
+            record_path.unlink(missing_ok=True)
+    return found
+
+
+def _remove_unfinished(
+    directory: Path, token: str, owner_pid: str, dry_run: bool
+) -> list[UnfinishedBlob]:
+    name = re.compile(rf"[0-9a-f]{{64}}\.{token}(?:\.part|\.tmp)")
+    try:  # the folder itself, not a link put in its place: names are removed relative to it
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return []
+    found = []
+    try:
+        for entry in os.listdir(fd):  # noqa: PTH208 (a descriptor: no path to iterate)
+            if not name.fullmatch(entry):
+                continue
+            try:
+                info = os.lstat(entry, dir_fd=fd)
+            except OSError:
+                continue
+            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
+                continue
+            removed = False
+            if not dry_run:
+                try:
+                    os.unlink(entry, dir_fd=fd)
+                    removed = True
+                except OSError:
+                    pass
+            found.append(UnfinishedBlob(directory / entry, owner_pid, info.st_size, removed))
+    finally:
+        os.close(fd)
+    return found
 
 
 # -- the header --------------------------------------------------------------------------------
@@ -137,6 +211,8 @@ class TrajectoryWriter:
         # blob every 50 ms, and compressing it on the caller's thread stalled the event loop.
         self._blob_writer: ThreadPoolExecutor | None = None
         self._blobs_queued: deque[tuple[Future[None], int]] = deque()
+        self._token: str | None = None
+        self._token_record: Path | None = None
         data = header.to_dict()
         data.pop("seal", None)
         if header.sealable:
@@ -216,17 +292,32 @@ class TrajectoryWriter:
         # The bytes reach the file system here, before the line that names them is written:
         # a process killed while the blob waits for compression leaves it plain, which readers
         # take (a copy into the page cache; compressing is what stalled the caller).
-        _write_plain_blob(raw, plain)
+        token = self._writer_token()
+        _write_plain_blob(raw, plain, token)
         with _IN_FLIGHT_LOCK:
             if target in _IN_FLIGHT or target.exists():
                 return digest
             if self._blob_writer is None:
                 self._blob_writer = ThreadPoolExecutor(1, thread_name_prefix="blob-writer")
-            future = self._blob_writer.submit(_compress_blob, raw, target, plain)
+            future = self._blob_writer.submit(_compress_blob, raw, target, plain, token)
             _IN_FLIGHT[target] = future
         self._blobs_queued.append((future, len(raw)))
         self._settle_blobs(_BLOBS_QUEUED)
         return digest
+
+    def _writer_token(self) -> str:
+        """This writer's token, recorded with its process and blob folder in RepoSim's private
+        state before its first unfinished blob file exists: a kill at any point leaves nothing
+        `reposim gc` cannot find and prove to be this writer's."""
+        if self._token is None:
+            from backends.private_state import me, private_dir, write_record
+
+            token = secrets.token_hex(8)
+            record = private_dir(BLOB_WRITERS) / f"{token}.json"
+            directory = str(blob_dir(self.path).resolve())
+            write_record(record, {"dir": directory, "token": token, **me()})
+            self._token, self._token_record = token, record
+        return self._token
 
     def _settle_blobs(self, most: int) -> None:
         """Wait for the oldest blobs until at most `most` bytes wait for compression; a blob
@@ -246,6 +337,9 @@ class TrajectoryWriter:
             self._blob_writer.shutdown(wait=True)
             self._blob_writer = None
             self._settle_blobs(0)
+        if self._token_record is not None:
+            self._token_record.unlink(missing_ok=True)
+            self._token_record = None
 
 
 def json_line(data: dict[str, Any]) -> str:

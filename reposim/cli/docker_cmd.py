@@ -12,11 +12,14 @@ from reposim.cli.common import CliError
 @click.option("--dry-run", is_flag=True, help="Only list what would be removed.")
 def gc_command(dry_run: bool) -> None:
     """Remove what crashed RepoSim sessions left behind: scratch workspaces and private dirs
-    of local sessions, containers of Docker ones, and the output spools (`*.partial` beside a
-    trajectory) of commands that were printing when their process was killed; and the tags
-    that vouch for trajectories recorded here ($XDG_STATE_HOME/reposim/trajectory-chains) once
-    their file is gone: deleted, or overwritten by another recording, and not in the default
-    trajectory folder either (a moved or copied file then re-executes as a foreign one).
+    of local sessions, containers of Docker ones, the output spools (`*.partial` beside a
+    trajectory) of commands that were printing when their process was killed, the unfinished
+    blobs (`<digest>.<token>.part` / `.tmp` in `<trajectory>.blobs/`) of a recording killed
+    while it wrote one (only files named with the token of a writer whose process is gone);
+    and the tags that vouch for trajectories recorded here
+    ($XDG_STATE_HOME/reposim/trajectory-chains) once their file is gone: deleted, or
+    overwritten by another recording, and not in the default trajectory folder either (a moved
+    or copied file then re-executes as a foreign one).
 
     A container is removed only when RepoSim's private state (a record written when the
     session created it, under $XDG_STATE_HOME/reposim/containers) names it and the process
@@ -30,6 +33,7 @@ def gc_command(dry_run: bool) -> None:
     from backends.output import collect_spools
     from simulator.paths import trajectories_dir, workspaces_dir
     from simulator.provenance import collect_chains
+    from simulator.trajectory import collect_unfinished_blobs
 
     found: list[tuple[str, str, object, bool, bool]] = [
         (item.kind, str(item.path), item.owner_pid, item.orphaned, item.removed)
@@ -38,6 +42,10 @@ def gc_command(dry_run: bool) -> None:
     found += [
         ("output spool", str(item.path), item.owner_pid, True, item.removed)
         for item in collect_spools(dry_run=dry_run)
+    ]
+    found += [
+        ("unfinished blob", str(item.path), item.owner_pid, True, item.removed)
+        for item in collect_unfinished_blobs(dry_run=dry_run)
     ]
     try:
         client = connect()
