@@ -626,3 +626,38 @@ async def test_an_import_check_cut_at_its_time_limit_is_a_timeout_not_an_import_
     result = await run_setup(session, SetupOptions(import_timeout=5, install_imports=False))
     assert result.verdict.category is Category.TIMEOUT, result.verdict.line()
     assert "import slowimp" in (result.verdict.evidence or ""), result.verdict.evidence
+
+
+async def test_a_build_that_needs_its_eras_setuptools_builds_with_the_tools_of_its_date(
+    tmp_path: Path, docker_session: SessionFactory
+) -> None:
+    """deap 1.3.1 in the hard corpus: its setup.py passes `use_2to3=True`, which setuptools 58
+    made an error ("use_2to3 is invalid"), so no install works with today's build tools. The
+    build runs again with setuptools as of the commit's date (2020-01-23: 45.1.0, below 58),
+    the notes say why and with what, and the Dockerfile builds with the same constraint."""
+    from simulator.setup.envimage import dockerfile_text
+
+    repo = _dated(
+        repos.write_repo(
+            tmp_path / "repo",
+            {
+                "setup.py": (
+                    "from setuptools import setup\n\n"
+                    "setup(name='oldtwo', version='0.1', packages=['oldtwo'], use_2to3=True)\n"
+                ),
+                "oldtwo/__init__.py": "def half(x):\n    return x / 2\n",
+                "tests/test_half.py": (
+                    "from oldtwo import half\n\ndef test_half():\n    assert half(3) == 1.5\n"
+                ),
+            },
+        ),
+        "2020-01-23T10:00:00+00:00",
+    )
+    session = await docker_session(repo)
+    result = await run_setup(session)
+    assert result.verdict.ready, result.verdict.line()
+    assert result.build_constraints == ["setuptools==45.1.0"], (result.notes, result.commands)
+    note = next((n for n in result.notes if "use_2to3" in n), "")
+    assert "setuptools 58 removed use_2to3" in note and "2020-01-23" in note, result.notes
+    dockerfile = dockerfile_text(result, "reposim/base:bookworm-2", "abc")
+    assert "setuptools==45.1.0" in dockerfile and "--build-constraints" in dockerfile, dockerfile
