@@ -120,6 +120,9 @@ def extra_ca_certificates(base: str) -> str:
     return "\n".join(extra)
 
 
+BUILD_CONSTRAINTS = "/tmp/reposim-build-constraints.txt"
+
+
 def dockerfile_text(result: SetupResult, base: str, commit: str) -> str:
     """A Dockerfile that rebuilds the environment: the base, the Debian packages setup
     installed, the workspace, the venv with the exact versions the ready environment had (its
@@ -180,6 +183,12 @@ def dockerfile_text(result: SetupResult, base: str, commit: str) -> str:
         if result.installer == "uv"
         else f"{python} -m pip install -q"
     )
+    if result.build_constraints:
+        # Today's build tools could not build the project: the era's that did (era.py).
+        pins = " ".join(shlex.quote(p) for p in result.build_constraints)
+        lines.append(f"RUN printf '%s\\n' {pins} > {BUILD_CONSTRAINTS}")
+        flag = "--build-constraints" if result.installer == "uv" else "--build-constraint"
+        install += f" {flag} {BUILD_CONSTRAINTS}"
     if result.lock:
         # The exact versions of the ready environment, then the project itself without
         # resolving again: a rebuild is the same environment.

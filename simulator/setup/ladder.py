@@ -29,6 +29,8 @@ from simulator.events import Actor
 from simulator.session import Session
 from simulator.setup.aptlists import APT, FETCH_FAILED, Lists, ensure_lists, run_as_root
 from simulator.setup.detect import Project, detect
+from simulator.setup.era import EraRule, era_causes
+from simulator.setup.era import evidence as era_evidence
 from simulator.setup.imports import ImportScan, scan
 from simulator.setup.names import (
     PROBE_SCRIPT,
@@ -91,6 +93,9 @@ class SetupResult:
     # "reason": ...}
     resolution: dict[str, Any] = field(default_factory=lambda: {"mode": "today"})
     lock: list[str] = field(default_factory=list)  # name==version of the ready environment
+    # The build tools of the project's era every build used (`setuptools==45.1.0`), when
+    # today's could not build it (simulator/setup/era.py)
+    build_constraints: list[str] = field(default_factory=list)
     unresolved_imports: dict[str, str] = field(default_factory=dict)  # import -> why not installed
     rejected: list[str] = field(default_factory=list)  # names refused as not distribution names
     notes: list[str] = field(default_factory=list)  # why an install went another way
@@ -115,6 +120,7 @@ class SetupResult:
             "seconds": round(self.seconds, 3),
             "resolution": self.resolution,
             "lock": self.lock,
+            "build_constraints": self.build_constraints,
             "unresolved_imports": self.unresolved_imports,
             "rejected": self.rejected,
             "notes": self.notes,
@@ -135,6 +141,10 @@ class _Env:
         self.rejected: list[str] = []  # requirements refused as not distribution names
         self.notes: list[str] = []  # why an install went another way than planned
         self.constraints: str | None = None  # the as-of-the-commit pins (time travel)
+        # The era's build tools (a constraints file for builds), when today's could not build
+        self.build_constraints: str | None = None
+        self.build_pins: list[str] = []
+        self.era_tools: set[str] = set()  # the tools an era retry was made for
         self.resolution: dict[str, Any] = {"mode": "today"}
         self.last_output = ""
         self.cut_cpu: float | None = None  # CPU seconds of the last test run, when it was cut
@@ -206,6 +216,27 @@ class _Env:
         if not checked and not options:
             return False, f"not a distribution requirement: {', '.join(dropped)}"
         what = what or " ".join([*options, *checked])
+        ok, output = await self._install_once(checked, options, what)
+        if ok:
+            return ok, output
+        rules = [r for r in era_causes(output) if r.tool.lower() not in self.era_tools]
+        if not rules or not await self._era_tools(rules, output):
+            return ok, output
+        ok, retried = await self._install_once(checked, options, what)
+        still = [r for r in era_causes(retried) if r in rules]
+        if not ok and still:
+            # The era's tools did not get past the same failure: builds go back to today's.
+            line = era_evidence(retried, still[0])
+            self.notes.append(
+                f"the build tools of the project's era did not help ({line}); builds use "
+                "today's again"
+            )
+            self.build_constraints, self.build_pins = None, []
+        return ok, output + retried
+
+    async def _install_once(
+        self, checked: list[str], options: list[str], what: str
+    ) -> tuple[bool, str]:
         attempts: list[tuple[str, list[str]]] = []
         if self.uv is not None:
             attempts.append(("uv", [self.uv, "pip", "install", "--python", self.python]))
@@ -225,9 +256,15 @@ class _Env:
                 self.commands.append(command)
                 self.installed.append(what)
                 return True, text
-            if kind == "uv" and (_UV_FINAL.search(text) or MISSING_HEADER.search(text)):
-                # pip would resolve the same index the same way, and its compiler would miss
-                # the same header: no second, slower try.
+            if kind == "uv" and (
+                _UV_FINAL.search(text)
+                or MISSING_HEADER.search(text)
+                or NO_EDITABLE.search(text)
+                or era_causes(text)
+            ):
+                # pip would resolve the same index the same way, its compiler would miss the
+                # same header, and its build would run the same build tools: no second,
+                # slower try.
                 break
             if kind == "uv" and _uv_builds_what_pip_would_not(text):
                 self.notes.append(
@@ -237,8 +274,54 @@ class _Env:
         return False, output
 
     def uv_options(self, kind: str) -> list[str]:
-        """Options every install takes: the time-travel constraints when they are in force."""
-        return ["-c", self.constraints] if self.constraints else []
+        """Options every install takes: the time-travel constraints and the era's build tools
+        when they are in force."""
+        options = ["-c", self.constraints] if self.constraints else []
+        if self.build_constraints:
+            flag = "--build-constraints" if kind == "uv" else "--build-constraint"
+            options += [flag, self.build_constraints]
+        return options
+
+    async def _era_tools(self, rules: list[EraRule], output: str) -> bool:
+        """Builds take the era's tools for `rules` (with any taken before): each tool as of the
+        project's commit date, below the release that removed what the build uses; the bound
+        alone without a date (or uv). The notes say why and which releases. False when no
+        set of tools was found."""
+        self.era_tools.update(r.tool.lower() for r in rules)
+        bounds = {r.tool.lower(): r.bound for r in rules}
+        kept = [p for p in self.build_pins if _pinned_name(p).lower() not in bounds]
+        date = commit_date(Path(self.session.source))
+        source = ".reposim/era-build.in"
+        await self.session.write_helper(source, ("\n".join(bounds.values()) + "\n").encode())
+        pins: list[str] = []
+        if date is not None and self.uv is not None:
+            target = f"{self.venv}.era-build.txt"
+            argv = [
+                self.uv, "pip", "compile", "--quiet", "--python", self.python,
+                "--exclude-newer", date, "--only-binary", ":all:", "--no-header",
+                "--no-annotate", "-o", target, source,
+            ]  # fmt: skip
+            result = await self.sh(" ".join(shlex.quote(a) for a in argv) + " 2>&1")
+            if result.exit_code == 0:
+                read = await self.sh(f"cat {shlex.quote(target)}")
+                lines = read.output.decode("utf-8", "replace").splitlines()
+                pins = [x.strip() for x in lines if checked_requirement(x.strip())]
+        when = f"as of the project's date ({date[:10]})" if pins and date else "below that release"
+        pins = pins or list(bounds.values())
+        pins = sorted({*kept, *pins}, key=str.lower)
+        target = f"{self.venv}.build-constraints.txt"
+        written = await self.sh(
+            f"printf '%s\\n' {' '.join(shlex.quote(p) for p in pins)} > {shlex.quote(target)}"
+        )
+        if written.exit_code != 0:
+            return False
+        self.build_constraints, self.build_pins = target, pins
+        causes = "; ".join(f"{r.cause()} ({era_evidence(output, r)})" for r in rules)
+        self.notes.append(
+            f"the build failed on an old-era cause: {causes}; built again with the build tools "
+            f"{when}: {', '.join(pins)}"
+        )
+        return True
 
     async def versions(self) -> dict[str, str]:
         script = (
@@ -253,6 +336,8 @@ class _Env:
 
 
 MISSING_HEADER = re.compile(r"fatal error: [\w/.+-]+\.h: No such file")
+# The build backend has no PEP 660 hook (setuptools before 64): no editable install can work.
+NO_EDITABLE = re.compile(r"has no attribute 'build_editable'|missing the 'build_editable' hook")
 MIN_TEST_SECONDS = 60.0
 _UV_FINAL = re.compile(
     r"No solution found when resolving|Failed to parse|not found in the package registry|"
@@ -333,6 +418,7 @@ async def _ladder(session: Session, run: WorkflowRun, options: SetupOptions) -> 
         unresolved_imports=state.unresolved,
         resolution=env.resolution,
         lock=await _lock(env, project) if verdict.ready else [],
+        build_constraints=env.build_pins,
         rejected=env.rejected,
         notes=env.notes,
     )
@@ -793,6 +879,8 @@ async def _install_project(env: _Env, project: Project) -> tuple[bool, str]:
     attempts.append([f".{extras}"])
     output = ""
     for args in attempts:
+        if args[0] == "-e" and NO_EDITABLE.search(output):
+            continue  # the build tools in force cannot install in editable mode
         ok, text = await env.install([], options=args, what=" ".join(args))
         if ok:
             return True, text

@@ -1,0 +1,79 @@
+"""The build tools of a project's era.
+
+An old source distribution can fail to build with today's build tools because a tool removed
+what its setup.py uses: setuptools 58 dropped `use_2to3` (deap 1.3.1), setuptools 82 dropped
+`pkg_resources` (html5lib 1.1 imports it in setup.py), Cython 3 dropped
+`build_ext.cython_sources` (PyYAML 5.4.1). A person then builds it with the tools of the
+project's time. `era_causes(output)` names the rules a failed install's output shows, each keyed
+on the failure (its message) and the tool release that removed the thing; the ladder then
+resolves that tool as of the project's date, below that release, and builds again with it as a
+build constraint (`uv pip install -b`, `pip install --build-constraint`).
+
+Only an install's output is read here: a failed install runs nothing of the project but its
+build, so `No module named 'pkg_resources'` there is the build's, not the code's.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class EraRule:
+    signature: re.Pattern[str]  # the failure, as the build prints it
+    tool: str  # the build tool (a distribution name)
+    removed_in: str  # the release of `tool` that removed what the build uses
+    what: str  # what went away, for the notes
+
+    @property
+    def bound(self) -> str:
+        return f"{self.tool}<{self.removed_in}"
+
+    def cause(self) -> str:
+        return f"{self.tool} {self.removed_in} removed {self.what}"
+
+
+# From the tools' release notes.
+ERA_RULES: tuple[EraRule, ...] = (
+    EraRule(re.compile(r"use_2to3 is invalid"), "setuptools", "58", "use_2to3"),
+    EraRule(re.compile(r"No module named 'pkg_resources'"), "setuptools", "82", "pkg_resources"),
+    EraRule(
+        re.compile(r"cannot import name 'Feature' from 'setuptools'"),
+        "setuptools",
+        "46",
+        "setuptools.Feature",
+    ),
+    EraRule(
+        re.compile(r"has no attribute 'cython_sources'"),
+        "Cython",
+        "3",
+        "build_ext.cython_sources",
+    ),
+)
+
+
+def era_causes(output: str) -> list[EraRule]:
+    """The rules whose failure shows in a failed install's `output`, one per tool (the lowest
+    bound where two rules name the same tool)."""
+    found: dict[str, EraRule] = {}
+    for rule in ERA_RULES:
+        if not rule.signature.search(output):
+            continue
+        known = found.get(rule.tool)
+        if known is None or _major(rule.removed_in) < _major(known.removed_in):
+            found[rule.tool] = rule
+    return list(found.values())
+
+
+def evidence(output: str, rule: EraRule) -> str:
+    """The line of `output` that shows the rule's failure."""
+    for line in output.splitlines():
+        if rule.signature.search(line):
+            return line.strip()[:200]
+    return rule.cause()
+
+
+def _major(version: str) -> int:
+    digits = re.match(r"\d+", version)
+    return int(digits.group(0)) if digits else 0
