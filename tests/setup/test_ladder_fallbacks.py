@@ -663,3 +663,74 @@ async def test_a_build_that_needs_its_eras_setuptools_builds_with_the_tools_of_i
     assert "setuptools 58 removed use_2to3" in note and "2020-01-23" in note, result.notes
     dockerfile = dockerfile_text(result, "reposim/base:bookworm-2", "abc")
     assert "setuptools==45.1.0" in dockerfile and "--build-constraints" in dockerfile, dockerfile
+
+
+async def test_a_name_a_dependency_removed_pins_it_at_its_release_before_the_projects_date(
+    tmp_path: Path, docker_session: SessionFactory
+) -> None:
+    """seaborn 0.11.2 in the hard corpus: `matplotlib.cm.register_cmap` is gone from today's
+    matplotlib, the traceback ends in seaborn's own code and seaborn declares Python up to 3.9,
+    so the verdict said python-version and nothing was tried. A name a dependency removed is
+    no interpreter problem: the dependency is pinned at the newest release before the
+    project's date that has it, from the index's releases. The fixture: a 2021-06-01 commit
+    doing `from jinja2 import Markup` (gone in Jinja2 3.1) with today's Jinja2 from its
+    requirements file: Jinja2 3.0.1 (2021-05-18) is pinned and the tests pass."""
+    repo = _dated(
+        repos.write_repo(
+            tmp_path / "repo",
+            {
+                "setup.py": (
+                    "from setuptools import setup\n\n"
+                    "setup(name='oldtpl', version='0.1', packages=['oldtpl'], classifiers=[\n"
+                    "    'Programming Language :: Python :: 3.8',\n"
+                    "    'Programming Language :: Python :: 3.9'])\n"
+                ),
+                "requirements.txt": "jinja2\n",
+                "oldtpl/__init__.py": (
+                    "from jinja2 import Markup\n\ndef bold(text):\n"
+                    "    return Markup('<b>%s</b>') % text\n"
+                ),
+                "tests/test_bold.py": (
+                    "from oldtpl import bold\n\ndef test_bold():\n"
+                    "    assert bold('<x>') == '<b>&lt;x&gt;</b>'\n"
+                ),
+            },
+        ),
+        "2021-06-01T00:00:00+00:00",
+    )
+    session = await docker_session(repo)
+    result = await run_setup(session)
+    assert result.verdict.ready, result.verdict.line()
+    assert "jinja2==3.0.1" in [p.lower() for p in result.lock], result.lock
+    note = next((n for n in result.notes if "pinned" in n), "")
+    assert "jinja2.Markup is gone from" in note and "before the project's date" in note, (
+        result.notes
+    )
+
+
+async def test_a_plugin_no_pytest_release_here_loads_is_removed_and_the_suite_runs(
+    tmp_path: Path, docker_session: SessionFactory
+) -> None:
+    """opt-einsum 3.3.0 in the hard corpus: its test extra brings pytest-pep8 (last released
+    2014), which today's pytest rejects at start-up (`PluginValidationError: Plugin 'pep8' for
+    hook 'pytest_collect_file'`) and which no newer release fixes, so no test ran and the
+    verdict was `collection`. The plugin named by that error is uninstalled, as a person
+    would; the notes say so."""
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        {
+            "setup.py": (
+                "from setuptools import setup\n\n"
+                "setup(name='peppy', version='0.1', packages=['peppy'],\n"
+                "      extras_require={'tests': ['pytest', 'pytest-pep8']})\n"
+            ),
+            "peppy/__init__.py": "def add(a, b):\n    return a + b\n",
+            "tests/test_add.py": (
+                "from peppy import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+            ),
+        },
+    )
+    session = await docker_session(repo)
+    result = await run_setup(session)
+    assert result.verdict.ready, result.verdict.line()
+    assert any("pytest-pep8" in n and "removed" in n for n in result.notes), result.notes
