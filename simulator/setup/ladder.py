@@ -51,6 +51,14 @@ from simulator.setup.oracle import (
     diagnose,
     verdict_from_tests,
 )
+from simulator.setup.pins import (
+    HAS_SCRIPT,
+    RELEASES_SCRIPT,
+    REMOVED_FROM_SCRIPT,
+    Removed,
+    candidates,
+    newest_with,
+)
 from simulator.setup.repair import HEADER_PACKAGES, SYSTEM_LOOKUP, Fix, RepairState, plan
 from simulator.setup.testcmd import TestCommand, project_test_commands
 from simulator.testrun import TestRunResult, is_pytest
@@ -401,7 +409,9 @@ async def _ladder(session: Session, run: WorkflowRun, options: SetupOptions) -> 
         verdict = Verdict(Tier.NONE, Category.NO_TESTS, "no Python or C project found")
         run.step("oracle", detail=verdict.to_dict())
         return SetupResult(verdict, project)
-    state = RepairState(local=imports.local)
+    state = RepairState(
+        local=imports.local, project=project.name or _pkg_info(Path(project.root), "Name")
+    )
     repairs: list[dict[str, Any]] = []
     verdict = await _python_ladder(env, run, project, imports, state, options, repairs)
     return SetupResult(
@@ -979,6 +989,14 @@ async def _runner_that_starts(env: _Env, detail: dict[str, Any]) -> None:
     if moved and constraints:
         argv = [env.python, "-c", _DROP_PINS, constraints, constraints, *moved]
         await env.sh(" ".join(shlex.quote(a) for a in argv))
+    dropped = [] if starts else await _drop_broken_plugins(env)
+    if dropped:
+        starts = await _runner_starts(env)
+        detail["plugins_removed"] = dropped
+        env.notes.append(
+            f"the pytest plugin {', '.join(dropped)} (from the project's requirements) cannot "
+            "load on this pytest, and no release of it can: removed from the environment"
+        )
     if not moved:
         return
     detail["runner_lifted"] = {n: after[n] for n in moved}
@@ -988,6 +1006,48 @@ async def _runner_that_starts(env: _Env, detail: dict[str, Any]) -> None:
         + ", ".join(f"{n} {after[n]}" for n in moved)
         + ("" if starts else " (it still does not run a test)")
     )
+
+
+# The distribution that registers the pytest plugin named argv[1] (a `pytest11` entry point).
+_PLUGIN_OWNER = (
+    "import importlib.metadata as m, sys\n"
+    "for d in m.distributions():\n"
+    "    if any(e.group == 'pytest11' and e.name == sys.argv[1] for e in d.entry_points):\n"
+    "        print(d.metadata['Name'])\n"
+    "        break\n"
+)
+_REJECTED_PLUGIN = re.compile(r"PluginValidationError: Plugin '([\w.-]+)'")
+
+
+async def _drop_broken_plugins(env: _Env) -> list[str]:
+    """Uninstall the pytest plugins that keep the runner from starting, once no release moved
+    them past it (opt-einsum 3.3.0's test extra brings pytest-pep8 1.0.6, last released in 2014,
+    which pytest 9 rejects: `PluginValidationError: Plugin 'pep8' for hook
+    'pytest_collect_file'`): as a person would, since no test of the project needs it to run.
+    The plugin is named by the runner's own error; its distribution by its entry point."""
+    dropped: list[str] = []
+    for _ in range(3):
+        if await _runner_starts(env):
+            break
+        rejected = _REJECTED_PLUGIN.search(env.last_output)
+        if rejected is None:
+            break
+        owner = await env.sh(
+            " ".join(shlex.quote(a) for a in (env.python, "-c", _PLUGIN_OWNER, rejected.group(1)))
+        )
+        lines = owner.output.decode("utf-8", "replace").split()
+        dist = lines[-1] if lines else ""
+        if not valid_distribution_name(dist) or dist in dropped or dist.lower() == "pytest":
+            break
+        if env.uv is not None:
+            argv = [env.uv, "pip", "uninstall", "--python", env.python, "--", dist]
+        else:
+            argv = [env.python, "-m", "pip", "uninstall", "-y", "-q", "--", dist]
+        removed = await env.sh(" ".join(shlex.quote(a) for a in argv) + " 2>&1")
+        if removed.exit_code != 0:
+            break
+        dropped.append(dist)
+    return dropped
 
 
 async def _missing_imports(env: _Env, names: list[str]) -> list[str]:
@@ -1073,11 +1133,24 @@ NEWEST_DECLARED_SCRIPT = (
 )
 
 
-async def _older_python(env: _Env, diagnosis: Diagnosis) -> Diagnosis:
+async def _older_python(env: _Env, diagnosis: Diagnosis, project: Project) -> Diagnosis:
     """The project's own package failing to import, in its own code, on a Python newer than
     any it declares (patsy 0.5.2: `TypeError: '>' not supported between instances of
     'NoneType' and 'sys.version_info'` from its eval.py on 3.11; it lists 3.6-3.9): the cause is
-    the interpreter, so the category is python-version and the evidence says so."""
+    the interpreter, so the category is python-version and the evidence says so. A name a
+    dependency removed (seaborn 0.11.2: `matplotlib.cm.register_cmap`; numdifftools 0.9.39:
+    numpy's `finfo.machar`) is not the interpreter: a pin fixes it, and the category stays.
+    The failed import's output stays the environment's last output (the verdict shows it)."""
+    output = env.last_output
+    try:
+        return await _interpreter_or(env, diagnosis, project, output)
+    finally:
+        env.last_output = output
+
+
+async def _interpreter_or(
+    env: _Env, diagnosis: Diagnosis, project: Project, output: str
+) -> Diagnosis:
     if diagnosis.category in (
         Category.MODULE_NOT_FOUND,
         Category.SYSTEM_LIBRARY,
@@ -1085,8 +1158,16 @@ async def _older_python(env: _Env, diagnosis: Diagnosis) -> Diagnosis:
         Category.NETWORK,
     ):
         return diagnosis
+    if (
+        diagnosis.category in (Category.ATTRIBUTE_ERROR, Category.IMPORT_ERROR)
+        and diagnosis.subject
+        and ":" in diagnosis.subject
+    ):
+        name = project.name or _pkg_info(Path(project.root), "Name")
+        if await removed_from(env, diagnosis.subject, name) is not None:
+            return diagnosis
     root = env.session.workspace_path.rstrip("/") + "/"
-    frames = re.findall(r'^\s*File "([^"]+)", line \d+', env.last_output, re.M)
+    frames = re.findall(r'^\s*File "([^"]+)", line \d+', output, re.M)
     if not frames or not frames[-1].startswith(root) or "/site-packages/" in frames[-1]:
         return diagnosis  # raised in a dependency (or no traceback): not the project's code
     result = await env.sh(f"{env.python} -c {shlex.quote(NEWEST_DECLARED_SCRIPT)}")
@@ -1144,7 +1225,7 @@ async def _oracle(
             if install_failure is not None:
                 diagnosis = install_failure
             else:
-                diagnosis = await _older_python(env, diagnosis)
+                diagnosis = await _older_python(env, diagnosis, project)
             return Verdict(
                 tier,
                 diagnosis.category,
@@ -1341,6 +1422,8 @@ def unittest_pattern(folder: Path) -> str:
 async def _apply(env: _Env, fix: Fix, state: RepairState) -> bool:
     if fix.kind == "system":
         return await _install_system(env, fix, state)
+    if fix.kind == "removed":
+        return await _pin_removed(env, fix.modules[0], state)
     requirements = list(fix.requirements)
     if fix.modules:
         # Import names from a traceback: the table or the index decides, never a guess.
@@ -1356,6 +1439,74 @@ async def _apply(env: _Env, fix: Fix, state: RepairState) -> bool:
         # releases that agree with the pin.
         requirements += await dependents(env, [_pinned_name(r) for r in requirements])
     ok, _ = await env.install(requirements, options=list(fix.options))
+    return ok
+
+
+async def removed_from(env: _Env, subject: str, project: str | None) -> Removed | None:
+    """The installed dependency a removed name belongs to (simulator/setup/pins.py), or None
+    (the standard library, the project itself, nothing found)."""
+    found = await env.python_json(REMOVED_FROM_SCRIPT, subject, project or "")
+    if not isinstance(found, dict):
+        return None
+    removed = Removed(*(str(found.get(k) or "") for k in ("dist", "module", "object", "attr")))
+    if not valid_distribution_name(removed.dist) or not all(
+        re.fullmatch(r"[A-Za-z_][\w.]*", p) for p in (removed.module, removed.attr)
+    ):
+        return None
+    if removed.object and not re.fullmatch(r"[A-Za-z_]\w*", removed.object):
+        return None
+    return removed
+
+
+async def _pin_removed(env: _Env, subject: str, state: RepairState) -> bool:
+    """Pin the dependency that lost `subject` at a release that still has it: the newest
+    before the project's date with a wheel here, else the newest later one that has it (a
+    bisection over the index's releases older than the installed one, each installed alone and
+    asked). The dependency's dependents move with the pin; the notes say what was chosen and
+    why. False (and the installed release put back) when no release has it."""
+    removed = await removed_from(env, subject, state.project)
+    if removed is None:
+        return False
+    dist = removed.dist
+    installed = state.versions.get(dist.lower()) or state.versions.get(_normal(dist))
+    releases = await env.python_json(RELEASES_SCRIPT, dist)
+    if not isinstance(releases, list):
+        return False
+    pairs = [(str(r[0]), str(r[1] or "")) for r in releases if isinstance(r, list) and len(r) == 2]
+    date = commit_date(Path(env.session.source))
+    found = candidates(pairs, date, installed)
+    if env.constraints:
+        # A time-travel pin of this dependency is what lacks the name: it goes.
+        argv = [env.python, "-c", _DROP_PINS, env.constraints, env.constraints, dist]
+        await env.sh(" ".join(shlex.quote(a) for a in argv))
+    check = " ".join(
+        shlex.quote(a)
+        for a in (env.python, "-c", HAS_SCRIPT, removed.module, removed.object, removed.attr)
+    )
+
+    async def has(version: str) -> int:
+        ok, _ = await env.install([f"{dist}=={version}"], options=["--no-deps"])
+        code = (await env.sh(check)).exit_code if ok else 2
+        return 2 if code is None else code
+
+    chosen, why = None, ""
+    if found.before is not None and await has(found.before) == 0:
+        chosen = found.before
+        why = f"the newest release before the project's date ({(date or '')[:10]})"
+    else:
+        chosen = await newest_with(found.after, has)
+        why = "the newest release that still has it (none before the project's date does here)"
+    if chosen is None:
+        if installed:
+            await env.install([f"{dist}=={installed}"], options=["--no-deps"])
+        env.notes.append(f"{removed.name} is gone from {dist}; no release with a wheel here has it")
+        return False
+    requirements = [f"{dist}=={chosen}", *await dependents(env, [dist])]
+    ok, _ = await env.install(requirements)
+    if ok:
+        env.notes.append(
+            f"{removed.name} is gone from {dist} {installed}: pinned {dist}=={chosen}, {why}"
+        )
     return ok
 
 

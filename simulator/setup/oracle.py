@@ -80,6 +80,10 @@ SHARED_LIBRARY = (
     r"cannot load library '(lib[\w.+-]+?\.so[\w.]*)'|"
     r"(?:no library called|Unable to find library|could not find library) ['\"]?(lib[\w.+-]+)"
 )
+NUMPY_ABI = re.compile(
+    r"numpy\.dtype size changed, may indicate binary incompatibility|"
+    r"compiled using NumPy 1\.x cannot be run in"
+)
 # Ordered: the first pattern that matches a line of the output decides.
 _PATTERNS: list[tuple[Category, re.Pattern[str]]] = [
     (Category.TIMEOUT, re.compile(r"\b(timed out after|still running after) ")),
@@ -132,6 +136,9 @@ _PATTERNS: list[tuple[Category, re.Pattern[str]]] = [
             r"Unknown config option: \w+|'\w+' not found in `markers` configuration option"
         ),
     ),
+    # A module compiled for NumPy 1.x under NumPy 2 (or the other way round): NumPy 2 changed
+    # its binary interface (xarray 0.16.2: time travel kept pandas 1.5.3, numpy took today's).
+    (Category.IMPORT_ERROR, NUMPY_ABI),
     (Category.SYSTEM_LIBRARY, re.compile(SHARED_LIBRARY)),
     (Category.MODULE_NOT_FOUND, re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")),
     (Category.IMPORT_ERROR, re.compile(r"ImportError: .*")),
@@ -167,6 +174,8 @@ _SUBJECTS = {
 }
 
 
+NUMPY_ABI_SUBJECT = "abi:numpy"  # the subject of a NumPy binary-interface mismatch
+
 _PREFERRED = {Category.BUILD: re.compile(r"fatal error: [\w/.+-]+\.h: No such file")}
 
 
@@ -196,6 +205,8 @@ def diagnose(output: str, *, fallback: Category = Category.UNKNOWN) -> Diagnosis
 
 
 def _subject(category: Category, line: str) -> str | None:
+    if category is Category.IMPORT_ERROR and NUMPY_ABI.search(line):
+        return NUMPY_ABI_SUBJECT
     pattern = _SUBJECTS.get(category)
     if pattern is None:
         return None

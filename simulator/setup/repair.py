@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from simulator.setup.detect import PLUGIN_FLAGS, PLUGIN_SETTINGS, PLUGIN_USES
 from simulator.setup.imports import NOT_INSTALLABLE, distribution_for
 from simulator.setup.names import valid_distribution_name
-from simulator.setup.oracle import Category, Diagnosis
+from simulator.setup.oracle import NUMPY_ABI_SUBJECT, Category, Diagnosis
 
 # A C header a build could not find -> the Debian package that ships it. The session's user is
 # not root, so the fix is recorded for the generated Dockerfile and the build retried from a
@@ -194,7 +194,7 @@ REMOVED_IN = {
 
 @dataclass(frozen=True)
 class Fix:
-    kind: str  # install | downgrade | binary | plugin | runner | none
+    kind: str  # install | downgrade | removed | binary | plugin | system
     requirements: tuple[str, ...] = ()
     reason: str = ""
     options: tuple[str, ...] = ()  # installer options (--only-binary NAME)
@@ -217,6 +217,7 @@ class RepairState:
     versions: dict[str, str] = field(default_factory=dict)  # distribution (lowercase) -> version
     system_packages: list[str] = field(default_factory=list)
     unresolved: dict[str, str] = field(default_factory=dict)  # import name -> why not installed
+    project: str | None = None  # the project's distribution name (whose requirements to read)
 
 
 def plan(diagnosis: Diagnosis, state: RepairState) -> Fix | None:
@@ -231,11 +232,14 @@ def _rule(diagnosis: Diagnosis, state: RepairState) -> Fix | None:
     category = diagnosis.category
     if category is Category.MODULE_NOT_FOUND and subject:
         return _install_module(subject, state, diagnosis.evidence)
+    if category is Category.IMPORT_ERROR and subject == NUMPY_ABI_SUBJECT:
+        return _numpy_abi(state)
     if category is Category.IMPORT_ERROR and subject:
         if ":" not in subject:
             return _install_module(subject, state, diagnosis.evidence)
         module, name = subject.split(":", 1)
-        return _older(module, state, f"'{name}' is gone from {module}: an older release has it")
+        reason = f"'{name}' is gone from {module}: an older release has it"
+        return _removed(subject, state, reason) or _older(module, state, reason)
     if category is Category.ATTRIBUTE_ERROR and subject:
         return _removed_attribute(subject, state)
     if category is Category.SYSTEM_LIBRARY and subject:
@@ -265,7 +269,7 @@ def _removed_attribute(subject: str, state: RepairState) -> Fix | None:
     if parts[0] == "object":
         pin = REMOVED_IN.get((parts[1], parts[2]))
         if pin is None:
-            return None
+            return _removed(subject, state, f"{parts[1]}.{parts[2]} was removed in a newer release")
         return Fix(
             "downgrade",
             (pin,),
@@ -281,7 +285,34 @@ def _removed_attribute(subject: str, state: RepairState) -> Fix | None:
     known = REMOVED_IN.get((top, attribute))
     if known is not None:
         return Fix("downgrade", (known,), f"{reason} ({known})")
-    return _older(module, state, reason)
+    return _removed(subject, state, reason) or _older(module, state, reason)
+
+
+def _numpy_abi(state: RepairState) -> Fix | None:
+    """A module built for NumPy 1.x does not load under NumPy 2, whose binary interface
+    changed: NumPy below 2, and the packages that require a newer one move with it (the ladder
+    adds them to the same resolution). Not when NumPy is older than 2 already."""
+    version = state.versions.get("numpy", "")
+    major = re.match(r"\d+", version)
+    if major is None or int(major.group(0)) < 2:
+        return None
+    return Fix(
+        "downgrade",
+        ("numpy<2",),
+        f"a module built for NumPy 1.x does not load under NumPy {version} (its binary "
+        "interface changed in 2.0)",
+    )
+
+
+def _removed(subject: str, state: RepairState, reason: str) -> Fix | None:
+    """Pin the dependency the name belongs to at a release that still has it, chosen from the
+    index's releases and the project's date (the ladder does the looking: simulator/setup/
+    pins.py); None once tried, and the next rule (below the installed major) follows."""
+    top = subject.split(":")[0].split(".")[0]
+    if top in state.local:
+        return None
+    fix = Fix("removed", (), reason, modules=(subject,))
+    return None if fix.key in state.tried else fix
 
 
 def _name(requirement: str) -> str:

@@ -148,6 +148,11 @@ def test_repairs_match_their_errors() -> None:
     assert removed is not None and removed.requirements == ("numpy<1.24",)
     named = plan(Diagnosis(Category.ATTRIBUTE_ERROR, "e", "numpy:NaN:<2.0"), state)
     assert named is not None and named.requirements == ("numpy<2.0",)
+    # a name no table knows: first a release that has it, chosen from the index (pins.py)
+    chosen = plan(Diagnosis(Category.ATTRIBUTE_ERROR, "e", "numpy:somefunc"), state)
+    assert chosen is not None and chosen.kind == "removed", chosen
+    assert chosen.modules == ("numpy:somefunc",)
+    state.tried.add(chosen.key)
     older = plan(Diagnosis(Category.ATTRIBUTE_ERROR, "e", "numpy:somefunc"), state)
     assert older is not None and older.requirements == ("numpy<2",)
     state.tried.add(older.key)
@@ -302,3 +307,17 @@ def test_a_second_missing_system_package_is_not_taken_as_already_tried() -> None
     assert library is not None and library.system_packages == ("libgomp1",), library
     state.tried.add(library.key)
     assert plan(Diagnosis(Category.SYSTEM_LIBRARY, "e", "libgomp.so.1"), state) is None
+
+
+def test_a_numpy_binary_mismatch_pins_numpy_below_2() -> None:
+    """xarray 0.16.2 in the hard corpus: time travel kept pandas 1.5.3 (built for NumPy 1.x)
+    while numpy took today's 2.x; pandas did not import. It was an import-error with no fix."""
+    output = (
+        '  File "pandas/_libs/interval.pyx", line 1, in init pandas._libs.interval\n'
+        "ValueError: numpy.dtype size changed, may indicate binary incompatibility. "
+        "Expected 96 from C header, got 88 from PyObject\n"
+    )
+    diagnosis = diagnose(output, fallback=Category.IMPORT_ERROR)
+    fix = plan(diagnosis, RepairState(versions={"numpy": "2.3.1"}))
+    assert fix is not None and fix.requirements == ("numpy<2",), (diagnosis, fix)
+    assert plan(diagnosis, RepairState(versions={"numpy": "1.26.4"})) is None
