@@ -8,6 +8,7 @@ the oracle again, for a bounded number of rounds.
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass, field
 
 from simulator.setup.detect import PLUGIN_FLAGS, PLUGIN_SETTINGS, PLUGIN_USES
@@ -309,8 +310,8 @@ def _removed(subject: str, state: RepairState, reason: str) -> Fix | None:
     index's releases and the project's date (the ladder does the looking: simulator/setup/
     pins.py); None once tried, and the next rule (below the installed major) follows."""
     top = subject.split(":")[0].split(".")[0]
-    if top in state.local:
-        return None
+    if top in state.local or top in sys.stdlib_module_names:
+        return None  # the project's own code, or the interpreter's: no release to pin
     fix = Fix("removed", (), reason, modules=(subject,))
     return None if fix.key in state.tried else fix
 

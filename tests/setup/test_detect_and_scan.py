@@ -153,6 +153,8 @@ def test_repairs_match_their_errors() -> None:
     assert chosen is not None and chosen.kind == "removed", chosen
     assert chosen.modules == ("numpy:somefunc",)
     state.tried.add(chosen.key)
+    # the standard library's (autograd 1.3: inspect.getargspec) is the interpreter: no pin
+    assert plan(Diagnosis(Category.IMPORT_ERROR, "e", "inspect:getargspec"), state) is None
     older = plan(Diagnosis(Category.ATTRIBUTE_ERROR, "e", "numpy:somefunc"), state)
     assert older is not None and older.requirements == ("numpy<2",)
     state.tried.add(older.key)

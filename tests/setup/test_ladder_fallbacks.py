@@ -635,8 +635,9 @@ async def test_a_build_that_needs_its_eras_setuptools_builds_with_the_tools_of_i
     made an error ("use_2to3 is invalid"), so no install works with today's build tools. The
     build runs again with setuptools as of the commit's date (2020-01-23: 45.1.0, below 58),
     the notes say why and with what, and the Dockerfile builds with the same constraint.
-    Over 60 s under load (126 s at load 30): the build fails with today's setuptools, builds
-    again with the era's, and pytest comes from the index; no smaller fixture shows it."""
+    Over 60 s under load (126 s at load 30, 267 s at 70): the build fails with today's
+    setuptools, builds again with the era's, and pytest comes from the index; no smaller
+    fixture shows it."""
     from simulator.setup.envimage import dockerfile_text
 
     repo = _dated(
