@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import collections
 import pickle
+from decimal import Decimal
 
 import pytest
 
@@ -311,6 +312,14 @@ def test_the_comparator_sees_slots_cycles_and_sets() -> None:
     # items from different inputs are not a blind spot
     assert discriminates([Evens([1, 2, 4]), Evens([2, 3, 4])]) is None
     assert discriminates([Slotted("x", []), Slotted("y", [])]) is None
+
+
+def test_decimals_differ_by_their_places() -> None:
+    """marshmallow's Decimal(places=1) returns 12.0 where a mutant returns 12: == calls them
+    equal, and the self-check called the comparator blind for Number._validated."""
+    assert Decimal("12") == Decimal("12.0") and not same(Decimal("12"), Decimal("12.0"))
+    assert discriminates([Decimal("12"), Decimal("12.0")]) is None
+    assert same(Decimal("NaN"), Decimal("NaN")) and same(Decimal("1.50"), Decimal("1.50"))
 
 
 def test_collections_are_rebuilt_readably_and_lambdas_are_pickled_by_cloudpickle() -> None:

@@ -17,6 +17,7 @@ import collections
 import contextlib
 import copy
 import datetime
+import decimal
 import importlib
 import importlib.util
 import inspect
@@ -680,6 +681,10 @@ def same(actual: Any, expected: Any, _memo: set[tuple[int, int]] | None = None) 
         if math.isnan(expected):
             return math.isnan(actual)
         return math.isclose(actual, expected, rel_tol=1e-9, abs_tol=1e-12)
+    if isinstance(expected, decimal.Decimal):
+        # (== ignores the exponent, 12 equals 12.0, and a NaN equals nothing) its sign, digits
+        # and exponent: what quantize or a number of places decides
+        return bool(actual.as_tuple() == expected.as_tuple())
     pair = (id(actual), id(expected))
     if pair in memo or actual is expected:
         return True
