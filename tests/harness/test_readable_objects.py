@@ -200,3 +200,8 @@ def test_times_in_other_zones_are_other_values() -> None:
     cet = utc.astimezone(datetime.timezone(datetime.timedelta(hours=1)))
     assert utc == cet and not support.same(cet, utc)
     assert support.same(cet, cet.replace()) and not support.same(cet, cet.replace(fold=1))
+    # marshmallow's get_fixed_timezone names its zones "+0100": a mutant's "-0100" survived
+    plus = datetime.timezone(datetime.timedelta(hours=1), "+0100")
+    minus = datetime.timezone(datetime.timedelta(hours=1), "-0100")
+    assert plus == minus and not support.same(minus, plus)
+    assert support.same(plus, datetime.timezone(datetime.timedelta(hours=1), "+0100"))

@@ -730,6 +730,11 @@ def same(actual: Any, expected: Any, _memo: set[tuple[int, int]] | None = None) 
         ):
             return False
         return state(expected) is None or _same_state(actual, expected, memo)
+    if type(expected) is datetime.timezone:  # (== compares the offsets alone, not the names)
+        return bool(
+            actual.utcoffset(None) == expected.utcoffset(None)
+            and actual.tzname(None) == expected.tzname(None)
+        )
     if isinstance(expected, MethodType):  # (its == asks for the very same `self`)
         return same(actual.__func__, expected.__func__, memo) and same(
             actual.__self__, expected.__self__, memo
