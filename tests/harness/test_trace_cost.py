@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -127,8 +128,9 @@ def step(box, n):
 
 def test_calls_that_cannot_be_kept_are_not_encoded(tmp_path: Path) -> None:
     """Once a test has given a target its share of calls, a call is kept only for new arcs:
-    the calls after that are traced for their arcs alone, not encoded; one with new arcs
-    makes the next calls of the target in that test encoded again."""
+    the calls after that are traced for their arcs alone (and their arguments pickled, not
+    encoded); the one with new arcs is kept from that pickle. When its arguments do not
+    pickle (a lock), it makes the next calls of the target in that test encoded again."""
     steps, recorder, target = _traced_module(tmp_path, "steps", STEPS, "step")
     recorder.test = "test_steps"
     box = [Pair(i) for i in range(50)]
@@ -138,8 +140,23 @@ def test_calls_that_cannot_be_kept_are_not_encoded(tmp_path: Path) -> None:
             steps.step(box, n)
     finally:
         sys.settrace(None)
-    # encoded: the test's share (12), then the call after the first with new arcs (n=151)
+    # encoded on the way in: the test's share (12) only
+    assert recorder.encoded[(target["id"], "test_steps")] == 12
+    chosen = recorder.choose(target["id"])
+    assert {"-150"} <= {c["returns"]["r"] for c in chosen}  # the other branch, its first call
+    assert len(chosen) == 13
+
+    steps, recorder, target = _traced_module(tmp_path, "locked_steps", STEPS, "step")
+    recorder.test = "test_steps"
+    locked = [threading.Lock()]
+    sys.settrace(recorder.make_global_trace())
+    try:
+        for n in range(200):
+            steps.step(locked, n)
+    finally:
+        sys.settrace(None)
+    # (each call is checked in situ: a lock is kept by no pickle) the share, then the call
+    # after the first with new arcs (n=151)
     assert recorder.encoded[(target["id"], "test_steps")] <= 14
     chosen = recorder.choose(target["id"])
-    assert {"-151"} <= {c["returns"]["r"] for c in chosen}  # the other branch is kept
-    assert len(chosen) == 13
+    assert 151 in {c["in_situ"]["call"] - 1 for c in chosen}

@@ -674,6 +674,24 @@ def _note_arc(state: dict[str, Any], frame: FrameType, event: str, arg: Any) -> 
         state["arcs"].add((state["last"], -frame.f_code.co_firstlineno))
 
 
+def _call_values(frame: FrameType) -> tuple[list[Any], dict[str, Any]]:
+    """The arguments a call was made with (positional, then keyword-only and **kwargs), read
+    from its frame at the call event."""
+    code = frame.f_code
+    names = list(code.co_varnames[: code.co_argcount])
+    kwonly = list(code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount])
+    index = code.co_argcount + code.co_kwonlyargcount
+    local = frame.f_locals
+    positional = [local[name] for name in names]
+    keywords = {name: local[name] for name in kwonly}
+    if code.co_flags & inspect.CO_VARARGS:
+        positional.extend(local[code.co_varnames[index]])
+        index += 1
+    if code.co_flags & inspect.CO_VARKEYWORDS:
+        keywords.update(local[code.co_varnames[index]])
+    return positional, keywords
+
+
 class Recorder:
     POOL = 120  # candidate calls kept per target before the greedy choice
     PER_TEST = 12  # candidates one test may add to a target's pool (more only with new arcs)
@@ -716,6 +734,7 @@ class Recorder:
         # the limit) once a test, not once a call. It would have to shrink between two calls
         # of one test to be kept; the next test tries again
         self._too_big: dict[int, Any] = {}
+        self._unpickled: dict[int, Any] = {}  # the same for a probed call's plain pickle
         self._too_big_test = ""
 
     def drop(self, target: str, reason: str) -> None:
@@ -789,40 +808,94 @@ class Recorder:
         return self._start(frame, target, bool(generator))
 
     def _probe(self, frame: FrameType, target: str, counted: tuple[str, str]) -> Any:
-        """A local trace that keeps a call's arcs only; if it had some the pool lacks, the
-        target's next calls in this test are encoded again (until one is kept)."""
+        """A local trace that keeps a call's arcs only, beside a plain pickle of its arguments
+        (far cheaper than encoding them); if it ran arcs the pool lacks, it is kept from that
+        pickle (a branch one test takes once, after the pool filled, is not lost); when the
+        arguments do not pickle, the target's next calls in this test are encoded again
+        (until one is kept)."""
         known = self._known[target]
         arcs: set[tuple[int, int]] = set()
         last = -frame.f_code.co_firstlineno
+        positional, keywords = _call_values(frame)
+        snapshot = self._snapshot(positional, keywords)
+        exception: list[BaseException | None] = [None]
+        streams = (sys.stdout, sys.stderr)
+        tees = (_Tee(streams[0]), _Tee(streams[1]))
+        sys.stdout, sys.stderr = tees
 
         def probe(frame: FrameType, event: str, arg: Any) -> Any:
             nonlocal last
             if event == "line":
+                exception[0] = None
                 arcs.add((last, frame.f_lineno))
                 last = frame.f_lineno
+            elif event == "exception":
+                exception[0] = arg[1]
             elif event == "return":
+                sys.stdout, sys.stderr = streams
                 arcs.add((last, -frame.f_code.co_firstlineno))
                 if not arcs <= known:
-                    self._hungry.add(counted)
+                    output = (tees[0].kept.getvalue(), tees[1].kept.getvalue())
+                    if snapshot is None or not self._late(
+                        frame, target, snapshot, positional, arcs, exception[0], arg, output
+                    ):
+                        self._hungry.add(counted)
             return probe
 
         return probe
 
+    def _snapshot(self, positional: list[Any], keywords: dict[str, Any]) -> bytes | None:
+        """A call's arguments as the standard pickle keeps them (named singletons by name),
+        or None when they do not pickle under the size limit (not tried again this test for
+        the same object: a parser passed to every grammar action)."""
+        if self._too_big_test != self.test:
+            self._too_big.clear()
+            self._unpickled.clear()
+            self._too_big_test = self.test
+        values = [*positional, *keywords.values()]
+        if any(id(v) in self._unpickled for v in values):
+            return None
+        try:
+            return bytes(_support().dumps((positional, keywords), limit=self.max_bytes))
+        except Exception:
+            for value in values:
+                if _has_identity(value):
+                    self._unpickled[id(value)] = value
+            return None
+
+    def _late(
+        self,
+        frame: FrameType,
+        target: str,
+        snapshot: bytes,
+        positional: list[Any],
+        arcs: set[tuple[int, int]],
+        exception: BaseException | None,
+        value: Any,
+        output: tuple[str, str],
+    ) -> bool:
+        """Keep a probed call that ran new arcs, its arguments encoded from the pickle taken
+        before it ran (what it left them as, from the live ones). False when they cannot be."""
+        try:
+            before, keywords = pickle.loads(snapshot)
+            args = [self._argument(v) for v in before]
+            kwargs = {k: self._argument(v) for k, v in keywords.items()}
+        except Exception:
+            return False
+        self.modules.setdefault(target, str(frame.f_globals.get("__name__", "")))
+        state: dict[str, Any] = {
+            "exception": exception,
+            "arcs": arcs,
+            "test": self.test,
+            "yields": [],
+            "error": None,
+            "call": self.ordinals.get((target, self.test), 0),
+        }
+        self._finish(target, positional, args, kwargs, value, state, output=output)
+        return True
+
     def _start(self, frame: FrameType, target: str, generator: bool) -> Any:
-        code = frame.f_code
-        names = list(code.co_varnames[: code.co_argcount])
-        kwonly = list(
-            code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount]
-        )
-        index = code.co_argcount + code.co_kwonlyargcount
-        local = frame.f_locals
-        positional = [local[name] for name in names]
-        keywords = {name: local[name] for name in kwonly}
-        if code.co_flags & inspect.CO_VARARGS:
-            positional.extend(local[code.co_varnames[index]])
-            index += 1
-        if code.co_flags & inspect.CO_VARKEYWORDS:
-            keywords.update(local[code.co_varnames[index]])
+        positional, keywords = _call_values(frame)
         try:
             args = [self._argument(value) for value in positional]
             kwargs = {k: self._argument(v) for k, v in keywords.items()}
@@ -952,6 +1025,7 @@ class Recorder:
         """An argument encoded, unless the same object was too big earlier in this test."""
         if self._too_big_test != self.test:
             self._too_big.clear()
+            self._unpickled.clear()
             self._too_big_test = self.test
         if id(value) in self._too_big:
             raise Unencodable("too big")
