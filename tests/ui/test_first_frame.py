@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from textual.widgets import Input
+
 from simulator.session import Session
 from tests.ui.helpers import wait_for
 from widgets.agent_pane import AgentPane
@@ -32,6 +34,7 @@ class Watched(RepoSimApp):
                     "editor": bool(self.query(EditorPane)),
                     "agent": bool(self.query(AgentPane)),
                     "panel": bool(self.query("#panel")),
+                    "editor parts": [w.id for w in self.query("EditorPane *")],
                     "text": self.export_screenshot(),
                 }
             )
@@ -60,6 +63,32 @@ async def test_the_first_frame_shows_the_tree_before_the_agent_pane_is_mounted(
             "panel-tests",
             "panel-changes",
         ]
+
+
+async def test_the_editor_mounts_its_tabs_and_bars_when_the_first_file_opens(
+    session: Session,
+) -> None:
+    """The first frame's editor is its placeholder alone: the tabs and the find and go-to bars
+    (a dozen hidden widgets, each styled before that frame could be drawn) are mounted when the
+    first file opens, and then work as before."""
+    app = Watched(session)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: app.frames, "the first frame")
+        assert app.frames[0]["editor parts"] == ["editor-empty"]
+        pane = app.query_one(EditorPane)
+        await pane.open_file("calc/ops.py")
+        assert pane.current_path == "calc/ops.py"
+        await pilot.press("ctrl+f")
+        await wait_for(pilot, lambda: app.query_one("#find-bar", Input).has_focus, "find")
+        await pilot.press(*"add")
+        count = app.query_one("#find-count")
+        await wait_for(pilot, lambda: "1 of 1" in str(count.render()), "the match count")
+        await pilot.press("escape", "ctrl+g")
+        await wait_for(pilot, lambda: app.query_one("#goto-bar", Input).has_focus, "go to")
+        # a second file goes into the same tabs
+        await pane.open_file("tests/test_ops.py")
+        assert pane.open_paths == ["calc/ops.py", "tests/test_ops.py"]
+        assert len(app.query("#editor-tabs")) == 1
 
 
 FIRST_FRAME_MODULES = """
