@@ -213,20 +213,51 @@ class EditorPane(Widget):
         # forward to (Alt+Right): (path, (row, column)).
         self._back: list[tuple[str, tuple[int, int]]] = []
         self._forward: list[tuple[str, tuple[int, int]]] = []
+        self._mounting_parts = asyncio.Lock()
 
     def compose(self) -> ComposeResult:
+        # The first frame shows this alone: the tabs and the find and go-to bars (a dozen
+        # hidden widgets, each styled before that frame) come with the first file (`_tabs`),
+        # the indexing note when indexing starts (issue 29).
         yield Static("Open a file from the tree or with Ctrl+P.", id="editor-empty")
-        yield TabbedContent(id="editor-tabs")
-        with Vertical(id="find-panel", classes="editor-bar"):
-            with Horizontal(id="find-row"):
-                yield FindInput(placeholder="Find (Enter: next match, Esc: close)", id="find-bar")
-                yield Static("", id="find-count")
-            yield ReplaceInput(
-                placeholder="Replace with (Enter: this match, Alt+Enter: all, Esc: close)",
-                id="replace-bar",
-            )
-        yield Input(placeholder="Go to line", id="goto-bar", type="integer", classes="editor-bar")
-        yield Static("indexing code…", id="index-state")
+
+    async def _tabs(self) -> TabbedContent:
+        """The tabs, mounted with the find and go-to bars the first time a file opens."""
+        async with self._mounting_parts:  # two files opened at once mount them once
+            if not self.query("#editor-tabs"):
+                tabs = TabbedContent(id="editor-tabs")
+                tabs.display = False  # until it has a tab (`_sync_empty`)
+                find = Vertical(
+                    Horizontal(
+                        FindInput(
+                            placeholder="Find (Enter: next match, Esc: close)", id="find-bar"
+                        ),
+                        Static("", id="find-count"),
+                        id="find-row",
+                    ),
+                    ReplaceInput(
+                        placeholder="Replace with (Enter: this match, Alt+Enter: all, Esc: close)",
+                        id="replace-bar",
+                    ),
+                    id="find-panel",
+                    classes="editor-bar",
+                )
+                goto = Input(
+                    placeholder="Go to line", id="goto-bar", type="integer", classes="editor-bar"
+                )
+                # before the indexing note, as they were composed: the docked bars stack alike
+                state = self.query("#index-state")
+                await self.mount_all([tabs, find, goto], before=state.first() if state else None)
+        return self.query_one("#editor-tabs", TabbedContent)
+
+    async def _index_state(self) -> Static:
+        """The indexing note, mounted when indexing starts."""
+        found = self.query("#index-state")
+        if found:
+            return found.first(Static)
+        state = Static("indexing code…", id="index-state")
+        await self.mount(state)
+        return state
 
     @property
     def code_index(self) -> WorkspaceIndex:
@@ -276,6 +307,7 @@ class EditorPane(Widget):
         path = Session.normalize(path)
         buffer = self._buffers.get(path)
         if buffer is None:
+            tabs = await self._tabs()
             try:
                 text = await self.session.read(path)
             except (SessionError, BackendError) as error:
@@ -295,7 +327,6 @@ class EditorPane(Widget):
             buffer = Buffer(path, pane_id, editor, text)
             self._buffers[path] = buffer
             self._by_pane[pane_id] = buffer
-            tabs = self.query_one(TabbedContent)
             await tabs.add_pane(TabPane(self._label(buffer), editor, id=pane_id))
             tabs.active = pane_id
             self._sync_empty()
@@ -453,7 +484,7 @@ class EditorPane(Widget):
         target.editor.focus()
 
     def action_hide_bars(self) -> None:
-        finding = self.query_one("#find-panel").has_class("-shown")
+        finding = bool(self.query("#find-panel.-shown"))
         for bar in self.query(".editor-bar"):
             bar.remove_class("-shown")
         editor = self._current_editor_or_none()
@@ -725,7 +756,7 @@ class EditorPane(Widget):
         return buffer.path, row + 1, byte_col, _word_at(line, col)
 
     async def _build_index(self) -> None:
-        state = self.query_one("#index-state", Static)
+        state = await self._index_state()
         state.update("indexing code…")
         state.add_class("-shown")
         try:
@@ -774,6 +805,8 @@ class EditorPane(Widget):
         """A file or folder was renamed (from the tree, by the agent): open tabs of it, or
         under it, follow it to its new path, unsaved edits and all."""
         message.stop()
+        if not self._buffers:
+            return  # no file open (and maybe no tabs yet)
         src, dst = Session.normalize(message.src), Session.normalize(message.dst)
         tabs = self.query_one(TabbedContent)
         for path, buffer in list(self._buffers.items()):
@@ -1021,7 +1054,8 @@ class EditorPane(Widget):
             self.post_message(self.CursorMoved(""))
         empty = not self._buffers
         self.query_one("#editor-empty").display = empty
-        self.query_one(TabbedContent).display = not empty
+        for tabs in self.query("#editor-tabs"):  # none before the first file
+            tabs.display = not empty
 
 
 async def _caught_up(widget: Widget) -> None:

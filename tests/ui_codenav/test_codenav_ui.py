@@ -242,9 +242,9 @@ async def test_f12_shows_the_start_of_the_definition_line(session: Session) -> N
 
 async def test_alt_left_goes_back_after_a_jump_and_alt_right_forward(session: Session) -> None:
     async with indexed_app(session) as (app, pilot, pane):
+        editor = await open_editor(pane, "pkg/a.py")
         await pilot.press("alt+left")  # nothing to go back to yet: says so
         await wait_for(pilot, lambda: any("Nothing to go back to" in n for n in notices(app)))
-        editor = await open_editor(pane, "pkg/a.py")
         editor.move_cursor((4, 13))  # inside `helper` in `total = helper(value)`
         await pilot.press("f12")
         await wait_for(pilot, lambda: pane.current_path == "pkg/b.py")
