@@ -15,10 +15,12 @@ import pytest
 
 from simulator.backend_factory import BackendOptions, make_backend
 from simulator.session import Session
+from simulator.setup import SetupResult, run_setup
 
 SETUP_IMAGE = os.environ.get("REPOSIM_SETUP_IMAGE", "reposim/base:bookworm-2")
 
 SessionFactory = Callable[[Path], Awaitable[Session]]
+SetUp = Callable[[Path], Awaitable[tuple[Session, SetupResult]]]
 
 
 def docker_or_skip() -> None:
@@ -54,3 +56,15 @@ async def docker_session(tmp_path: Path) -> AsyncIterator[SessionFactory]:
     yield factory
     for session in opened:
         await session.close()
+
+
+@pytest.fixture
+def set_up(docker_session: SessionFactory) -> SetUp:
+    """Runs setup (the ladder, default options) on a repository in a fresh container of
+    `docker_session`: the session, left open for more commands, and the result."""
+
+    async def run(repo: Path) -> tuple[Session, SetupResult]:
+        session = await docker_session(repo)
+        return session, await run_setup(session)
+
+    return run

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from simulator.setup import Tier, run_setup
+from simulator.setup import Tier
 from tests.setup import repos
-from tests.setup.conftest import SessionFactory
+from tests.setup.conftest import SetUp
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -23,10 +23,9 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
     ids=["cmake", "make"],
 )
 async def test_c_project_builds_and_its_tests_run(
-    tmp_path: Path, docker_session: SessionFactory, build: Callable[[Path], Path], command: str
+    tmp_path: Path, set_up: SetUp, build: Callable[[Path], Path], command: str
 ) -> None:
-    session = await docker_session(build(tmp_path / "calc"))
-    result = await run_setup(session)
+    session, result = await set_up(build(tmp_path / "calc"))
     assert result.project.language == "c"
     assert result.verdict.tier is Tier.READY, result.verdict.line()
     assert result.verdict.tests == {"passed": 2, "failed": 0, "error": 0, "skipped": 0}
@@ -37,12 +36,11 @@ async def test_c_project_builds_and_its_tests_run(
 
 
 async def test_a_failed_cmake_build_falls_back_to_the_trees_configure_and_make(
-    tmp_path: Path, docker_session: SessionFactory
+    tmp_path: Path, set_up: SetUp
 ) -> None:
     """zlib in the hard corpus: CMake stops on a file Debian's tree lacks; what a person does
     next is ./configure && make, which the same tree carries."""
-    session = await docker_session(repos.cmake_broken_configure_repo(tmp_path / "zlibish"))
-    result = await run_setup(session)
+    _, result = await set_up(repos.cmake_broken_configure_repo(tmp_path / "zlibish"))
     assert result.verdict.tier is Tier.READY, result.verdict.line()
     assert result.verdict.test_command == "make check"
     assert result.verdict.tests == {"passed": 2, "failed": 0, "error": 0, "skipped": 0}

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from simulator.setup import run_setup
 from simulator.setup.imports import project_code_files, scan
 from simulator.setup.names import (
     checked_requirement,
@@ -19,7 +18,7 @@ from simulator.setup.names import (
     valid_distribution_name,
 )
 from tests.setup import repos
-from tests.setup.conftest import SessionFactory
+from tests.setup.conftest import SetUp
 
 # Test data of a formatter or linter imports made-up names on purpose, and real but unrelated
 # ones; docs, examples and fixtures import what only they need.
@@ -100,11 +99,10 @@ async def test_unknown_names_go_to_the_index_never_straight_to_the_installer() -
 @pytest.mark.docker
 @pytest.mark.slow
 async def test_setup_installs_nothing_from_test_data_and_no_name_as_an_option(
-    tmp_path: Path, docker_session: SessionFactory
+    tmp_path: Path, set_up: SetUp
 ) -> None:
     repo = _formatter_repo(tmp_path / "repo")
-    session = await docker_session(repo)
-    result = await run_setup(session)
+    session, result = await set_up(repo)
     assert result.verdict.ready, result.verdict.line()
     script = (
         "import importlib.metadata as m, json; "

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from simulator.setup import Tier, run_setup
+from simulator.setup import Tier
 from tests.setup import repos
-from tests.setup.conftest import SessionFactory
+from tests.setup.conftest import SetUp
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -32,13 +32,12 @@ def _steps(trajectory: Path) -> list[dict[str, object]]:
 )
 async def test_repository_reaches_ready(
     tmp_path: Path,
-    docker_session: SessionFactory,
+    set_up: SetUp,
     build: Callable[[Path], Path],
     needed: str,
 ) -> None:
     repo = build(tmp_path / "repo")
-    session = await docker_session(repo)
-    result = await run_setup(session)
+    session, result = await set_up(repo)
 
     assert result.verdict.tier is Tier.READY, result.verdict.line()
     assert result.verdict.tests["failed"] == 0 and result.verdict.tests["passed"] >= 1
@@ -61,7 +60,7 @@ async def test_repository_reaches_ready(
 
 
 async def test_a_broken_dependency_is_categorised_with_its_evidence(
-    tmp_path: Path, docker_session: SessionFactory
+    tmp_path: Path, set_up: SetUp
 ) -> None:
     repo = repos.write_repo(
         tmp_path / "repo",
@@ -73,8 +72,7 @@ async def test_a_broken_dependency_is_categorised_with_its_evidence(
             "tests/test_needs.py": "import needs\n\ndef test_it():\n    assert needs\n",
         },
     )
-    session = await docker_session(repo)
-    result = await run_setup(session)
+    _, result = await set_up(repo)
     assert not result.verdict.ready
     assert result.verdict.category is not None
     assert "reposim-no-such-distribution-xyz" in (result.verdict.evidence or "").lower() or (

@@ -9,13 +9,13 @@ import pytest
 
 from simulator.setup import run_setup
 from tests.setup import repos
-from tests.setup.conftest import SessionFactory
+from tests.setup.conftest import SessionFactory, SetUp
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 
 async def test_uv_settings_that_do_not_build_fall_back_to_pip_and_say_why(
-    tmp_path: Path, docker_session: SessionFactory
+    tmp_path: Path, set_up: SetUp
 ) -> None:
     """The project's [tool.uv] makes uv build a Rust core from source (no toolchain here);
     pip takes the published wheel. The venv has pip (`--seed`), so the fallback works."""
@@ -37,8 +37,7 @@ async def test_uv_settings_that_do_not_build_fall_back_to_pip_and_say_why(
             ),
         },
     )
-    session = await docker_session(repo)
-    result = await run_setup(session)
+    _, result = await set_up(repo)
     assert result.verdict.ready, result.verdict.line()
     assert any(" -m pip install " in c and "-e" in c for c in result.commands), result.commands
     assert any("installed as pip would" in n for n in result.notes), result.notes
@@ -49,7 +48,7 @@ def _package(name: str, dependencies: list[str], files: dict[str, str]) -> dict[
 
 
 async def test_rule_pkg_resources_installs_a_setuptools_that_still_ships_it(
-    tmp_path: Path, docker_session: SessionFactory
+    tmp_path: Path, set_up: SetUp
 ) -> None:
     """`No module named 'pkg_resources'` in a fresh venv: today's setuptools (>= 82) dropped it;
     the rule installs `setuptools<82`, not the setuptools already there."""
@@ -70,14 +69,13 @@ async def test_rule_pkg_resources_installs_a_setuptools_that_still_ships_it(
             },
         ),
     )
-    session = await docker_session(repo)
-    result = await run_setup(session)
+    _, result = await set_up(repo)
     assert result.verdict.ready, result.verdict.line()
     assert any("setuptools<82" in item for item in result.installed), result.installed
 
 
 async def test_rule_numpy_2_removed_attribute_pins_below_the_release_named(
-    tmp_path: Path, docker_session: SessionFactory
+    tmp_path: Path, set_up: SetUp
 ) -> None:
     """NumPy 2's own message ("`np.NaN` was removed in the NumPy 2.0 release") names the
     release: the rule pins numpy<2.0."""
@@ -95,15 +93,14 @@ async def test_rule_numpy_2_removed_attribute_pins_below_the_release_named(
             },
         ),
     )
-    session = await docker_session(repo)
-    result = await run_setup(session)
+    _, result = await set_up(repo)
     assert result.verdict.ready, result.verdict.line()
     assert [r["fix"] for r in result.repairs] == ["downgrade"], result.repairs
     assert any("numpy<2.0" in item for item in result.installed), result.installed
 
 
 async def test_rule_a_downgrade_moves_the_packages_that_require_a_newer_release(
-    tmp_path: Path, docker_session: SessionFactory
+    tmp_path: Path, set_up: SetUp
 ) -> None:
     """networkx 2.5 in the hard corpus: `numpy<2.0` alone left today's pandas (which needs
     numpy>=2.0.2) installed and broken ("C extension: None not built"), so every test module
@@ -124,8 +121,7 @@ async def test_rule_a_downgrade_moves_the_packages_that_require_a_newer_release(
             },
         ),
     )
-    session = await docker_session(repo)
-    result = await run_setup(session)
+    _, result = await set_up(repo)
     assert result.verdict.ready, result.verdict.line()
     assert result.verdict.tests.get("passed") == 2, result.verdict.line()
     assert [r["fix"] for r in result.repairs] == ["downgrade"], result.repairs
@@ -135,7 +131,7 @@ async def test_rule_a_downgrade_moves_the_packages_that_require_a_newer_release(
 
 
 async def test_rule_missing_system_library_installs_its_debian_package_as_root(
-    tmp_path: Path, docker_session: SessionFactory
+    tmp_path: Path, set_up: SetUp
 ) -> None:
     """A module loads libgobject (in the table) at import and a test loads libonig (not in
     the table: looked up in the container by its file list); both packages are installed as
@@ -159,8 +155,7 @@ async def test_rule_missing_system_library_installs_its_debian_package_as_root(
             },
         ),
     )
-    session = await docker_session(repo)
-    result = await run_setup(session)
+    _, result = await set_up(repo)
     assert result.verdict.ready, result.verdict.line()
     assert result.system_packages == ["libglib2.0-0", "libonig5"], result.repairs
     dockerfile = dockerfile_text(result, "reposim/base:bookworm-2", "abc")
@@ -182,9 +177,7 @@ def _dated(repo: Path, date: str) -> Path:
     return repo
 
 
-async def test_dependencies_resolve_as_of_the_commits_date(
-    tmp_path: Path, docker_session: SessionFactory
-) -> None:
+async def test_dependencies_resolve_as_of_the_commits_date(tmp_path: Path, set_up: SetUp) -> None:
     """A 2021-01-01 commit that needs `packaging`: the newest release of that date (20.8, a
     pure-Python wheel) is installed, not today's, and the result and Dockerfile say so."""
     from simulator.setup.envimage import dockerfile_text
@@ -204,8 +197,7 @@ async def test_dependencies_resolve_as_of_the_commits_date(
         ),
         "2021-01-01T00:00:00+00:00",
     )
-    session = await docker_session(repo)
-    result = await run_setup(session)
+    _, result = await set_up(repo)
     assert result.verdict.ready, result.verdict.line()
     assert result.resolution["mode"] == "as-of-commit", result.resolution
     assert "packaging==20.8" in result.lock, result.lock
@@ -213,7 +205,7 @@ async def test_dependencies_resolve_as_of_the_commits_date(
 
 
 async def test_time_travel_falls_back_to_today_when_that_date_has_no_wheel_here(
-    tmp_path: Path, docker_session: SessionFactory
+    tmp_path: Path, set_up: SetUp
 ) -> None:
     """numpy as of 2019 has no wheel for this Python: today's index, with the reason."""
     repo = _dated(
@@ -230,8 +222,7 @@ async def test_time_travel_falls_back_to_today_when_that_date_has_no_wheel_here(
         ),
         "2019-01-01T00:00:00+00:00",
     )
-    session = await docker_session(repo)
-    result = await run_setup(session)
+    _, result = await set_up(repo)
     assert result.verdict.ready, result.verdict.line()
     assert result.resolution["mode"] == "today" and "no installable set" in result.resolution.get(
         "reason", ""
@@ -239,7 +230,7 @@ async def test_time_travel_falls_back_to_today_when_that_date_has_no_wheel_here(
 
 
 async def test_a_dependency_with_no_wheel_then_takes_todays_and_the_rest_travel(
-    tmp_path: Path, docker_session: SessionFactory
+    tmp_path: Path, set_up: SetUp
 ) -> None:
     """A 2021-03-22 commit needing numpy and tabulate: numpy of that date has no wheel for this
     Python (it used to send the whole resolution back to today's index); now numpy alone takes
@@ -261,8 +252,7 @@ async def test_a_dependency_with_no_wheel_then_takes_todays_and_the_rest_travel(
         ),
         "2021-03-22T04:02:02+00:00",
     )
-    session = await docker_session(repo)
-    result = await run_setup(session)
+    _, result = await set_up(repo)
     assert result.verdict.ready, result.verdict.line()
     assert result.resolution["mode"] == "as-of-commit", result.resolution
     assert result.resolution.get("today") == ["numpy"], result.resolution
@@ -272,7 +262,7 @@ async def test_a_dependency_with_no_wheel_then_takes_todays_and_the_rest_travel(
 
 
 async def test_a_runner_as_of_the_commit_that_does_not_start_takes_todays_release(
-    tmp_path: Path, docker_session: SessionFactory
+    tmp_path: Path, set_up: SetUp
 ) -> None:
     """pint 0.17 in the hard corpus declares pytest in its test extra; as of its 2021 commit
     that is pytest 6.2.2 with py 1.10, which dies on this Python (`AttributeError: __spec__`)
@@ -282,22 +272,12 @@ async def test_a_runner_as_of_the_commit_that_does_not_start_takes_todays_releas
         repos.write_repo(
             tmp_path / "repo",
             {
-                "pyproject.toml": """
-                    [build-system]
-                    requires = ["setuptools>=61"]
-                    build-backend = "setuptools.build_meta"
-
-                    [project]
-                    name = "oldtested"
-                    version = "0.1"
-                    dependencies = ["tabulate"]
-
-                    [project.optional-dependencies]
-                    test = ["pytest"]
-
-                    [tool.setuptools]
-                    packages = ["oldtested"]
-                """,
+                "pyproject.toml": repos.setuptools_pyproject(
+                    "oldtested",
+                    ["tabulate"],
+                    package="oldtested",
+                    more='[project.optional-dependencies]\ntest = ["pytest"]\n',
+                ),
                 "oldtested/__init__.py": "import tabulate\n\nVERSION = tabulate.__version__\n",
                 "tests/test_old.py": (
                     "import oldtested\n\ndef test_v():\n    assert oldtested.VERSION == '0.8.9'\n"
@@ -306,8 +286,7 @@ async def test_a_runner_as_of_the_commit_that_does_not_start_takes_todays_releas
         ),
         "2021-03-22T04:02:02+00:00",
     )
-    session = await docker_session(repo)
-    result = await run_setup(session)
+    _, result = await set_up(repo)
     assert result.verdict.ready, result.verdict.line()
     assert result.resolution["mode"] == "as-of-commit", result.resolution
     assert "tabulate==0.8.9" in result.lock, result.lock
@@ -336,15 +315,14 @@ def _pinned_test_extra(root: Path, name: str, test_extra: list[str]) -> Path:
 
 
 async def test_a_runner_the_project_pins_below_what_runs_here_takes_a_newer_release(
-    tmp_path: Path, docker_session: SessionFactory
+    tmp_path: Path, set_up: SetUp
 ) -> None:
     """pyrsistent 0.18.0 in the hard corpus pins `pytest<5` (its tests_require), with no time
     travel: pytest 4.6 starts (`--version` passes) but cannot rewrite a test module on this
     Python (`required field "lineno" missing from alias`), so nothing collects. A person lifts
     the pin on the runner and says so; the project's own pins stay."""
     repo = _pinned_test_extra(tmp_path / "repo", "pinnedrunner", ["pytest<5"])
-    session = await docker_session(repo)
-    result = await run_setup(session)
+    _, result = await set_up(repo)
     assert result.verdict.ready, result.verdict.line()
     assert result.verdict.tests.get("passed") == 2, result.verdict.tests
     assert not any(p.startswith("pytest==4.") for p in result.lock), result.lock
@@ -353,17 +331,14 @@ async def test_a_runner_the_project_pins_below_what_runs_here_takes_a_newer_rele
     )
 
 
-async def test_a_lifted_runner_takes_its_plugins_along(
-    tmp_path: Path, docker_session: SessionFactory
-) -> None:
+async def test_a_lifted_runner_takes_its_plugins_along(tmp_path: Path, set_up: SetUp) -> None:
     """pint 0.17 in the hard corpus: the lifted pytest (9) would not load the plugin as of the
     commit (pytest-mpl 0.13: `PluginValidationError` for `pytest_report_header`), so no test
     ran. Here the project pins both below what runs on 3.11 (pytest 5.4: `required field
     "lineno" missing from alias`); pytest-html 2.1 is no plugin pytest 9 loads, so it moves
     with the runner."""
     repo = _pinned_test_extra(tmp_path / "repo", "pinnedplugin", ["pytest<6", "pytest-html<2.2"])
-    session = await docker_session(repo)
-    result = await run_setup(session)
+    _, result = await set_up(repo)
     assert result.verdict.ready, result.verdict.line()
     assert result.verdict.tests.get("passed") == 2, result.verdict.tests
     assert not any(p.startswith("pytest-metadata==1.") for p in result.lock), result.lock
@@ -374,7 +349,7 @@ async def test_a_lifted_runner_takes_its_plugins_along(
 
 @pytest.mark.timeout(1800)  # two builds and an apt-get install: 621 s at load 38
 async def test_a_c_extension_missing_python_h_gets_python3_dev_as_root(
-    tmp_path: Path, docker_session: SessionFactory
+    tmp_path: Path, set_up: SetUp
 ) -> None:
     """An sdist with a C extension on an image without Python's headers (bitarray 2.3.5 in the
     hard corpus): pip's log ends with "Failed to build installable wheels", which the repair
@@ -402,8 +377,7 @@ async def test_a_c_extension_missing_python_h_gets_python3_dev_as_root(
             ),
         },
     )
-    session = await docker_session(repo)
-    result = await run_setup(session)
+    session, result = await set_up(repo)
     assert result.verdict.ready, result.verdict.line()
     assert "python3-dev" in result.system_packages, result.system_packages
     assert not any("installable" in item for item in result.installed), result.installed
@@ -431,7 +405,7 @@ def _commands(path: Path) -> list[str]:
 
 
 async def test_the_installed_packages_are_imported_and_python_2_test_modules_are_named(
-    tmp_path: Path, docker_session: SessionFactory
+    tmp_path: Path, set_up: SetUp
 ) -> None:
     """regex 2021.11.10 in the hard corpus: setup.py maps the package `regex` to regex_3/ on
     Python 3 and ships regex_2/ (Python 2 source, with its own test module) beside it. The
@@ -462,8 +436,7 @@ async def test_the_installed_packages_are_imported_and_python_2_test_modules_are
             ),
         },
     )
-    session = await docker_session(repo)
-    result = await run_setup(session)
+    _, result = await set_up(repo)
     assert result.verdict.ready, result.verdict.line()
     assert result.verdict.tests.get("passed") == 12, result.verdict.line()
     assert [s.split(":")[0] for s in result.verdict.skipped] == ["mapped_2/test_mapped.py"]
@@ -471,7 +444,7 @@ async def test_the_installed_packages_are_imported_and_python_2_test_modules_are
 
 
 async def test_code_that_fails_on_a_python_newer_than_it_declares_is_python_version(
-    tmp_path: Path, docker_session: SessionFactory
+    tmp_path: Path, set_up: SetUp
 ) -> None:
     """patsy 0.5.2 in the hard corpus: its own eval.py compares each __future__ feature's
     mandatory release with sys.version_info, which raises a TypeError on 3.11 (annotations has
@@ -495,8 +468,7 @@ async def test_code_that_fails_on_a_python_newer_than_it_declares_is_python_vers
             "tests/test_flags.py": "from oldeval import FLAGS\n\ndef test_f():\n    assert FLAGS\n",
         },
     )
-    session = await docker_session(repo)
-    result = await run_setup(session)
+    _, result = await set_up(repo)
     assert not result.verdict.ready
     assert result.verdict.category == "python-version", result.verdict.line()
     assert "oldeval/flags.py" in (result.verdict.evidence or ""), result.verdict.line()
@@ -504,7 +476,7 @@ async def test_code_that_fails_on_a_python_newer_than_it_declares_is_python_vers
 
 
 async def test_c_code_generated_for_pythons_before_3_11_is_python_version(
-    tmp_path: Path, docker_session: SessionFactory
+    tmp_path: Path, set_up: SetUp
 ) -> None:
     """editdistance 0.6.0 in the hard corpus ships C++ that Cython 0.29.5 generated, which
     includes CPython's longintrepr.h (moved in 3.11), and no .pyx to generate it again: the
@@ -522,8 +494,7 @@ async def test_c_code_generated_for_pythons_before_3_11_is_python_version(
             "tests/test_c.py": "import olddist\n\ndef test_c():\n    assert olddist\n",
         },
     )
-    session = await docker_session(repo)
-    result = await run_setup(session)
+    _, result = await set_up(repo)
     assert not result.verdict.ready
     assert result.verdict.category == "python-version", result.verdict.line()
     assert "longintrepr.h" in (result.verdict.evidence or ""), result.verdict.line()
@@ -531,7 +502,7 @@ async def test_c_code_generated_for_pythons_before_3_11_is_python_version(
 
 @pytest.mark.timeout(1800)  # an apt-get install and a build: minutes at load 30
 async def test_a_c_extension_the_build_leaves_out_quietly_gets_python_h_first(
-    tmp_path: Path, docker_session: SessionFactory
+    tmp_path: Path, set_up: SetUp
 ) -> None:
     """pyrsistent 0.18.0 in the hard corpus: its C extension (pvectorc) is optional, so with no
     Python.h in the image the build fails quietly, the install succeeds, and the project's own
@@ -595,8 +566,7 @@ async def test_a_c_extension_the_build_leaves_out_quietly_gets_python_h_first(
             ),
         },
     )
-    session = await docker_session(repo)
-    result = await run_setup(session)
+    session, result = await set_up(repo)
     assert result.verdict.ready, result.verdict.line()
     assert "python3-dev" in result.system_packages, result.system_packages
     probe = await session.exec(f"{result.python} -c 'import fastcalcc; print(fastcalcc.twice(21))'")

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from simulator.agent.models import LiteLLMClient, RetryPolicy
-from simulator.setup import Tier, run_setup
+from simulator.setup import Tier
 from simulator.setup.llm import install_with_model
 from tests.agent.fake_llm import FakeLLM, Reply, call
 from tests.setup import repos
-from tests.setup.conftest import SessionFactory
+from tests.setup.conftest import SetUp
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -27,11 +27,10 @@ def _client(server: FakeLLM) -> LiteLLMClient:
 
 
 async def test_model_command_makes_the_oracle_say_ready(
-    tmp_path: Path, docker_session: SessionFactory, fake_llm: FakeLLM
+    tmp_path: Path, set_up: SetUp, fake_llm: FakeLLM
 ) -> None:
     repo = repos.env_var_repo(tmp_path / "repo")
-    session = await docker_session(repo)
-    result = await run_setup(session)
+    session, result = await set_up(repo)
     assert result.verdict.tier is Tier.RUNS  # the ladder cannot know the variable
 
     fake_llm.script = [
@@ -55,11 +54,10 @@ async def test_model_command_makes_the_oracle_say_ready(
 
 
 async def test_only_the_oracle_says_done_and_rounds_are_bounded(
-    tmp_path: Path, docker_session: SessionFactory, fake_llm: FakeLLM
+    tmp_path: Path, set_up: SetUp, fake_llm: FakeLLM
 ) -> None:
     repo = repos.env_var_repo(tmp_path / "repo")
-    session = await docker_session(repo)
-    result = await run_setup(session)
+    session, result = await set_up(repo)
     fake_llm.script = [
         Reply("Done, it works now.", [call("run", command="echo all good")]),
         Reply("Really done.", [call("run", command="true")]),

@@ -13,7 +13,7 @@ from simulator.setup import run_setup
 from simulator.setup.ladder import SetupOptions
 from simulator.setup.oracle import Category, Tier
 from tests.setup import repos
-from tests.setup.conftest import SessionFactory
+from tests.setup.conftest import SessionFactory, SetUp
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -62,11 +62,10 @@ def _stages(path: Path) -> list[dict[str, object]]:
 
 
 async def test_a_repair_reruns_only_the_failing_files_then_the_whole_suite_once(
-    tmp_path: Path, docker_session: SessionFactory
+    tmp_path: Path, set_up: SetUp
 ) -> None:
     repo = _two_repairs_repo(tmp_path / "repo")
-    session = await docker_session(repo)
-    result = await run_setup(session)
+    session, result = await set_up(repo)
     assert result.verdict.ready, result.verdict.line()
     assert result.verdict.tests.get("passed") == 4, result.verdict.tests
     assert [r["fix"] for r in result.repairs] == ["install", "downgrade"], result.repairs

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from simulator.setup import run_setup
 from simulator.setup.testcmd import TestCommand, parse_command, project_test_commands
 from tests.setup import repos
-from tests.setup.conftest import SessionFactory
+from tests.setup.conftest import SetUp
 
 
 def test_lines_become_known_runners_with_checked_values_only(tmp_path: Path) -> None:
@@ -110,14 +109,13 @@ def test_a_benchmark_is_not_the_projects_test_command(tmp_path: Path) -> None:
 @pytest.mark.docker
 @pytest.mark.slow
 async def test_a_benchmark_script_in_the_test_folder_does_not_decide_the_verdict(
-    tmp_path: Path, docker_session: SessionFactory
+    tmp_path: Path, set_up: SetUp
 ) -> None:
     """ujson 4.3.0 in the hard corpus: `python tests/benchmark.py` from its benchmark workflow
     was taken as the test command, its import of a rival library (nujson) failed, and the
     verdict said 0 of 1 passed with the library as the cause. The test workflow's pytest
     decides; the rival library is not installed."""
-    session = await docker_session(_benchmark_beside_tests(tmp_path / "repo"))
-    result = await run_setup(session)
+    _, result = await set_up(_benchmark_beside_tests(tmp_path / "repo"))
     assert result.verdict.ready and result.verdict.tests["passed"] == 6, result.verdict.line()
     assert "benchmark" not in (result.verdict.test_command or "")
     assert not any("reposim_absent_rival_json" in i for i in result.installed), result.installed
@@ -139,7 +137,7 @@ def unittest_calc(module: str) -> dict[str, str]:
 @pytest.mark.docker
 @pytest.mark.slow
 async def test_the_ci_command_finds_unittest_files_pytest_does_not_collect(
-    tmp_path: Path, docker_session: SessionFactory
+    tmp_path: Path, set_up: SetUp
 ) -> None:
     """`*_tests.py` inside the package, run by CI with unittest discover: pytest collects
     nothing and there is no tests/ folder."""
@@ -153,8 +151,7 @@ async def test_the_ci_command_finds_unittest_files_pytest_does_not_collect(
             ),
         },
     )
-    session = await docker_session(repo)
-    result = await run_setup(session)
+    _, result = await set_up(repo)
     assert result.verdict.ready and result.verdict.tests["passed"] == 12, result.verdict.line()
     assert "*_tests.py" in (result.verdict.test_command or "")
 
@@ -175,7 +172,7 @@ def test_a_readme_cd_before_a_test_script_names_the_scripts_folder(tmp_path: Pat
 @pytest.mark.docker
 @pytest.mark.slow
 async def test_the_readmes_test_script_runs_tests_that_need_their_own_folder(
-    tmp_path: Path, docker_session: SessionFactory
+    tmp_path: Path, set_up: SetUp
 ) -> None:
     """docutils 0.17.1 in the hard corpus: its tests run as `cd test; ./alltests.py` (the
     README says so), which changes to the test folder first; its modules read data relative
@@ -205,8 +202,7 @@ async def test_the_readmes_test_script_runs_tests_that_need_their_own_folder(
             "README.txt": "Testing\n=======\n\nRun::\n\n    cd <archive>/test\n    ./alltests.py\n",
         },
     )
-    session = await docker_session(repo)
-    result = await run_setup(session)
+    _, result = await set_up(repo)
     assert result.verdict.ready and result.verdict.tests["passed"] == 12, result.verdict.line()
     assert "test/alltests.py" in (result.verdict.test_command or "")
 
@@ -214,7 +210,7 @@ async def test_the_readmes_test_script_runs_tests_that_need_their_own_folder(
 @pytest.mark.docker
 @pytest.mark.slow
 async def test_a_root_test_module_pytest_does_not_collect_by_name_is_run(
-    tmp_path: Path, docker_session: SessionFactory
+    tmp_path: Path, set_up: SetUp
 ) -> None:
     """python-slugify 5.0.2 in the hard corpus keeps its unittest suite in a root `test.py`,
     a name pytest does not collect by default ("no tests ran") and there is no test folder for
@@ -225,7 +221,6 @@ async def test_a_root_test_module_pytest_does_not_collect_by_name_is_run(
             **unittest_calc("test.py"),
         },
     )
-    session = await docker_session(repo)
-    result = await run_setup(session)
+    _, result = await set_up(repo)
     assert result.verdict.ready and result.verdict.tests["passed"] == 12, result.verdict.line()
     assert (result.verdict.test_command or "").endswith("test.py")
