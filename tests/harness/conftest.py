@@ -145,17 +145,19 @@ Planted = Mapping[str, tuple[str, str, str]]
 """Target qualname -> (file, what the reference says, the planted bug)."""
 
 
+Traced = tuple[Session, dict[str, Problem]]
+"""What a traced-problems fixture gives: its session, and its problems by target qualname."""
+
+
 def traced_fixture(
     files: Mapping[str, str], name: str, qualnames: Iterable[str]
-) -> Callable[..., AsyncIterator[tuple[Session, dict[str, Problem]]]]:
+) -> Callable[..., AsyncIterator[Traced]]:
     """A fixture: a session on a repository of `files` (tmp_path/`name`) and the traced
     problems (one repeat, no mutants) of the targets named `qualnames`, by qualname; every one
     of them must be found. A test module binds it: `traced = traced_fixture(...)`."""
     wanted = sorted(qualnames)
 
-    async def traced(
-        make_repo: RepoFactory, tmp_path: Path
-    ) -> AsyncIterator[tuple[Session, dict[str, Problem]]]:
+    async def traced(make_repo: RepoFactory, tmp_path: Path) -> AsyncIterator[Traced]:
         repo = make_repo(dict(files), name=name)
         session = await Session.open(repo, trajectory_path=tmp_path / "t.jsonl")
         targets = [t for t in find_targets(repo, filters=[]) if t.qualname in wanted]

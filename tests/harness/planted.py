@@ -15,6 +15,7 @@ from simulator.harness.validate import Thresholds
 from simulator.harness.workflow import HarnessOptions, make_problems
 from simulator.session import Session
 from tests.conftest import RepoFactory
+from tests.harness.conftest import Traced
 
 
 @asynccontextmanager
@@ -25,7 +26,7 @@ async def rules_project(
     rules: str,
     tests: str,
     qualnames: list[str],
-) -> AsyncIterator[tuple[Session, dict[str, Problem]]]:
+) -> AsyncIterator[Traced]:
     """A session on a project of `package/rules.py` and `tests/test_rules.py`, with the traced
     problems of the targets named."""
     repo = make_repo(

@@ -8,11 +8,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from simulator.dataset.schema import Problem
 from simulator.harness.format import readable_share
 from simulator.harness.runtime.reposim_tracer import Recorder, _support
-from simulator.session import Session
 from tests.harness.conftest import (
+    Traced,
     assert_harnessed_and_valid,
     assert_planted_bugs_caught,
     traced_fixture,
@@ -144,9 +143,7 @@ PLANTED = {
 }
 
 
-async def test_calls_with_arguments_that_cannot_be_kept_are_checked_in_situ(
-    traced: tuple[Session, dict[str, Problem]],
-) -> None:
+async def test_calls_with_arguments_that_cannot_be_kept_are_checked_in_situ(traced: Traced) -> None:
     session, problems = traced
     assert_harnessed_and_valid(problems)
     for qualname, problem in problems.items():
@@ -219,7 +216,7 @@ traced_fields = traced_fixture(
 
 
 async def test_values_only_cloudpickle_keeps_are_checked_in_situ_not_pickled(
-    traced_fields: tuple[Session, dict[str, Problem]],
+    traced_fields: Traced,
 ) -> None:
     """A lambda validator or a class defined in a test would be a pickle no one can read,
     bound to the test's own code (marshmallow: about 650 of 817 cases): checked in situ."""

@@ -11,12 +11,11 @@ from decimal import Decimal
 
 import pytest
 
-from simulator.dataset.schema import Problem
 from simulator.harness.format import readable_share
 from simulator.harness.runtime.reposim_harness_support import discriminates, dump, same
 from simulator.harness.workflow import summarize
-from simulator.session import Session
 from tests.harness.conftest import (
+    Traced,
     assert_harnessed_and_valid,
     assert_planted_bugs_caught,
     traced_fixture,
@@ -204,9 +203,7 @@ PLANTED = {
 traced = traced_fixture(PROJECT, "objs", PLANTED)
 
 
-async def test_object_heavy_targets_get_harnesses_that_catch_planted_bugs(
-    traced: tuple[Session, dict[str, Problem]],
-) -> None:
+async def test_object_heavy_targets_get_harnesses_that_catch_planted_bugs(traced: Traced) -> None:
     session, problems = traced
     # every target is called despite the collection error, and keeps its calls
     assert_harnessed_and_valid(problems)

@@ -12,12 +12,11 @@ import re
 
 import pytest
 
-from simulator.dataset.schema import Problem
 from simulator.harness.format import readable_share
 from simulator.harness.runtime import reposim_harness_support as support
 from simulator.harness.runtime.reposim_tracer import encode
-from simulator.session import Session
 from tests.harness.conftest import (
+    Traced,
     assert_harnessed_and_valid,
     assert_planted_bugs_caught,
     traced_fixture,
@@ -172,7 +171,7 @@ traced = traced_fixture(PROJECT, "toks", PLANTED)
 
 
 async def test_singletons_sentinels_and_matches_are_kept_and_catch_planted_bugs(
-    traced: tuple[Session, dict[str, Problem]],
+    traced: Traced,
 ) -> None:
     session, problems = traced
     assert_harnessed_and_valid(problems)
