@@ -23,19 +23,7 @@ aligned (the cost grows with its square, and runs that far apart share little to
 def align(a: Sequence[Hashable], b: Sequence[Hashable]) -> list[Pair]:
     """Rows pairing equal items of `a` and `b` in order; every item of each appears once."""
     rows: list[Pair] = []
-    _align_range(a, b, 0, len(a), 0, len(b), rows)
-    return rows
-
-
-def _align_range(
-    a: Sequence[Hashable],
-    b: Sequence[Hashable],
-    a0: int,
-    a1: int,
-    b0: int,
-    b1: int,
-    rows: list[Pair],
-) -> None:
+    a0, a1, b0, b1 = 0, len(a), 0, len(b)
     # Equal heads and tails first: cheap, and most runs of one task share a long start.
     while a0 < a1 and b0 < b1 and a[a0] == b[b0]:
         rows.append((a0, b0))
@@ -46,6 +34,7 @@ def _align_range(
         tail.append((a1, b1))
     _align_gap(a, b, a0, a1, b0, b1, rows)
     rows.extend(reversed(tail))
+    return rows
 
 
 def _align_gap(
