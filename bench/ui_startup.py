@@ -3,7 +3,9 @@ beside a bare Textual app measured in the same run.
 
 Each program runs in a real pseudo-terminal; the clock stops when the frame shows what a user
 needs before typing: for RepoSim the file tree's first entries (listed through the session), for
-the bare app its one label. Then Ctrl+Q, and the next run.
+the bare app its one label. Then Ctrl+Q, and the next run. The CPU seconds each process had used
+at that frame (its threads, not its children) are printed too: on a loaded machine they move far
+less than the wall time does.
 
 Both are measured twice: as this environment runs Python (with PYTHONDONTWRITEBYTECODE=1 set
 here, every module, Textual's included, is compiled from source at each start), and with
@@ -67,10 +69,21 @@ def make_repo(root: Path) -> Path:
     return repo
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system, all its threads, not its children) that process `pid` has
+    used so far, from /proc; NaN where there is no /proc."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def time_to_marker(
     argv: list[str], marker: bytes, env_extra: dict[str, str | None], timeout: float = 60.0
-) -> float:
-    """Seconds from spawning `argv` on a fresh PTY until `marker` appears in its output."""
+) -> tuple[float, float]:
+    """Seconds from spawning `argv` on a fresh PTY until `marker` appears in its output, and the
+    CPU seconds the process had used by then (what load on other cores changes least)."""
     master, slave = os.openpty()
     os.set_blocking(master, False)
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"}
@@ -85,7 +98,7 @@ def time_to_marker(
     )
     os.close(slave)
     seen = b""
-    elapsed = float("nan")
+    elapsed = cpu = float("nan")
     try:
         while time.perf_counter() - start < timeout:
             ready, _, _ = select.select([master], [], [], 0.05)
@@ -100,6 +113,7 @@ def time_to_marker(
             seen = (seen + chunk)[-65536:]
             if marker in seen:
                 elapsed = time.perf_counter() - start
+                cpu = cpu_seconds(proc.pid)
                 break
         os.write(master, b"\x11")  # Ctrl+Q
         deadline = time.perf_counter() + 20
@@ -114,7 +128,7 @@ def time_to_marker(
         os.close(master)
     if elapsed != elapsed:  # NaN: the marker never came
         raise SystemExit(f"{argv[0]} never showed {marker!r}; last output: {seen[-500:]!r}")
-    return elapsed
+    return elapsed, cpu
 
 
 def main() -> None:
@@ -150,11 +164,14 @@ def main() -> None:
             if "PYTHONPYCACHEPREFIX" in extra:  # prime the caches, untimed
                 time_to_marker([sys.executable, str(bare)], b"BARE-READY", extra)
                 time_to_marker(reposim, b"README.md", extra)
-            bare_times, ours = [], []
+            bare_runs, our_runs = [], []
             for _ in range(args.runs):  # interleaved, so machine load hits both alike
-                bare_times.append(time_to_marker([sys.executable, str(bare)], b"BARE-READY", extra))
-                ours.append(time_to_marker(reposim, b"README.md", extra))
+                bare_runs.append(time_to_marker([sys.executable, str(bare)], b"BARE-READY", extra))
+                our_runs.append(time_to_marker(reposim, b"README.md", extra))
+            bare_times, ours = [run[0] for run in bare_runs], [run[0] for run in our_runs]
+            bare_cpu, our_cpu = [run[1] for run in bare_runs], [run[1] for run in our_runs]
             b, o = statistics.median(bare_times), statistics.median(ours)
+            bc, oc = statistics.median(bare_cpu), statistics.median(our_cpu)
             verdict = "met" if o <= TARGET else "NOT met"
             rows += [
                 (f"[{label}] bare Textual app", f"{b:.3f} s", "-"),
@@ -163,8 +180,14 @@ def main() -> None:
                     f"[{label}] ratio ours / bare",
                     *ratio_cells(o / b, cached="PYTHONPYCACHEPREFIX" in extra),
                 ),
+                (
+                    f"[{label}] CPU to that frame, bare / ours",
+                    f"{bc:.2f} s",
+                    f"{oc:.2f} s ({oc / bc:.2f}x)",
+                ),
             ]
             notes.append(f"{label}: bare {_fmt(bare_times)}; reposim {_fmt(ours)}")
+            notes.append(f"{label}, CPU s: bare {_fmt(bare_cpu)}; reposim {_fmt(our_cpu)}")
     print(
         table(
             f"UI cold start to first interactive frame ({args.runs} interleaved runs each, "
