@@ -273,3 +273,16 @@ def _find_token(segment: str, wanted: str) -> tuple[int, int] | None:
             finish = line_starts[last.end[0] - 1] + last.end[1]
             return begin, finish - begin
     return None
+
+
+def reach_lines(source: str, line: int) -> list[int]:
+    """The lines of the innermost statement holding `line` (a compound statement with its
+    body): a test that runs none of them runs a mutant of that line exactly as it runs the
+    reference, so the mutant runner need not run it against that mutant."""
+    best: tuple[int, int] | None = None
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.stmt) and node.lineno <= line <= (node.end_lineno or node.lineno):
+            span = (node.lineno, node.end_lineno or node.lineno)
+            if best is None or span[1] - span[0] < best[1] - best[0]:
+                best = span
+    return list(range(best[0], best[1] + 1)) if best else []

@@ -32,7 +32,7 @@ from simulator.events import Actor
 from simulator.harness.branches import BranchCoverage, executed_arcs, function_branches
 from simulator.harness.env import PythonEnv, ensure_coverage
 from simulator.harness.format import HARNESS_DIR, RUNTIME_DIR, SELF_CHECK
-from simulator.harness.mutate import Mutant, MutationError, mutants
+from simulator.harness.mutate import Mutant, MutationError, mutants, reach_lines
 from simulator.harness.target import Target
 from simulator.session import Session
 from simulator.testrun import TestRunResult
@@ -149,26 +149,37 @@ async def _run_mutants(
 
 async def _mutants_of(
     session: Session, target: Target, thresholds: Thresholds
-) -> tuple[list[Mutant], list[Mutant], str]:
-    """(every mutant the operators make of the target, those that run, why none can be made)."""
+) -> tuple[list[Mutant], list[Mutant], str, str]:
+    """(every mutant the operators make of the target, those that run, why none can be made,
+    the target's file)."""
     source = (await session.read_bytes(target.path)).decode("utf-8")
     try:
         everything = mutants(source, target.def_line, target.name, limit=None, path=target.path)
     except MutationError as exc:
-        return [], [], str(exc)
-    return everything, _spread(everything, thresholds.max_mutants), ""
+        return [], [], str(exc), source
+    return everything, _spread(everything, thresholds.max_mutants), "", source
 
 
 def _mutant_spec(
-    target: Target, module: str, harness_path: str, thresholds: Thresholds, found: list[Mutant]
+    target: Target,
+    module: str,
+    harness_path: str,
+    thresholds: Thresholds,
+    found: list[Mutant],
+    source: str = "",
 ) -> dict[str, Any]:
+    """The mutant runner's spec; each mutant with the lines of the statement it changes (the
+    runner runs a mutant only against the tests that reach them)."""
     return {
         "harness": harness_path,
         "module": module,
         "qualname": target.qualname,
         "filename": target.path,
         "timeout": thresholds.mutant_timeout,
-        "mutants": [{"id": m.id, "source": m.source} for m in found],
+        "mutants": [
+            {"id": m.id, "source": m.source, "lines": reach_lines(source, m.line) if source else []}
+            for m in found
+        ],
     }
 
 
@@ -187,12 +198,12 @@ async def mutation_score(
     (before --max-mutants); "suite" is what the repository's tests that call the target do
     with the same mutants: {"tests", "killed", "parity", "missed": mutants they kill and the
     harness does not}, and "equivalent" lists the mutants nothing kills."""
-    everything, found, error = await _mutants_of(session, target, thresholds)
+    everything, found, error, source = await _mutants_of(session, target, thresholds)
     if error:
         return {"total": 0, "killed": 0, "score": None, "survivors": [], "error": error}
     if not found:
         return _no_mutants(everything)
-    spec = _mutant_spec(target, module, harness_path, thresholds, found)
+    spec = _mutant_spec(target, module, harness_path, thresholds, found, source)
     report, error = await _run_mutants(
         session, env, spec, target.slug, len(found), thresholds.mutant_timeout
     )
@@ -324,10 +335,10 @@ async def validate(
     t0 = time.monotonic()
     found: list[Mutant] = []
     everything: list[Mutant] = []
-    why_none = ""
+    why_none = source = ""
     if mutation:
-        everything, found, why_none = await _mutants_of(session, target, thresholds)
-    spec = _mutant_spec(target, module, harness_path, thresholds, found)
+        everything, found, why_none, source = await _mutants_of(session, target, thresholds)
+    spec = _mutant_spec(target, module, harness_path, thresholds, found, source)
     measure = await ensure_coverage(session, env)
     data_file = f"{RUNTIME_DIR}/coverage-{target.slug}"
     spec.update(

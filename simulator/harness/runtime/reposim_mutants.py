@@ -31,6 +31,7 @@ import io
 import json
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from types import CodeType, FrameType, FunctionType
@@ -180,13 +181,33 @@ class _Swap:
         self.function.__code__ = self.original
 
 
+def _codes_of(code: CodeType) -> set[tuple[str, int]]:
+    """(qualname, first line) of a code object and of every code object nested in it (inner
+    functions, lambdas, comprehensions): what runs the target's lines, under any file name
+    (a check in situ runs a renamed copy of the candidate's code for the calls it does not
+    compare)."""
+    found = {(code.co_qualname, code.co_firstlineno)}
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            found |= _codes_of(const)
+    return found
+
+
 class _MutantLoop:
     """A pytest plugin that runs the collected tests once per mutant, in one session: the
     tests are collected (and the harness module imported) once, not once per mutant. A mutant
-    is killed at its first failing test, or when its run passes the time limit."""
+    is killed at its first failing test, or when its run passes the time limit.
 
-    def __init__(self, mutants: list[dict[str, Any]], swap: _Swap, timeout: float) -> None:
+    Each test first runs once on the reference with the target's lines traced; a mutant then
+    runs only the tests that reached its statement (its "lines"): a test that never runs the
+    mutated statement takes the same path on the mutant as on the reference and cannot kill
+    it. A mutant no test reaches survives without a run."""
+
+    def __init__(
+        self, mutants: list[dict[str, Any]], swap: _Swap, timeout: float, select: bool = True
+    ) -> None:
         self.mutants, self.swap, self.timeout = mutants, swap, timeout
+        self.select = select
         self.results: list[dict[str, Any]] = []
 
     @pytest.hookimpl(tryfirst=True)
@@ -194,14 +215,25 @@ class _MutantLoop:
         from _pytest.runner import runtestprotocol
 
         items = list(session.items)
+        reached = self._reach(items, runtestprotocol) if self.select else [None] * len(items)
         for mutant in self.mutants:
             t0 = time.monotonic()
+            lines = set(mutant.get("lines") or ())
+            chosen = [
+                item
+                for item, seen in zip(items, reached, strict=True)
+                if seen is None or not lines or seen & lines
+            ]
             why = self.swap.apply(mutant)
             if why:
                 self.results.append({"id": mutant["id"], "status": "invalid", "why": why})
                 continue
             try:
-                passed, how = self._run_items(session, items, runtestprotocol)
+                passed, how = (
+                    self._run_items(session, chosen, runtestprotocol)
+                    if chosen
+                    else (True, "no test reaches it")
+                )
             finally:
                 self.swap.restore()
             self.results.append(
@@ -209,10 +241,47 @@ class _MutantLoop:
                     "id": mutant["id"],
                     "status": "survived" if passed else "killed",
                     "how": how,
+                    "tests": len(chosen),
                     "seconds": round(time.monotonic() - t0, 4),
                 }
             )
         return True
+
+    def _reach(self, items: list[Any], protocol: Any) -> list[set[int] | None]:
+        """The target's lines each test runs on the reference (None for a test that fails
+        there, or when the run is cut short: such a test runs for every mutant)."""
+        codes = _codes_of(self.swap.original)
+        seen: set[int] = set()
+
+        def local(frame: FrameType, event: str, arg: Any) -> Any:
+            if event == "line":
+                seen.add(frame.f_lineno)
+            return local
+
+        def calls(frame: FrameType, event: str, arg: Any) -> Any:
+            code = frame.f_code
+            if (code.co_qualname, code.co_firstlineno) in codes:
+                seen.add(frame.f_lineno)
+                return local
+            return None
+
+        reached: list[set[int] | None] = []
+        previous = sys.gettrace()
+        for index, item in enumerate(items):
+            seen = set()
+            following = items[index + 1] if index + 1 < len(items) else None
+            sys.settrace(calls)
+            threading.settrace(calls)  # (a test may call the target in a thread of its own)
+            try:
+                reports = protocol(item, nextitem=following, log=False)
+            except BaseException:
+                return reached + [None] * (len(items) - len(reached))
+            finally:
+                sys.settrace(previous)
+                threading.settrace(None)
+            failed = any(report.failed for report in reports)
+            reached.append(None if failed else set(seen))
+        return reached
 
     def _run_items(self, session: Any, items: list[Any], protocol: Any) -> tuple[bool, str]:
         expired = [False]
@@ -347,7 +416,7 @@ def main(argv: list[str]) -> int:
 
     if passed:
         swap = _Swap(spec, function, original)
-        loop = _MutantLoop(spec["mutants"], swap, timeout)
+        loop = _MutantLoop(spec["mutants"], swap, timeout, select=bool(spec.get("select", True)))
         _run(args, timeout * (len(spec["mutants"]) + 3), [loop])
         out["mutants"] = loop.results
         done = {r["id"] for r in loop.results}
