@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 import pytest
 from textual.app import App
+from textual.pilot import Pilot
 
 from reposim.ui import wire_agent
 from simulator.agent import AgentConfig, Mode, ScriptedClient
@@ -140,6 +141,16 @@ def wired_app(session: Session, config: AgentConfig) -> RepoSimApp:
     """RepoSimApp with its agent built the way `reposim open` / `reposim demo` build it."""
     agent, connect = wire_agent(session, config)
     return RepoSimApp(session, agent_config=config, agent=agent, connect_agent=connect)
+
+
+@asynccontextmanager
+async def running(
+    session: Session, size: tuple[int, int] = (120, 40)
+) -> AsyncIterator[tuple[RepoSimApp, Pilot[None]]]:
+    """RepoSimApp on `session` (no agent configured), running headless at `size`."""
+    app = RepoSimApp(session)
+    async with app.run_test(size=size) as pilot:
+        yield app, pilot
 
 
 AppT = TypeVar("AppT", bound=App[Any])

@@ -11,7 +11,7 @@ from textual.widgets import Input
 
 from simulator.events import Actor
 from simulator.session import Session
-from tests.ui.helpers import settled_frame, wait_for
+from tests.ui.helpers import running, settled_frame, wait_for
 from widgets.agent_pane import AgentPane, EventCard
 from widgets.app import RepoSimApp
 
@@ -43,8 +43,7 @@ async def wait_for_text(pilot: Pilot[None], pane: AgentPane, text: str) -> None:
 
 
 async def test_cards_from_typed_commands_bursts_and_f5_scroll_into_view(session: Session) -> None:
-    app = RepoSimApp(session)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with running(session, (80, 24)) as (app, pilot):
         await pilot.press("ctrl+j")  # narrow: the agent pane comes in on request
         pane = app.query_one(AgentPane)
         assert pane.display
@@ -91,8 +90,7 @@ async def test_cards_from_typed_commands_bursts_and_f5_scroll_into_view(session:
 
 
 async def test_a_person_reading_older_cards_keeps_their_place(session: Session) -> None:
-    app = RepoSimApp(session)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with running(session, (160, 48)) as (app, pilot):
         pane = app.query_one(AgentPane)
         for n in range(12):
             await session.exec(f"echo old-{n}", actor=Actor.AGENT)

@@ -7,14 +7,12 @@ from textual.widgets import Input
 
 from simulator.agent import Mode
 from simulator.session import Session
-from tests.ui.helpers import palette_highlights, wait_for
+from tests.ui.helpers import palette_highlights, running, wait_for
 from widgets.agent_pane import AgentPane
-from widgets.app import RepoSimApp
 
 
 async def test_the_palette_sets_the_agents_mode_and_opens_its_task_input(session: Session) -> None:
-    app = RepoSimApp(session)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with running(session, (80, 24)) as (app, pilot):
         pane = app.query_one(AgentPane)
         assert not pane.display  # narrow: the agent pane starts hidden
         titles = [a.title for a in app.palette_actions()]

@@ -17,6 +17,7 @@ from tests.ui.helpers import (
     palette_highlights,
     quit_prompt_with_an_edit,
     recorded,
+    running,
     wait_for,
     wait_quiet,
     workspace,
@@ -41,8 +42,7 @@ def current_row(app: RepoSimApp) -> int:
 
 
 async def test_open_from_tree_edit_save_is_on_disk_and_recorded(session: Session) -> None:
-    app = RepoSimApp(session)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with running(session) as (app, pilot):
         tree = app.query_one(FileTree)
         await wait_for(pilot, lambda: "calc" in tree.nodes_by_path, "the root listing")
         assert app.focused is tree
@@ -78,8 +78,7 @@ async def test_gitignored_files_and_git_dir_are_hidden(
     )
     session = await Session.open(repo, trajectory_path=tmp_path / "t.jsonl")
     try:
-        app = RepoSimApp(session)
-        async with app.run_test(size=(120, 40)) as pilot:
+        async with running(session) as (app, pilot):
             tree = app.query_one(FileTree)
             await wait_for(pilot, lambda: "app.py" in tree.nodes_by_path, "the root listing")
             tree.nodes_by_path["pkg"].expand()
@@ -130,8 +129,7 @@ async def test_a_huge_folder_is_paged_and_more_entries_come_on_enter(
 async def test_terminal_command_runs_in_the_workspace_and_the_tree_shows_its_file(
     session: Session,
 ) -> None:
-    app = RepoSimApp(session)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with running(session) as (app, pilot):
         terminal = app.query_one(TerminalPane)
         await wait_for(pilot, lambda: terminal.pty is not None, "the shell")
         await pilot.press("ctrl+@")  # Ctrl+` as legacy terminals send it
@@ -160,8 +158,7 @@ async def test_terminal_command_runs_in_the_workspace_and_the_tree_shows_its_fil
 async def test_f5_runs_the_tests_and_enter_opens_the_failure_at_its_line(
     session: Session,
 ) -> None:
-    app = RepoSimApp(session)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with running(session) as (app, pilot):
         await pilot.press("f5")
         panel = app.query_one("#panel", TabbedContent)
         assert panel.active == "panel-tests"
@@ -183,8 +180,7 @@ async def test_f5_runs_the_tests_and_enter_opens_the_failure_at_its_line(
 
 
 async def test_quick_open_palette_opens_a_file_by_name(session: Session) -> None:
-    app = RepoSimApp(session)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with running(session) as (app, pilot):
         await pilot.press("ctrl+p")
         await pilot.press(*"calc/ops")
         await wait_for(pilot, lambda: palette_highlights(app, "ops.py"), "the palette's hit")
@@ -204,8 +200,7 @@ async def test_quick_open_palette_opens_a_file_by_name(session: Session) -> None
 async def test_command_palette_switches_and_saves_the_theme(
     session: Session, config_home: Path
 ) -> None:
-    app = RepoSimApp(session)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with running(session) as (app, pilot):
         assert app.theme == "reposim-dark"
         app.open_path("calc/ops.py")
         editor = app.query_one(EditorPane)
@@ -229,8 +224,7 @@ async def test_theme_and_keymap_come_from_the_config_files(
     config_home.mkdir(parents=True, exist_ok=True)  # the session keeps its trajectory key here
     (config_home / "config.toml").write_text('# mine\n[ui]\ntheme = "reposim-light"\n')
     (config_home / "keymap.toml").write_text('"app.toggle_tree" = "ctrl+e"\n"app.nope" = "f9"\n')
-    app = RepoSimApp(session)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with running(session) as (app, pilot):
         assert app.theme == "reposim-light"
         assert any("app.nope" in notice for notice in notices(app))
         sidebar = app.query_one("#sidebar")
@@ -249,8 +243,7 @@ async def test_theme_and_keymap_come_from_the_config_files(
 async def test_agent_edits_reach_the_changes_view_the_open_buffer_and_the_agent_pane(
     session: Session,
 ) -> None:
-    app = RepoSimApp(session)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with running(session, (160, 48)) as (app, pilot):
         assert app.query_one(AgentPane).display  # wide enough for the agent pane
         app.open_path("calc/ops.py")
         editor = app.query_one(EditorPane)
@@ -275,8 +268,7 @@ async def test_agent_edits_reach_the_changes_view_the_open_buffer_and_the_agent_
 
 
 async def test_search_in_files_opens_the_match_at_its_line(session: Session) -> None:
-    app = RepoSimApp(session)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with running(session) as (app, pilot):
         await pilot.press("f6")
         await pilot.press(*"fixture exploded", "enter")
         await wait_for(pilot, lambda: bool(getattr(app.screen, "matches", None)), "matches")
@@ -288,8 +280,7 @@ async def test_search_in_files_opens_the_match_at_its_line(session: Session) -> 
 
 
 async def test_small_terminal_hides_the_agent_pane_and_fits(session: Session) -> None:
-    app = RepoSimApp(session)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with running(session, (80, 24)) as (app, pilot):
         await wait_for(pilot, lambda: app.query_one(EditorPane).size.height >= 10, "the layout")
         assert not app.query_one(AgentPane).display
         editor_height = app.query_one(EditorPane).size.height
@@ -316,8 +307,7 @@ def test_open_reports_an_unknown_theme_in_one_sentence(sample_repo: Path) -> Non
 async def test_ctrl_q_with_unsaved_edits_asks_and_cancel_keeps_them(session: Session) -> None:
     from widgets.editor_pane import ChoiceScreen
 
-    app = RepoSimApp(session)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with running(session) as (app, pilot):
         editor = app.query_one(EditorPane)
         await editor.open_file("calc/ops.py")
         await pilot.press("z", "z")
@@ -338,8 +328,7 @@ async def test_ctrl_q_with_unsaved_edits_asks_and_cancel_keeps_them(session: Ses
 
 async def test_ctrl_q_discard_quits_without_writing(session: Session) -> None:
 
-    app = RepoSimApp(session)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with running(session) as (app, pilot):
         await quit_prompt_with_an_edit(app, pilot)
         await pilot.click("#discard")
         await wait_for(pilot, lambda: not app.is_running, "the app to exit")
@@ -349,8 +338,7 @@ async def test_ctrl_q_discard_quits_without_writing(session: Session) -> None:
 async def test_the_quit_prompts_buttons_move_with_the_arrow_keys(session: Session) -> None:
     from textual.widgets import Button
 
-    app = RepoSimApp(session)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with running(session) as (app, pilot):
         await quit_prompt_with_an_edit(app, pilot)
 
         def focused() -> str:
@@ -386,8 +374,7 @@ def test_esc_digit_from_tmux_is_alt_digit_not_a_character() -> None:
 async def test_alt_3_again_walks_the_panel_to_the_tests_and_changes_lists(
     session: Session,
 ) -> None:
-    app = RepoSimApp(session)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with running(session) as (app, pilot):
         panel = app.query_one("#panel", TabbedContent)
         await pilot.press("alt+3")
         await wait_for(pilot, lambda: app.focused is app.query_one(TerminalPane), "terminal")
@@ -411,8 +398,7 @@ async def test_a_collection_error_shows_why_in_the_tests_panel(
         name="needs-dep",
     )
     session = await session_on(repo, "t.jsonl")
-    app = RepoSimApp(session)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with running(session) as (app, pilot):
         await f5_run(pilot, app)
         rows = app.query_one("#tests-list", OptionList)
         first = str(rows.get_option_at_index(0).prompt)
@@ -443,8 +429,7 @@ async def test_enter_on_a_failure_opens_the_frame_that_raised(
         name="raises",
     )
     session = await session_on(repo, "t.jsonl")
-    app = RepoSimApp(session)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with running(session) as (app, pilot):
         await f5_run(pilot, app)
         await pilot.press("alt+3")
         await wait_for(pilot, lambda: isinstance(app.focused, OptionList), "the list")
@@ -477,8 +462,7 @@ async def test_tool_caches_stay_out_of_the_file_tree_after_f5(
         }
     )
     session = await session_on(repo, "t.jsonl")
-    app = RepoSimApp(session)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with running(session) as (app, pilot):
         tree = app.query_one(FileTree)
         await wait_for(pilot, lambda: "calc.py" in tree.nodes_by_path, "the root listing")
         await f5_run(pilot, app)

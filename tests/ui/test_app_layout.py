@@ -6,7 +6,7 @@ from __future__ import annotations
 from textual.pilot import Pilot
 
 from simulator.session import Session
-from tests.ui.helpers import wait_for, wired_app
+from tests.ui.helpers import running, wait_for, wired_app
 from tests.ui.test_app_shell import run_tests_then_finish
 from widgets.agent_pane import AgentPane
 from widgets.app import RepoSimApp
@@ -38,8 +38,7 @@ async def resize(pilot: Pilot[None], app: RepoSimApp, width: int, height: int) -
 async def test_shrinking_to_80x24_hides_the_agent_and_growing_brings_it_back(
     session: Session,
 ) -> None:
-    app = RepoSimApp(session)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with running(session, (160, 48)) as (app, pilot):
         await laid_out(pilot, app, 160)
         tree, editor, agent = widths(app)
         assert agent >= 40 and tree > 0 and editor >= 80
@@ -68,8 +67,7 @@ async def test_a_running_agent_stays_and_the_tree_gives_way_when_shrunk(
 
 
 async def test_the_persons_toggle_survives_resizes_both_ways(session: Session) -> None:
-    app = RepoSimApp(session)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with running(session, (80, 24)) as (app, pilot):
         await laid_out(pilot, app, 80)
         assert widths(app)[2] == 0
         await pilot.press("ctrl+j")  # the person wants the agent pane on the narrow screen
@@ -91,8 +89,7 @@ async def test_the_persons_toggle_survives_resizes_both_ways(session: Session) -
 async def test_focusing_visible_panes_is_no_toggle(session: Session) -> None:
     """Alt+1 / Alt+4 on panes already shown keep the layout rules in charge: shrinking then
     hides the agent pane and keeps the tree, as for a person who never pressed them."""
-    app = RepoSimApp(session)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with running(session, (160, 48)) as (app, pilot):
         await pilot.press("alt+4", "alt+1")
         await wait_for(pilot, lambda: app.query_one("#sidebar").has_focus_within, "the tree")
         await resize(pilot, app, 80, 24)
@@ -101,8 +98,7 @@ async def test_focusing_visible_panes_is_no_toggle(session: Session) -> None:
 
 
 async def test_alt_arrows_resize_the_agent_pane_and_f10_zooms_any_pane(session: Session) -> None:
-    app = RepoSimApp(session)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with running(session, (160, 48)) as (app, pilot):
         await wait_for(pilot, lambda: widths(app)[2] == 40, "the agent pane")
         pane = app.query_one(AgentPane)
         task = pane.query_one("#agent-task")
@@ -133,8 +129,7 @@ async def test_alt_arrows_resize_the_agent_pane_and_f10_zooms_any_pane(session: 
 
 
 async def test_f10_zooms_the_agent_pane_at_80x24(session: Session) -> None:
-    app = RepoSimApp(session)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with running(session, (80, 24)) as (app, pilot):
         pane = app.query_one(AgentPane)
         await pilot.press("alt+4")
         await wait_for(pilot, lambda: pane.display and widths(app)[2] > 0, "the agent pane")

@@ -9,7 +9,7 @@ import json
 from simulator.agent import AgentConfig, Mode, ModelTurn, ScriptedClient, ToolCall
 from simulator.events import Actor
 from simulator.session import Session
-from tests.ui.helpers import wait_for, wired_app
+from tests.ui.helpers import running, wait_for, wired_app
 from widgets.agent_pane import AgentPane
 from widgets.app import RepoSimApp
 from widgets.status_bar import StatusBar
@@ -44,8 +44,7 @@ async def test_a_run_that_starts_by_itself_shows_the_agent_pane_at_80x24(
 async def test_without_a_task_the_agent_pane_starts_hidden_when_narrow(
     session: Session,
 ) -> None:
-    app = RepoSimApp(session)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with running(session, (80, 24)) as (app, pilot):
         await pilot.pause()
         assert not app.query_one(AgentPane).display
         assert app.query_one("#sidebar").display
@@ -69,8 +68,7 @@ async def test_a_run_at_160x48_keeps_tree_editor_and_agent(session: Session) -> 
 async def test_status_bar_follows_a_test_run_started_through_the_session(
     session: Session,
 ) -> None:
-    app = RepoSimApp(session)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with running(session) as (app, pilot):
         status = app.query_one(StatusBar)
         run = await session.run_tests(actor=Actor.AGENT)
         await wait_for(pilot, lambda: "running" not in status.activity, "the status after the run")
@@ -81,8 +79,7 @@ async def test_status_bar_follows_a_test_run_started_through_the_session(
 async def test_a_harness_run_is_not_shown_as_the_repositorys_tests(session: Session) -> None:
     """Issue 26 minor: after a workflow ran its harness under .reposim/, the status bar said
     `tests: 1 passed` and the Tests panel showed the harness as the repository's last run."""
-    app = RepoSimApp(session)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with running(session) as (app, pilot):
         status = app.query_one(StatusBar)
         panel = app.query_one(TestsPanel)
         ours = await session.run_tests(actor=Actor.HUMAN)
@@ -102,8 +99,7 @@ async def test_debounced_callbacks_are_harmless_once_the_app_has_shut_down(
 ) -> None:
     """A debounce timer may fire while the screens are being torn down (the panes are gone,
     the app's queue still runs): each callback must then do nothing instead of failing."""
-    app = RepoSimApp(session)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with running(session) as (app, pilot):
         await wait_for(pilot, lambda: app.query_one(StatusBar).changed is not None, "mount")
         await session.exec("true", actor=Actor.AGENT)
         await wait_for(pilot, lambda: "reload-open" in app._debounce_timers, "the reload timer")
@@ -116,8 +112,7 @@ async def test_debounced_callbacks_are_harmless_once_the_app_has_shut_down(
 async def test_the_terminal_starts_at_its_laid_out_width(session: Session) -> None:
     """The shell starts once the pane has its size: its first prompt is one line, not wrapped
     at the 10 columns a pane has before the first layout."""
-    app = RepoSimApp(session)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with running(session) as (app, pilot):
         terminal = app.query_one(TerminalPane)
         await wait_for(pilot, lambda: "#" in "".join(terminal.screen_text()), "the prompt")
         assert terminal.term.cols > 30

@@ -7,8 +7,7 @@ from __future__ import annotations
 from textual.widgets import DataTable, Input
 
 from simulator.session import Session
-from tests.ui.helpers import wait_for
-from widgets.app import RepoSimApp
+from tests.ui.helpers import running, wait_for
 from widgets.help_screen import HelpScreen
 
 
@@ -17,8 +16,7 @@ def help_rows(table: DataTable[str]) -> list[list[str]]:
 
 
 async def test_f1_lists_undo_redo_and_tab_and_scrolls_at_80x24(session: Session) -> None:
-    app = RepoSimApp(session)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with running(session, (80, 24)) as (app, pilot):
         await pilot.press("f1")
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), "the help")
         table = app.screen.query_one(DataTable)
@@ -49,8 +47,7 @@ async def test_f1_lists_undo_redo_and_tab_and_scrolls_at_80x24(session: Session)
 
 
 async def test_the_task_hint_fits_the_agent_pane_at_80_and_160_columns(session: Session) -> None:
-    app = RepoSimApp(session)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with running(session, (80, 24)) as (app, pilot):
         await pilot.press("ctrl+j")
         task = app.query_one("#agent-task", Input)
         for size in ((80, 24), (160, 48), (120, 30)):

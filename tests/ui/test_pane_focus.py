@@ -7,7 +7,7 @@ from textual.pilot import Pilot
 from textual.widget import Widget
 
 from simulator.session import Session
-from tests.ui.helpers import wait_for
+from tests.ui.helpers import running, wait_for
 from widgets.app import RepoSimApp
 from widgets.code_editor import CodeEditor
 from widgets.editor_pane import EditorPane
@@ -29,8 +29,7 @@ async def focus_walk(pilot: Pilot[None], app: RepoSimApp, *keys: str) -> list[Wi
 async def test_hiding_the_terminal_leaves_the_keyboard_in_a_pane_and_tab_skips_it(
     session: Session,
 ) -> None:
-    app = RepoSimApp(session)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with running(session, (160, 48)) as (app, pilot):
         await pilot.press("ctrl+grave_accent")
         await wait_for(pilot, lambda: app.focused is app.query_one(TerminalPane), "terminal")
         await pilot.press("ctrl+grave_accent")  # hidden again; no file is open
@@ -41,8 +40,7 @@ async def test_hiding_the_terminal_leaves_the_keyboard_in_a_pane_and_tab_skips_i
 
 
 async def test_tab_walks_the_visible_panes_in_order_both_ways(session: Session) -> None:
-    app = RepoSimApp(session)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with running(session, (160, 48)) as (app, pilot):
         editor = app.query_one(EditorPane)
         await editor.open_file("calc/ops.py")
         await pilot.press("alt+3", "alt+3")  # the panel's Tests tab
@@ -60,8 +58,7 @@ async def test_tab_walks_the_visible_panes_in_order_both_ways(session: Session) 
 
 
 async def test_tab_skips_the_agent_pane_hidden_on_a_narrow_screen(session: Session) -> None:
-    app = RepoSimApp(session)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with running(session, (80, 24)) as (app, pilot):
         await pilot.press("alt+3", "alt+3")
         tests = app.query_one("#tests-list")
         await wait_for(pilot, lambda: app.focused is tests, "the tests list")

@@ -14,15 +14,14 @@ import pytest
 from reposim.ui import keep_changes
 from simulator.events import Actor
 from simulator.session import Session
-from tests.ui.helpers import quit_prompt_with_an_edit, wait_for, workspace
-from widgets.app import RepoSimApp, kept_changes_path
+from tests.ui.helpers import quit_prompt_with_an_edit, running, wait_for, workspace
+from widgets.app import kept_changes_path
 
 
 async def test_quit_with_save_leaves_no_coroutine_never_awaited(
     session: Session, recwarn: pytest.WarningsRecorder
 ) -> None:
-    app = RepoSimApp(session)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with running(session) as (app, pilot):
         await quit_prompt_with_an_edit(app, pilot)
         await pilot.click("#save")
         await wait_for(pilot, lambda: not app.is_running, "the app to exit after saving")
@@ -35,8 +34,7 @@ async def test_quit_with_save_leaves_no_coroutine_never_awaited(
 async def test_the_quit_prompt_says_saves_go_to_the_scratch_copy_and_where_they_are_kept(
     session: Session,
 ) -> None:
-    app = RepoSimApp(session)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with running(session, (80, 24)) as (app, pilot):
         await quit_prompt_with_an_edit(app, pilot)
         question = str(app.screen.query_one("#question").render())
         assert "scratch copy" in question

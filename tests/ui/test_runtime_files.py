@@ -9,9 +9,9 @@ from pathlib import Path
 from reposim.ui import keep_changes
 from simulator.events import Actor
 from simulator.session import Session
-from tests.ui.helpers import wait_for
+from tests.ui.helpers import running, wait_for
 from widgets.agent_pane import EventCard
-from widgets.app import RepoSimApp, kept_changes_path
+from widgets.app import kept_changes_path
 from widgets.changes_view import ChangesView
 from widgets.status_bar import StatusBar
 
@@ -23,8 +23,7 @@ RUNTIME = [
 
 
 async def test_runtime_files_are_not_changes(session: Session) -> None:
-    app = RepoSimApp(session)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with running(session, (160, 48)) as (app, pilot):
         # what a harness run leaves: helper uploads, and files its commands write
         for path in RUNTIME[:2]:
             await session.write_helper(path, b"# RepoSim's own\n" * 50)

@@ -12,7 +12,7 @@ from textual.widgets import Input, OptionList, Static
 from simulator import test_command
 from simulator.session import Session
 from tests.conftest import SessionOn
-from tests.ui.helpers import f5_run, wait_for
+from tests.ui.helpers import f5_run, running, wait_for
 from widgets.app import RepoSimApp
 from widgets.tests_panel import TestsPanel
 
@@ -33,8 +33,7 @@ async def opened(repo: Path, session_on: SessionOn) -> AsyncIterator[tuple[RepoS
     """The app on `repo` at 120x40, its test command chosen as `reposim open` chooses it: the
     one remembered for the repository, else the one detected."""
     session = await session_on(repo, "t.jsonl", test_command=test_command.choose(repo, None))
-    app = RepoSimApp(session)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with running(session) as (app, pilot):
         yield app, pilot
 
 
@@ -120,8 +119,7 @@ async def test_the_tests_panel_shows_the_command_and_changes_it(
 
 
 async def test_e_in_the_tests_list_edits_the_command_by_keyboard(session: Session) -> None:
-    app = RepoSimApp(session)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with running(session, (80, 24)) as (app, pilot):
         await pilot.press("alt+3", "alt+3")
         tests = app.query_one(TestsPanel)
         field = tests.query_one("#tests-command", Input)
@@ -160,8 +158,7 @@ async def test_f5_with_a_unittest_command_shows_a_row_per_test(
     command = "python3 -m unittest discover -s tests -t . -p 'test*.py'"
     session = await Session.open(repo, trajectory_path=tmp_path / "t.jsonl", test_command=command)
     try:
-        app = RepoSimApp(session)
-        async with app.run_test(size=(120, 40)) as pilot:
+        async with running(session) as (app, pilot):
             await pilot.press("f5")
             tests = app.query_one(TestsPanel)
             await wait_for(pilot, lambda: tests.result is not None, "the test run")

@@ -9,8 +9,7 @@ import pytest
 
 from simulator.session import Session
 from simulator.testrun import TestRunResult
-from tests.ui.helpers import wait_for
-from widgets.app import RepoSimApp
+from tests.ui.helpers import running, wait_for
 from widgets.tests_panel import TestsPanel
 
 
@@ -26,8 +25,7 @@ async def test_a_run_ending_after_the_panel_unmounts_is_dropped(
         return result
 
     monkeypatch.setattr(session, "run_tests", held_run_tests)
-    app = RepoSimApp(session)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with running(session) as (app, pilot):
         panel = app.query_one(TestsPanel)
         await pilot.press("f5")
         await wait_for(pilot, lambda: panel.running, "the run to start")

@@ -8,11 +8,10 @@ from rich.console import Console
 from textual.widgets import Static
 
 from simulator.session import Session
-from tests.ui.helpers import WAIT, notices, wait_for
+from tests.ui.helpers import WAIT, notices, running, wait_for
 from tests.ui_curation.conftest import MATH
 from widgets.agent_cards import render_card
 from widgets.agent_pane import EventCard
-from widgets.app import RepoSimApp
 from widgets.curation.app import target_problems
 from widgets.curation.screen import CurationScreen
 from widgets.editor_pane import EditorPane
@@ -23,8 +22,7 @@ ENTRY = "Generate a harness for the function under the cursor"
 async def test_the_palette_entry_generates_a_harness_for_the_function_under_the_cursor(
     session: Session, tmp_path: Path
 ) -> None:
-    app = RepoSimApp(session)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with running(session, (160, 48)) as (app, pilot):
         app.open_path("tools/math.py")
         pane = app.query_one(EditorPane)
         await wait_for(pilot, lambda: pane.current_editor is not None, "the editor")
@@ -51,8 +49,7 @@ async def test_the_palette_entry_generates_a_harness_for_the_function_under_the_
 
 
 async def test_set_up_this_repository_shows_progress_and_a_verdict_card(session: Session) -> None:
-    app = RepoSimApp(session)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with running(session, (160, 48)) as (app, pilot):
         [entry] = [a for a in app.palette_actions() if a.title == "Set up this repository"]
         entry.run()
 
@@ -72,8 +69,7 @@ async def test_set_up_this_repository_shows_progress_and_a_verdict_card(session:
 
 async def test_stop_finds_the_curation_screens_run(session: Session, tmp_path: Path) -> None:
     """'Stop the running workflow' during a curation trace said 'No workflow is running'."""
-    app = RepoSimApp(session)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with running(session, (160, 48)) as (app, pilot):
         screen = CurationScreen(session, target_problems(session), export_path=tmp_path / "x")
         await app.push_screen(screen)
         screen.action_generate_all()

@@ -9,7 +9,7 @@ from textual.command import CommandPalette
 from textual.widgets import DataTable
 
 from simulator.session import Session
-from tests.ui.helpers import palette_highlights, wait_for
+from tests.ui.helpers import palette_highlights, running, wait_for
 from tests.ui_curation.conftest import figured_problems
 from widgets.app import RepoSimApp
 from widgets.curation.app import CurationApp
@@ -87,8 +87,7 @@ async def test_f1_and_the_palette_list_every_curation_key(
 
 
 async def test_f1_over_reposim_open_lists_the_curation_keys_first(session: Session) -> None:
-    app = RepoSimApp(session)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with running(session, (160, 48)) as (app, pilot):
         [entry] = [a for a in app.palette_actions() if a.title == "Curate harnesses"]
         entry.run()
         await wait_for(pilot, lambda: isinstance(app.screen, CurationScreen), "the screen")
