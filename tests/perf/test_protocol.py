@@ -21,9 +21,10 @@ def bench():
 # Every other process (counted in `log`) sleeps 3 ms per call: elapsed time varies from run to
 # run by far more than 10% (each side's runs alternate), the CPU time of the calls does not.
 # bench() checksums 20 times per sleep: the CPU the sleep itself costs (its system call and
-# the switch away and back, tens of us on a loaded machine) and the caches the other processes
-# emptied meanwhile are paid once per 3-6 ms of checksums, not once per 0.14-0.28 ms call, which
-# on CI (load ~16) made a true 2x 1.3-1.6x in CPU time.
+# the switch away and back) and the caches the other processes emptied meanwhile (together
+# ~50 us a call at load 62-134: A 2c + x, B c + x) are paid once per 3-6 ms of checksums, not
+# once per 0.1-0.2 ms call, which made a true 2x 1.27x on CI (load ~16) and 1.52-1.80x here
+# (10 runs, load 62-134; now 1.91-2.08).
 SLEEPY = """import time
 
 from fastlib.core import checksum
