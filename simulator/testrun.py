@@ -4,11 +4,13 @@ out of `python -m unittest -v`'s report (what setup leaves when only unittest ru
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from simulator.wire import Record
+
+if TYPE_CHECKING:  # loaded when a report is read, not with every session (`reposim open`)
+    import xml.etree.ElementTree as ET
 
 DEFAULT_TEST_COMMAND = '"$(command -v python || command -v python3)" -m pytest'
 _PYTEST = re.compile(r"(^|[\s/;&|(])(py\.test|pytest)(\s|$)")
@@ -234,6 +236,8 @@ def failure_reason(message: str) -> str:
 
 def parse_junit(xml_text: str) -> list[TestOutcome]:
     """Per-test outcomes from a pytest JUnit XML report (xunit1 or xunit2)."""
+    import xml.etree.ElementTree as ET
+
     try:
         root = ET.fromstring(xml_text)
     except ET.ParseError:

@@ -147,7 +147,9 @@ class FileTree(Tree[Entry]):
         path: str
 
     def __init__(self, session: Session, *, id: str | None = None) -> None:
-        super().__init__(session.source.name, Entry(".", "dir"), id=id)
+        # Text, as every entry's label: a str would be parsed as markup (loading rich's emoji
+        # table before the first frame) and a name like "[b]x" would not show as it is.
+        super().__init__(Text(session.source.name), Entry(".", "dir"), id=id)
         self.session = session
         self.walk = WorkspaceWalk(session, skip_dir=TOOL_CACHES.__contains__)
         self.nodes_by_path: dict[str, TreeNode[Entry]] = {".": self.root}
