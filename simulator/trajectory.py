@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol, Self
 
 from simulator.events import Event
 from simulator.trajectory_header import (
@@ -486,7 +486,27 @@ def _open_error(path: Path, exc: OSError) -> TrajectoryError:
     return TrajectoryError(f"{path} cannot be read ({exc.strerror or exc}).")
 
 
-class TrajectoryIndex:
+class _Source:
+    """What both event sources below share: the problem that ends their readable events (see
+    EventSource.problem), and closing them at the end of a `with` block."""
+
+    _problem: str | None = None
+
+    @property
+    def problem(self) -> str | None:
+        return self._problem
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class TrajectoryIndex(_Source):
     """A native reposim.trajectory/1 file, indexed by line offsets and parsed lazily.
 
     Memory grows with the number of lines (8 bytes each), not with the file's size."""
@@ -579,10 +599,6 @@ class TrajectoryIndex:
         self._map = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
         self._size = size
         return True
-
-    @property
-    def problem(self) -> str | None:
-        return self._problem
 
     def __len__(self) -> int:
         return len(self._starts)
@@ -693,14 +709,8 @@ class TrajectoryIndex:
             self._map = None
         self._file.close()
 
-    def __enter__(self) -> TrajectoryIndex:
-        return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-class MemoryTrajectory:
+class MemoryTrajectory(_Source):
     """Events held in memory: an imported file of another tool, or a generated trajectory."""
 
     def __init__(
@@ -714,10 +724,6 @@ class MemoryTrajectory:
         self.header = header
         self._events = events
         self._problem = problem
-
-    @property
-    def problem(self) -> str | None:
-        return self._problem
 
     def __len__(self) -> int:
         return len(self._events)
@@ -749,12 +755,6 @@ class MemoryTrajectory:
 
     def close(self) -> None:
         return None
-
-    def __enter__(self) -> MemoryTrajectory:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def _caseless(needle: str) -> re.Pattern[bytes]:
