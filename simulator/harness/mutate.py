@@ -1,4 +1,6 @@
-"""Small mutants of one function: operator, constant, condition and return swaps.
+"""Small mutants of one function: operator, constant, condition and return swaps; for a
+function none of those changes (its statements are calls and assignments of names: a setter,
+a generator that yields what it was given), each statement removed instead.
 
 Each mutant is the whole file with one change inside the target, made by replacing the exact
 source span of one syntax node (line numbers never move, so the runner can swap the mutant's
@@ -44,10 +46,14 @@ COMPARE_SWAPS: dict[type[ast.cmpop], tuple[str, str]] = {
 }
 
 
+# statements the fallback operator removes (returns have their own operator)
+_REMOVABLE = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Raise, ast.Delete)
+
+
 @dataclass(frozen=True)
 class Mutant:
     id: str
-    operator: str  # operator | constant | condition | return
+    operator: str  # operator | constant | condition | return | statement
     line: int
     description: str
     source: str  # the whole file, mutated
@@ -100,7 +106,10 @@ def mutants(
     starts = [0]
     for line in data.splitlines(keepends=True):
         starts.append(starts[-1] + len(line))
-    edits = _Collector(data, starts).collect(function)
+    collector = _Collector(data, starts)
+    edits = collector.collect(function)
+    if not edits:  # nothing to swap: the statements themselves are what a bug would drop
+        edits = collector.removals(function, source)
     edits.sort(key=lambda e: (e.start, e.end, e.text))
     if limit is not None and len(edits) > limit:
         step = len(edits) / limit
@@ -188,6 +197,38 @@ class _Collector:
             for node in ast.walk(statement):
                 self.visit(node)
         return self.edits
+
+    def removals(
+        self, function: ast.FunctionDef | ast.AsyncFunctionDef, source: str
+    ) -> list[_Edit]:
+        """Each simple statement of the function (a call, an assignment, a yield, a raise)
+        replaced by `pass` (continued over as many lines, so no line number moves)."""
+        found = []
+        for node in ast.walk(function):
+            if node is function or not isinstance(node, _REMOVABLE):
+                continue
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+                continue  # a docstring or a bare constant: not behaviour
+            start, end = self.span(node)
+            lines = (node.end_lineno or node.lineno) - node.lineno
+            text = "pass" + " \\\n" * lines
+            mutated = (self.data[:start] + text.encode() + self.data[end:]).decode("utf-8")
+            try:
+                ast.parse(mutated)
+            except SyntaxError:
+                continue
+            first = self.text(start, end).splitlines()[0].strip()
+            found.append(
+                _Edit(
+                    "statement",
+                    node.lineno,
+                    start,
+                    end,
+                    text,
+                    f"line {node.lineno}: `{first}` removed",
+                )
+            )
+        return found
 
     def visit(self, node: ast.AST) -> None:
         if isinstance(node, ast.BinOp) and type(node.op) in BINOP_SWAPS:
