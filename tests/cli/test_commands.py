@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import subprocess
 import sys
@@ -19,6 +20,8 @@ def trajectory_of(stderr: str) -> Path:
 def test_version() -> None:
     result = reposim("--version")
     assert result.returncode == 0 and __version__ in result.stdout
+    # the engine's string is the installed package's version (the build reads it)
+    assert __version__ == importlib.metadata.version("reposim")
 
 
 def test_exec_runs_records_and_returns_the_exit_code(sample_repo: Path, tmp_path: Path) -> None:
