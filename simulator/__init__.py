@@ -5,22 +5,9 @@ Nothing here imports Textual; the UI in `widgets` is optional.
 
 from __future__ import annotations
 
-from functools import cache
+# A plain string, also the package's version (pyproject.toml reads it): importlib.metadata
+# would cost every `reposim open` ~40 ms of imports (email, zipfile, csv) for the trajectory
+# header.
+from simulator._version import __version__
 
-
-@cache
-def _version() -> str:
-    # importlib.metadata costs ~40 ms of imports (email, zipfile, csv): `reposim open` pays it
-    # only when a trajectory header or an export asks for the version, not at every start.
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("reposim")
-    except PackageNotFoundError:  # running from a source tree that is not installed
-        return "0.0.0+source"
-
-
-def __getattr__(name: str) -> str:
-    if name == "__version__":
-        return _version()
-    raise AttributeError(f"module 'simulator' has no attribute {name!r}")
+__all__ = ["__version__"]
