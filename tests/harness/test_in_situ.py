@@ -5,7 +5,6 @@ its LR tables; an object holding a lock cannot be pickled at all)."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from simulator.harness.format import readable_share
@@ -16,7 +15,7 @@ from tests.harness.conftest import (
     assert_planted_bugs_caught,
     traced_fixture,
 )
-from tests.harness.test_trace_cost import _traced_module
+from tests.harness.test_trace_cost import _traced_module, tracing
 
 PARSER = '''\
 """A parser as ply builds one: its actions get the parser itself, which holds tables far over
@@ -302,10 +301,7 @@ def test_a_call_made_outside_a_test_is_not_checked_in_situ(tmp_path: Path) -> No
     registry = [lambda: None]  # only cloudpickle keeps it
     for test in ("", "tests/test_hooks.py::test_one"):
         recorder.test = test  # "" while the tests are collected
-        sys.settrace(recorder.make_global_trace())
-        try:
+        with tracing(recorder):
             hooks.set_hook(len, registry)
-        finally:
-            sys.settrace(None)
     checked = [c["test"] for c in recorder.pool[target["id"]] if "in_situ" in c]
     assert checked == ["tests/test_hooks.py::test_one"]  # the other is replayed from its pickle

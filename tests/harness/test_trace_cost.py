@@ -8,6 +8,8 @@ from __future__ import annotations
 import importlib
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +68,16 @@ def _traced_module(
     return module, Recorder({"root": str(root), "targets": [target]}), target
 
 
+@contextmanager
+def tracing(recorder: Recorder) -> Iterator[None]:
+    """`recorder` traces the calls made in the block, as the pytest plugin has it do in a test."""
+    sys.settrace(recorder.make_global_trace())
+    try:
+        yield
+    finally:
+        sys.settrace(None)
+
+
 BIG = '''
 def size_of(parser, text):
     """What a grammar action looks like: the parser (huge) and a small value."""
@@ -79,12 +91,9 @@ def test_an_object_found_too_big_is_not_pickled_again_in_the_same_test(tmp_path:
     for test in ("test_one", "test_two"):
         recorder.test = test  # (what the plugin sets before every test)
         Counted.reduced = 0
-        sys.settrace(recorder.make_global_trace())
-        try:
+        with tracing(recorder):
             for n in range(50):
                 actions.size_of(parser, "x" * n)
-        finally:
-            sys.settrace(None)
         # pickled once in the test, not once per call (50 calls: about 50 times as much)
         assert 0 < Counted.reduced < 15_000
     # not dropped: checked in situ, a share of each test's calls (the rest add no arcs)
@@ -126,35 +135,30 @@ def step(box, n):
 '''
 
 
+def _stepped(root: Path, name: str, box: object) -> tuple[Recorder, dict[str, str]]:
+    """STEPS written as module `name`, and its step(box, n) called for n in 0..199 in the test
+    "test_steps", traced: the recorder and the target's spec."""
+    steps, recorder, target = _traced_module(root, name, STEPS, "step")
+    recorder.test = "test_steps"
+    with tracing(recorder):
+        for n in range(200):
+            steps.step(box, n)
+    return recorder, target
+
+
 def test_calls_that_cannot_be_kept_are_not_encoded(tmp_path: Path) -> None:
     """Once a test has given a target its share of calls, a call is kept only for new arcs:
     the calls after that are traced for their arcs alone (and their arguments pickled, not
     encoded); the one with new arcs is kept from that pickle. When its arguments do not
     pickle (a lock), it makes the next calls of the target in that test encoded again."""
-    steps, recorder, target = _traced_module(tmp_path, "steps", STEPS, "step")
-    recorder.test = "test_steps"
-    box = [Pair(i) for i in range(50)]
-    sys.settrace(recorder.make_global_trace())
-    try:
-        for n in range(200):
-            steps.step(box, n)
-    finally:
-        sys.settrace(None)
+    recorder, target = _stepped(tmp_path, "steps", [Pair(i) for i in range(50)])
     # encoded on the way in: the test's share (12) only
     assert recorder.encoded[(target["id"], "test_steps")] == 12
     chosen = recorder.choose(target["id"])
     assert {"-150"} <= {c["returns"]["r"] for c in chosen}  # the other branch, its first call
     assert len(chosen) == 13
 
-    steps, recorder, target = _traced_module(tmp_path, "locked_steps", STEPS, "step")
-    recorder.test = "test_steps"
-    locked = [threading.Lock()]
-    sys.settrace(recorder.make_global_trace())
-    try:
-        for n in range(200):
-            steps.step(locked, n)
-    finally:
-        sys.settrace(None)
+    recorder, target = _stepped(tmp_path, "locked_steps", [threading.Lock()])
     # (each call is checked in situ: a lock is kept by no pickle) the share, then the call
     # after the first with new arcs (n=151)
     assert recorder.encoded[(target["id"], "test_steps")] <= 14
