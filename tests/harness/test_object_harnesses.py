@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import collections
 import pickle
+import re
 from decimal import Decimal
 
 import pytest
@@ -309,6 +310,15 @@ def test_the_comparator_sees_slots_cycles_and_sets() -> None:
     # items from different inputs are not a blind spot
     assert discriminates([Evens([1, 2, 4]), Evens([2, 3, 4])]) is None
     assert discriminates([Slotted("x", []), Slotted("y", [])]) is None
+
+
+def test_a_builtin_method_is_compared_with_its_object() -> None:
+    """sqlparse's Lexer keeps `(re.compile(...).match, token type)` pairs: a mutant that drops
+    re.IGNORECASE from the patterns survived, the methods compared by their name alone."""
+    plain, ignoring = re.compile("select").match, re.compile("select", re.IGNORECASE).match
+    assert not same(plain, ignoring) and same(plain, re.compile("select").match)
+    assert discriminates([plain, ignoring]) is None
+    assert not same([1].append, [2].append) and same(len, len)
 
 
 def test_decimals_differ_by_their_places() -> None:

@@ -32,7 +32,7 @@ from collections.abc import Iterator, Sequence
 from enum import Enum
 from itertools import islice
 from pathlib import Path
-from types import MethodType, ModuleType
+from types import BuiltinMethodType, MethodType, ModuleType
 from typing import Any
 
 CANDIDATE_VARIABLE = "REPOSIM_CANDIDATE"
@@ -739,6 +739,8 @@ def same(actual: Any, expected: Any, _memo: set[tuple[int, int]] | None = None) 
         return same(actual.__func__, expected.__func__, memo) and same(
             actual.__self__, expected.__self__, memo
         )
+    if _bound_builtin(expected):  # (a pattern's `match`: its name says nothing of the pattern)
+        return _name(actual) == _name(expected) and same(actual.__self__, expected.__self__, memo)
     if isinstance(expected, type | ModuleType) or (callable(expected) and not state(expected)):
         return _name(actual) == _name(expected)
     kind = type(expected)
@@ -781,6 +783,15 @@ def _same_live_iterator(actual: Any, expected: Any, memo: set[tuple[int, int]]) 
     except Exception:
         return True
     return same(list(islice(mine, _ITER_LIMIT)), list(islice(theirs, _ITER_LIMIT)), memo)
+
+
+def _bound_builtin(value: Any) -> bool:
+    """A method written in C bound to an object (`pattern.match`, `items.append`), not a
+    module's function (`len`)."""
+    owner = getattr(value, "__self__", None)
+    return isinstance(value, BuiltinMethodType) and not (
+        owner is None or isinstance(owner, ModuleType)
+    )
 
 
 def _name(value: Any) -> str:
@@ -873,6 +884,8 @@ def dump(value: Any, depth: int = 4, _seen: set[int] | None = None) -> str:
         else:
             body = "{" + ", ".join(sorted(pairs)) + "}"
         return body if type(value) is dict else f"{type(value).__qualname__}({body})"
+    if _bound_builtin(value):
+        return f"{_name(value).lstrip('.')} of {dump(value.__self__, depth - 1, seen)}"
     if isinstance(value, type | ModuleType) or (callable(value) and not state(value)):
         return _name(value).lstrip(".")
     if isinstance(value, Enum):
