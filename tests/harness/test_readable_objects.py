@@ -91,10 +91,12 @@ class Lexer:
         return self
 
     def __next__(self):
-        if self.position >= len(self.words):
-            raise StopIteration
+        try:
+            word = self.words[self.position]
+        except IndexError:
+            raise StopIteration from None
         self.position += 1
-        return Token(self.words[self.position - 1], self)
+        return Token(word, self)
 
 
 class Token:
