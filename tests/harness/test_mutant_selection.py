@@ -46,10 +46,39 @@ def test_never_heavy():
 """
 
 
-def _run(tmp_path: Path, found: list[Any], select: bool) -> dict[str, dict[str, Any]]:
+# the same checks made in situ: each reruns a repository test with the target swapped (the
+# support module keeps one run of a test per candidate, so the runs on the reference made
+# before the mutants must not hide what the tests reach)
+IN_SITU_HARNESS = """\
+import pytest
+
+from reposim_harness_support import check_in_situ, load_candidate
+
+TARGET = {"path": "shop/rules.py", "module": "shop.rules", "qualname": "shipping"}
+candidate = load_candidate(TARGET)
+IN_SITU = [
+    dict(test="tests/test_shop.py::test_express", call=1),
+    dict(test="tests/test_shop.py::test_light", call=1),
+]
+
+
+@pytest.mark.parametrize("case", IN_SITU, ids=["s0", "s1"])
+def test_in_situ(case):
+    check_in_situ(candidate, TARGET, IN_SITU, **case)
+"""
+
+
+def _run(
+    tmp_path: Path,
+    found: list[Any],
+    select: bool,
+    harness: str = "test_shipping.py",
+    repeats: int = 0,
+) -> dict[str, dict[str, Any]]:
     source = SHIPPING
     spec = {
-        "harness": "test_shipping.py",
+        "harness": harness,
+        "repeats": repeats,
         "module": "shop.rules",
         "qualname": "shipping",
         "filename": "shop/rules.py",
@@ -60,7 +89,8 @@ def _run(tmp_path: Path, found: list[Any], select: bool) -> dict[str, dict[str, 
         ],
     }
     (tmp_path / "spec.json").write_text(json.dumps(spec))
-    env = {**os.environ, "PYTHONPATH": str(tmp_path), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    path = f"{tmp_path}:{tmp_path / '.reposim' / 'harness'}"
+    env = {**os.environ, "PYTHONPATH": path, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     subprocess.run(
         [sys.executable, "reposim_mutants.py", "spec.json", "out.json"],
         cwd=tmp_path,
@@ -97,3 +127,31 @@ def test_a_mutant_runs_only_the_tests_that_reach_its_statement(tmp_path: Path) -
             assert result["tests"] == 0 and result["how"] == "no test reaches it"
             assert result["status"] == "survived"
     assert sum(r["tests"] for r in selected.values()) < 3 * len(selected)
+
+
+def test_checks_in_situ_run_for_the_mutants_their_tests_reach(tmp_path: Path) -> None:
+    """After the harness's runs on the reference (in the same process), a check in situ's
+    test had a kept run: traced again on the reference it ran nothing, and every mutant was
+    let through untested (marshmallow's Field._bind_to_schema: mutation 100% -> 0%)."""
+    (tmp_path / "shop").mkdir()
+    (tmp_path / "shop" / "__init__.py").write_text("")
+    (tmp_path / "shop" / "rules.py").write_text(SHIPPING)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_shop.py").write_text(HARNESS.replace("test_never_heavy", "t_no"))
+    harness = tmp_path / ".reposim" / "harness"
+    harness.mkdir(parents=True)
+    (harness / "test_in_situ.py").write_text(IN_SITU_HARNESS)
+    (harness / "reposim_harness_support.py").write_text(runtime_source("reposim_harness_support"))
+    (tmp_path / ".reposim" / "reference" / "shop").mkdir(parents=True)
+    (tmp_path / ".reposim" / "reference" / "shop" / "rules.py").write_text(SHIPPING)
+    (tmp_path / "reposim_mutants.py").write_text(runtime_source("reposim_mutants"))
+    found = mutants(SHIPPING, 1, "shipping", limit=None)
+    where = ".reposim/harness/test_in_situ.py"
+    selected = _run(tmp_path, found, select=True, harness=where, repeats=1)
+    everything = _run(tmp_path, found, select=False, harness=where, repeats=1)
+    assert {k: r["status"] for k, r in selected.items()} == {
+        k: r["status"] for k, r in everything.items()
+    }
+    by_line = {m.id: m.line for m in found}
+    express = [r for k, r in selected.items() if by_line[k] in (4, 5)]
+    assert express and all(r["status"] == "killed" and r["tests"] >= 1 for r in express)

@@ -249,7 +249,13 @@ class _MutantLoop:
 
     def _reach(self, items: list[Any], protocol: Any) -> list[set[int] | None]:
         """The target's lines each test runs on the reference (None for a test that fails
-        there, or when the run is cut short: such a test runs for every mutant)."""
+        there, that runs none of them, or when the run is cut short: such a test runs for
+        every mutant). A harness's checks in situ keep one run of a repository test per
+        candidate: the runs on the reference made before are forgotten, so that these run."""
+        support = sys.modules.get("reposim_harness_support")
+        runs = getattr(support, "_in_situ_runs", None)
+        if isinstance(runs, dict):
+            runs.clear()
         codes = _codes_of(self.swap.original)
         seen: set[int] = set()
 
@@ -280,7 +286,7 @@ class _MutantLoop:
                 sys.settrace(previous)
                 threading.settrace(None)
             failed = any(report.failed for report in reports)
-            reached.append(None if failed else set(seen))
+            reached.append(None if failed or not seen else set(seen))
         return reached
 
     def _run_items(self, session: Any, items: list[Any], protocol: Any) -> tuple[bool, str]:
