@@ -39,3 +39,38 @@ async def test_the_bisection_finds_the_newest_release_that_still_has_the_name() 
     assert await newest_with(releases, has) == "3.8.4"
     assert len(asked) <= 3, asked  # a bisection, not a walk
     assert await newest_with(["3.9.0"], has) is None
+
+
+def _removed_from(*args: str) -> object:
+    import json
+    import subprocess
+    import sys
+
+    from simulator.setup.pins import REMOVED_FROM_SCRIPT
+
+    proc = subprocess.run(
+        [sys.executable, "-c", REMOVED_FROM_SCRIPT, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_the_distribution_a_removed_name_belongs_to_is_found_in_a_real_interpreter() -> None:
+    """Run by this test's own interpreter, where click is installed from the index and reposim
+    (the packages simulator, widgets...) from its tree. numdifftools 0.9.39 declares no
+    requirement in its metadata: the class (numpy's finfo) is found among what its code
+    imports, passed after the project's name."""
+    module = _removed_from("click.core:gone", "")
+    assert module == {"dist": "click", "module": "click.core", "object": "", "attr": "gone"}
+    found = _removed_from("object:Command:gone", "no-such-project", "click")
+    assert found == {"dist": "click", "module": "click", "object": "Command", "attr": "gone"}
+    # A class that still has the attribute is not the one that lost it.
+    assert _removed_from("object:Command:invoke", "no-such-project", "click") is None
+    # Not imported by the project, not declared: not searched.
+    assert _removed_from("object:Command:gone", "no-such-project") is None
+    # The interpreter's own modules and the project itself are never pinned.
+    assert _removed_from("inspect:getargspec", "") is None
+    assert _removed_from("simulator.session:gone", "") is None
