@@ -410,7 +410,9 @@ async def _ladder(session: Session, run: WorkflowRun, options: SetupOptions) -> 
         run.step("oracle", detail=verdict.to_dict())
         return SetupResult(verdict, project)
     state = RepairState(
-        local=imports.local, project=project.name or _pkg_info(Path(project.root), "Name")
+        local=imports.local,
+        project=project.name or _pkg_info(Path(project.root), "Name"),
+        imported=imported_tops(imports),
     )
     repairs: list[dict[str, Any]] = []
     verdict = await _python_ladder(env, run, project, imports, state, options, repairs)
@@ -1133,7 +1135,15 @@ NEWEST_DECLARED_SCRIPT = (
 )
 
 
-async def _older_python(env: _Env, diagnosis: Diagnosis, project: Project) -> Diagnosis:
+def imported_tops(imports: ImportScan) -> list[str]:
+    """The top-level names the project's code imports (unguarded, then guarded)."""
+    names = [n.split(".")[0] for n in (*imports.required, *imports.optional)]
+    return list(dict.fromkeys(names))
+
+
+async def _older_python(
+    env: _Env, diagnosis: Diagnosis, project: Project, imports: ImportScan
+) -> Diagnosis:
     """The project's own package failing to import, in its own code, on a Python newer than
     any it declares (patsy 0.5.2: `TypeError: '>' not supported between instances of
     'NoneType' and 'sys.version_info'` from its eval.py on 3.11; it lists 3.6-3.9): the cause is
@@ -1143,13 +1153,13 @@ async def _older_python(env: _Env, diagnosis: Diagnosis, project: Project) -> Di
     The failed import's output stays the environment's last output (the verdict shows it)."""
     output = env.last_output
     try:
-        return await _interpreter_or(env, diagnosis, project, output)
+        return await _interpreter_or(env, diagnosis, project, imports, output)
     finally:
         env.last_output = output
 
 
 async def _interpreter_or(
-    env: _Env, diagnosis: Diagnosis, project: Project, output: str
+    env: _Env, diagnosis: Diagnosis, project: Project, imports: ImportScan, output: str
 ) -> Diagnosis:
     if diagnosis.category in (
         Category.MODULE_NOT_FOUND,
@@ -1164,7 +1174,7 @@ async def _interpreter_or(
         and ":" in diagnosis.subject
     ):
         name = project.name or _pkg_info(Path(project.root), "Name")
-        if await removed_from(env, diagnosis.subject, name) is not None:
+        if await removed_from(env, diagnosis.subject, name, imported_tops(imports)) is not None:
             return diagnosis
     root = env.session.workspace_path.rstrip("/") + "/"
     frames = re.findall(r'^\s*File "([^"]+)", line \d+', output, re.M)
@@ -1225,7 +1235,7 @@ async def _oracle(
             if install_failure is not None:
                 diagnosis = install_failure
             else:
-                diagnosis = await _older_python(env, diagnosis, project)
+                diagnosis = await _older_python(env, diagnosis, project, imports)
             return Verdict(
                 tier,
                 diagnosis.category,
@@ -1442,10 +1452,14 @@ async def _apply(env: _Env, fix: Fix, state: RepairState) -> bool:
     return ok
 
 
-async def removed_from(env: _Env, subject: str, project: str | None) -> Removed | None:
+async def removed_from(
+    env: _Env, subject: str, project: str | None, imported: list[str]
+) -> Removed | None:
     """The installed dependency a removed name belongs to (simulator/setup/pins.py), or None
-    (the standard library, the project itself, nothing found)."""
-    found = await env.python_json(REMOVED_FROM_SCRIPT, subject, project or "")
+    (the standard library, the project itself, nothing found). `imported`: the top-level
+    names the project's code imports, searched first for an object's class."""
+    tops = [t for t in imported if re.fullmatch(r"[A-Za-z_]\w*", t)]
+    found = await env.python_json(REMOVED_FROM_SCRIPT, subject, project or "", *tops)
     if not isinstance(found, dict):
         return None
     removed = Removed(*(str(found.get(k) or "") for k in ("dist", "module", "object", "attr")))
@@ -1464,7 +1478,7 @@ async def _pin_removed(env: _Env, subject: str, state: RepairState) -> bool:
     bisection over the index's releases older than the installed one, each installed alone and
     asked). The dependency's dependents move with the pin; the notes say what was chosen and
     why. False (and the installed release put back) when no release has it."""
-    removed = await removed_from(env, subject, state.project)
+    removed = await removed_from(env, subject, state.project, state.imported)
     if removed is None:
         return False
     dist = removed.dist

@@ -6,8 +6,10 @@ a person makes is to pin that dependency to a release that still has the name. H
 
 1. `REMOVED_FROM_SCRIPT` (run by the environment's Python) names the installed distribution the
    name belongs to: the one that ships the module (`matplotlib.cm` -> matplotlib), or, for an
-   object's attribute (`'finfo' object has no attribute 'machar'`), the one among the project's
-   declared requirements whose top-level module has a class of that name that lacks it. The
+   object's attribute (`'finfo' object has no attribute 'machar'`), the one among the modules
+   the project's code imports (the import scan), then its declared requirements, whose
+   top-level module has a class of that name that lacks it (numdifftools 0.9.39 declares no
+   requirement in its metadata; its code imports numpy). The
    standard library and the project itself are never pinned (that is the interpreter).
 2. `RELEASES_SCRIPT` lists that distribution's releases with a wheel for this interpreter and the
    date each was first uploaded, from the index's JSON Simple API (PEP 691/700).
@@ -24,7 +26,7 @@ from dataclasses import dataclass
 
 REMOVED_FROM_SCRIPT = r"""
 import importlib, importlib.metadata as m, json, re, sys
-subject, project = sys.argv[1], sys.argv[2]
+subject, project, imported = sys.argv[1], sys.argv[2], sys.argv[3:]
 norm = lambda n: re.sub(r'[-_.]+', '-', n).lower()
 owners = m.packages_distributions()
 
@@ -50,8 +52,13 @@ if parts[0] == 'object' and len(parts) == 3:
     except m.PackageNotFoundError:
         wanted = []
     wanted = {norm(n) for n in wanted}
+    # The modules the project's code imports first, then those of its declared requirements.
+    tops = [t for t in imported if t in owners]
     for top, dists in sorted(owners.items()):
-        dist = next((d for d in dists if norm(d) in wanted and not local(d)), None)
+        if top not in tops and any(norm(d) in wanted for d in dists):
+            tops.append(top)
+    for top in tops:
+        dist = next((d for d in owners[top] if not local(d)), None)
         if dist is None or top.startswith('_') or top in sys.stdlib_module_names:
             continue
         try:

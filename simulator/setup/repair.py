@@ -219,6 +219,7 @@ class RepairState:
     system_packages: list[str] = field(default_factory=list)
     unresolved: dict[str, str] = field(default_factory=dict)  # import name -> why not installed
     project: str | None = None  # the project's distribution name (whose requirements to read)
+    imported: list[str] = field(default_factory=list)  # top-level names the project imports
 
 
 def plan(diagnosis: Diagnosis, state: RepairState) -> Fix | None:
