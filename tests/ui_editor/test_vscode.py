@@ -4,16 +4,20 @@ with a match count and replace, file operations in the tree, and the Changes lis
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from textual import events
 from textual.pilot import Pilot
+from textual.widget import Widget
 from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.text_area import Selection
 
 from simulator.session import Session
+from tests.conftest import WAIT
 from tests.ui.helpers import notices, palette_highlights, recorded, wait_quiet
 from widgets.app import RepoSimApp
 from widgets.changes_view import (
@@ -331,21 +335,35 @@ async def open_prompt(pilot: Pilot[None], app: RepoSimApp, key: str) -> Input:
     return app.screen.query_one("#prompt-input", Input)
 
 
-async def cursor_on(pilot: Pilot[None], app: RepoSimApp, tree: FileTree, path: str) -> None:
-    """Focus the tree with its cursor on `path`, once the app is quiet, and again until it stays
-    there: the tree reveals a new file in a worker and reloads, which on a loaded machine moved
-    the cursor after the test had put it elsewhere (the new folder was then made in pkg/)."""
-    await wait_quiet(pilot, app)
+async def drained(pilot: Pilot[None], app: RepoSimApp, widget: Widget) -> None:
+    """Wait until the callbacks queued before now have run: the app's (a deferred focus, as
+    the editor's once a new file is open) and `widget`'s after-refresh ones (the tree's reveal
+    moves its cursor so). Focus or a cursor read before then is what they are about to change."""
+    ran = [asyncio.Event(), asyncio.Event()]
+    app.call_later(ran[0].set)  # the app runs its callbacks and messages in order
+    widget.call_after_refresh(ran[1].set)  # and a widget's after-refresh callbacks too
+    await wait_for(pilot, lambda: all(event.is_set() for event in ran))
 
-    def there() -> bool:
+
+async def cursor_on(pilot: Pilot[None], app: RepoSimApp, tree: FileTree, path: str) -> None:
+    """Focus the tree with its cursor on `path`, once the app is quiet and what it had queued
+    has run, and again until that holds after a drain. Opening a new file queues the editor's
+    focus and the tree's reveal of it (a cursor move); on a loaded machine both ran after the
+    tree was seen focused on `path`, and "N" went into the editor (seen with a log of focus
+    changes under 8 busy loops)."""
+    await wait_quiet(pilot, app)
+    deadline = time.monotonic() + WAIT
+    while True:
+        await drained(pilot, app, tree)
         node = tree.nodes_by_path.get(path)  # a reload makes new nodes
+        # app.focused is what keys go to (has_focus follows it one message later)
+        if app.focused is tree and node is not None and tree.cursor_node is node:
+            return
+        assert time.monotonic() < deadline, f"the tree's cursor did not stay on {path}"
         if node is not None and tree.cursor_node is not node:
             tree.move_cursor(node)
-        if not tree.has_focus:
+        if app.focused is not tree:
             tree.focus()
-        return tree.has_focus and node is not None and tree.cursor_node is node
-
-    await wait_for(pilot, there)
 
 
 async def tree_ready(pilot: Pilot[None], tree: FileTree, *paths: str) -> None:
@@ -365,8 +383,7 @@ async def test_tree_new_file_and_folder_are_recorded(app: RepoSimApp, session: S
     async with app.run_test(size=SIZE) as pilot:
         tree = app.query_one(FileTree)
         await tree_ready(pilot, tree, "pkg", "notes.md")
-        tree.focus()
-        tree.move_cursor(tree.nodes_by_path["pkg"])
+        await cursor_on(pilot, app, tree, "pkg")
         await open_prompt(pilot, app, "n")
         await pilot.press(*"util.py", "enter")
         pane = app.query_one(EditorPane)
@@ -403,8 +420,7 @@ async def test_tree_rename_follows_open_tabs_and_delete_asks(
         await tree_ready(pilot, tree, "notes.md", "pkg")
         await pane.open_file("notes.md")
         await pilot.press("x")  # an unsaved edit travels with the tab
-        tree.focus()
-        tree.move_cursor(tree.nodes_by_path["notes.md"])
+        await cursor_on(pilot, app, tree, "notes.md")
         prompt = await open_prompt(pilot, app, "r")
         assert prompt.value == "notes.md" and prompt.selected_text == "notes"
         await pilot.press(*"readme", "enter")
@@ -414,8 +430,7 @@ async def test_tree_rename_follows_open_tabs_and_delete_asks(
         assert pane.is_dirty("readme.md")
         await tree_ready(pilot, tree, "readme.md")
         # Delete asks; Cancel (the default, Esc) keeps the file.
-        tree.focus()
-        tree.move_cursor(tree.nodes_by_path["pkg"])
+        await cursor_on(pilot, app, tree, "pkg")
         await pilot.press("delete")
         assert isinstance(app.screen, ChoiceScreen)
         assert "the folder pkg and everything in it" in str(
