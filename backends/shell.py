@@ -110,6 +110,11 @@ class ShellChannel(abc.ABC):
         reach this default."""
         raise NotImplementedError
 
+    async def command_id(self) -> str:
+        """The id (`REPOSIM_COMMAND_ID`, the frame's nonce) of the next command: random, or one
+        the channel has already handed to whatever reads the command's FIFO."""
+        return secrets.token_hex(6)
+
     async def command_done(self) -> None:
         """The command whose frame was just read is over; the next one gets a fresh channel."""
         return None
@@ -213,7 +218,7 @@ class PersistentShell:
         capture: OutputCapture,
     ) -> ExecResult:
         assert self._channel is not None
-        nonce = secrets.token_hex(6)
+        nonce = await self._channel.command_id()
         marker = nonce.encode()
         exports = f"export {COMMAND_ID_VAR}={nonce}; " + "".join(
             f"export {k}={quote(v)}; " for k, v in (env or {}).items()

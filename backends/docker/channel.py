@@ -8,6 +8,7 @@ shell's children go through the reaper, which the commands cannot kill.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import re
 import secrets
@@ -30,6 +31,8 @@ RELAY_DIR_PREFIX = "/run/reposim-out-"
 _RELAY_READY = re.compile(rb"\x1e(RELAY)\x1e\n")
 _INBOX_FULL = 4 << 20
 """Stop reading the relay while this much output waits to be taken."""
+_IDS_AHEAD = 64
+"""Command ids the relay is given at once (more when half are used)."""
 
 
 class DockerShellChannel(ShellChannel):
@@ -60,8 +63,8 @@ class DockerShellChannel(ShellChannel):
         self._room = asyncio.Event()
         self._room.set()
         self._eof = False
-        self._skip_to: bytes | None = None
-        """While set: the relay's marker up to which its stream is a retired command's."""
+        self._ids: collections.deque[str] = collections.deque()
+        """Command ids the relay was told and no command took yet (FIFO `_number` onwards)."""
         self._drain_to: bytes | None = None
         """While set: the relay's marker after which nothing more comes (the shell died)."""
         self._tasks: list[asyncio.Task[None]] = []
@@ -127,6 +130,15 @@ class DockerShellChannel(ShellChannel):
             asyncio.ensure_future(self._pump_relay(demux)),
             asyncio.ensure_future(self._watch_shell()),
         ]
+        await self._tell_ids()
+
+    async def _tell_ids(self) -> None:
+        """Give the relay the next commands' ids: it ends each command at the frame that
+        carries its id by itself, so a command costs no request to the relay."""
+        assert self._relay is not None
+        ids = [secrets.token_hex(6) for _ in range(_IDS_AHEAD)]
+        self._ids.extend(ids)
+        await self._relay.write(("i " + " ".join(ids) + "\n").encode())
 
     # -- the relay's side: one inbox fed by the relay's stream and the shell's --
 
@@ -151,13 +163,6 @@ class DockerShellChannel(ShellChannel):
                 self._end()
                 return
             held += chunk
-            if self._skip_to is not None:
-                at = held.find(self._skip_to)
-                if at < 0:
-                    held = held[-len(self._skip_to) :]  # a marker may straddle two chunks
-                    continue
-                held = held[at + len(self._skip_to) :]
-                self._skip_to = None
             if self._drain_to is not None:
                 at = held.find(self._drain_to)
                 if at >= 0:
@@ -187,15 +192,16 @@ class DockerShellChannel(ShellChannel):
     def output_name(self) -> str:
         return str(self._number)
 
+    async def command_id(self) -> str:
+        if self._relay is None:
+            return await super().command_id()
+        if len(self._ids) <= _IDS_AHEAD // 2:
+            await self._tell_ids()
+        return self._ids.popleft()
+
     async def command_done(self) -> None:
-        if self._relay is None or self._eof:
-            return
-        tag = secrets.token_hex(6)
-        self._skip_to = f"\x1eRSW-{tag}\x1e\n".encode()
+        # The relay stopped copying this command's FIFO at its frame and went on to the next.
         self._number += 1
-        self._inbox.clear()  # what followed the frame is the leftovers' output
-        self._room.set()
-        await self._relay.write(f"n {tag}\n".encode())
 
     async def send(self, data: bytes) -> None:
         await self._stream.write(data)

@@ -10,12 +10,16 @@ writes each command's output and then its frame to that command's FIFO (backends
 session's uid cannot signal a root process, so a command's `kill -9 -1` does not reach it.
 
 Protocol, on stdin, one request a line:
-  `n TAG`  the running command is over: copy what its FIFO holds, print `\\x1eRSW-TAG\\x1e\\n`,
-           and from then on copy the next FIFO (made ready beforehand, so the shell can open it
-           at once). The old FIFO is retired: what the command's leftover processes still write
-           to it is read (at most 64 KiB per 50 ms) and dropped, until they are all gone.
-  `d TAG`  the shell died: copy what the running command's FIFO holds, then print
-           `\\x1eRDR-TAG\\x1e\\n`.
+  `i ID ID ...`  the ids (REPOSIM_COMMAND_ID) of the next commands, in order: FIFO 1 is the
+           first id's, and so on. RepoSim sends them ahead (64 at a time), so a command costs
+           no request: the relay copies the running command's FIFO until that command's frame
+           (`\x1eRSM-ID:...\x1e\n`, with its own id) and switches to the next FIFO by itself
+           (made ready beforehand, so the shell can open it at once). What follows the frame in
+           the old FIFO came from the command's leftover processes: that FIFO is retired and
+           read (at most 64 KiB per 50 ms) and dropped, until they are all gone. A FIFO whose
+           id has not arrived yet waits unread.
+  `d TAG`  the shell died: copy what the running command's FIFO holds (up to its frame), then
+           print `\x1eRDR-TAG\x1e\n`.
 End of stdin: remove DIR and exit. FIFOs are named 1, 2, 3...: the shell counts along.
 """
 
@@ -24,15 +28,23 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import selectors
 import shutil
 import sys
 import time
+from collections import deque
 
 READ = 1 << 18
 LEFTOVER_READ = 1 << 16
 LEFTOVER_PACE = 0.05
 F_SETPIPE_SZ = 1031
+AHEAD = 4
+"""FIFOs made ready beyond the running command's (a few at a time when they run low, after a
+frame is out: the next command's FIFO exists before the shell opens it)."""
+FRAME_TAIL = 4200
+"""Bytes kept to find a frame that straddles two reads (`\x1eRSM-`, an id, a status, a path)."""
+_ID = re.compile(rb"[0-9a-f]{12}")
 
 
 class Fifo:
@@ -63,45 +75,74 @@ class Relay:
     def __init__(self, directory: str) -> None:
         self.directory = directory
         self.out = sys.stdout.buffer
-        self.number = 1
-        self.current = Fifo(directory, 1)
-        self.next = Fifo(directory, 2)
+        self.made = 0
+        self.ready: deque[Fifo] = deque()
+        self.make_ready()
+        self.current = self.ready.popleft()
+        self.ids: deque[bytes] = deque()
+        self.frame: re.Pattern[bytes] | None = None
+        self.tail = b""
         self.retired: dict[int, Fifo] = {}
         self.paused: dict[int, float] = {}
         self.selector = selectors.DefaultSelector()
         self.selector.register(0, selectors.EVENT_READ, "control")
-        self.selector.register(self.current.fd, selectors.EVENT_READ, "current")
         self.requests = b""
+
+    def make_ready(self) -> None:
+        while len(self.ready) < AHEAD:
+            self.made += 1
+            self.ready.append(Fifo(self.directory, self.made))
 
     def write(self, data: bytes) -> None:
         self.out.write(data)
         self.out.flush()
 
+    def know_ids(self, ids: list[bytes]) -> None:
+        self.ids.extend(i for i in ids if _ID.fullmatch(i))
+        if self.frame is None:
+            self.start_current()
+
+    def start_current(self) -> None:
+        """Read the running command's FIFO once its id is known (its frame ends it)."""
+        if self.frame is None and self.ids:
+            command_id = self.ids.popleft()
+            self.frame = re.compile(rb"\x1eRSM-" + command_id + rb":\d+:[^\x1e]*\x1e\n")
+            self.tail = b""
+            self.selector.register(self.current.fd, selectors.EVENT_READ, "current")
+
     def copy_current(self, limit: int = READ) -> None:
         """Copy what the running command's FIFO holds now, up to `limit` bytes (a writer
-        that never pauses must not keep the requests waiting)."""
-        while limit > 0:
+        that never pauses must not keep the requests waiting), and up to its frame."""
+        while limit > 0 and self.frame is not None:
             try:
                 data = os.read(self.current.fd, min(READ, limit))
             except BlockingIOError:
                 return
             if not data:
                 return
-            self.write(data)
             limit -= len(data)
+            seen = self.tail + data
+            match = self.frame.search(seen)
+            if match is not None:
+                self.write(data[: match.end() - len(self.tail)])
+                self.switch()
+                return
+            self.write(data)
+            self.tail = seen[-FRAME_TAIL:]
 
-    def switch(self, tag: str) -> None:
-        # RepoSim has read the command's frame: what its FIFO holds now came after it, from
-        # the command's leftover processes, and is dropped with the rest of their output.
-        self.write(b"\x1eRSW-" + tag.encode() + b"\x1e\n")
+    def switch(self) -> None:
+        # The command's frame is out: what its FIFO holds after it came from the command's
+        # leftover processes, and is dropped with the rest of their output.
         old = self.current
         self.selector.unregister(old.fd)
         old.retire()
         self.retired[old.fd] = old
         self.selector.register(old.fd, selectors.EVENT_READ, "retired")
-        self.number += 1
-        self.current, self.next = self.next, Fifo(self.directory, self.number + 1)
-        self.selector.register(self.current.fd, selectors.EVENT_READ, "current")
+        self.current = self.ready.popleft()
+        self.frame = None
+        self.start_current()
+        if len(self.ready) < AHEAD // 2:
+            self.make_ready()
 
     def drain_retired(self, fd: int) -> None:
         try:
@@ -122,18 +163,18 @@ class Relay:
                 self.selector.register(fd, selectors.EVENT_READ, "retired")
 
     def control(self) -> bool:
-        data = os.read(0, 4096)
+        data = os.read(0, 1 << 16)
         if not data:
             return False
         self.requests += data
         while b"\n" in self.requests:
             line, self.requests = self.requests.split(b"\n", 1)
-            what, _, tag = line.decode(errors="replace").partition(" ")
-            if what == "n":
-                self.switch(tag)
-            elif what == "d":
+            what, _, rest = line.partition(b" ")
+            if what == b"i":
+                self.know_ids(rest.split())
+            elif what == b"d":
                 self.copy_current(4 << 20)
-                self.write(b"\x1eRDR-" + tag.encode() + b"\x1e\n")
+                self.write(b"\x1eRDR-" + rest + b"\x1e\n")
         return True
 
     def run(self) -> None:

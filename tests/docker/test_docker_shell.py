@@ -27,6 +27,16 @@ async def test_exit_codes_are_exact_and_stderr_is_merged(backend: DockerBackend)
     assert (await backend.exec("echo still here")).output == b"still here\n"
 
 
+async def test_a_look_alike_frame_is_output_and_ids_outlast_a_batch(backend: DockerBackend) -> None:
+    """The output relay ends a command at the frame with the command's own id (it is given the
+    ids ahead, 64 at a time, instead of one request per command): another id's frame is output
+    like any other, and commands past the first batch of ids keep exact output."""
+    fake = await backend.exec("printf 'a\\036RSM-%s:0:/x\\036\\nb\\n' 0123456789ab")
+    assert fake.output == b"a\x1eRSM-0123456789ab:0:/x\x1e\nb\n" and fake.exit_code == 0
+    for n in range(100):
+        assert (await backend.exec(f"echo {n}")).output == f"{n}\n".encode()
+
+
 async def test_output_streams_while_the_command_runs(backend: DockerBackend) -> None:
     seen_first = asyncio.Event()
     chunks: list[bytes] = []
