@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import AsyncIterator, Callable
@@ -80,6 +81,17 @@ async def wait_quiet(pilot: Any, app: Any) -> None:
     """Before leaving the app: wait until what a run started has finished (never a fixed
     pause, which a loaded machine outlasts)."""
     await wait_for(pilot, lambda: quiet(app), "the app's workers and debounced timers")
+
+
+async def drained(pilot: Any, app: Any, widget: Any) -> None:
+    """Wait until the callbacks queued before now have run: the app's (a deferred focus, as
+    an editor's once a file is open; a key's handling) and `widget`'s after-refresh ones (a
+    tree's reveal moves its cursor so). Focus or state read before then is what they are
+    about to change; a fixed pause is too short on a loaded machine."""
+    ran = [asyncio.Event(), asyncio.Event()]
+    app.call_later(ran[0].set)  # the app runs its callbacks and messages in order
+    widget.call_after_refresh(ran[1].set)  # and a widget's after-refresh callbacks too
+    await wait_for(pilot, lambda: all(event.is_set() for event in ran), "the queued callbacks")
 
 
 async def settled_frame(pilot: Any, app: Any) -> None:

@@ -4,7 +4,6 @@ with a match count and replace, file operations in the tree, and the Changes lis
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -12,13 +11,12 @@ from pathlib import Path
 import pytest
 from textual import events
 from textual.pilot import Pilot
-from textual.widget import Widget
 from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.text_area import Selection
 
 from simulator.session import Session
 from tests.conftest import WAIT
-from tests.ui.helpers import notices, palette_highlights, recorded, wait_quiet
+from tests.ui.helpers import drained, notices, palette_highlights, recorded, wait_quiet
 from widgets.app import RepoSimApp
 from widgets.changes_view import (
     ChangesView,
@@ -333,16 +331,6 @@ async def open_prompt(pilot: Pilot[None], app: RepoSimApp, key: str) -> Input:
 
     await wait_for(pilot, ready)
     return app.screen.query_one("#prompt-input", Input)
-
-
-async def drained(pilot: Pilot[None], app: RepoSimApp, widget: Widget) -> None:
-    """Wait until the callbacks queued before now have run: the app's (a deferred focus, as
-    the editor's once a new file is open) and `widget`'s after-refresh ones (the tree's reveal
-    moves its cursor so). Focus or a cursor read before then is what they are about to change."""
-    ran = [asyncio.Event(), asyncio.Event()]
-    app.call_later(ran[0].set)  # the app runs its callbacks and messages in order
-    widget.call_after_refresh(ran[1].set)  # and a widget's after-refresh callbacks too
-    await wait_for(pilot, lambda: all(event.is_set() for event in ran))
 
 
 async def cursor_on(pilot: Pilot[None], app: RepoSimApp, tree: FileTree, path: str) -> None:
