@@ -14,7 +14,7 @@ import pytest
 
 from simulator.batch import BatchProgress, ResultStore, Task, TaskStatus, run_batch
 from tests.batch.tasks import behave, hang_or_look, local_session_then_hang
-from tests.conftest import RepoFactory
+from tests.conftest import WAIT, RepoFactory
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -108,10 +108,13 @@ if __name__ == "__main__":
     driver_file = tmp_path / "driver.py"
     driver_file.write_text(script)
     driver = subprocess.Popen([sys.executable, str(driver_file)], start_new_session=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if results.exists() and len(results.read_text().splitlines()) >= 3:
-            break
+    # Ray's start alone took over a minute at load ~25: a silent 60 s deadline let the kill
+    # come before three results, and the test then failed on a count, not on a timeout.
+    deadline = time.monotonic() + WAIT
+    while not (results.exists() and len(results.read_text().splitlines()) >= 3):
+        if time.monotonic() > deadline:
+            os.killpg(driver.pid, signal.SIGKILL)
+            raise AssertionError("the batch wrote no three results in time")
         time.sleep(0.05)
     os.killpg(driver.pid, signal.SIGKILL)
     driver.wait()

@@ -12,6 +12,7 @@ import pytest
 
 from backends.base import PathEscapeError
 from backends.local import LocalBackend
+from tests.conftest import WAIT
 
 
 async def test_workspace_is_a_copy_and_the_checkout_is_untouched(
@@ -65,16 +66,16 @@ async def test_timeout_kills_the_process_group_and_shell_survives(backend: Local
     await backend.exec("export KEEP=1")
     marker = backend.workspace / "child-alive"
     # An unusual duration, so that no other process on the machine matches it in `ps`.
-    result = await backend.exec(f"(sleep 29.173; touch {marker}) & sleep 29.173", timeout=0.5)
+    result = await backend.exec(f"(sleep 900.173; touch {marker}) & sleep 900.173", timeout=0.5)
     assert result.timed_out and result.exit_code is None
     assert not result.shell_restarted
     after = await backend.exec('echo "$KEEP"')
     assert after.output == b"1\n"
     # Killed processes leave the table once reaped: wait for that (a deadline, far below the
-    # 29 s they would live if they had not been killed).
-    deadline = time.monotonic() + 10
+    # 900 s they would live if they had not been killed; 10 s against 29 s was tight at load).
+    deadline = time.monotonic() + WAIT
     while True:
-        ps = await backend.exec("ps -eo args | grep -c '[s]leep 29.173' || true")
+        ps = await backend.exec("ps -eo args | grep -c '[s]leep 900.173' || true")
         if ps.output.strip() == b"0" or time.monotonic() > deadline:
             break
         await asyncio.sleep(0.05)
