@@ -323,3 +323,37 @@ def test_a_numpy_binary_mismatch_pins_numpy_below_2() -> None:
     fix = plan(diagnosis, RepairState(versions={"numpy": "2.3.1"}))
     assert fix is not None and fix.requirements == ("numpy<2",), (diagnosis, fix)
     assert plan(diagnosis, RepairState(versions={"numpy": "1.26.4"})) is None
+
+
+def test_a_conftest_hook_todays_pytest_rejects_takes_the_pytest_below_its_major() -> None:
+    """html5lib 1.1 in the hard corpus: its conftest's `pytest_collect_file(path, parent)` is
+    refused by pytest 9 (the `path` argument is gone), so its one test command failed at
+    start-up ("1 of 1 tests failed") and nothing was repaired."""
+    evidence = (
+        "1 of 1 tests failed; pluggy._manager.PluginValidationError: Plugin "
+        "'/workspace/html5lib/tests/conftest.py' for hook 'pytest_collect_file'"
+    )
+    state = RepairState(versions={"pytest": "9.2.0"})
+    fix = plan(Diagnosis(Category.TEST_FAILURES, evidence), state)
+    assert fix is not None and fix.requirements == ("pytest<9",), fix
+
+
+def test_pytest_refusing_the_projects_conftest_at_start_up_is_a_collection_failure() -> None:
+    """pytest 9 refusing a conftest's hook exits 1 with a traceback and runs nothing: that was
+    taken for `no-tests` (and the unittest fallback then said "Ran 0 tests"), so the repair
+    above never saw the refusal."""
+    output = (
+        'Traceback (most recent call last):\n  File "/venv/lib/python3.11/site-packages/'
+        'pluggy/_manager.py", line 448, in _verify_hook\n    raise PluginValidationError(\n'
+        "pluggy._manager.PluginValidationError: Plugin '/workspace/tests/conftest.py' for hook "
+        "'pytest_collect_file'\nhookimpl definition: pytest_collect_file(path, parent)\n"
+        "Argument(s) {'path'} are declared in the hookimpl but can not be found in the hookspec\n"
+    )
+    verdict = verdict_from_tests({}, output=output, exit_code=1, timed_out=False, command="pytest")
+    assert verdict.category is Category.COLLECTION, verdict.line()
+    assert "conftest.py' for hook" in (verdict.evidence or ""), verdict.line()
+    fix = plan(
+        Diagnosis(verdict.category, verdict.evidence or ""),
+        RepairState(versions={"pytest": "9.2.0"}),
+    )
+    assert fix is not None and fix.requirements == ("pytest<9",), fix

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from simulator.setup import run_setup
+from simulator.setup import SetupResult, run_setup
 from tests.setup import repos
 from tests.setup.conftest import SessionFactory, SetUp
 
@@ -160,6 +160,15 @@ async def test_rule_missing_system_library_installs_its_debian_package_as_root(
     assert result.system_packages == ["libglib2.0-0", "libonig5"], result.repairs
     dockerfile = dockerfile_text(result, "reposim/base:bookworm-2", "abc")
     assert "apt-get install -y --no-install-recommends libglib2.0-0 libonig5" in dockerfile
+
+
+async def _set_up(
+    docker_session: SessionFactory, root: Path, files: dict[str, str], *, as_of: str = ""
+) -> SetupResult:
+    """`reposim setup` in a fresh container on a fixture of `files` (committed as of `as_of`)."""
+    repo = repos.write_repo(root, files)
+    session = await docker_session(_dated(repo, as_of) if as_of else repo)
+    return await run_setup(session)
 
 
 def _dated(repo: Path, date: str) -> Path:
@@ -610,24 +619,19 @@ async def test_a_build_that_needs_its_eras_setuptools_builds_with_the_tools_of_i
     fixture shows it."""
     from simulator.setup.envimage import dockerfile_text
 
-    repo = _dated(
-        repos.write_repo(
-            tmp_path / "repo",
-            {
-                "setup.py": (
-                    "from setuptools import setup\n\n"
-                    "setup(name='oldtwo', version='0.1', packages=['oldtwo'], use_2to3=True)\n"
-                ),
-                "oldtwo/__init__.py": "def half(x):\n    return x / 2\n",
-                "tests/test_half.py": (
-                    "from oldtwo import half\n\ndef test_half():\n    assert half(3) == 1.5\n"
-                ),
-            },
+    files = {
+        "setup.py": (
+            "from setuptools import setup\n\n"
+            "setup(name='oldtwo', version='0.1', packages=['oldtwo'], use_2to3=True)\n"
         ),
-        "2020-01-23T10:00:00+00:00",
+        "oldtwo/__init__.py": "def half(x):\n    return x / 2\n",
+        "tests/test_half.py": (
+            "from oldtwo import half\n\ndef test_half():\n    assert half(3) == 1.5\n"
+        ),
+    }
+    result = await _set_up(
+        docker_session, tmp_path / "repo", files, as_of="2020-01-23T10:00:00+00:00"
     )
-    session = await docker_session(repo)
-    result = await run_setup(session)
     assert result.verdict.ready, result.verdict.line()
     assert result.build_constraints == ["setuptools==45.1.0"], (result.notes, result.commands)
     note = next((n for n in result.notes if "use_2to3" in n), "")
@@ -646,31 +650,25 @@ async def test_a_name_a_dependency_removed_pins_it_at_its_release_before_the_pro
     project's date that has it, from the index's releases. The fixture: a 2021-06-01 commit
     doing `from jinja2 import Markup` (gone in Jinja2 3.1) with today's Jinja2 from its
     requirements file: Jinja2 3.0.1 (2021-05-18) is pinned and the tests pass."""
-    repo = _dated(
-        repos.write_repo(
-            tmp_path / "repo",
-            {
-                "setup.py": (
-                    "from setuptools import setup\n\n"
-                    "setup(name='oldtpl', version='0.1', packages=['oldtpl'], classifiers=[\n"
-                    "    'Programming Language :: Python :: 3.8',\n"
-                    "    'Programming Language :: Python :: 3.9'])\n"
-                ),
-                "requirements.txt": "jinja2\n",
-                "oldtpl/__init__.py": (
-                    "from jinja2 import Markup\n\ndef bold(text):\n"
-                    "    return Markup('<b>%s</b>') % text\n"
-                ),
-                "tests/test_bold.py": (
-                    "from oldtpl import bold\n\ndef test_bold():\n"
-                    "    assert bold('<x>') == '<b>&lt;x&gt;</b>'\n"
-                ),
-            },
+    files = {
+        "setup.py": (
+            "from setuptools import setup\n\n"
+            "setup(name='oldtpl', version='0.1', packages=['oldtpl'], classifiers=[\n"
+            "    'Programming Language :: Python :: 3.8',\n"
+            "    'Programming Language :: Python :: 3.9'])\n"
         ),
-        "2021-06-01T00:00:00+00:00",
+        "requirements.txt": "jinja2\n",
+        "oldtpl/__init__.py": (
+            "from jinja2 import Markup\n\ndef bold(text):\n    return Markup('<b>%s</b>') % text\n"
+        ),
+        "tests/test_bold.py": (
+            "from oldtpl import bold\n\ndef test_bold():\n"
+            "    assert bold('<x>') == '<b>&lt;x&gt;</b>'\n"
+        ),
+    }
+    result = await _set_up(
+        docker_session, tmp_path / "repo", files, as_of="2021-06-01T00:00:00+00:00"
     )
-    session = await docker_session(repo)
-    result = await run_setup(session)
     assert result.verdict.ready, result.verdict.line()
     assert "jinja2==3.0.1" in [p.lower() for p in result.lock], result.lock
     note = next((n for n in result.notes if "pinned" in n), "")
@@ -687,21 +685,60 @@ async def test_a_plugin_no_pytest_release_here_loads_is_removed_and_the_suite_ru
     hook 'pytest_collect_file'`) and which no newer release fixes, so no test ran and the
     verdict was `collection`. The plugin named by that error is uninstalled, as a person
     would; the notes say so."""
-    repo = repos.write_repo(
-        tmp_path / "repo",
-        {
-            "setup.py": (
-                "from setuptools import setup\n\n"
-                "setup(name='peppy', version='0.1', packages=['peppy'],\n"
-                "      extras_require={'tests': ['pytest', 'pytest-pep8']})\n"
-            ),
-            "peppy/__init__.py": "def add(a, b):\n    return a + b\n",
-            "tests/test_add.py": (
-                "from peppy import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"
-            ),
-        },
-    )
-    session = await docker_session(repo)
-    result = await run_setup(session)
+    files = {
+        "setup.py": (
+            "from setuptools import setup\n\n"
+            "setup(name='peppy', version='0.1', packages=['peppy'],\n"
+            "      extras_require={'tests': ['pytest', 'pytest-pep8']})\n"
+        ),
+        "peppy/__init__.py": "def add(a, b):\n    return a + b\n",
+        "tests/test_add.py": "from peppy import add\n\ndef test_add():\n    assert add(2, 3)\n",
+    }
+    result = await _set_up(docker_session, tmp_path / "repo", files)
     assert result.verdict.ready, result.verdict.line()
     assert any("pytest-pep8" in n and "removed" in n for n in result.notes), result.notes
+
+
+async def test_a_private_extension_the_build_left_out_is_not_an_import_failure(
+    tmp_path: Path, docker_session: SessionFactory
+) -> None:
+    """PyYAML 5.4.1 in the hard corpus: its `_yaml` extension needs libyaml, which the image
+    lacks, so the build leaves it out (as PyYAML means it to: `yaml` falls back to pure
+    Python); but `_yaml` is in top_level.txt, and `import _yaml` failing made the verdict
+    `installed` (module-not-found) with nothing to repair. Private top-level names are imported
+    by the public packages when they need them, and are not checked on their own."""
+    files = {
+        "setup.py": (
+            "from setuptools import Extension, setup\n\n"
+            "setup(name='purefall', version='0.1', packages=['purefall'],\n"
+            "      ext_modules=[Extension('_purefall', ['ext/missing.c'], optional=True)])\n"
+        ),
+        "purefall/__init__.py": (
+            "try:\n    from _purefall import twice\nexcept ImportError:\n"
+            "    def twice(x):\n        return 2 * x\n"
+        ),
+        "tests/test_twice.py": (
+            "from purefall import twice\n\ndef test_twice():\n    assert twice(2) == 4\n"
+        ),
+    }
+    result = await _set_up(docker_session, tmp_path / "repo", files)
+    assert result.verdict.ready, result.verdict.line()
+
+
+async def test_a_conftest_hook_todays_pytest_refuses_takes_the_pytest_below_its_major(
+    tmp_path: Path, docker_session: SessionFactory
+) -> None:
+    """html5lib 1.1 in the hard corpus: its conftest implements `pytest_collect_file(path,
+    parent)`, which pytest 9 refuses at start-up (the `path` argument is gone from the
+    hookspec); the pytest below the installed major takes it."""
+    files = {
+        "setup.py": "from setuptools import setup\n\nsetup(name='hooked', packages=['hooked'])\n",
+        "hooked/__init__.py": "VALUE = 3\n",
+        "tests/conftest.py": "def pytest_collect_file(path, parent):\n    return None\n",
+        "tests/test_value.py": (
+            "from hooked import VALUE\n\ndef test_value():\n    assert VALUE == 3\n"
+        ),
+    }
+    result = await _set_up(docker_session, tmp_path / "repo", files)
+    assert result.verdict.ready, result.verdict.line()
+    assert [r["fix"] for r in result.repairs] == ["downgrade"], result.repairs
