@@ -1107,7 +1107,9 @@ async def installed_top_level(env: _Env) -> list[str]:
     """What the installed project provides, as its metadata says: a folder of the tree is not
     always a package of the project (regex 2021.11.10 maps `regex` to regex_3/ on Python 3 and
     ships regex_2/ in Python 2 beside it). Empty when the metadata does not say (flit, hatch),
-    and the folders decide."""
+    and the folders decide. Private names are left out: the public packages import them when
+    they need them (PyYAML 5.4.1 lists `_yaml`, its optional extension, which the build leaves
+    out without libyaml; `yaml` then runs in pure Python, as PyYAML means it to)."""
     result = await env.sh(f"{env.python} -c {shlex.quote(INSTALLED_TOP_LEVEL_SCRIPT)}")
     if result.exit_code != 0:
         return []
@@ -1115,7 +1117,7 @@ async def installed_top_level(env: _Env) -> list[str]:
     keep = [
         n
         for n in dict.fromkeys(names)
-        if re.match(r"^[A-Za-z_]\w*$", n)
+        if re.match(r"^[A-Za-z]\w*$", n)
         and not re.match(r"^(tests?|testing|docs?|examples?|benchmarks?|scripts?)$", n)
     ]
     return keep[:8]

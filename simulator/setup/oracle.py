@@ -174,6 +174,7 @@ _SUBJECTS = {
 }
 
 
+REJECTED_PLUGIN = re.compile(r"PluginValidationError: Plugin '[^']+' for hook")
 NUMPY_ABI_SUBJECT = "abi:numpy"  # the subject of a NumPy binary-interface mismatch
 
 _PREFERRED = {Category.BUILD: re.compile(r"fatal error: [\w/.+-]+\.h: No such file")}
@@ -318,7 +319,8 @@ def verdict_from_tests(
             test_command=command,
             output_tail=tail,
         )
-    crashed = exit_code in (3, 4) or "INTERNALERROR>" in output
+    # pytest refusing a plugin or the project's conftest at start-up exits 1 with a traceback.
+    crashed = exit_code in (3, 4) or "INTERNALERROR>" in output or REJECTED_PLUGIN.search(output)
     if crashed and not broken:
         line = next(
             (

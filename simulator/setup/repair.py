@@ -229,9 +229,18 @@ def plan(diagnosis: Diagnosis, state: RepairState) -> Fix | None:
     return fix
 
 
+# The project's own conftest implements a hook with an argument today's pytest dropped from the
+# hookspec (html5lib 1.1: `pytest_collect_file(path, parent)`; pytest 9 removed `path`).
+OWN_HOOK_REJECTED = re.compile(r"PluginValidationError: Plugin '[^']*conftest\.py' for hook")
+
+
 def _rule(diagnosis: Diagnosis, state: RepairState) -> Fix | None:
     subject = diagnosis.subject or ""
     category = diagnosis.category
+    if OWN_HOOK_REJECTED.search(diagnosis.evidence):
+        return _older(
+            "pytest", state, "the project's conftest implements a hook the way older pytest took it"
+        )
     if category is Category.MODULE_NOT_FOUND and subject:
         return _install_module(subject, state, diagnosis.evidence)
     if category is Category.IMPORT_ERROR and subject == NUMPY_ABI_SUBJECT:
