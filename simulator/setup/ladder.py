@@ -228,7 +228,7 @@ class _Env:
         if ok:
             return ok, output
         rules = [r for r in era_causes(output) if r.tool.lower() not in self.era_tools]
-        if not rules or not await self._era_tools(rules, output):
+        if not rules or not await self._take_era_tools(rules, output):
             return ok, output
         ok, retried = await self._install_once(checked, options, what)
         still = [r for r in era_causes(retried) if r in rules]
@@ -290,7 +290,7 @@ class _Env:
             options += [flag, self.build_constraints]
         return options
 
-    async def _era_tools(self, rules: list[EraRule], output: str) -> bool:
+    async def _take_era_tools(self, rules: list[EraRule], output: str) -> bool:
         """Builds take the era's tools for `rules` (with any taken before): each tool as of the
         project's commit date, below the release that removed what the build uses; the bound
         alone without a date (or uv). The notes say why and which releases. False when no
