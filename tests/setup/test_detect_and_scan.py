@@ -357,3 +357,25 @@ def test_pytest_refusing_the_projects_conftest_at_start_up_is_a_collection_failu
         RepairState(versions={"pytest": "9.2.0"}),
     )
     assert fix is not None and fix.requirements == ("pytest<9",), fix
+
+
+def test_a_parametrized_argument_is_no_plugin_fixture(tmp_path: Path) -> None:
+    """opt-einsum 3.3.0 in the hard corpus parametrizes an argument named `benchmark`; it was
+    taken for pytest-benchmark's fixture, the plugin went in, and pytest stopped with an
+    INTERNALERROR ('DOT' must be a BenchmarkFixture instance)."""
+    root = repos.write_repo(
+        tmp_path / "repo",
+        {
+            "setup.py": "from setuptools import setup\n\nsetup(name='blas')\n",
+            "tests/test_blas.py": (
+                "import pytest\n\n"
+                '@pytest.mark.parametrize("inp,benchmark", [("a", "DOT")])\n'
+                "def test_can_blas(inp, benchmark):\n    assert benchmark\n"
+            ),
+        },
+    )
+    assert "pytest-benchmark" not in detect(root).pytest_plugins
+    (root / "tests" / "test_speed.py").write_text(
+        "def test_speed(benchmark):\n    benchmark(sum, [1, 2])\n"
+    )
+    assert "pytest-benchmark" in detect(root).pytest_plugins
