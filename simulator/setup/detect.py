@@ -380,9 +380,18 @@ def _read_pytest_config(project: Project, root: Path, pyproject: dict[str, Any] 
             for plugin in re.findall(r"['\"]([\w.]+)['\"]", listed):
                 if plugin.split(".")[0].startswith("pytest_"):
                     project.pytest_plugins.append(_plugin_dist(plugin))
+        # Arguments the module parametrizes are values, not fixtures (opt-einsum 3.3.0
+        # parametrizes one named `benchmark`; pytest-benchmark then stops the run).
+        parametrized = {
+            name.strip()
+            for names in re.findall(r"parametrize\(\s*['\"]([^'\"]+)['\"]", text)
+            for name in names.split(",")
+        }
         for use, dist in PLUGIN_USES.items():
             if use.startswith("mark."):
                 used = re.search(rf"\b{re.escape(use)}\b", text) is not None
+            elif use in parametrized:
+                used = False
             else:  # a fixture: a parameter of a test or fixture function
                 used = re.search(rf"def \w+\([^)]*\b{re.escape(use)}\b", text) is not None
             if used:
