@@ -379,3 +379,13 @@ def test_a_parametrized_argument_is_no_plugin_fixture(tmp_path: Path) -> None:
         "def test_speed(benchmark):\n    benchmark(sum, [1, 2])\n"
     )
     assert "pytest-benchmark" in detect(root).pytest_plugins
+
+
+def test_a_test_run_killed_before_it_reported_is_not_no_tests() -> None:
+    """lz4 3.1.10 in the hard corpus: pytest was SIGKILLed after 6 s (its tests allocate
+    gigabytes; the container has a memory limit), reported nothing, and was called `no-tests`
+    (then unittest's "Ran 0 tests")."""
+    output = "bash: line 55:   414 Killed                  ( cd '/workspace' && pytest -q )\n"
+    verdict = verdict_from_tests({}, output=output, exit_code=137, timed_out=False, command="pt")
+    assert verdict.category is Category.KILLED, verdict.line()
+    assert "memory limit" in (verdict.evidence or ""), verdict.line()
