@@ -58,6 +58,7 @@ class Category(StrEnum):
     PYTHON_VERSION = "python-version"
     NETWORK = "network"
     TIMEOUT = "timeout"
+    KILLED = "killed"  # the test run was killed before it reported (the memory limit)
     NO_TESTS = "no-tests"
     MISSING_PLUGIN = "missing-plugin"  # a fixture, marker or option only a pytest plugin has
     DEPENDENCY = "dependency"  # the resolver found no compatible set of versions
@@ -316,6 +317,18 @@ def verdict_from_tests(
             f"the time limit stopped the test run {done}: {command}",
             tests=counts,
             pass_ratio=counts.get("passed", 0) / ran if ran else None,
+            test_command=command,
+            output_tail=tail,
+        )
+    if exit_code == 137 and not ran and re.search(r"\bKilled\b", output):
+        # SIGKILL before any test reported, not at the time limit: in a container, its memory
+        # limit (lz4 3.1.10's tests allocate gigabytes). Never "no tests".
+        return Verdict(
+            Tier.COLLECTS,
+            Category.KILLED,
+            f"the test run was killed (SIGKILL) before any test reported, most likely by the "
+            f"container's memory limit: {command}",
+            tests=counts,
             test_command=command,
             output_tail=tail,
         )
