@@ -310,13 +310,17 @@ class TrajectoryWriter:
         state before its first unfinished blob file exists: a kill at any point leaves nothing
         `reposim gc` cannot find and prove to be this writer's."""
         if self._token is None:
+            from backends.errors import BackendError
             from backends.private_state import me, private_dir, write_record
 
-            token = secrets.token_hex(8)
-            record = private_dir(BLOB_WRITERS) / f"{token}.json"
-            directory = str(blob_dir(self.path).resolve())
-            write_record(record, {"dir": directory, "token": token, **me()})
-            self._token, self._token_record = token, record
+            self._token = token = secrets.token_hex(8)
+            try:
+                record = private_dir(BLOB_WRITERS) / f"{token}.json"
+                directory = str(blob_dir(self.path).resolve())
+                write_record(record, {"dir": directory, "token": token, **me()})
+                self._token_record = record
+            except (OSError, BackendError):  # no state dir: the recording goes on regardless
+                pass  # (a kill then leaves files gc cannot prove to be this writer's)
         return self._token
 
     def _settle_blobs(self, most: int) -> None:

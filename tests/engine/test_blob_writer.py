@@ -172,3 +172,19 @@ def test_gc_removes_the_unfinished_blobs_of_a_killed_writer_and_nothing_else(
         for writer in writers.values():
             writer.kill()
             writer.wait()
+
+
+def test_a_blob_is_written_when_the_private_state_cannot_be(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The record gc needs is best effort: with no usable state folder (here a file in its
+    place) a recording still keeps its blobs."""
+    (tmp_path / "state").write_text("not a folder")
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    path = tmp_path / "t.jsonl"
+    writer = TrajectoryWriter(path, TrajectoryHeader.new("b"))
+    text = "x" * 40_000
+    writer.write(Event(1, 0.1, Actor.HUMAN, Kind.TERMINAL_OUTPUT, {"data": text}))
+    writer.close()
+    recorded = read_trajectory(path)
+    assert recorded.load_blob(recorded.events[0], "data") == text
