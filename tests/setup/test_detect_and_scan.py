@@ -375,6 +375,11 @@ def test_a_parametrized_argument_is_no_plugin_fixture(tmp_path: Path) -> None:
         },
     )
     assert "pytest-benchmark" not in detect(root).pytest_plugins
+    # Nor is a helper's parameter (its test_paths.py: `def check_path(test_output, benchmark)`).
+    (root / "tests" / "test_paths.py").write_text(
+        "def check_path(test_output, benchmark):\n    return test_output == benchmark\n"
+    )
+    assert "pytest-benchmark" not in detect(root).pytest_plugins
     (root / "tests" / "test_speed.py").write_text(
         "def test_speed(benchmark):\n    benchmark(sum, [1, 2])\n"
     )
@@ -389,3 +394,12 @@ def test_a_test_run_killed_before_it_reported_is_not_no_tests() -> None:
     verdict = verdict_from_tests({}, output=output, exit_code=137, timed_out=False, command="pt")
     assert verdict.category is Category.KILLED, verdict.line()
     assert "memory limit" in (verdict.evidence or ""), verdict.line()
+
+
+def test_a_conftest_refused_while_collecting_a_folder_takes_the_pytest_below_its_major() -> None:
+    """html5lib 1.1 again, once it had a pytest that starts: its conftest sits in a test folder,
+    so the refusal is a collection error of that folder, and pytest's summary cuts the path."""
+    evidence = "ERROR html5lib/tests - pluggy._manager.PluginValidationError: Plugin '/worksp..."
+    state = RepairState(versions={"pytest": "9.2.0"})
+    fix = plan(Diagnosis(Category.COLLECTION, evidence), state)
+    assert fix is not None and fix.requirements == ("pytest<9",), fix
