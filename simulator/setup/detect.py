@@ -392,8 +392,13 @@ def _read_pytest_config(project: Project, root: Path, pyproject: dict[str, Any] 
                 used = re.search(rf"\b{re.escape(use)}\b", text) is not None
             elif use in parametrized:
                 used = False
-            else:  # a fixture: a parameter of a test or fixture function
-                used = re.search(rf"def \w+\([^)]*\b{re.escape(use)}\b", text) is not None
+            else:  # a fixture: a parameter of a test function or of a fixture
+                name = re.escape(use)
+                used = (
+                    re.search(rf"def test\w*\([^)]*\b{name}\b", text) is not None
+                    or re.search(rf"@pytest\.fixture\b[^\n]*\n\s*def \w+\([^)]*\b{name}\b", text)
+                    is not None
+                )
             if used:
                 project.pytest_plugins.append(dist)
 

@@ -231,7 +231,12 @@ def plan(diagnosis: Diagnosis, state: RepairState) -> Fix | None:
 
 # The project's own conftest implements a hook with an argument today's pytest dropped from the
 # hookspec (html5lib 1.1: `pytest_collect_file(path, parent)`; pytest 9 removed `path`).
-OWN_HOOK_REJECTED = re.compile(r"PluginValidationError: Plugin '[^']*conftest\.py' for hook")
+# Refused while collecting a test folder, pytest's summary line cuts the conftest's path:
+# `ERROR html5lib/tests - pluggy._manager.PluginValidationError: Plugin '/worksp...`.
+OWN_HOOK_REJECTED = re.compile(
+    r"PluginValidationError: Plugin '[^']*conftest\.py' for hook|"
+    r"^ERROR \S+ - \S*PluginValidationError: Plugin '"
+)
 
 
 def _rule(diagnosis: Diagnosis, state: RepairState) -> Fix | None:
