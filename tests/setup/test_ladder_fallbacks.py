@@ -163,12 +163,12 @@ async def test_rule_missing_system_library_installs_its_debian_package_as_root(
 
 
 async def _set_up(
-    docker_session: SessionFactory, root: Path, files: dict[str, str], *, as_of: str = ""
+    set_up: SetUp, root: Path, files: dict[str, str], *, as_of: str = ""
 ) -> SetupResult:
-    """`reposim setup` in a fresh container on a fixture of `files` (committed as of `as_of`)."""
+    """The `set_up` fixture on a repository of `files` (committed as of `as_of`)."""
     repo = repos.write_repo(root, files)
-    session = await docker_session(_dated(repo, as_of) if as_of else repo)
-    return await run_setup(session)
+    _, result = await set_up(_dated(repo, as_of) if as_of else repo)
+    return result
 
 
 def _dated(repo: Path, date: str) -> Path:
@@ -608,7 +608,7 @@ async def test_an_import_check_cut_at_its_time_limit_is_a_timeout_not_an_import_
 
 
 async def test_a_build_that_needs_its_eras_setuptools_builds_with_the_tools_of_its_date(
-    tmp_path: Path, docker_session: SessionFactory
+    tmp_path: Path, set_up: SetUp
 ) -> None:
     """deap 1.3.1 in the hard corpus: its setup.py passes `use_2to3=True`, which setuptools 58
     made an error ("use_2to3 is invalid"), so no install works with today's build tools. The
@@ -629,9 +629,7 @@ async def test_a_build_that_needs_its_eras_setuptools_builds_with_the_tools_of_i
             "from oldtwo import half\n\ndef test_half():\n    assert half(3) == 1.5\n"
         ),
     }
-    result = await _set_up(
-        docker_session, tmp_path / "repo", files, as_of="2020-01-23T10:00:00+00:00"
-    )
+    result = await _set_up(set_up, tmp_path / "repo", files, as_of="2020-01-23T10:00:00+00:00")
     assert result.verdict.ready, result.verdict.line()
     assert result.build_constraints == ["setuptools==45.1.0"], (result.notes, result.commands)
     note = next((n for n in result.notes if "use_2to3" in n), "")
@@ -641,7 +639,7 @@ async def test_a_build_that_needs_its_eras_setuptools_builds_with_the_tools_of_i
 
 
 async def test_a_name_a_dependency_removed_pins_it_at_its_release_before_the_projects_date(
-    tmp_path: Path, docker_session: SessionFactory
+    tmp_path: Path, set_up: SetUp
 ) -> None:
     """seaborn 0.11.2 in the hard corpus: `matplotlib.cm.register_cmap` is gone from today's
     matplotlib, the traceback ends in seaborn's own code and seaborn declares Python up to 3.9,
@@ -666,9 +664,7 @@ async def test_a_name_a_dependency_removed_pins_it_at_its_release_before_the_pro
             "    assert bold('<x>') == '<b>&lt;x&gt;</b>'\n"
         ),
     }
-    result = await _set_up(
-        docker_session, tmp_path / "repo", files, as_of="2021-06-01T00:00:00+00:00"
-    )
+    result = await _set_up(set_up, tmp_path / "repo", files, as_of="2021-06-01T00:00:00+00:00")
     assert result.verdict.ready, result.verdict.line()
     assert "jinja2==3.0.1" in [p.lower() for p in result.lock], result.lock
     note = next((n for n in result.notes if "pinned" in n), "")
@@ -678,7 +674,7 @@ async def test_a_name_a_dependency_removed_pins_it_at_its_release_before_the_pro
 
 
 async def test_a_plugin_no_pytest_release_here_loads_is_removed_and_the_suite_runs(
-    tmp_path: Path, docker_session: SessionFactory
+    tmp_path: Path, set_up: SetUp
 ) -> None:
     """opt-einsum 3.3.0 in the hard corpus: its test extra brings pytest-pep8 (last released
     2014), which today's pytest rejects at start-up (`PluginValidationError: Plugin 'pep8' for
@@ -694,13 +690,13 @@ async def test_a_plugin_no_pytest_release_here_loads_is_removed_and_the_suite_ru
         "peppy/__init__.py": "def add(a, b):\n    return a + b\n",
         "tests/test_add.py": "from peppy import add\n\ndef test_add():\n    assert add(2, 3)\n",
     }
-    result = await _set_up(docker_session, tmp_path / "repo", files)
+    result = await _set_up(set_up, tmp_path / "repo", files)
     assert result.verdict.ready, result.verdict.line()
     assert any("pytest-pep8" in n and "removed" in n for n in result.notes), result.notes
 
 
 async def test_a_private_extension_the_build_left_out_is_not_an_import_failure(
-    tmp_path: Path, docker_session: SessionFactory
+    tmp_path: Path, set_up: SetUp
 ) -> None:
     """PyYAML 5.4.1 in the hard corpus: its `_yaml` extension needs libyaml, which the image
     lacks, so the build leaves it out (as PyYAML means it to: `yaml` falls back to pure
@@ -721,12 +717,12 @@ async def test_a_private_extension_the_build_left_out_is_not_an_import_failure(
             "from purefall import twice\n\ndef test_twice():\n    assert twice(2) == 4\n"
         ),
     }
-    result = await _set_up(docker_session, tmp_path / "repo", files)
+    result = await _set_up(set_up, tmp_path / "repo", files)
     assert result.verdict.ready, result.verdict.line()
 
 
 async def test_a_conftest_hook_todays_pytest_refuses_takes_the_pytest_below_its_major(
-    tmp_path: Path, docker_session: SessionFactory
+    tmp_path: Path, set_up: SetUp
 ) -> None:
     """html5lib 1.1 in the hard corpus: its conftest implements `pytest_collect_file(path,
     parent)`, which pytest 9 refuses at start-up (the `path` argument is gone from the
@@ -739,6 +735,6 @@ async def test_a_conftest_hook_todays_pytest_refuses_takes_the_pytest_below_its_
             "from hooked import VALUE\n\ndef test_value():\n    assert VALUE == 3\n"
         ),
     }
-    result = await _set_up(docker_session, tmp_path / "repo", files)
+    result = await _set_up(set_up, tmp_path / "repo", files)
     assert result.verdict.ready, result.verdict.line()
     assert [r["fix"] for r in result.repairs] == ["downgrade"], result.repairs
