@@ -32,6 +32,7 @@ import secrets
 import stat
 import threading
 import zlib
+from abc import ABC, abstractmethod
 from array import array
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
@@ -490,7 +491,7 @@ def _open_error(path: Path, exc: OSError) -> TrajectoryError:
     return TrajectoryError(f"{path} cannot be read ({exc.strerror or exc}).")
 
 
-class _Source:
+class _Source(ABC):
     """What both event sources below share: the problem that ends their readable events (see
     EventSource.problem), and closing them at the end of a `with` block."""
 
@@ -500,8 +501,9 @@ class _Source:
     def problem(self) -> str | None:
         return self._problem
 
+    @abstractmethod
     def close(self) -> None:
-        raise NotImplementedError
+        """Release what the source holds (each source says what)."""
 
     def __enter__(self) -> Self:
         return self
