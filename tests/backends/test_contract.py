@@ -92,6 +92,28 @@ async def test_a_syntax_error_does_not_wedge_the_shell(backend: Backend) -> None
     assert (await backend.exec("echo fine")).output == b"fine\n"
 
 
+
+# The shell's own count of read(2) calls (/proc/PID/io), with builtins only.
+SHELL_READS = 'while read -r k v; do [ "$k" = syscr: ] && echo "$v"; done </proc/$$/io'
+
+
+async def test_a_commands_text_reaches_the_shell_whole_and_exact(backend: Backend) -> None:
+    """bash parses what it reads from a pipe one byte per read(2), so that it never takes input
+    meant for a command: a command's text is data for `read -N` instead, whole in a read or two
+    (counted by the shell's own read(2) count, which load does not change). Its bytes arrive
+    exactly in a UTF-8 locale (sizes are bytes, not characters), with its environment, and the
+    shell keeps working after `set -u`."""
+    before = int((await backend.exec(SHELL_READS)).output)
+    long = await backend.exec(": " + "x" * 20_000 + "; echo done")
+    after = int((await backend.exec(SHELL_READS)).output)
+    assert long.output == b"done\n"
+    assert after - before < 2_000  # a read per byte: over 20,000
+    await backend.exec("export LC_ALL=C.UTF-8; set -u")
+    text = "printf '[%s]' \"$GREET\" 'é€ \\ \" \\' $# \"${1-}\"\necho '\ttab'"
+    exact = await backend.exec(text, env={"GREET": "ça va 'x' $HOME"})
+    assert exact.output == "[ça va 'x' $HOME][é€ \\ \" \\][0][]\ttab\n".encode()
+    assert (await backend.exec('set +u; echo "$GREET"')).output == "ça va 'x' $HOME\n".encode()
+
 async def test_a_timeout_kills_the_command_and_the_shell_stays(backend: Backend) -> None:
     await backend.exec("cd calc && export KEPT=yes")
     result = await backend.exec("sleep 301 & sleep 302", timeout=1)
