@@ -1,7 +1,10 @@
 """A persistent bash shell spoken to over a byte stream, shared by every backend.
 
-Each command is sent as one `eval` of a single-quoted string, so a syntax error in it is bash's
-error message and exit status 2 rather than a shell waiting forever for a closing quote. Its stdin
+Each command's text reaches bash as data, not as input to parse: a short line calls a function
+the bootstrap defined (`__rr`), which takes the command's id and then its exact bytes with one
+`read -N` (bash reads a pipe one byte per read(2) when it parses, but `read -N` reads as many
+bytes as it is told at once), and the same line runs `eval` of that text, so a syntax error in it
+is bash's error message and exit status 2 rather than a shell waiting forever. Its stdin
 is /dev/null (it cannot swallow the commands that follow), stderr is merged into stdout, and after
 it the shell prints a frame marker carrying the exit status and the working directory. Job control
 (`set -m`) puts each command in its own process group, so a timeout or an interrupt can kill the
@@ -81,6 +84,68 @@ _FRAME = re.compile(rb"\x1eRSM-([0-9a-f]{12}):(\d+):([^\x1e]*)\x1e\n")
 _INTERRUPT_GRACE = 1.0
 _SHELL_EXITED = "\x1f"
 """The directory field of the frame the shell's EXIT trap prints (see _bootstrap)."""
+
+
+def _framing(fifos: str | None) -> str:
+    """The functions every command's script calls (see `_command_script`).
+
+    `__rr NAME LEN [XLEN]` reads the command's id (12 bytes), its text (LEN bytes) and, when
+    given, XLEN bytes of `export` statements for its environment, with `read -N` in the C
+    locale (so LEN counts bytes whatever the session's locale; TMOUT would time the read out),
+    exports the id and points `__ro` at the command's FIFO. `__rf` prints the frame with the
+    status of the command before it (`$?` at a function's start) and the shell's directory,
+    and hands the command's background jobs over (`disown -a`). `${3-}`, `"$?"` and `builtin`
+    keep them working whatever a command did to `set -u`, IFS or the builtins' names."""
+    to = ' >"$__ro"' if fifos is not None else ""
+    where = "" if fifos is None else f"__rd={quote(fifos)}\n"
+    return where + (
+        "__rr() { TMOUT= LC_ALL=C builtin read -rN12 __ri; "
+        'TMOUT= LC_ALL=C builtin read -rN"$2" __rsc; '
+        f"builtin export {COMMAND_ID_VAR}=$__ri; "
+        + ("__ro=$__rd/$1; " if fifos is not None else "")
+        + '[ -z "${3-}" ] || '
+        '{ TMOUT= LC_ALL=C builtin read -rN"$3" __rx; builtin eval "$__rx"; }; }\n'
+        '__rf() { builtin printf \'\\036RSM-%s:%d:%s\\036\\n\' "$__ri" "$?" "$PWD"'
+        f"{to}; builtin disown -a; }}\n"
+    )
+
+
+def _command_script(
+    nonce: str, command: str, env: dict[str, str] | None, output_name: str | None
+) -> bytes:
+    """What the shell is sent to run `command`: the line that reads and runs it, the bytes
+    `__rr` reads (the id, the command, its exports), and the line that prints its frame.
+
+    The text is data for `read -N`, never parsed as input, so it arrives whole in a read or
+    two rather than one read(2) per byte (what bash does for what it parses from a pipe, so
+    that it never consumes input meant for a command); only the two short lines are parsed.
+    The command runs in a group, not a function, so `return`, `local`, `$1`, `shift` and the
+    traps behave as at the prompt. The command goes into a variable first: bash 5.2 mis-parses
+    the next input line after an `eval` of a literal with a syntax error, but not after `eval
+    "$var"`. The frame has a line of its own: a child killed by SIGINT makes bash drop the rest
+    of the current line. `disown -a` (in `__rf`) hands the command's background jobs over
+    before the next command: bash reports a job's death after the next foreground program
+    ends, so a job killed late (by `kill` on a loaded machine, or when it crashes) would report
+    into whichever command runs then. Disowned jobs run on and are killed on interrupt, timeout
+    or close like any others, but a later command reaches them by pid ($!), not by %N.
+
+    With a channel of its own (`output_name`), the command's output and then its frame go to
+    its FIFO in the directory the bootstrap put in $__rd."""
+    # bash drops a NUL byte from what it parses (its strings end at one) and `read` skips it
+    # without counting it, which would read into what follows: drop it here, as bash did.
+    text = command.replace("\0", "").encode()
+    exports = "".join(f"export {k}={quote(v)}; " for k, v in (env or {}).items())
+    setup = exports.replace("\0", "").encode()
+    name = output_name if output_name is not None else "-"
+    to = ' >"$__ro"' if output_name is not None else ""
+    sizes = f"{len(text)} {len(setup)}" if setup else f"{len(text)}"
+    return (
+        f'__rr {name} {sizes};{{ eval "$__rsc"\n}} </dev/null{to} 2>&1\n'.encode()
+        + nonce.encode()
+        + text
+        + setup
+        + b"__rf\n"
+    )
 
 
 class ShellChannel(abc.ABC):
@@ -178,10 +243,9 @@ class PersistentShell:
         self._channel = await self._open_channel()
         self._buffer.clear()
         self._eof = False
-        fifos = self._channel.output_dir()
-        outputs = "" if fifos is None else f"__rd={quote(fifos)}\n"
+        framing = _framing(self._channel.output_dir())
         await self._channel.send(
-            (self._bootstrap + outputs + f"cd {quote(cwd)} 2>/dev/null\n").encode()
+            (self._bootstrap + framing + f"cd {quote(cwd)} 2>/dev/null\n").encode()
         )
 
     async def close(self) -> None:
@@ -220,28 +284,8 @@ class PersistentShell:
         assert self._channel is not None
         nonce = await self._channel.command_id()
         marker = nonce.encode()
-        exports = f"export {COMMAND_ID_VAR}={nonce}; " + "".join(
-            f"export {k}={quote(v)}; " for k, v in (env or {}).items()
-        )
-        # The command goes into a variable first: bash 5.2 mis-parses the next input line after
-        # an `eval` of a literal with a syntax error, but not after `eval "$var"`. The frame
-        # marker has a line of its own: a child killed by SIGINT makes bash drop the rest of
-        # the current line. `disown -a` hands the command's background jobs over before the
-        # next command: bash reports a job's death after the next foreground program ends, so
-        # a job killed late (by `kill` on a loaded machine, or when it crashes) would report
-        # into whichever command runs then. Disowned jobs run on and are killed on interrupt,
-        # timeout or close like any others, but a later command reaches them by pid ($!),
-        # not by %N. Names are short: bash reads a pipe one byte per read(2), so every byte
-        # here is on each command's round trip.
         own = self._channel.output_dir() is not None
-        # With a channel of its own, the command's output and then its frame go to its FIFO
-        # in the directory the bootstrap put in $__rd (short: every byte costs, see above).
-        to = f" >$__rd/{self._channel.output_name()}" if own else ""
-        script = (
-            f"__rsc={quote(command)}\n"
-            f'{{ {exports}eval "$__rsc"\n}} </dev/null{to} 2>&1\n'
-            f"printf '\\036RSM-{nonce}:%d:%s\\036\\n' $? \"$PWD\"{to};disown -a\n"
-        )
+        script = _command_script(nonce, command, env, self._channel.output_name() if own else None)
         started = time.monotonic()
         wall_started = time.time()
         output = _Output(capture, on_output)
@@ -250,7 +294,7 @@ class PersistentShell:
         self._idle.clear()
         timed_out = False
         try:
-            await self._channel.send(script.encode())
+            await self._channel.send(script)
             try:
                 async with asyncio.timeout(timeout):
                     match = await self._read_until(marker, output)

@@ -5,14 +5,22 @@ Both run `true` in the same container in one run. The references are what a tool
 persistent shell without its output relay (each command's own FIFO, copied by a root process:
 issue 25's isolation from background jobs), in a container of its own: the relay's cost.
 Run: uv run python bench/docker_roundtrip.py [N]
+
+`--syscalls [N]` counts instead of timing (a figure the machine's load does not change): it
+attaches strace, from the host, to the container's command shell and output relay for N commands
+(`true`) in each mode, and prints the system calls per command of each process, reads apart.
+It needs strace on the host and the right to trace the container's processes (root).
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
+import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -21,7 +29,7 @@ from _docker_common import IMAGE, load_note, median, pct, sample_repo
 from _timing import exec_round_trips
 
 from backends.docker import DockerBackend, DockerOptions
-from backends.docker.channel import DockerShellChannel
+from backends.docker.channel import RELAY_DIR_PREFIX, DockerShellChannel
 
 
 async def _shared_stdout(repo: Path, n: int) -> list[float]:
@@ -44,6 +52,104 @@ async def _shared_stdout(repo: Path, n: int) -> list[float]:
         return await exec_round_trips(backend, n)
     finally:
         await backend.stop()
+
+
+def _host_pids(container: str, shell_pid: int) -> dict[str, int]:
+    """Host pids of the container's command shell (its pid in the container is `shell_pid`)
+    and of its output relay (the root python3 whose program is relay.py), by /proc/PID/status's
+    NSpid and cmdline."""
+    top = subprocess.run(
+        ["docker", "top", container, "-eo", "pid"], capture_output=True, text=True, check=True
+    )
+    found: dict[str, int] = {}
+    for pid in (int(x) for x in top.stdout.split()[1:]):
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        nspid = re.search(r"^NSpid:\s+(.*)$", status, re.M)
+        if nspid and nspid.group(1).split()[-1] == str(shell_pid):
+            found["shell"] = pid
+        elif (
+            argv[:3] == [b"python3", b"-I", b"-c"]
+            and argv[4:5]
+            and argv[4].startswith(RELAY_DIR_PREFIX.encode())
+        ):
+            found["relay"] = pid
+    return found
+
+
+async def _traced(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    tracer = re.search(r"^TracerPid:\s+(\d+)", status, re.M)
+    return tracer is not None and tracer.group(1) != "0"
+
+
+async def _count(backend: DockerBackend, n: int) -> dict[str, collections.Counter[str]]:
+    """System calls of the shell and the relay (when there is one) over `n` commands."""
+    assert backend._channel is not None and backend.container_id is not None
+    for _ in range(20):
+        await backend.exec("true")
+    pids = _host_pids(backend.container_id, backend._channel.pid)
+    counts: dict[str, collections.Counter[str]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        tracers = {}
+        for name, pid in pids.items():
+            out = Path(tmp) / name
+            tracers[name] = (
+                out,
+                await asyncio.create_subprocess_exec(
+                    "strace", "-f", "-qq", "-o", str(out), "-p", str(pid)
+                ),
+            )
+            while not await _traced(pid):  # noqa: ASYNC110 - strace attaches asynchronously
+                await asyncio.sleep(0.01)
+        for _ in range(n):
+            await backend.exec("true")
+        for name, (out, tracer) in tracers.items():
+            tracer.terminate()
+            await tracer.wait()
+            calls: collections.Counter[str] = collections.Counter()
+            for line in out.read_text().splitlines():
+                call = re.match(r"(?:\d+\s+)?([a-z_0-9]+)\(", line)
+                if call:
+                    calls[call.group(1)] += 1
+            counts[name] = calls
+    return counts
+
+
+async def syscalls(n: int) -> None:
+    repo = sample_repo()
+    original = DockerShellChannel._attach_relay
+
+    async def no_relay(self: DockerShellChannel, relay: Any, directory: str) -> None:
+        await relay.close()
+
+    results = {}
+    try:
+        for mode in ("relay", "shared stdout"):
+            if mode == "shared stdout":
+                DockerShellChannel._attach_relay = no_relay  # type: ignore[method-assign]
+            backend = DockerBackend(repo, DockerOptions(image=IMAGE))
+            await backend.start()
+            try:
+                results[mode] = await _count(backend, n)
+            finally:
+                await backend.stop()
+                DockerShellChannel._attach_relay = original  # type: ignore[method-assign]
+    finally:
+        shutil.rmtree(repo, ignore_errors=True)
+    print(f"system calls per command (`true`), {n} commands, strace from the host")
+    for mode, counts in results.items():
+        for name, calls in counts.items():
+            total = sum(calls.values())
+            top = ", ".join(f"{c} {k / n:.1f}" for c, k in calls.most_common(6))
+            print(f"  {mode:<14} {name:<6} {total / n:6.1f}/command  reads {calls['read'] / n:6.1f}"
+                  f"  ({top})")  # fmt: skip
 
 
 async def main(n: int) -> None:
@@ -94,4 +200,7 @@ async def main(n: int) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 1000))
+    if sys.argv[1:2] == ["--syscalls"]:
+        asyncio.run(syscalls(int(sys.argv[2]) if len(sys.argv) > 2 else 300))
+    else:
+        asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 1000))

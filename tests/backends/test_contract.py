@@ -92,7 +92,6 @@ async def test_a_syntax_error_does_not_wedge_the_shell(backend: Backend) -> None
     assert (await backend.exec("echo fine")).output == b"fine\n"
 
 
-
 # The shell's own count of read(2) calls (/proc/PID/io), with builtins only.
 SHELL_READS = 'while read -r k v; do [ "$k" = syscr: ] && echo "$v"; done </proc/$$/io'
 
@@ -113,6 +112,8 @@ async def test_a_commands_text_reaches_the_shell_whole_and_exact(backend: Backen
     exact = await backend.exec(text, env={"GREET": "ça va 'x' $HOME"})
     assert exact.output == "[ça va 'x' $HOME][é€ \\ \" \\][0][]\ttab\n".encode()
     assert (await backend.exec('set +u; echo "$GREET"')).output == "ça va 'x' $HOME\n".encode()
+    assert (await backend.exec("echo a\0b")).output == b"ab\n"  # bash drops a NUL, as ever
+
 
 async def test_a_timeout_kills_the_command_and_the_shell_stays(backend: Backend) -> None:
     await backend.exec("cd calc && export KEPT=yes")
