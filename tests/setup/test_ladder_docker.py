@@ -78,3 +78,49 @@ async def test_a_broken_dependency_is_categorised_with_its_evidence(
     assert "reposim-no-such-distribution-xyz" in (result.verdict.evidence or "").lower() or (
         "reposim_no_such_distribution_xyz" in (result.verdict.evidence or "")
     ), result.verdict.line()
+
+
+async def test_a_test_the_memory_limit_kills_is_named_and_the_rest_of_the_suite_decides(
+    tmp_path: Path,
+) -> None:
+    """lz4 3.1.10 in the hard corpus: one test (test_huge) allocates 4 GB, the container's memory
+    limit kills pytest, and nothing is reported (`killed`, never ready). A person runs the rest of
+    the suite and names the test the limit kills: so does setup. A 300 MB container, one test of
+    800 MB among four small ones."""
+    from simulator.backend_factory import BackendOptions, make_backend
+    from simulator.session import Session
+    from simulator.setup import run_setup
+    from tests.setup.conftest import SETUP_IMAGE, docker_or_skip
+
+    docker_or_skip()
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": repos.setuptools_pyproject("hungry", [], package="hungry"),
+            "hungry/__init__.py": "def double(x):\n    return 2 * x\n",
+            "tests/test_small.py": (
+                "from hungry import double\n\n"
+                "def test_one():\n    assert double(1) == 2\n\n"
+                "def test_two():\n    assert double(2) == 4\n"
+            ),
+            "tests/test_zbig.py": (
+                "from hungry import double\n\n"
+                "def test_three():\n    assert double(3) == 6\n\n"
+                "def test_huge():\n    assert len(b'x' * (800 * 2**20)) > 0\n\n"
+                "def test_four():\n    assert double(4) == 8\n"
+            ),
+        },
+    )
+    backend = make_backend(
+        "docker", repo, options=BackendOptions(image=SETUP_IMAGE, network=True, memory="300m")
+    )
+    session = await Session.open(repo, backend=backend, trajectory_path=tmp_path / "t.jsonl")
+    try:
+        result = await run_setup(session)
+    finally:
+        await session.close()
+    verdict = result.verdict
+    assert verdict.ready, verdict.line()
+    assert verdict.tests["passed"] == 4 and verdict.tests["failed"] == 0, verdict.line()
+    assert any("tests/test_zbig.py::test_huge" in s and "killed" in s for s in verdict.skipped)
+    assert "--deselect" in (verdict.test_command or "")
