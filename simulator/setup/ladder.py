@@ -49,6 +49,7 @@ from simulator.setup.oracle import (
     collection_errors,
     count_generic,
     diagnose,
+    killed_test,
     verdict_from_tests,
 )
 from simulator.setup.pins import (
@@ -156,6 +157,8 @@ class _Env:
         self.resolution: dict[str, Any] = {"mode": "today"}
         self.last_output = ""
         self.cut_cpu: float | None = None  # CPU seconds of the last test run, when it was cut
+        # Tests a run was killed in (SIGKILL: the memory limit), left out of later runs
+        self.killed_tests: list[str] = []
         self.deadline = time.monotonic() + options.budget if options.budget else None
 
     def test_timeout(self) -> float:
@@ -1310,11 +1313,19 @@ ROOT_TEST_MODULES = ("test.py", "tests.py")
 async def _run_test_command(
     env: _Env, test: TestCommand, imports: ImportScan, options: SetupOptions
 ) -> Verdict:
-    command = test.command(env.python)
+    ran = _leaving_out(test, env.killed_tests)
+    command = ran.command(env.python)
     run = await env.run_tests(command)
     counts = run.counts() if run.structured else count_generic(run.output, run.exit_code)
     modules = len(test.args) if test.source == "retest" else len(imports.test_modules)
     verdict = _judge(run, counts, command, options, modules)
+    if verdict.category is Category.KILLED and await _find_killed_test(env, ran):
+        return await _run_test_command(env, test, imports, options)
+    verdict.skipped += [
+        f"{test_id}: killed (SIGKILL) while it ran, most likely by the container's memory "
+        "limit; left out of the run"
+        for test_id in env.killed_tests
+    ]
     if run.timed_out and env.cut_cpu is not None:
         # How much of the limit the container could run: a suite starved by the machine's
         # load reads very differently from one that is slow on its own.
@@ -1325,6 +1336,43 @@ async def _run_test_command(
     verdict.seconds = run.duration
     verdict.retest = failing_files(run, Path(env.session.source))
     return verdict
+
+
+MAX_KILLED_TESTS = 3
+
+
+def _leaving_out(test: TestCommand, killed: list[str]) -> TestCommand:
+    """A pytest command with the tests runs were killed in deselected (ids checked when found)."""
+    if test.runner != "pytest" or not killed:
+        return test
+    deselect = tuple(word for test_id in killed for word in ("--deselect", test_id))
+    return replace(test, args=(*test.args, *deselect))
+
+
+async def _find_killed_test(env: _Env, test: TestCommand) -> bool:
+    """After a pytest run was killed before it reported (lz4 3.1.10: test_huge allocates 4 GB,
+    the container's limit is 2 GB), run it again verbose and unbuffered to see which test it
+    was in; that test (a file of the checkout, at most three such tests) is left out of every
+    later run and named in the verdict, as a person would deselect it. False when the kill
+    came while no test ran (importing the test modules)."""
+    if test.runner != "pytest" or len(env.killed_tests) >= MAX_KILLED_TESTS:
+        return False
+    run = await env.run_tests(test.command(env.python, verbose=True))
+    if run.exit_code != 137:
+        return False
+    test_id = killed_test(run.output)
+    if test_id is None or test_id in env.killed_tests:
+        return False
+    path = Path(test_id.split("::")[0])
+    root = Path(env.session.source)
+    if path.is_absolute() or ".." in path.parts or not (root / path).is_file():
+        return False
+    env.killed_tests.append(test_id)
+    env.notes.append(
+        f"the test run was killed (SIGKILL) in {test_id}, most likely by the container's "
+        "memory limit: that test is left out (--deselect) and named in the verdict"
+    )
+    return True
 
 
 def interrupt_at(command: str, timeout: float) -> float | None:

@@ -266,12 +266,18 @@ class Verdict:
         if self.tests:
             ran = sum(self.tests.get(k, 0) for k in ("passed", "failed", "error"))
             notes.append(f"{self.tests.get('passed', 0)}/{ran} passed")
-        if self.skipped:
-            n = len(self.skipped)
+        # A skipped entry is a test module that did not import, or (an id with `::`) a test
+        # the run was killed in and that was left out (see `killed_test`).
+        modules = [s for s in self.skipped if "::" not in s.split(": ")[0]]
+        tests = [s for s in self.skipped if s not in modules]
+        if modules:
+            n = len(modules)
             notes.append(
-                f"{n} test module{'s' if n > 1 else ''} not importable: "
-                + "; ".join(self.skipped[:3])
+                f"{n} test module{'s' if n > 1 else ''} not importable: " + "; ".join(modules[:3])
             )
+        if tests:
+            n = len(tests)
+            notes.append(f"{n} test{'s' if n > 1 else ''} left out: " + "; ".join(tests[:3]))
         if notes:
             text += f" ({'; '.join(notes)})"
         if self.category is not None:
@@ -525,6 +531,24 @@ def _relative_test_path(path: PurePosixPath) -> str:
         if part in ("test", "tests", "testing"):
             return "/".join(parts[i:])
     return path.name
+
+
+# A test's line in pytest's verbose report: its id, then its outcome once it has one.
+_VERBOSE_TEST = re.compile(
+    r"^(?P<id>[\w./-]+\.py::[^\s\[]+(?:\[[^\]\n]*\])?)(?P<rest>.*)$", re.MULTILINE
+)
+_OUTCOME = re.compile(r"\b(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b")
+
+
+def killed_test(output: str) -> str | None:
+    """The test a verbose (`-v`, unbuffered) pytest run was in when it was killed: the last
+    test id the report printed with no outcome after it (pytest prints the id when the test
+    starts, its outcome when it ends). None when the run was killed between tests or before
+    any (while importing the test modules)."""
+    found = list(_VERBOSE_TEST.finditer(output))
+    if not found or _OUTCOME.search(found[-1]["rest"]):
+        return None
+    return found[-1]["id"]
 
 
 def _why(diagnosis: Diagnosis) -> str:

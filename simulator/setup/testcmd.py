@@ -52,11 +52,13 @@ class TestCommand:
     source: str  # where it was read, for the record ("CI workflow test.yml")
     rank: int = 9
 
-    def command(self, python: str) -> str:
-        """The command for the session's shell, every word quoted."""
+    def command(self, python: str, *, verbose: bool = False) -> str:
+        """The command for the session's shell, every word quoted. `verbose`: pytest's report
+        of each test's id as it starts, unbuffered (what a killed run printed is kept)."""
         if self.runner == "pytest":
-            argv = [python, "-m", "pytest", "-p", "no:cacheprovider"]
-            argv += ["--continue-on-collection-errors", "-q", *self.args]
+            argv = [python, "-u"] if verbose else [python]
+            argv += ["-m", "pytest", "-p", "no:cacheprovider", "--continue-on-collection-errors"]
+            argv += ["-v" if verbose else "-q", *self.args]
         elif self.runner == "unittest":
             argv = [python, "-m", "unittest", *self.args]
         else:

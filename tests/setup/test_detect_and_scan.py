@@ -403,3 +403,19 @@ def test_a_conftest_refused_while_collecting_a_folder_takes_the_pytest_below_its
     state = RepairState(versions={"pytest": "9.2.0"})
     fix = plan(Diagnosis(Category.COLLECTION, evidence), state)
     assert fix is not None and fix.requirements == ("pytest<9",), fix
+
+
+def test_the_test_a_killed_verbose_run_was_in_is_the_last_id_with_no_outcome() -> None:
+    """pytest -v prints a test's id when it starts and its outcome when it ends; bash's
+    `Killed` line can land on the same line as the id of the test that was running."""
+    from simulator.setup.oracle import killed_test
+
+    killed = (
+        "tests/test_a.py::test_one PASSED                                    [ 25%]\n"
+        "tests/test_a.py::test_two[big data] PASSED                          [ 50%]\n"
+        "tests/test_b.py::test_huge bash: line 9:   41 Killed    ( cd /workspace && pytest )\n"
+    )
+    assert killed_test(killed) == "tests/test_b.py::test_huge"
+    between = "tests/test_a.py::test_one PASSED   [ 50%]\nbash: line 9:   41 Killed   ( pytest )\n"
+    assert killed_test(between) is None
+    assert killed_test("bash: line 9:   41 Killed    ( cd /workspace && pytest )\n") is None
