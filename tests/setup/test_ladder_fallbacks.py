@@ -614,6 +614,9 @@ async def test_a_build_that_needs_its_eras_setuptools_builds_with_the_tools_of_i
     made an error ("use_2to3 is invalid"), so no install works with today's build tools. The
     build runs again with setuptools as of the commit's date (2020-01-23: 45.1.0, below 58),
     the notes say why and with what, and the Dockerfile builds with the same constraint.
+    The build's 2to3 converts the package, and its tests inside it, as it installs them (deap
+    1.3.1: `print` statements in deap/tests, `dict.iteritems` in deap/tools): the tests run
+    in that converted copy (`python -P -m pytest --pyargs oldtwo`), not in the Python 2 tree.
     Over 60 s under load (126 s at load 30, 267 s at 70): the build fails with today's
     setuptools, builds again with the era's, and pytest comes from the index; no smaller
     fixture shows it."""
@@ -622,15 +625,24 @@ async def test_a_build_that_needs_its_eras_setuptools_builds_with_the_tools_of_i
     files = {
         "setup.py": (
             "from setuptools import setup\n\n"
-            "setup(name='oldtwo', version='0.1', packages=['oldtwo'], use_2to3=True)\n"
+            "setup(name='oldtwo', version='0.1', packages=['oldtwo', 'oldtwo.tests'],\n"
+            "      use_2to3=True)\n"
         ),
-        "oldtwo/__init__.py": "def half(x):\n    return x / 2\n",
-        "tests/test_half.py": (
-            "from oldtwo import half\n\ndef test_half():\n    assert half(3) == 1.5\n"
+        "oldtwo/__init__.py": (
+            "def half(x):\n    return x / 2\n\n"
+            "def pairs(d):\n    return sorted(d.iteritems())\n"
+        ),
+        "oldtwo/tests/__init__.py": "",
+        "oldtwo/tests/test_half.py": (
+            "from oldtwo import half, pairs\n\n"
+            "def test_half():\n    assert half(3) == 1.5\n\n"
+            "def test_pairs():\n    print 'pairs'\n    assert pairs({'a': 1}) == [('a', 1)]\n"
         ),
     }
     result = await _set_up(set_up, tmp_path / "repo", files, as_of="2020-01-23T10:00:00+00:00")
     assert result.verdict.ready, result.verdict.line()
+    assert result.verdict.tests["passed"] == 2, result.verdict.line()
+    assert "--pyargs oldtwo" in (result.verdict.test_command or ""), result.verdict.test_command
     assert result.build_constraints == ["setuptools==45.1.0"], (result.notes, result.commands)
     note = next((n for n in result.notes if "use_2to3" in n), "")
     assert "setuptools 58 removed use_2to3" in note and "2020-01-23" in note, result.notes
