@@ -42,6 +42,9 @@ class Project:
     # Every build system the tree carries, c_build first: the next is tried when one fails
     # (zlib as Debian ships it: CMake stops on a file the tree lacks, ./configure && make works).
     c_builds: list[str] = field(default_factory=list)
+    # setup.py passes use_2to3=True: the build converts the package from Python 2 as it installs
+    # it, so the tests inside the package run in the installed copy, not in the tree (deap 1.3.1)
+    converts_2to3: bool = False
     hints: list[str] = field(default_factory=list)  # what was read, for the record
 
     def to_dict(self) -> dict[str, Any]:
@@ -210,6 +213,8 @@ def _read_setup_py(project: Project, path: Path) -> None:
         project.name = project.name or name.group(1)
     if re.search(r"\bExtension\s*\(|\bext_modules\s*=|\bcythonize\s*\(", text):
         project.c_extensions = True
+    if re.search(r"\buse_2to3\s*=\s*True\b", text):
+        project.converts_2to3 = True
 
 
 def _read_requirement_files(project: Project, root: Path) -> None:

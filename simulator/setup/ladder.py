@@ -1249,7 +1249,16 @@ async def _oracle(
                 output_tail=env.last_output[-4000:],
             )
     verdict = None
-    for candidate in project_test_commands(Path(project.root))[:2]:
+    candidates = project_test_commands(Path(project.root))[:2]
+    if project.converts_2to3 and install_failure is None:
+        # deap 1.3.1: its build converts the package (and the tests inside it) from Python 2
+        # as it installs it; the tree stays Python 2 (`print` statements, `dict.iteritems`).
+        # The tests run in the installed copy, as `setup.py test` ran them in its build.
+        names = tuple(p for p in packages if re.fullmatch(r"[A-Za-z_]\w*", p))
+        if names:
+            converted = TestCommand("pytest", ("--pyargs", *names), "the build's 2to3 copy")
+            candidates.insert(0, replace(converted, installed_copy=True))
+    for candidate in candidates:
         # The project's own command first (CI, tox, nox, scripts, Makefile, README); it decides
         # unless it runs no test at all (then the default runners try).
         own = await _run_test_command(env, candidate, imports, options)

@@ -51,12 +51,15 @@ class TestCommand:
     args: tuple[str, ...]  # checked values and the options built here
     source: str  # where it was read, for the record ("CI workflow test.yml")
     rank: int = 9
+    # python -P: the working directory (the checkout) is not put first on sys.path, so the
+    # installed copy of the project is what is imported (one its build converted with 2to3)
+    installed_copy: bool = False
 
     def command(self, python: str, *, verbose: bool = False) -> str:
         """The command for the session's shell, every word quoted. `verbose`: pytest's report
         of each test's id as it starts, unbuffered (what a killed run printed is kept)."""
         if self.runner == "pytest":
-            argv = [python, "-u"] if verbose else [python]
+            argv = [python, *(["-P"] if self.installed_copy else []), *(["-u"] if verbose else [])]
             argv += ["-m", "pytest", "-p", "no:cacheprovider", "--continue-on-collection-errors"]
             argv += ["-v" if verbose else "-q", *self.args]
         elif self.runner == "unittest":
