@@ -629,8 +629,7 @@ async def test_a_build_that_needs_its_eras_setuptools_builds_with_the_tools_of_i
             "      use_2to3=True)\n"
         ),
         "oldtwo/__init__.py": (
-            "def half(x):\n    return x / 2\n\n"
-            "def pairs(d):\n    return sorted(d.iteritems())\n"
+            "def half(x):\n    return x / 2\n\ndef pairs(d):\n    return sorted(d.iteritems())\n"
         ),
         "oldtwo/tests/__init__.py": "",
         "oldtwo/tests/test_half.py": (
