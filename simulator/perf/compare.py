@@ -609,17 +609,13 @@ async def _compare(
     # Each side is calibrated: pyperf's values are per loop, so the sides may differ in loops;
     # A's loops for B made one value of a 500x slower B last about a minute (50 s per value).
     loops: dict[str, int] = {}
-    for env in envs:
+
+    async def calibrate(env: PerfEnvironment) -> None:
+        """`env`'s loops per value: as many as make a value last `min_time` in the timer now
+        in use (`measure` passes it)."""
         calibration = files[f"calibration_{env.label.lower()}"]
-        if loops_of_one(command_seconds, settings):
-            # a command of 2 x min_time or more: one run per value, as its quickcheck showed
-            with runs[env.label].stage("calibrate", min_time=settings.min_time) as detail:
-                loops[env.label] = 1
-                detail.update(
-                    loops=1, by="the command's quickcheck", command_seconds=command_seconds
-                )
-            continue
-        with runs[env.label].stage("calibrate", min_time=settings.min_time) as detail:
+        await env.discard(calibration)  # pyperf appends: the run of an earlier calibration
+        with runs[env.label].stage("calibrate", min_time=settings.min_time, timer=timer) as detail:
             await measure(
                 env,
                 calibration,
@@ -636,6 +632,17 @@ async def _compare(
             await env.fetch(calibration)
             loops[env.label] = int(load_benchmark(calibration).get_metadata().get("loops") or 1)
             detail["loops"] = loops[env.label]
+
+    for env in envs:
+        if loops_of_one(command_seconds, settings):
+            # a command of 2 x min_time or more: one run per value, as its quickcheck showed
+            with runs[env.label].stage("calibrate", min_time=settings.min_time) as detail:
+                loops[env.label] = 1
+                detail.update(
+                    loops=1, by="the command's quickcheck", command_seconds=command_seconds
+                )
+            continue
+        await calibrate(env)
 
     per_worker = ["--values", str(values), "--warmups", str(warmups)]
     if harness_path is not None and settings.groups:
@@ -695,13 +702,22 @@ async def _compare(
                 )
                 means_a, means_b = timed.values("A", timer), timed.values("B", timer)
             else:
+                # The loops were calibrated in elapsed time, which the competition inflated:
+                # kept, a CPU-time value lasted a fraction of min_time (CI: 4 loops, ~1 ms of
+                # CPU where 10 ms was asked), so each side is calibrated again in CPU time.
+                before = dict(loops)
+                for env in envs:
+                    await calibrate(env)
                 actions.append(
                     f"switched to CPU time after {done} rounds: the elapsed-time runs varied "
                     f"by {worst:.0%} of their mean (other processes competing for the CPU); "
-                    "the elapsed-time rounds were set aside and the rounds started again"
+                    "the elapsed-time rounds were set aside, each side calibrated again in "
+                    f"CPU time ({before['A']} -> {loops['A']} (A) / {before['B']} -> "
+                    f"{loops['B']} (B) loops per value) and the rounds started again"
                 )
-                for side in ("a", "b", "groups_a", "groups_b"):
-                    files[side].unlink(missing_ok=True)
+                for env in envs:
+                    for kind in ("", "groups_"):
+                        await env.discard(files[f"{kind}{env.label.lower()}"])
                 done = 0
                 continue
         check = compare_runs(means_a, means_b, resamples=2000, paired=True)

@@ -247,6 +247,13 @@ class PerfEnvironment:
             return
         host.write_bytes(await self.session.read_bytes(f"{IN_WORKSPACE}/{host.name}"))
 
+    async def discard(self, host: Path) -> None:
+        """Remove a result file of the output directory, and its copy inside the environment
+        (pyperf appends to it: a file left in a container would bring back the runs set aside)."""
+        host.unlink(missing_ok=True)
+        if not self.local:
+            await self.run(f"rm -f {quote(self.path_for(host))}", timeout=60)
+
     @classmethod
     async def open(
         cls,

@@ -122,6 +122,11 @@ async def test_noisy_elapsed_time_switches_to_cpu_time_and_says_so(
     # or one pair 0.5 off in log; CI's 1.27 was the sleep's own CPU and cold caches, above)
     assert 1.5 < result.verdict.speedup < 2.6, result.summary()
     assert "switched to CPU time" in result.summary()
+    # the loops were calibrated again in CPU time: a value lasts min_time of CPU (at least
+    # half of it, whatever the load), not the share of elapsed time the sleeps left to it
+    assert "calibrated again in CPU time" in result.actions[0], result.actions
+    for side in (result.a, result.b):
+        assert side.loops * side.mean >= settings.min_time / 2, result.summary()
 
 
 def test_a_sentence_when_the_t_test_and_the_interval_disagree() -> None:
