@@ -21,8 +21,8 @@ Fixtures (one git repository, three commits):
 By hand: 10 rounds of A B B A, each a fresh process (the API: a Python process that imports the
 harness and times `bench()` for ~0.1 s of loops, reporting the mean per call; the command: one
 run of it), both wall and CPU time recorded; the same statistics as ours: the k-th A and the
-k-th B of the ABBA sequence ran in the same round, so both are compared in pairs (a paired
-bootstrap interval and a paired t-test, `compare_runs(paired=True)`), as a careful person
+k-th B of the ABBA sequence ran in the same round, so both are compared in pairs (a paired t
+interval of the log ratios and the paired t-test, `compare_runs(paired=True)`), as a careful person
 analysing an ABBA would.
 
 Sizing (2 loaded cores): a default compare of the API fixture takes ~0.5-2 min, the command
