@@ -192,6 +192,13 @@ def show(r: dict[str, Any]) -> str:
         f"{'contains' if r['contains'] else 'MISSES'})  "
         f"{'significant' if r['significant'] else 'not significant':<15}  cost {r['cost']:.0f} s"
         f"  load {r['load']:.1f}"
+        + (
+            f"  {r['pairs']} pairs{', switched' if r['switched'] else ''}"
+            f"{', set aside ' + str(r['set_aside']) if r['set_aside'] else ''}, loops "
+            f"{r['loops'][0]}/{r['loops'][1]}"
+            if "pairs" in r
+            else ""
+        )
     )
 
 
@@ -246,7 +253,16 @@ def main() -> None:
                     harness=harness,
                 )
                 how = f"ours ({result.settings['timer']})"
-                add(row(fixture_name, truth, result.verdict, cost, how))
+                measured = row(fixture_name, truth, result.verdict, cost, how)
+                # what the protocol did: the paired rounds the verdict rests on, whether it
+                # switched timers (and calibrated again), rounds set aside, loops per value
+                measured.update(
+                    pairs=result.a.runs - len(result.verdict.set_aside),
+                    switched=any(a.startswith("switched to CPU") for a in result.actions),
+                    set_aside=len(result.verdict.set_aside),
+                    loops=[result.a.loops, result.b.loops],
+                )
+                add(measured)
         # a command of about --command-seconds of CPU at A: sized by elapsed time (before),
         # the "2 s" command was ~0.25 s of CPU at load 23-56, where start-up costs mattered
         # (less the interpreter's start and import, which a probe of 200,000 items is 20% of)
