@@ -237,10 +237,11 @@ def main() -> None:
             hand = api_by_hand(trees, harness)
             add(row("10%", 1.1, hand["wall"], hand["cost"], "by hand, wall"))
             add(row("10%", 1.1, hand["cpu"], hand["cost"], "by hand, cpu"))
-        # (fixture, truth, revision B, runs, folder): 10% faster, then A against itself
+        # (fixture, truth, revision B, runs, folder): A against itself, then 10% faster (the
+        # identical runs first: the target stop 36 missed, answered even if a run is cut short)
         fixtures = (
-            ("10%", 1.1, "b", args.ten, "ten"),
             ("identical", 1.0, "same", args.same, "same"),
+            ("10%", 1.1, "b", args.ten, "ten"),
         )
         for fixture_name, truth, b, runs, folder in fixtures:
             for i in range(runs):
