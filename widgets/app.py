@@ -467,17 +467,10 @@ class RepoSimApp(WorkspaceApp):
         )
 
     async def _show_followed(self, path: str, line: int | None) -> None:
-        # Following is passive: the keyboard stays where the person left it, unless a question
-        # of the agent came up meanwhile (its a / r keys must reach the prompt).
-        focused = self.focused
-        await self.query_one(EditorPane).open_file(path, line)
-        from widgets.agent_pane import ApprovalPrompt
-
-        prompt = self.query_one(ApprovalPrompt)
-        if prompt.display:
-            prompt.focus()
-        elif focused is not None and focused.is_attached:
-            focused.focus()
+        # Following is passive: the file is shown without taking the keyboard, so nothing is
+        # given back afterwards either. Giving back the focus found at the start took the keys
+        # from a question (a workflow's, or the agent's) that came up while the file opened.
+        await self.query_one(EditorPane).open_file(path, line, focus=False)
 
     @on(FileTree.FileChosen)
     def _file_chosen(self, message: FileTree.FileChosen) -> None:

@@ -302,8 +302,9 @@ class EditorPane(Widget):
         buffer = self._buffers.get(Session.normalize(path))
         return bool(buffer and buffer.dirty)
 
-    async def open_file(self, path: str, line: int | None = None) -> None:
-        """Open (or switch to) a file; optionally put the cursor on a 1-based line."""
+    async def open_file(self, path: str, line: int | None = None, *, focus: bool = True) -> None:
+        """Open (or switch to) a file; optionally put the cursor on a 1-based line. The file's
+        editor takes the keyboard unless `focus` is False (the editor following the agent)."""
         path = Session.normalize(path)
         buffer = self._buffers.get(path)
         if buffer is None:
@@ -334,8 +335,9 @@ class EditorPane(Widget):
         else:
             self.query_one(TabbedContent).active = buffer.pane_id
         if line is not None:
-            self.go_to_line(line)
-        buffer.editor.focus()
+            self.go_to_line(line, focus=focus)
+        if focus:
+            buffer.editor.focus()
 
     def dirty_paths(self) -> list[str]:
         """The open files with unsaved edits, in tab order."""
@@ -376,7 +378,7 @@ class EditorPane(Widget):
         error has none."""
         self.notify(_sentence(error, fallback), title=title, severity="error")
 
-    def go_to_line(self, line: int) -> None:
+    def go_to_line(self, line: int, *, focus: bool = True) -> None:
         """Move the cursor to a 1-based line (clamped to the file) and centre it."""
         buffer = self._current()
         if buffer is None:
@@ -384,7 +386,8 @@ class EditorPane(Widget):
         editor = buffer.editor
         row = max(0, min(line - 1, editor.document.line_count - 1))
         self._reveal(editor, (row, 0))
-        editor.focus()
+        if focus:
+            editor.focus()
 
     async def on_external_change(self, path: str) -> None:
         """A file changed outside the editor: reload a clean buffer, ask about a dirty one."""

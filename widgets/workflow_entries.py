@@ -24,6 +24,7 @@ from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
+from textual.widget import Widget
 from textual.widgets import Input, Label, Static
 from textual.worker import Worker, WorkerState
 
@@ -224,6 +225,7 @@ class WorkflowApproval(ApprovalPrompt):
     def __init__(self) -> None:
         super().__init__(id="workflow-approval")
         self._answer: asyncio.Future[tuple[Decision, bool]] | None = None
+        self._keys_from: Widget | None = None  # where the keys were before the questions
 
     def on_mount(self) -> None:
         self.query_one("#approval-keys", Static).update(
@@ -235,7 +237,8 @@ class WorkflowApproval(ApprovalPrompt):
     async def decide(self, request: ActionRequest) -> tuple[Decision, bool]:
         """The person's decision, and whether it covers the rest of the workflow (A)."""
         self.asker = f"The {request.workflow} workflow"
-        before = self.app.focused
+        if not self._has_keys():  # else they were not given back after the last question
+            self._keys_from = self.screen.focused
         pane = self.app.query_one(AgentPane)
         pane.display = True  # the question must be seen (the pane starts hidden when narrow)
         self._answer = asyncio.get_running_loop().create_future()
@@ -245,8 +248,25 @@ class WorkflowApproval(ApprovalPrompt):
         finally:
             self._answer = None
             self.close()
-            if before is not None and before.is_attached:
-                before.focus()
+            self._give_keys_back()
+
+    def _has_keys(self) -> bool:
+        focused = self.screen.focused
+        return focused is not None and self in focused.ancestors_with_self
+
+    def _give_keys_back(self) -> None:
+        """The keys go back where they were before the question (else to the agent pane's task
+        input), at once and only while this prompt (or nothing) has them. A deferred `focus()`
+        could land after the workflow's next question took them; left on this hidden prompt,
+        they would be nobody's until Textual moved them on a later frame, perhaps from the
+        next question."""
+        screen = self.screen
+        if screen.focused is not None and not self._has_keys():
+            return  # the person moved them
+        shown = screen.focus_chain
+        task = self.app.query_one(AgentPane).query_one("#agent-task")
+        back = next((w for w in (self._keys_from, task) if w is not None and w in shown), None)
+        screen.set_focus(back)
 
     def action_approve_rest(self) -> None:
         approval = Decision(True, "approved with the rest of the workflow", by="human")
