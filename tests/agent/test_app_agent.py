@@ -128,3 +128,4 @@ async def test_at_80x24_the_confirm_card_shows_the_change_it_asks_about(session:
         assert "a approve" in shown
         await pilot.press("a")
         await wait_until(pilot, lambda: not app.query_one(AgentPane).running)
+        await wait_quiet(pilot, app)  # the editor's follow of the edit may still be opening it
