@@ -116,6 +116,9 @@ def test_the_comparator_pairs_objects_one_to_one() -> None:
     assert not support.same([node, node], [Node("x"), Node("x")])
     assert not support.same([Node("x"), Node("x")], [node, node])
     assert support.same([node, node], pickle.loads(pickle.dumps([node, node])))
+    # builtin containers are values: a literal in a harness does not keep which were one list
+    row = [1, 2]
+    assert support.same([row, row], [[1, 2], [1, 2]])
     # cycles stay safe, and a copy of the whole graph is still equal
     assert support.same(first, pickle.loads(pickle.dumps(first)))
     assert support.same(first, second)

@@ -32,7 +32,7 @@ from collections.abc import Iterator, Sequence
 from enum import Enum
 from itertools import islice
 from pathlib import Path
-from types import BuiltinMethodType, MethodType, ModuleType
+from types import BuiltinFunctionType, BuiltinMethodType, FunctionType, MethodType, ModuleType
 from typing import Any
 
 CANDIDATE_VARIABLE = "REPOSIM_CANDIDATE"
@@ -666,13 +666,83 @@ def _same_kind(a: type, e: type) -> bool:
     )
 
 
-def same(actual: Any, expected: Any, _memo: set[tuple[int, int]] | None = None) -> bool:
+class _Pairs:
+    """The objects one comparison has paired. Objects of classes are paired one to one, so an
+    object met twice on one side must meet the same object on the other: two look-alike
+    tokens of one statement (equal fields, the same parent) are then told apart, where pairing
+    the first with the second at the top and with itself inside the parent's token list would
+    find them equal. Builtin containers are compared as values (a literal in a harness does
+    not keep which lists were one list). A pair already met counts as equal, which keeps
+    reference cycles safe."""
+
+    __slots__ = ("backward", "forward", "kept", "met")
+
+    def __init__(self) -> None:
+        self.forward: dict[int, int] = {}  # id(actual) -> id(expected), objects of classes
+        self.backward: dict[int, int] = {}  # id(expected) -> id(actual)
+        self.met: set[tuple[int, int]] = set()  # containers being or already compared
+        # the objects themselves: a temporary (the items read from an iterator) freed while
+        # the comparison goes on would free its id for another object
+        self.kept: list[Any] = []
+
+    def meet(self, actual: Any, expected: Any) -> bool | None:
+        """True when the pair was met before (equal so far), False when either object is
+        already paired with another, None when it is new (and now paired)."""
+        if _by_value(expected):
+            pair = (id(actual), id(expected))
+            if pair in self.met:
+                return True
+            self.met.add(pair)
+        else:
+            mine, theirs = self.forward.get(id(actual)), self.backward.get(id(expected))
+            if mine is not None or theirs is not None:
+                return mine == id(expected) and theirs == id(actual)
+            self.forward[id(actual)] = id(expected)
+            self.backward[id(expected)] = id(actual)
+        self.kept.append((actual, expected))
+        return None
+
+    def trial(self) -> _Pairs:
+        """A copy to try a pairing on (a set's items), kept only when it holds."""
+        copied = _Pairs()
+        copied.forward, copied.backward = dict(self.forward), dict(self.backward)
+        copied.met, copied.kept = set(self.met), self.kept
+        return copied
+
+    def adopt(self, trial: _Pairs) -> None:
+        self.forward, self.backward, self.met = trial.forward, trial.backward, trial.met
+
+
+_VALUE_CONTAINERS = (
+    list,
+    tuple,
+    dict,
+    set,
+    frozenset,
+    collections.OrderedDict,
+    collections.defaultdict,
+    collections.Counter,
+    collections.deque,
+)
+
+
+def _by_value(value: Any) -> bool:
+    """Compared without one-to-one pairing: a builtin container (what it holds is paired), a
+    class, a module or a function (shared by name)."""
+    return type(value) in _VALUE_CONTAINERS or isinstance(
+        value, type | ModuleType | FunctionType | BuiltinFunctionType | MethodType
+    )
+
+
+def same(actual: Any, expected: Any, _pairs: _Pairs | None = None) -> bool:
     """Behavioural equality, by structure: the same type, then the same value. Floats to 1e-9;
     lists, tuples and dicts item by item; sets and dict keys of objects matched structurally;
     iterators by what they yield (bounded); objects by their `__dict__` and `__slots__` over
-    the whole MRO (and their own `__eq__` when they define one, which must agree); reference
-    cycles are safe (a pair of objects already being compared counts as equal)."""
-    memo = set() if _memo is None else _memo
+    the whole MRO (and their own `__eq__` when they define one, which must agree). Objects of
+    classes are paired one to one over the whole comparison (one object in two places is not
+    two equal objects, and a look-alike at another place of the graph is not the object);
+    reference cycles are safe (a pair already met counts as equal)."""
+    memo = _Pairs() if _pairs is None else _pairs
     if not _same_kind(type(actual), type(expected)):
         return False
     if isinstance(expected, _PLAIN):
@@ -685,10 +755,11 @@ def same(actual: Any, expected: Any, _memo: set[tuple[int, int]] | None = None) 
         # (== ignores the exponent, 12 equals 12.0, and a NaN equals nothing) its sign, digits
         # and exponent: what quantize or a number of places decides
         return bool(actual.as_tuple() == expected.as_tuple())
-    pair = (id(actual), id(expected))
-    if pair in memo or actual is expected:
+    met = memo.meet(actual, expected)
+    if met is not None:
+        return met
+    if actual is expected:
         return True
-    memo.add(pair)
     if isinstance(expected, Iterator) and not isinstance(expected, Sequence):
         if _live[0]:  # a live object: reading it would take items from the test (a lexer)
             return _same_live_iterator(actual, expected, memo)
@@ -772,7 +843,7 @@ def live_values() -> Iterator[None]:
         _live[0] = before
 
 
-def _same_live_iterator(actual: Any, expected: Any, memo: set[tuple[int, int]]) -> bool:
+def _same_live_iterator(actual: Any, expected: Any, memo: _Pairs) -> bool:
     """Two iterators of a test that goes on, compared without taking items from them: by
     their fields when Python sees some, else by what copies of them yield (and as equal when
     they cannot be copied: a generator; nothing then tells them apart)."""
@@ -799,7 +870,7 @@ def _name(value: Any) -> str:
     return f"{module}.{getattr(value, '__qualname__', '')}"
 
 
-def _same_state(actual: Any, expected: Any, memo: set[tuple[int, int]]) -> bool:
+def _same_state(actual: Any, expected: Any, memo: _Pairs) -> bool:
     then = state(expected)
     if then is None:
         if _own_eq(type(expected)):
@@ -820,7 +891,7 @@ def _plain_key(key: Any) -> bool:
     )
 
 
-def _same_dict(actual: Any, expected: Any, memo: set[tuple[int, int]]) -> bool:
+def _same_dict(actual: Any, expected: Any, memo: _Pairs) -> bool:
     if len(actual) != len(expected):
         return False
     if all(_plain_key(k) for k in expected):
@@ -830,16 +901,16 @@ def _same_dict(actual: Any, expected: Any, memo: set[tuple[int, int]]) -> bool:
     return _matched(list(actual.items()), list(expected.items()), memo)
 
 
-def _matched(actual: list[Any], expected: list[Any], memo: set[tuple[int, int]]) -> bool:
+def _matched(actual: list[Any], expected: list[Any], memo: _Pairs) -> bool:
     """Every expected item has its own structurally equal actual item (sets, dict items)."""
     if len(actual) != len(expected):
         return False
     left = list(actual)
     for item in expected:
         for index, candidate in enumerate(left):
-            trial = set(memo)
+            trial = memo.trial()
             if same(candidate, item, trial):
-                memo |= trial
+                memo.adopt(trial)
                 del left[index]
                 break
         else:
@@ -991,9 +1062,11 @@ def check_call(
         with contextlib.redirect_stdout(more_out), contextlib.redirect_stderr(more_err):
             items, exc = _drain(result, len(expected_items), exhausted)
         out, err = out + more_out.getvalue(), err + more_err.getvalue()
-        assert same(items, expected_items), (
-            f"yielded {describe(items)}, the reference yielded {describe(expected_items)}"
-            + ("" if exhausted else " (and more)")
+        # item by item: each was recorded on its own, so what they share was not kept
+        assert len(items) == len(expected_items) and all(
+            same(item, expected) for item, expected in zip(items, expected_items, strict=True)
+        ), f"yielded {describe(items)}, the reference yielded {describe(expected_items)}" + (
+            "" if exhausted else " (and more)"
         )
     if exc is not None:
         if raises is None:
