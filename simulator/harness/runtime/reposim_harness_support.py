@@ -932,11 +932,15 @@ def dump(value: Any, depth: int = 4, _seen: set[int] | None = None) -> str:
         return f"{type(value).__qualname__}(…)"
     seen = seen | {id(value)}
     if isinstance(value, list | tuple | set | frozenset):
-        items = [dump(v, depth - 1, seen) for v in islice(value, _DUMP_ITEMS)]
+        if isinstance(value, set | frozenset):
+            # the first items in sorted order, not in iteration order: two equal sets built in
+            # another order (a copy, a rebuilt value) iterate differently
+            items = sorted(dump(v, depth - 1, seen) for v in islice(value, _ITER_LIMIT))
+            del items[_DUMP_ITEMS:]
+        else:
+            items = [dump(v, depth - 1, seen) for v in islice(value, _DUMP_ITEMS)]
         if len(value) > _DUMP_ITEMS:
             items.append(f"… {len(value) - _DUMP_ITEMS} more")
-        if isinstance(value, set | frozenset):
-            items.sort()
         text = ", ".join(items)
         if type(value) is list:
             return f"[{text}]"
@@ -944,16 +948,18 @@ def dump(value: Any, depth: int = 4, _seen: set[int] | None = None) -> str:
             return f"({text}{',' if len(items) == 1 else ''})"
         return f"{type(value).__qualname__}([{text}])" if items else f"{type(value).__qualname__}()"
     if isinstance(value, dict):
+        plain = all(_plain_key(k) for k in value)
+        # keys of objects are matched, not ordered: their first pairs in sorted order
         pairs = [
             f"{dump(k, depth - 1, seen)}: {dump(v, depth - 1, seen)}"
-            for k, v in islice(value.items(), _DUMP_ITEMS)
+            for k, v in islice(value.items(), _DUMP_ITEMS if plain else _ITER_LIMIT)
         ]
+        if not plain:
+            pairs.sort()
+            del pairs[_DUMP_ITEMS:]
         if len(value) > _DUMP_ITEMS:
             pairs.append(f"… {len(value) - _DUMP_ITEMS} more")
-        if all(_plain_key(k) for k in value):
-            body = "{" + ", ".join(pairs) + "}"
-        else:
-            body = "{" + ", ".join(sorted(pairs)) + "}"
+        body = "{" + ", ".join(pairs) + "}"
         return body if type(value) is dict else f"{type(value).__qualname__}({body})"
     if _bound_builtin(value):
         return f"{_name(value).lstrip('.')} of {dump(value.__self__, depth - 1, seen)}"
