@@ -32,7 +32,7 @@ from collections.abc import Iterator, Sequence
 from enum import Enum
 from itertools import islice
 from pathlib import Path
-from types import BuiltinFunctionType, BuiltinMethodType, FunctionType, MethodType, ModuleType
+from types import BuiltinMethodType, MethodType, ModuleType
 from typing import Any
 
 CANDIDATE_VARIABLE = "REPOSIM_CANDIDATE"
@@ -667,13 +667,13 @@ def _same_kind(a: type, e: type) -> bool:
 
 
 class _Pairs:
-    """The objects one comparison has paired. Objects of classes are paired one to one, so an
-    object met twice on one side must meet the same object on the other: two look-alike
-    tokens of one statement (equal fields, the same parent) are then told apart, where pairing
-    the first with the second at the top and with itself inside the parent's token list would
-    find them equal. Builtin containers are compared as values (a literal in a harness does
-    not keep which lists were one list). A pair already met counts as equal, which keeps
-    reference cycles safe."""
+    """The objects one comparison has paired. Objects with an identity (of classes) are paired
+    one to one, so an object met twice on one side must meet the same object on the other: two
+    look-alike tokens of one statement (equal fields, the same parent) are then told apart,
+    where pairing the first with the second at the top and with itself inside the parent's
+    token list would find them equal. Immutable values and builtin containers are compared as
+    values (a harness writes one datetime held twice as two; a literal does not keep which
+    lists were one list). A pair already met counts as equal, which keeps cycles safe."""
 
     __slots__ = ("backward", "forward", "kept", "met")
 
@@ -702,23 +702,41 @@ class _Pairs:
         self.kept.append((actual, expected))
         return None
 
-    def trial(self) -> _Pairs:
+    # (quoted: the R2E export runs this module without postponed annotations)
+    def trial(self) -> "_Pairs":  # noqa: UP037
         """A copy to try a pairing on (a set's items), kept only when it holds."""
-        copied = _Pairs()
+        copied = type(self)()
         copied.forward, copied.backward = dict(self.forward), dict(self.backward)
         copied.met, copied.kept = set(self.met), self.kept
         return copied
 
-    def adopt(self, trial: _Pairs) -> None:
+    def adopt(self, trial: "_Pairs") -> None:  # noqa: UP037
         self.forward, self.backward, self.met = trial.forward, trial.backward, trial.met
+
+
+_NO_IDENTITY = (tuple, frozenset, float, int, str, bytes, bool, complex, type(None))
+_VALUE_MODULES = ("decimal", "fractions", "datetime", "pathlib", "uuid")
+
+
+def immutable_value(value: Any) -> bool:
+    """A value whose identity nothing observes, which a harness writes again wherever it is
+    held (one datetime in two events is two equal datetimes there): a number, a string, a
+    tuple, a date, a path, a class, a function, a module, an enum member, a pattern or a
+    match."""
+    return (
+        isinstance(value, _NO_IDENTITY)
+        or type(value).__module__ in _VALUE_MODULES
+        or isinstance(value, type | ModuleType | Enum)
+        or inspect.isroutine(value)
+        or _is_pattern(value)
+        or _is_match(value)
+    )
 
 
 _VALUE_CONTAINERS = (
     list,
-    tuple,
     dict,
     set,
-    frozenset,
     collections.OrderedDict,
     collections.defaultdict,
     collections.Counter,
@@ -727,11 +745,9 @@ _VALUE_CONTAINERS = (
 
 
 def _by_value(value: Any) -> bool:
-    """Compared without one-to-one pairing: a builtin container (what it holds is paired), a
-    class, a module or a function (shared by name)."""
-    return type(value) in _VALUE_CONTAINERS or isinstance(
-        value, type | ModuleType | FunctionType | BuiltinFunctionType | MethodType
-    )
+    """Compared without one-to-one pairing: an immutable value, or a builtin container (what
+    it holds is paired)."""
+    return type(value) in _VALUE_CONTAINERS or immutable_value(value)
 
 
 def same(actual: Any, expected: Any, _pairs: _Pairs | None = None) -> bool:

@@ -39,7 +39,7 @@ import reprlib
 import sys
 import threading
 from pathlib import Path
-from types import CodeType, FrameType, ModuleType
+from types import CodeType, FrameType
 from typing import Any
 
 SPEC_VARIABLE = "REPOSIM_TRACE_SPEC"
@@ -143,27 +143,18 @@ def _path(obj: Any) -> str | None:
 
 _DATE_KINDS = (datetime.datetime, datetime.date, datetime.time)
 _MARK = re.compile("\x00(\\d+)\x01|\x02(\\d+)\x03")
-_NO_IDENTITY = (tuple, frozenset, float, int, str, bytes, bool, complex, type(None))
 
 
 def _has_identity(value: Any) -> bool:
     """Whether a copy of `value` must stay one object wherever the value holds it (a list, a
-    dict, a set, an object of a class): not an immutable value, a class or function, an enum
-    member, a pattern or match, or a module-level singleton (written by name)."""
-    if isinstance(value, _NO_IDENTITY):
-        return False
-    kind = type(value)
-    if kind in (list, dict, set, bytearray):
-        return True
-    if isinstance(value, type) or inspect.isroutine(value) or isinstance(value, ModuleType):
-        return False
-    import enum
-
+    dict, a set, an object of a class): not an immutable value (a number, a date, a class or
+    function, an enum member, a pattern or match) or a module-level singleton (written by
+    name)."""
     support = _support()
-    if isinstance(value, enum.Enum) or support._is_pattern(value) or support._is_match(value):
+    if support.immutable_value(value):
         return False
-    if kind.__module__ in ("decimal", "fractions", "datetime", "pathlib", "uuid"):
-        return False
+    if type(value) in (list, dict, set, bytearray):
+        return True
     return support.shared_name(value) is None
 
 
