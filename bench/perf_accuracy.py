@@ -262,6 +262,9 @@ def main() -> None:
                     switched=any(a.startswith("switched to CPU") for a in result.actions),
                     set_aside=len(result.verdict.set_aside),
                     loops=[result.a.loops, result.b.loops],
+                    # the paired runs themselves (--json): another interval method can be
+                    # judged on the very same measurements afterwards
+                    runs=[list(result.a.run_means), list(result.b.run_means)],
                 )
                 add(measured)
         # a command of about --command-seconds of CPU at A: sized by elapsed time (before),
