@@ -124,3 +124,30 @@ async def test_a_test_the_memory_limit_kills_is_named_and_the_rest_of_the_suite_
     assert verdict.tests["passed"] == 4 and verdict.tests["failed"] == 0, verdict.line()
     assert any("tests/test_zbig.py::test_huge" in s and "killed" in s for s in verdict.skipped)
     assert "--deselect" in (verdict.test_command or "")
+
+
+async def test_an_option_of_a_plugin_nothing_provides_is_ignored_and_the_rest_of_the_config_kept(
+    tmp_path: Path, set_up: SetUp
+) -> None:
+    """numdifftools 0.9.39 in the hard corpus: its pytest config's addopts carries `--pep8`
+    (pytest-pep8, last released in 2014, which no pytest of today loads), so pytest stops with
+    `unrecognized arguments: --pep8` and no test runs. A person deletes the flag and keeps the
+    rest of the config; setup accepts the flag and ignores it (a plugin of its own, named in the
+    notes), so the rest of addopts still applies: here `--doctest-modules`, one test more."""
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": repos.setuptools_pyproject("lint", [], package="lint"),
+            "setup.cfg": "[tool:pytest]\naddopts =\n    --doctest-modules\n    --pep8\n",
+            "lint/__init__.py": (
+                'def double(x):\n    """\n    >>> double(2)\n    4\n    """\n    return 2 * x\n'
+            ),
+            "tests/test_lint.py": (
+                "from lint import double\n\ndef test_double():\n    assert double(3) == 6\n"
+            ),
+        },
+    )
+    _, result = await set_up(repo)
+    assert result.verdict.ready, result.verdict.line()
+    assert result.verdict.tests["passed"] == 2, result.verdict.line()  # the doctest ran too
+    assert any("--pep8" in note for note in result.notes), result.notes
