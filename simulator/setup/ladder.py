@@ -60,7 +60,14 @@ from simulator.setup.pins import (
     candidates,
     newest_with,
 )
-from simulator.setup.repair import HEADER_PACKAGES, SYSTEM_LOOKUP, Fix, RepairState, plan
+from simulator.setup.repair import (
+    HEADER_PACKAGES,
+    IGNORABLE_OPTION,
+    SYSTEM_LOOKUP,
+    Fix,
+    RepairState,
+    plan,
+)
 from simulator.setup.testcmd import TestCommand, project_test_commands
 from simulator.testrun import TestRunResult, is_pytest
 from simulator.workflow import WorkflowRun
@@ -159,6 +166,8 @@ class _Env:
         self.cut_cpu: float | None = None  # CPU seconds of the last test run, when it was cut
         # Tests a run was killed in (SIGKILL: the memory limit), left out of later runs
         self.killed_tests: list[str] = []
+        # Options of the project's pytest config no plugin here provides, accepted and ignored
+        self.ignored_options: list[str] = []
         self.deadline = time.monotonic() + options.budget if options.budget else None
 
     def test_timeout(self) -> float:
@@ -1322,7 +1331,7 @@ ROOT_TEST_MODULES = ("test.py", "tests.py")
 async def _run_test_command(
     env: _Env, test: TestCommand, imports: ImportScan, options: SetupOptions
 ) -> Verdict:
-    ran = _leaving_out(test, env.killed_tests)
+    ran = _for_this_env(test, env)
     command = ran.command(env.python)
     run = await env.run_tests(command)
     counts = run.counts() if run.structured else count_generic(run.output, run.exit_code)
@@ -1350,12 +1359,58 @@ async def _run_test_command(
 MAX_KILLED_TESTS = 3
 
 
-def _leaving_out(test: TestCommand, killed: list[str]) -> TestCommand:
-    """A pytest command with the tests runs were killed in deselected (ids checked when found)."""
-    if test.runner != "pytest" or not killed:
+IGNORED_OPTIONS_PLUGIN = "reposim_ignored_options"
+_IGNORED_OPTIONS_SOURCE = """\
+# Written by reposim setup: options the project's pytest config passes that no plugin loading
+# here provides (a plugin no release of which loads in today's pytest); they are accepted and
+# do nothing, so the rest of the config still applies. Loaded with -p {name}.
+IGNORED = {flags!r}
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("reposim", "options reposim setup accepts and ignores")
+    for flag in IGNORED:
+        dest = "reposim_ignored_" + flag.lstrip("-").replace("-", "_")
+        group.addoption(flag, action="store_true", dest=dest, help="ignored: no plugin here")
+"""
+
+
+async def _ignore_options(env: _Env, flags: tuple[str, ...]) -> bool:
+    """numdifftools 0.9.39: `--pep8` in addopts. A plugin module of setup's own in the venv's
+    site-packages registers each flag (checked: `--name`) as an option that does nothing; every
+    later pytest run loads it (`-p`), and the notes name the flags."""
+    new = [f for f in flags if IGNORABLE_OPTION.match(f) and f not in env.ignored_options]
+    if not new:
+        return False
+    flags_now = [*env.ignored_options, *new]
+    source = _IGNORED_OPTIONS_SOURCE.format(name=IGNORED_OPTIONS_PLUGIN, flags=flags_now)
+    script = (
+        "import pathlib, sys, sysconfig; "
+        "pathlib.Path(sysconfig.get_paths()['purelib'], sys.argv[1] + '.py')"
+        ".write_text(sys.argv[2])"
+    )
+    result = await env.sh(
+        f"{env.python} -c {shlex.quote(script)} {IGNORED_OPTIONS_PLUGIN} {shlex.quote(source)}"
+    )
+    if result.exit_code != 0:
+        return False
+    env.ignored_options = flags_now
+    env.notes.append(
+        f"the project's pytest config passes {', '.join(new)}, which no plugin that loads here "
+        f"provides: accepted and ignored (-p {IGNORED_OPTIONS_PLUGIN}, a module setup wrote "
+        "in the venv), the rest of the config applies"
+    )
+    return True
+
+
+def _for_this_env(test: TestCommand, env: _Env) -> TestCommand:
+    """A pytest command with the tests runs were killed in deselected (ids checked when found)
+    and setup's plugin for ignored options loaded."""
+    if test.runner != "pytest":
         return test
-    deselect = tuple(word for test_id in killed for word in ("--deselect", test_id))
-    return replace(test, args=(*test.args, *deselect))
+    words = ["-p", IGNORED_OPTIONS_PLUGIN] if env.ignored_options else []
+    words += [word for test_id in env.killed_tests for word in ("--deselect", test_id)]
+    return replace(test, args=(*test.args, *words)) if words else test
 
 
 async def _find_killed_test(env: _Env, test: TestCommand) -> bool:
@@ -1489,6 +1544,8 @@ def unittest_pattern(folder: Path) -> str:
 
 
 async def _apply(env: _Env, fix: Fix, state: RepairState) -> bool:
+    if fix.kind == "ignore-option":
+        return await _ignore_options(env, fix.options)
     if fix.kind == "system":
         return await _install_system(env, fix, state)
     if fix.kind == "removed":

@@ -195,7 +195,7 @@ REMOVED_IN = {
 
 @dataclass(frozen=True)
 class Fix:
-    kind: str  # install | downgrade | removed | binary | plugin | system
+    kind: str  # install | downgrade | removed | binary | plugin | system | ignore-option
     requirements: tuple[str, ...] = ()
     reason: str = ""
     options: tuple[str, ...] = ()  # installer options (--only-binary NAME)
@@ -261,7 +261,10 @@ def _rule(diagnosis: Diagnosis, state: RepairState) -> Fix | None:
     if category is Category.SYSTEM_LIBRARY and subject:
         return _system_library(subject, state)
     if category is Category.MISSING_PLUGIN:
-        return _plugin(diagnosis)
+        fix = _plugin(diagnosis)
+        if fix is not None and fix.key not in state.tried:
+            return fix
+        return _ignored_option(diagnosis)
     if category is Category.BUILD:
         return _build(diagnosis, state)
     return None
@@ -393,6 +396,23 @@ def _plugin(diagnosis: Diagnosis) -> Fix | None:
     if "async def functions are not natively supported" in text:
         return Fix("plugin", ("pytest-asyncio",), "async tests need pytest-asyncio")
     return None
+
+
+IGNORABLE_OPTION = re.compile(r"^--[A-Za-z][\w-]*$")
+
+
+def _ignored_option(diagnosis: Diagnosis) -> Fix | None:
+    """An option the project's pytest config passes (setup's own commands pass none pytest does
+    not know) that no plugin setup knows provides, or whose plugin installed and still did not
+    provide it (numdifftools 0.9.39's `--pep8`: pytest-pep8, last released in 2014, loads in no
+    pytest of today): accepted and ignored, so the rest of the config still applies, as a
+    person deletes the flag from addopts and keeps the rest."""
+    match = re.search(r"unrecognized arguments: (--?[\w-]+)", diagnosis.evidence)
+    if match is None or not IGNORABLE_OPTION.match(match.group(1)):
+        return None
+    flag = match.group(1)
+    reason = f"no plugin that loads here provides {flag}: accepted and ignored"
+    return Fix("ignore-option", reason=reason, options=(flag,))
 
 
 def _build(diagnosis: Diagnosis, state: RepairState) -> Fix | None:
