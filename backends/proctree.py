@@ -94,17 +94,25 @@ def wait_gone(pids: Iterable[int], timeout: float) -> set[int]:
     return left
 
 
-def kill_session(shell_pid: int | None, var: str, value: str, *, timeout: float = 2.0) -> None:
+def kill_session(
+    shell_pid: int | None,
+    var: str,
+    value: str,
+    *,
+    timeout: float = 2.0,
+    spare_groups: Iterable[int] = (),
+) -> None:
     """SIGKILL everything a session started: the shell's tree and every process carrying the
-    session's mark, then wait for them to go."""
+    session's mark, then wait for them to go. The process groups in `spare_groups` are not
+    signalled as groups (their marked members are, one by one)."""
     pids = marked_pids(var, value)
     if shell_pid is not None:
         pids |= descendants(shell_pid)
         pids.add(shell_pid)
     # Stop them first so none forks a replacement while the others are being killed.
-    signal_all(pids, signal.SIGSTOP)
+    signal_all(pids, signal.SIGSTOP, spare_groups=spare_groups)
     pids |= marked_pids(var, value)
-    signal_all(pids, signal.SIGKILL)
+    signal_all(pids, signal.SIGKILL, spare_groups=spare_groups)
     wait_gone(pids, timeout)
 
 
@@ -163,17 +171,22 @@ def _processes(pids: Iterable[int]) -> list[psutil.Process]:
     return procs
 
 
-def watch_parent_and_kill(var: str, value: str) -> None:
+def watch_parent_and_kill(var: str, value: str, spare_groups: Iterable[int] = ()) -> None:
     """Wait for the end of stdin (the process holding its other end exited, however it died),
-    then kill every process carrying `var=value` in its environment."""
+    then kill every process carrying `var=value` in its environment.
+
+    `spare_groups`: the process group of the process that started the watchdog. What that
+    process starts without a new session (Ray's own processes) shares its group with the
+    user's job (a shell pipeline's other commands, `timeout`, `uv run`): those marked
+    processes are killed one by one, never the group they share with what is not ours."""
     import sys
 
     while sys.stdin.buffer.read(65536):
         pass
-    kill_session(None, var, value, timeout=10.0)
+    kill_session(None, var, value, timeout=10.0, spare_groups=spare_groups)
 
 
-if __name__ == "__main__":  # python -m backends.proctree VAR VALUE: a fate-sharing watchdog
+if __name__ == "__main__":  # python -m backends.proctree VAR VALUE [GROUP...]: a fate watchdog
     import sys
 
-    watch_parent_and_kill(sys.argv[1], sys.argv[2])
+    watch_parent_and_kill(sys.argv[1], sys.argv[2], [int(g) for g in sys.argv[3:]])

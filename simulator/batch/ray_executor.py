@@ -151,7 +151,8 @@ def _share_fate() -> None:
     mark = secrets.token_hex(8)
     env = {k: v for k, v in os.environ.items() if k != MARK_VAR}
     _watchdog = subprocess.Popen(
-        [sys.executable, "-m", "backends.proctree", MARK_VAR, mark],
+        # The driver's group is spared: Ray's processes share it with the user's job.
+        [sys.executable, "-m", "backends.proctree", MARK_VAR, mark, str(os.getpgrp())],
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -4,6 +4,7 @@ up, lingered 68-78 s on this machine under load. Real Ray, real processes, no fi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -88,3 +89,55 @@ def test_nothing_of_a_local_ray_instance_outlives_a_sigkilled_driver(tmp_path: P
         if statuses[-1] == "READY":
             return
     raise AssertionError(f"Ray did not start in three tries (each cleanup checked): {statuses}")
+
+
+DRIVER_IN_A_JOB = """
+import os, subprocess, sys, time
+from simulator.batch import ray_executor as rx
+rx._share_fate()
+child = subprocess.Popen(["sleep", "600"])  # as Ray's own processes: marked, in the job's group
+print(child.pid, rx._watchdog.pid, os.environ["SIBLING"], flush=True)
+time.sleep(600)
+"""
+
+
+def test_the_watchdog_kills_the_marked_processes_but_not_the_job_they_share_a_group_with() -> None:
+    # A shell job: `reposim batch ... | tee log` or `timeout 900 uv run ...`. Ray starts its
+    # processes in the driver's process group, which the job's other commands share; the
+    # watchdog used to kill that whole group, taking the user's `tee` or `timeout` with it.
+    env = {**os.environ, "DRIVER": DRIVER_IN_A_JOB}
+    env.pop(MARK_VAR, None)
+    # One job (a process group): the job's other command, then the driver.
+    job = 'sleep 600 & SIBLING=$! exec "$0" -c "$DRIVER"'
+    driver = subprocess.Popen(
+        ["sh", "-c", job, sys.executable],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
+    sibling = 0
+    try:
+        assert driver.stdout is not None
+        marked, watchdog, sibling = (int(pid) for pid in driver.stdout.readline().split())
+        assert os.getpgid(sibling) == os.getpgid(marked) == driver.pid
+        driver.kill()
+        driver.wait()
+        gone = lambda: not _alive(marked) and not _alive(watchdog)  # noqa: E731
+        assert _wait_until(gone, 60), "the watchdog did not kill the driver's marked process"
+        assert _alive(sibling), "the watchdog killed the job's other command"
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+            driver.wait()
+        if sibling:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(sibling, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
