@@ -43,8 +43,11 @@ def docker_cat(task: Task) -> dict[str, Any]:
     """Open a Docker session on the payload's repository, read a file, close.
 
     With "kill_once": on its first attempt the task writes its Ray worker's pid there (after the
-    container is up) and waits to be killed; later attempts run normally."""
+    container is up) and waits to be killed; later attempts run normally. (The task's process
+    comes from the Ray worker's forkserver, which makes the worker its grandparent.)"""
     import asyncio
+
+    import psutil
 
     from simulator.backend_factory import BackendOptions, make_backend
     from simulator.session import Session
@@ -62,12 +65,16 @@ def docker_cat(task: Task) -> dict[str, Any]:
         async with await Session.open(repo, backend=backend, trajectory_path=trajectory) as s:
             flag = payload.get("kill_once")
             if flag and not Path(flag).exists():
-                Path(flag).write_text(f"{os.getppid()} {s.id}\n")
+                parent = psutil.Process(os.getppid())
+                forkserver = "multiprocessing.forkserver" in " ".join(parent.cmdline())
+                ray_worker = parent.ppid() if forkserver else parent.pid
+                Path(flag).write_text(f"{ray_worker} {s.id}\n")
                 await asyncio.sleep(600)
             result = await s.exec("cat a.txt")
         return {
             "output": result.output.decode().strip(),
             "exit_code": result.exit_code,
+            "parent_threads": psutil.Process(os.getppid()).num_threads(),
             "trajectory": str(trajectory),
         }
 

@@ -25,11 +25,25 @@ def ray_local() -> Iterator[None]:
     os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
     import ray
 
-    from simulator.batch.ray_executor import init_ray
+    from simulator.batch.ray_executor import init_ray, release_local_ray
 
     init_ray(ray, 2, None)  # a local instance with 2 slots, as run_batch would start
     yield
     ray.shutdown()
+    release_local_ray()  # as run_batch does: its watchdog ends what is left, now
+
+
+def _ray_logs() -> str:
+    """The tails of this Ray instance's raylet and worker logs, for a failure message."""
+    import ray
+
+    node = ray._private.worker.global_worker.node
+    logs = Path(node.get_logs_dir_path())
+    tails = []
+    for path in sorted(logs.glob("raylet.*")) + sorted(logs.glob("worker-*.err"))[-4:]:
+        lines = path.read_text(errors="replace").splitlines()[-15:]
+        tails.append(f"== {path.name}\n" + "\n".join(lines))
+    return "\n".join(tails)
 
 
 def _tasks(repos: list[Path], tmp_path: Path, marker: Path) -> list[Task]:
@@ -68,7 +82,11 @@ def test_a_killed_ray_worker_loses_nothing_and_a_rerun_does_only_what_is_missing
     driver.start()
     deadline = time.monotonic() + 240
     while not kill_flag.exists() or not kill_flag.read_text().strip():
-        assert time.monotonic() < deadline, "the task never reached its container"
+        assert driver.is_alive(), f"the batch ended before the task was killed: {outcome}"
+        assert time.monotonic() < deadline, (
+            "the task never reached its container; attempts: "
+            f"{marker.read_text().split() if marker.exists() else []}\n{_ray_logs()}"
+        )
         time.sleep(0.1)
     worker_pid, session_id = kill_flag.read_text().split()
     os.kill(int(worker_pid), signal.SIGKILL)
@@ -82,6 +100,9 @@ def test_a_killed_ray_worker_loses_nothing_and_a_rerun_does_only_what_is_missing
     assert {r.key: r.result["output"] for r in summary.records} == {
         f"repo{i}": f"content {i}" for i in range(4)
     }
+    # Each task's process comes from a single-threaded forkserver, never a fork of the Ray
+    # worker and its gRPC threads (a child can inherit a lock one of them held, and hang).
+    assert {r.result["parent_threads"] for r in summary.records} == {1}
     attempts = marker.read_text().split()
     assert attempts.count("repo1") == 2, "the killed task ran again, once"
     assert all(Path(r.trajectory or "").exists() for r in summary.records)
@@ -89,11 +110,11 @@ def test_a_killed_ray_worker_loses_nothing_and_a_rerun_does_only_what_is_missing
     # The killed attempt's container has no owner any more: gc on this node removes it.
     from backends.docker_engine import LABEL_SESSION, collect_garbage
 
-    leftovers = [
-        c
-        for c in docker_client.containers.list(all=True, filters={"label": f"{LABEL_SESSION}"})
-        if c.labels.get(LABEL_SESSION) == session_id
-    ]
+    # The low-level list (no inspect per container): other work on the engine may remove its
+    # own containers meanwhile, which made the high-level list raise NotFound.
+    leftovers = docker_client.api.containers(
+        all=True, filters={"label": f"{LABEL_SESSION}={session_id}"}
+    )
     if leftovers:  # still there: gc must see it as orphaned and remove it
         removed = {item.session for item in collect_garbage(docker_client) if item.removed}
         assert session_id in removed
