@@ -151,3 +151,32 @@ async def test_an_option_of_a_plugin_nothing_provides_is_ignored_and_the_rest_of
     assert result.verdict.ready, result.verdict.line()
     assert result.verdict.tests["passed"] == 2, result.verdict.line()  # the doctest ran too
     assert any("--pep8" in note for note in result.notes), result.notes
+
+
+async def test_a_library_the_build_could_not_find_is_installed_from_debian_and_the_build_redone(
+    tmp_path: Path, set_up: SetUp
+) -> None:
+    """Pillow 8.4.0 in the hard corpus: its build stops with "The headers or library files could
+    not be found for jpeg, a required dependency when compiling Pillow from source." (no header
+    named, so no fix was tried: none/build). The fixture's setup.py checks for the JPEG library
+    as Pillow's does and prints the same; the library's Debian development package goes in as
+    root and the project builds. Over 10 s: an apt-get install (about a minute at load 10)."""
+    check = (
+        "import glob, sys\n"
+        "from setuptools import setup\n\n"
+        "if not glob.glob('/usr/lib/*/libjpeg.so') + glob.glob('/usr/lib/libjpeg.so'):\n"
+        "    sys.exit('The headers or library files could not be found for jpeg,\\n'\n"
+        "             'a required dependency when compiling jpegcheck from source.')\n"
+        "setup(name='jpegcheck', version='0.1', packages=['jpegcheck'])\n"
+    )
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        {
+            "setup.py": check,
+            "jpegcheck/__init__.py": "def ok():\n    return True\n",
+            "tests/test_ok.py": "from jpegcheck import ok\n\ndef test_ok():\n    assert ok()\n",
+        },
+    )
+    _, result = await set_up(repo)
+    assert result.verdict.ready, result.verdict.line()
+    assert "libjpeg-dev" in result.system_packages, (result.system_packages, result.notes)
