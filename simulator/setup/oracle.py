@@ -117,7 +117,9 @@ _PATTERNS: list[tuple[Category, re.Pattern[str]]] = [
             r"Failed building wheel|Failed to build|Building wheel for .* failed|"
             r"subprocess-exited-with-error|Cargo, the Rust package manager|"
             r"Could NOT find|CMake Error|Failed to build `|No such file or directory: '(gcc|cc|"
-            r"cmake|make)'|configure: error|\*\*\* \[.*\] Error \d|undefined reference to"
+            r"cmake|make)'|configure: error|\*\*\* \[.*\] Error \d|undefined reference to|"
+            r"could not be found for [\w.+-]+,?$|cannot find -l[\w.+-]+|"
+            r"was not found in the pkg-config search path"
         ),
     ),
     (
@@ -178,7 +180,16 @@ _SUBJECTS = {
 REJECTED_PLUGIN = re.compile(r"PluginValidationError: Plugin '[^']+' for hook")
 NUMPY_ABI_SUBJECT = "abi:numpy"  # the subject of a NumPy binary-interface mismatch
 
-_PREFERRED = {Category.BUILD: re.compile(r"fatal error: [\w/.+-]+\.h: No such file")}
+# A build's missing header or library names the cause; the installer's closing lines do not.
+BUILD_LIBRARY = re.compile(
+    r"could not be found for ([\w.+-]+?),?$|cannot find -l([\w.+-]+)|"
+    r"Package '?([\w.+-]+?)'?,? was not found in the pkg-config search path"
+)
+_PREFERRED = {
+    Category.BUILD: re.compile(
+        r"fatal error: [\w/.+-]+\.h: No such file|" + BUILD_LIBRARY.pattern, re.MULTILINE
+    )
+}
 
 
 def diagnose(output: str, *, fallback: Category = Category.UNKNOWN) -> Diagnosis:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from simulator.setup.detect import PLUGIN_FLAGS, PLUGIN_SETTINGS, PLUGIN_USES
 from simulator.setup.imports import NOT_INSTALLABLE, distribution_for
 from simulator.setup.names import valid_distribution_name
-from simulator.setup.oracle import NUMPY_ABI_SUBJECT, Category, Diagnosis
+from simulator.setup.oracle import BUILD_LIBRARY, NUMPY_ABI_SUBJECT, Category, Diagnosis
 
 # A C header a build could not find -> the Debian package that ships it. The session's user is
 # not root, so the fix is recorded for the generated Dockerfile and the build retried from a
@@ -43,6 +43,60 @@ HEADER_PACKAGES = {
     "cairo.h": "libcairo2-dev",
 }
 
+
+# A library a build could not find (Pillow 8.4.0: "The headers or library files could not be
+# found for jpeg"; ld: "cannot find -lz"; pkg-config: "Package libxml-2.0 was not found") -> the
+# Debian (bookworm) development package. A name not listed here is looked up in the container
+# as lib<name>.so, like a shared library below.
+BUILD_LIBRARY_PACKAGES = {
+    "jpeg": "libjpeg-dev",
+    "zlib": "zlib1g-dev",
+    "z": "zlib1g-dev",
+    "png": "libpng-dev",
+    "libpng": "libpng-dev",
+    "tiff": "libtiff-dev",
+    "libtiff-4": "libtiff-dev",
+    "freetype": "libfreetype-dev",
+    "freetype2": "libfreetype-dev",
+    "lcms2": "liblcms2-dev",
+    "webp": "libwebp-dev",
+    "openjp2": "libopenjp2-7-dev",
+    "libopenjp2": "libopenjp2-7-dev",
+    "ffi": "libffi-dev",
+    "libffi": "libffi-dev",
+    "ssl": "libssl-dev",
+    "crypto": "libssl-dev",
+    "openssl": "libssl-dev",
+    "xml2": "libxml2-dev",
+    "libxml-2.0": "libxml2-dev",
+    "xslt": "libxslt1-dev",
+    "libxslt": "libxslt1-dev",
+    "yaml": "libyaml-dev",
+    "yaml-0.1": "libyaml-dev",
+    "sqlite3": "libsqlite3-dev",
+    "bz2": "libbz2-dev",
+    "lzma": "liblzma-dev",
+    "liblzma": "liblzma-dev",
+    "lz4": "liblz4-dev",
+    "liblz4": "liblz4-dev",
+    "zstd": "libzstd-dev",
+    "libzstd": "libzstd-dev",
+    "snappy": "libsnappy-dev",
+    "curl": "libcurl4-openssl-dev",
+    "libcurl": "libcurl4-openssl-dev",
+    "gmp": "libgmp-dev",
+    "mpfr": "libmpfr-dev",
+    "hdf5": "libhdf5-dev",
+    "pq": "libpq-dev",
+    "libpq": "libpq-dev",
+    "cairo": "libcairo2-dev",
+    "uuid": "uuid-dev",
+    "openblas": "libopenblas-dev",
+    "lapack": "liblapack-dev",
+    "blas": "libblas-dev",
+    "fftw3": "libfftw3-dev",
+    "glib-2.0": "libglib2.0-dev",
+}
 
 # A shared library a module could not load -> the Debian (bookworm) package that ships it. A
 # library not listed here is looked up in the container (`SYSTEM_LOOKUP`): the candidate
@@ -420,6 +474,20 @@ def _build(diagnosis: Diagnosis, state: RepairState) -> Fix | None:
     packages: tuple[str, ...] = ()
     if header and header.group(1) in HEADER_PACKAGES:
         packages = (HEADER_PACKAGES[header.group(1)],)
+    library = BUILD_LIBRARY.search(diagnosis.evidence)
+    if not packages and library is not None:
+        name = next(g for g in library.groups() if g)
+        package = BUILD_LIBRARY_PACKAGES.get(name)
+        system = Fix(
+            "system",
+            (),
+            f"the build could not find the library {name}: "
+            + (f"Debian package {package}" if package else "looking up its Debian package"),
+            system_packages=(package,) if package else (),
+            modules=() if package else (f"lib{name.removeprefix('lib')}.so",),
+        )
+        if system.key not in state.tried:
+            return system
     if packages:
         system = Fix(
             "system",
