@@ -15,6 +15,7 @@ from backends.docker import DockerOptions
 from backends.docker.pool import PooledBackend, PoolSettings, WarmPool
 from simulator.backend_factory import BackendOptions, warm_pool
 from simulator.session import Session, open_session
+from tests.conftest import WAIT
 from tests.docker.conftest import TEST_IMAGE, our_containers
 
 # What a hostile session leaves behind, everywhere it may write, for whoever comes next.
@@ -143,6 +144,52 @@ async def test_a_pool_under_32_concurrent_requests_hands_out_32_distinct_contain
         assert len({o.output for o in outputs}) == 32
     finally:
         await asyncio.gather(*(lease.stop() for lease in leases))
+
+
+async def _until(predicate: Callable[[], bool], what: str) -> None:
+    deadline = asyncio.get_running_loop().time() + WAIT
+    while not predicate():
+        assert asyncio.get_running_loop().time() < deadline, f"never: {what}"
+        await asyncio.sleep(0.02)
+
+
+async def test_background_work_waits_for_handed_out_containers_to_answer_never_for_a_waiter(
+    docker_client: Any, sample_repo: Path
+) -> None:
+    """A burst of users gets the engine and the CPU first: the pool's refills and resets (engine
+    calls, runc, our CPU) begin once each container handed out has answered its user's first
+    call (or after the grace). Someone waiting for a container never waits for that."""
+    pool = WarmPool(
+        sample_repo, DockerOptions.build(image=TEST_IMAGE), PoolSettings(size=1, grace=WAIT * 4)
+    )
+    try:
+        await pool.fill()
+        first = pool.lease()
+        await first.start()
+        await _until(lambda: pool.held_back == 1, "the refill waits for the first user")
+        assert pool.started == 1 and len(our_containers(docker_client)) == 1
+        # A second user finds the pool empty: the held refill is theirs, at once.
+        second = pool.lease()
+        await asyncio.wait_for(second.start(), WAIT)
+        assert second.container_id != first.container_id
+        assert (await first.exec("echo one")).output == b"one\n"
+        assert (await second.exec("echo two")).output == b"two\n"
+        await asyncio.wait_for(pool.fill(), WAIT)
+        assert pool.held_back == 0 and pool.ready == 1
+        # A container handed back is reset only once the next user's first call is answered.
+        third = pool.lease()
+        await third.start()
+        await first.stop()
+        await _until(lambda: pool.held_back == 2, "the reset and the refill wait")
+        assert pool.reused == 0
+        assert await third.exists("README.md")
+        await asyncio.wait_for(pool.fill(), WAIT)
+        assert pool.reused == 1 and pool.held_back == 0
+        await second.stop()
+        await third.stop()
+    finally:
+        await pool.close()
+    assert not our_containers(docker_client)
 
 
 async def test_a_missing_image_is_one_clear_error_from_the_pool(
