@@ -6,6 +6,12 @@ file service ready). `lease()` gives a `Backend` whose `start()` takes a ready c
 waits for the next one) and whose `stop()` hands it back; the pool refills itself in the
 background up to `size` ready containers, and drains after `idle` seconds without demand.
 
+Users come first: a container just handed out has the engine and the CPU until it has answered
+its user's first call (at most `grace` seconds). The pool's background work (starting containers
+to refill, resetting those handed back: engine calls, runc, our own CPU) waits until then, so a
+burst of users (32 sessions at once) runs its first commands before that work competes with
+them. Someone who finds the pool empty never waits for this: the work is then theirs.
+
 A container handed back is reset, not trusted: its terminals, shell and file service are closed;
 the reaper clears what the session left, then `pool_reset.sh`, as the session's uid, kills every
 process of that uid and wipes the workspace, /tmp, /var/tmp, /run/lock and /dev/shm; the
@@ -31,7 +37,7 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from backends.base import (
     Backend,
@@ -55,11 +61,15 @@ log = logging.getLogger(__name__)
 
 DEFAULT_SIZE = 4
 DEFAULT_IDLE = 300.0
+DEFAULT_GRACE = 1.0
+"""At most this many seconds after a hand-out the pool's background work waits for the user's
+first call to be answered (a first command that runs long does not hold the refill up longer)."""
 # Containers the pool starts at once (the engine serialises much of a start anyway).
 START_CONCURRENCY = 8
 # Directories the reset empties: compared by what they hold, not by their ctime.
 _EMPTIED = frozenset({"/tmp", "/var/tmp", "/run/lock", "/var/lock"})
 Look = dict[str, str]
+_T = TypeVar("_T")
 
 
 class WarmBackend(DockerBackend):
@@ -201,12 +211,16 @@ class PoolSettings:
 
     size: int = DEFAULT_SIZE
     idle: float = DEFAULT_IDLE
+    grace: float = DEFAULT_GRACE
+    """How long a container just handed out holds the pool's background work back, at most."""
 
     def __post_init__(self) -> None:
         if self.size < 0:
             raise BackendError("The pool size must be 0 or more containers.")
         if not self.idle > 0:
             raise BackendError("The pool's idle limit must be a positive number of seconds.")
+        if not self.grace >= 0:
+            raise BackendError("The pool's grace must be 0 or more seconds.")
 
 
 class WarmPool:
@@ -240,6 +254,12 @@ class WarmPool:
         self._last_demand = time.monotonic()
         self._idle_task: asyncio.Task[None] | None = None
         self._closed = False
+        self._unanswered: dict[object, float] = {}
+        """Hand-outs whose user's first call has not been answered yet, and until when they
+        hold the background work back."""
+        self._answered: asyncio.Event | None = None
+        self.held_back = 0
+        """Background jobs (starts, resets) waiting now for the containers handed out."""
         self.started = 0
         """Containers this pool has started."""
         self.reused = 0
@@ -276,6 +296,7 @@ class WarmPool:
                 return backend
         waiter: asyncio.Future[WarmBackend] = asyncio.get_running_loop().create_future()
         self._waiters.append(waiter)
+        self._wake_background()  # what is held back is this user's now
         self._refill()
         try:
             backend = await waiter
@@ -301,6 +322,7 @@ class WarmPool:
         engine creates its container could leave the container behind); starts still queued
         do not begin."""
         self._closed = True
+        self._wake_background()
         if self._idle_task is not None:
             self._idle_task.cancel()
             with contextlib.suppress(BaseException):
@@ -316,7 +338,45 @@ class WarmPool:
             self._archive_dir.cleanup()
             self._archive_dir = self._archive = None
 
+    def handed_out(self) -> object:
+        """Note a container handed out: the background work waits for `answered(token)`, or
+        for the grace to pass."""
+        token = object()
+        self._unanswered[token] = time.monotonic() + self.settings.grace
+        return token
+
+    def answered(self, token: object) -> None:
+        """The user of a container handed out has had the answer to their first call."""
+        if self._unanswered.pop(token, None) is not None:
+            self._wake_background()
+
     # -- inside --
+
+    def _wake_background(self) -> None:
+        if self._answered is not None:
+            self._answered.set()
+            self._answered = None
+
+    async def _after_hand_outs(self) -> None:
+        """Wait while a container handed out has not answered its user's first call (each at
+        most the grace after its hand-out), unless someone waits for a container."""
+        self.held_back += 1
+        try:
+            while not self._closed and not any(not w.done() for w in self._waiters):
+                now = time.monotonic()
+                for token, until in list(self._unanswered.items()):
+                    if until <= now:
+                        del self._unanswered[token]
+                if not self._unanswered:
+                    return
+                if self._answered is None:
+                    self._answered = asyncio.Event()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(
+                        self._answered.wait(), min(self._unanswered.values()) - now
+                    )
+        finally:
+            self.held_back -= 1
 
     def _spawn(self, coroutine: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         task = asyncio.create_task(coroutine)
@@ -340,6 +400,7 @@ class WarmPool:
             self._start_slots = asyncio.Semaphore(START_CONCURRENCY)
         backend = WarmBackend(self.source, self.options, self.prepare)
         try:
+            await self._after_hand_outs()
             async with self._start_slots:
                 if self._closed:
                     self._starting -= 1
@@ -414,8 +475,9 @@ class WarmPool:
             self._spawn(self._ready.pop().stop())
 
     async def _reset(self, backend: WarmBackend) -> None:
-        started = time.monotonic()
         try:
+            await self._after_hand_outs()
+            started = time.monotonic()
             clean = await backend.recycle(await self._ensure_archive())
             self.reset_seconds.append(time.monotonic() - started)
         except asyncio.CancelledError:  # the pool is closing
@@ -462,6 +524,7 @@ class PooledBackend(ctr.InContainer, Backend):
         self.pool = pool
         self._inner: WarmBackend | None = None
         self._prepared = ""
+        self._hand_out: object | None = None  # until the first call is answered
 
     @property
     def inner(self) -> WarmBackend:
@@ -477,6 +540,7 @@ class PooledBackend(ctr.InContainer, Backend):
         if self._inner is not None:
             raise BackendError("This docker backend is already started.")
         self._inner = await self.pool.take()
+        self._hand_out = self.pool.handed_out()
         # The preparation's output is good for this user only, and only until it runs anything.
         self._prepared, self._inner.prepared_output = self._inner.prepared_output, ""
 
@@ -484,44 +548,57 @@ class PooledBackend(ctr.InContainer, Backend):
     def prepared(self) -> str:
         return self._prepared
 
+    def _answered(self) -> None:
+        if self._hand_out is not None:
+            self.pool.answered(self._hand_out)
+            self._hand_out = None
+
+    async def _answer(self, call: Awaitable[_T]) -> _T:
+        """The inner backend's answer to `call`; the first one lets the pool's work go on."""
+        try:
+            return await call
+        finally:
+            self._answered()
+
     async def stop(self) -> None:
         self._prepared = ""
+        self._answered()
         if self._inner is not None:
             inner, self._inner = self._inner, None
             self.pool.give_back(inner)
 
     async def run_command(self, command: str, options: ExecOptions) -> ExecResult:
-        return await self.inner.run_command(command, options)
+        return await self._answer(self.inner.run_command(command, options))
 
     async def interrupt(self) -> None:
-        await self.inner.interrupt()
+        await self._answer(self.inner.interrupt())
 
     async def read_file(self, path: str) -> bytes:
-        return await self.inner.read_file(path)
+        return await self._answer(self.inner.read_file(path))
 
     async def write_file(self, path: str, data: bytes) -> None:
-        await self.inner.write_file(path, data)
+        await self._answer(self.inner.write_file(path, data))
 
     async def delete(self, path: str) -> None:
-        await self.inner.delete(path)
+        await self._answer(self.inner.delete(path))
 
     async def rename(self, src: str, dst: str) -> None:
-        await self.inner.rename(src, dst)
+        await self._answer(self.inner.rename(src, dst))
 
     async def stat(self, path: str) -> FileStat:
-        return await self.inner.stat(path)
+        return await self._answer(self.inner.stat(path))
 
     async def list_dir(self, path: str) -> list[DirEntry]:
-        return await self.inner.list_dir(path)
+        return await self._answer(self.inner.list_dir(path))
 
     async def exists(self, path: str) -> bool:
-        return await self.inner.exists(path)
+        return await self._answer(self.inner.exists(path))
 
     async def open_pty(self, cols: int = 80, rows: int = 24) -> Pty:
-        return await self.inner.open_pty(cols, rows)
+        return await self._answer(self.inner.open_pty(cols, rows))
 
     async def clear_processes(self) -> None:
-        await self.inner.clear_processes()
+        await self._answer(self.inner.clear_processes())
 
     def describe(self) -> BackendDescription:
         if self._inner is None:

@@ -182,7 +182,7 @@ async def test_background_work_waits_for_handed_out_containers_to_answer_never_f
         await first.stop()
         await _until(lambda: pool.held_back == 2, "the reset and the refill wait")
         assert pool.reused == 0
-        assert await third.exists("README.md")
+        assert await third.exists("calc/ops.py")
         await asyncio.wait_for(pool.fill(), WAIT)
         assert pool.reused == 1 and pool.held_back == 0
         await second.stop()
