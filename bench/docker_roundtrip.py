@@ -7,8 +7,10 @@ issue 25's isolation from background jobs), in a container of its own: the relay
 Run: uv run python bench/docker_roundtrip.py [N]
 
 `--syscalls [N]` counts instead of timing (a figure the machine's load does not change): it
-attaches strace, from the host, to the container's command shell and output relay for N commands
-(`true`) in each mode, and prints the system calls per command of each process, reads apart.
+attaches strace, from the host, to the container's command shell and output relay for N
+commands (`true`) in each mode, and prints the system calls per command of each process, reads
+apart, and the CPU time each spends per command (from /proc/PID/schedstat, in an untraced run
+before; load inflates it, so compare figures from the same run).
 It needs strace on the host and the right to trace the container's processes (root).
 """
 
@@ -89,12 +91,25 @@ async def _traced(pid: int) -> bool:
     return tracer is not None and tracer.group(1) != "0"
 
 
-async def _count(backend: DockerBackend, n: int) -> dict[str, collections.Counter[str]]:
-    """System calls of the shell and the relay (when there is one) over `n` commands."""
+def _cpu_ns(pid: int) -> int:
+    """Nanoseconds `pid` has run on a CPU (/proc/PID/schedstat's first field)."""
+    return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])
+
+
+async def _count(
+    backend: DockerBackend, n: int
+) -> tuple[dict[str, collections.Counter[str]], dict[str, float]]:
+    """System calls of the shell and the relay (when there is one) over `n` commands, traced,
+    and before that the CPU microseconds each spends per command, untraced (strace would
+    inflate them)."""
     assert backend._channel is not None and backend.container_id is not None
     for _ in range(20):
         await backend.exec("true")
     pids = _host_pids(backend.container_id, backend._channel.pid)
+    before = {name: _cpu_ns(pid) for name, pid in pids.items()}
+    for _ in range(n):
+        await backend.exec("true")
+    cpu = {name: (_cpu_ns(pid) - before[name]) / n / 1000 for name, pid in pids.items()}
     counts: dict[str, collections.Counter[str]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         tracers = {}
@@ -119,7 +134,7 @@ async def _count(backend: DockerBackend, n: int) -> dict[str, collections.Counte
                 if call:
                     calls[call.group(1)] += 1
             counts[name] = calls
-    return counts
+    return counts, cpu
 
 
 async def syscalls(n: int) -> None:
@@ -144,9 +159,10 @@ async def syscalls(n: int) -> None:
     finally:
         shutil.rmtree(repo, ignore_errors=True)
     print(f"system calls per command (`true`), {n} commands, strace from the host")
-    for mode, counts in results.items():
+    for mode, (counts, cpu) in results.items():
         for name, calls in counts.items():
             total = sum(calls.values())
+            print(f"  {mode:<14} {name:<6} CPU {cpu[name]:6.1f} us/command (untraced)")
             top = ", ".join(f"{c} {k / n:.1f}" for c, k in calls.most_common(6))
             print(f"  {mode:<14} {name:<6} {total / n:6.1f}/command  reads {calls['read'] / n:6.1f}"
                   f"  ({top})")  # fmt: skip

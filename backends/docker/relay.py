@@ -45,6 +45,9 @@ frame is out: the next command's FIFO exists before the shell opens it)."""
 FRAME_TAIL = 4200
 """Bytes kept to find a frame that straddles two reads (`\x1eRSM-`, an id, a status, a path)."""
 _ID = re.compile(rb"[0-9a-f]{12}")
+_FRAME = re.compile(rb"\x1eRSM-([0-9a-f]{12}):\d+:[^\x1e]*\x1e\n")
+"""Any command's frame; the running command's is the one with its id (one pattern for all:
+compiling one per command cost more CPU than the rest of the command's relaying)."""
 
 
 class Fifo:
@@ -59,11 +62,12 @@ class Fifo:
             fcntl.fcntl(self.fd, F_SETPIPE_SZ, 1 << 20)
 
     def retire(self) -> None:
+        """Once: a second unlink would be a wasted system call on every command."""
         if self.keep is not None:
             os.close(self.keep)
             self.keep = None
-        with contextlib.suppress(OSError):
-            os.unlink(self.path)
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
 
     def close(self) -> None:
         self.retire()
@@ -80,7 +84,8 @@ class Relay:
         self.make_ready()
         self.current = self.ready.popleft()
         self.ids: deque[bytes] = deque()
-        self.frame: re.Pattern[bytes] | None = None
+        self.frame: bytes | None = None
+        """The running command's id, once known: its frame ends the command."""
         self.tail = b""
         self.retired: dict[int, Fifo] = {}
         self.paused: dict[int, float] = {}
@@ -105,8 +110,7 @@ class Relay:
     def start_current(self) -> None:
         """Read the running command's FIFO once its id is known (its frame ends it)."""
         if self.frame is None and self.ids:
-            command_id = self.ids.popleft()
-            self.frame = re.compile(rb"\x1eRSM-" + command_id + rb":\d+:[^\x1e]*\x1e\n")
+            self.frame = self.ids.popleft()
             self.tail = b""
             self.selector.register(self.current.fd, selectors.EVENT_READ, "current")
 
@@ -122,13 +126,22 @@ class Relay:
                 return
             limit -= len(data)
             seen = self.tail + data
-            match = self.frame.search(seen)
-            if match is not None:
-                self.write(data[: match.end() - len(self.tail)])
+            end = self.frame_end(seen)
+            if end is not None:
+                self.write(data[: end - len(self.tail)])
                 self.switch()
                 return
             self.write(data)
             self.tail = seen[-FRAME_TAIL:]
+
+    def frame_end(self, seen: bytes) -> int | None:
+        """Where the running command's frame ends in `seen`; another id's is output."""
+        if b"\x1e" not in seen:
+            return None
+        for match in _FRAME.finditer(seen):
+            if match.group(1) == self.frame:
+                return match.end()
+        return None
 
     def switch(self) -> None:
         # The command's frame is out: what its FIFO holds after it came from the command's
