@@ -86,7 +86,9 @@ async def test_a_test_the_memory_limit_kills_is_named_and_the_rest_of_the_suite_
     """lz4 3.1.10 in the hard corpus: one test (test_huge) allocates 4 GB, the container's memory
     limit kills pytest, and nothing is reported (`killed`, never ready). A person runs the rest of
     the suite and names the test the limit kills: so does setup. A 300 MB container, one test of
-    800 MB among four small ones."""
+    800 MB among four small ones, and a test module that allocates 800 MB as it is imported
+    (lz4's run of the corpus was killed while pytest collected: found by collecting each test
+    module alone, and left out with its name)."""
     from simulator.backend_factory import BackendOptions, make_backend
     from simulator.session import Session
     from simulator.setup import run_setup
@@ -109,6 +111,9 @@ async def test_a_test_the_memory_limit_kills_is_named_and_the_rest_of_the_suite_
                 "def test_huge():\n    assert len(b'x' * (800 * 2**20)) > 0\n\n"
                 "def test_four():\n    assert double(4) == 8\n"
             ),
+            "tests/test_zload.py": (
+                "DATA = b'y' * (800 * 2**20)\n\ndef test_data():\n    assert DATA\n"
+            ),
         },
     )
     backend = make_backend(
@@ -123,6 +128,7 @@ async def test_a_test_the_memory_limit_kills_is_named_and_the_rest_of_the_suite_
     assert verdict.ready, verdict.line()
     assert verdict.tests["passed"] == 4 and verdict.tests["failed"] == 0, verdict.line()
     assert any("tests/test_zbig.py::test_huge" in s and "killed" in s for s in verdict.skipped)
+    assert any(s.startswith("tests/test_zload.py: ") for s in verdict.skipped), verdict.skipped
     assert "--deselect" in (verdict.test_command or "")
 
 
