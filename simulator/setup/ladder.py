@@ -1337,13 +1337,26 @@ async def _run_test_command(
     counts = run.counts() if run.structured else count_generic(run.output, run.exit_code)
     modules = len(test.args) if test.source == "retest" else len(imports.test_modules)
     verdict = _judge(run, counts, command, options, modules)
-    if verdict.category is Category.KILLED and await _find_killed_test(env, ran):
+    if verdict.category is Category.KILLED and await _find_killed_test(env, ran, imports):
         return await _run_test_command(env, test, imports, options)
     verdict.skipped += [
-        f"{test_id}: killed (SIGKILL) while it ran, most likely by the container's memory "
-        "limit; left out of the run"
-        for test_id in env.killed_tests
+        f"{left_out}: killed (SIGKILL) while it "
+        + ("ran" if "::" in left_out else "was imported")
+        + ", most likely by the container's memory limit; left out of the run"
+        for left_out in env.killed_tests
     ]
+    killed_modules = [m for m in env.killed_tests if "::" not in m]
+    if verdict.ready and len(killed_modules) > max(1, modules // 4):
+        # As for modules that do not import: more than a quarter of the suite left out is not
+        # a ready suite.
+        verdict = replace(
+            verdict,
+            tier=Tier.RUNS,
+            category=Category.KILLED,
+            evidence=f"{len(killed_modules)} of {modules} test modules were killed (SIGKILL) "
+            f"while pytest imported them, most likely by the container's memory limit: "
+            + ", ".join(killed_modules[:3]),
+        )
     if run.timed_out and env.cut_cpu is not None:
         # How much of the limit the container could run: a suite starved by the machine's
         # load reads very differently from one that is slow on its own.
@@ -1409,23 +1422,29 @@ def _for_this_env(test: TestCommand, env: _Env) -> TestCommand:
     if test.runner != "pytest":
         return test
     words = ["-p", IGNORED_OPTIONS_PLUGIN] if env.ignored_options else []
-    words += [word for test_id in env.killed_tests for word in ("--deselect", test_id)]
+    for left_out in env.killed_tests:
+        words += ["--deselect" if "::" in left_out else "--ignore", left_out]
     return replace(test, args=(*test.args, *words)) if words else test
 
 
-async def _find_killed_test(env: _Env, test: TestCommand) -> bool:
+async def _find_killed_test(env: _Env, test: TestCommand, imports: ImportScan) -> bool:
     """After a pytest run was killed before it reported (lz4 3.1.10: test_huge allocates 4 GB,
     the container's limit is 2 GB), run it again verbose and unbuffered to see which test it
-    was in; that test (a file of the checkout, at most three such tests) is left out of every
-    later run and named in the verdict, as a person would deselect it. False when the kill
-    came while no test ran (importing the test modules)."""
+    was in; that test (a file of the checkout, at most three such tests or modules) is left out
+    of every later run and named in the verdict, as a person would deselect it. Killed while
+    no test ran (pytest importing the test modules): each test module is collected alone, and
+    the one whose import is killed is left out (`--ignore`)."""
     if test.runner != "pytest" or len(env.killed_tests) >= MAX_KILLED_TESTS:
+        return False
+    if "--pyargs" in test.args:
         return False
     run = await env.run_tests(test.command(env.python, verbose=True))
     if run.exit_code != 137:
         return False
     test_id = killed_test(run.output)
-    if test_id is None or test_id in env.killed_tests:
+    if test_id is None:
+        return await _find_killed_module(env, test, imports)
+    if test_id in env.killed_tests:
         return False
     path = Path(test_id.split("::")[0])
     root = Path(env.session.source)
@@ -1437,6 +1456,37 @@ async def _find_killed_test(env: _Env, test: TestCommand) -> bool:
         "memory limit: that test is left out (--deselect) and named in the verdict"
     )
     return True
+
+
+MAX_COLLECTION_PROBES = 60
+
+
+async def _find_killed_module(env: _Env, test: TestCommand, imports: ImportScan) -> bool:
+    """The test module whose import was killed: each module the command collects (the scan's
+    test modules under the paths it names), collected alone (`--collect-only`); the first one
+    killed (exit 137) is left out. At most MAX_COLLECTION_PROBES modules are tried."""
+    root = Path(env.session.source)
+    paths = [a for a in test.args if not a.startswith("-") and (root / a).exists()]
+    modules = [
+        m
+        for m in imports.test_modules
+        if m not in env.killed_tests
+        and (not paths or any(m == p or m.startswith(p.rstrip("/") + "/") for p in paths))
+    ]
+    if not modules or len(modules) > MAX_COLLECTION_PROBES:
+        return False
+    for module in modules:
+        probe = TestCommand("pytest", ("--collect-only", module), "collection probe")
+        result = await env.sh(f"{probe.command(env.python)} >/dev/null 2>&1", timeout=300)
+        if result.exit_code == 137:
+            env.killed_tests.append(module)
+            env.notes.append(
+                f"the test run was killed (SIGKILL) while pytest imported {module}, most likely "
+                "by the container's memory limit (collected alone, it is killed too): that "
+                "module is left out (--ignore) and named in the verdict"
+            )
+            return True
+    return False
 
 
 def interrupt_at(command: str, timeout: float) -> float | None:
