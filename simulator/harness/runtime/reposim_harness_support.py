@@ -667,26 +667,28 @@ def _same_kind(a: type, e: type) -> bool:
 
 
 class _Pairs:
-    """The objects one comparison has paired. Objects with an identity (of classes) are paired
-    one to one, so an object met twice on one side must meet the same object on the other: two
-    look-alike tokens of one statement (equal fields, the same parent) are then told apart,
-    where pairing the first with the second at the top and with itself inside the parent's
-    token list would find them equal. Immutable values and builtin containers are compared as
-    values (a harness writes one datetime held twice as two; a literal does not keep which
-    lists were one list). A pair already met counts as equal, which keeps cycles safe."""
+    """The objects one comparison has paired. An object of a class on the actual side is
+    paired with one object on the expected side for the whole comparison: met again, it must
+    meet the same one. Two look-alike tokens of one statement (equal fields, the same parent)
+    are then told apart, where pairing the wrong token with the right one at the top and with
+    itself inside the parent's token list would find them equal. The other way is free: two
+    actual objects may meet one expected object, since a harness rebuilds each argument on its
+    own and a result that mixes them holds two copies of what the reference shared (boolean.py's
+    expressions all point at their algebra's one TRUE). Immutable values and builtin containers
+    are compared as values (a harness writes one datetime held twice as two; a literal does not
+    keep which lists were one list). A pair already met counts as equal: cycles are safe."""
 
-    __slots__ = ("backward", "forward", "kept", "met")
+    __slots__ = ("kept", "met", "paired")
 
     def __init__(self) -> None:
-        self.forward: dict[int, int] = {}  # id(actual) -> id(expected), objects of classes
-        self.backward: dict[int, int] = {}  # id(expected) -> id(actual)
-        self.met: set[tuple[int, int]] = set()  # containers being or already compared
+        self.paired: dict[int, int] = {}  # id(actual) -> id(expected), objects of classes
+        self.met: set[tuple[int, int]] = set()  # values being or already compared
         # the objects themselves: a temporary (the items read from an iterator) freed while
         # the comparison goes on would free its id for another object
         self.kept: list[Any] = []
 
     def meet(self, actual: Any, expected: Any) -> bool | None:
-        """True when the pair was met before (equal so far), False when either object is
+        """True when the pair was met before (equal so far), False when the actual object is
         already paired with another, None when it is new (and now paired)."""
         if _by_value(expected):
             pair = (id(actual), id(expected))
@@ -694,11 +696,10 @@ class _Pairs:
                 return True
             self.met.add(pair)
         else:
-            mine, theirs = self.forward.get(id(actual)), self.backward.get(id(expected))
-            if mine is not None or theirs is not None:
-                return mine == id(expected) and theirs == id(actual)
-            self.forward[id(actual)] = id(expected)
-            self.backward[id(expected)] = id(actual)
+            before = self.paired.get(id(actual))
+            if before is not None:
+                return before == id(expected)
+            self.paired[id(actual)] = id(expected)
         self.kept.append((actual, expected))
         return None
 
@@ -706,12 +707,11 @@ class _Pairs:
     def trial(self) -> "_Pairs":  # noqa: UP037
         """A copy to try a pairing on (a set's items), kept only when it holds."""
         copied = type(self)()
-        copied.forward, copied.backward = dict(self.forward), dict(self.backward)
-        copied.met, copied.kept = set(self.met), self.kept
+        copied.paired, copied.met, copied.kept = dict(self.paired), set(self.met), self.kept
         return copied
 
     def adopt(self, trial: "_Pairs") -> None:  # noqa: UP037
-        self.forward, self.backward, self.met = trial.forward, trial.backward, trial.met
+        self.paired, self.met = trial.paired, trial.met
 
 
 _NO_IDENTITY = (tuple, frozenset, float, int, str, bytes, bool, complex, type(None))
@@ -754,10 +754,10 @@ def same(actual: Any, expected: Any, _pairs: _Pairs | None = None) -> bool:
     """Behavioural equality, by structure: the same type, then the same value. Floats to 1e-9;
     lists, tuples and dicts item by item; sets and dict keys of objects matched structurally;
     iterators by what they yield (bounded); objects by their `__dict__` and `__slots__` over
-    the whole MRO (and their own `__eq__` when they define one, which must agree). Objects of
-    classes are paired one to one over the whole comparison (one object in two places is not
-    two equal objects, and a look-alike at another place of the graph is not the object);
-    reference cycles are safe (a pair already met counts as equal)."""
+    the whole MRO (and their own `__eq__` when they define one, which must agree). An actual
+    object of a class is paired with one expected object over the whole comparison (one
+    object in two places is not two equal objects, and a look-alike at another place of the
+    graph is not the object; see _Pairs); reference cycles are safe."""
     memo = _Pairs() if _pairs is None else _pairs
     if not _same_kind(type(actual), type(expected)):
         return False
