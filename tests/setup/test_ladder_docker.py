@@ -186,3 +186,28 @@ async def test_a_library_the_build_could_not_find_is_installed_from_debian_and_t
     _, result = await set_up(repo)
     assert result.verdict.ready, result.verdict.line()
     assert "libjpeg-dev" in result.system_packages, (result.system_packages, result.notes)
+
+
+async def test_a_suite_written_for_nose_runs_under_the_pytest_that_still_ran_nose_tests(
+    tmp_path: Path, set_up: SetUp
+) -> None:
+    """deap 1.3.1 in the hard corpus: its tests use nose's `with_setup` (setup and teardown
+    functions on a test function), which pytest ran until 8.0 removed its nose support; under
+    today's pytest the setup never runs and 4 of 27 tests fail (KeyError: 'IND_TYPE'). A suite
+    that imports nose gets the pytest before 8, as a person would run it."""
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": repos.setuptools_pyproject("nosey", [], package="nosey"),
+            "nosey/__init__.py": "def ready(state):\n    return state['ready']\n",
+            "tests/test_nosey.py": (
+                "from nose.tools import with_setup\n\nfrom nosey import ready\n\nSTATE = {}\n\n\n"
+                "def set_up():\n    STATE['ready'] = True\n\n\n"
+                "def tear_down():\n    STATE.clear()\n\n\n"
+                "@with_setup(set_up, tear_down)\ndef test_ready():\n    assert ready(STATE)\n"
+            ),
+        },
+    )
+    _, result = await set_up(repo)
+    assert result.verdict.ready, result.verdict.line()
+    assert any(item.startswith("pytest<8") for item in result.installed), result.installed
