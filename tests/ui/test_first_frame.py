@@ -9,10 +9,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from textual.color import Color
 from textual.widgets import Input
 
 from simulator.session import Session
 from tests.ui.helpers import wait_for
+from themes import DEFAULT_THEME
 from widgets.agent_pane import AgentPane
 from widgets.app import RepoSimApp
 from widgets.editor_pane import EditorPane
@@ -89,6 +91,43 @@ async def test_the_editor_mounts_its_tabs_and_bars_when_the_first_file_opens(
         await pane.open_file("tests/test_ops.py")
         assert pane.open_paths == ["calc/ops.py", "tests/test_ops.py"]
         assert len(app.query("#editor-tabs")) == 1
+
+
+def _background(app: RepoSimApp) -> Color:
+    return app.screen.styles.background
+
+
+async def test_the_apps_css_is_parsed_once_before_the_first_frame(
+    session: Session, monkeypatch: Any
+) -> None:
+    """The chosen theme (a RepoSim theme, not Textual's default) is in place before the CSS is
+    parsed: choosing it through the theme's watcher parsed all of the app's CSS a second time
+    before the first frame (the cost of switching themes later). Switching later still works."""
+    from textual.css.stylesheet import Stylesheet
+
+    reparsed: list[int] = []
+    reparse = Stylesheet.reparse
+
+    def counted(stylesheet: Stylesheet) -> None:
+        reparsed.append(1)
+        reparse(stylesheet)
+
+    monkeypatch.setattr(Stylesheet, "reparse", counted)
+    app = Watched(session)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: len(app.frames) >= 2, "two frames")
+        assert reparsed == []
+        assert app.theme == DEFAULT_THEME and app.has_class(f"-theme-{DEFAULT_THEME}")
+        assert _background(app) == Color.parse(app.current_theme.background or "")
+        other = next(name for name in app.themes.names if name != DEFAULT_THEME)
+        app.theme = other
+        await wait_for(
+            pilot,
+            lambda: _background(app) == Color.parse(app.current_theme.background or ""),
+            "the other theme's background",
+        )
+        assert reparsed
+        assert app.has_class(f"-theme-{other}") and not app.has_class(f"-theme-{DEFAULT_THEME}")
 
 
 FIRST_FRAME_MODULES = """
