@@ -171,7 +171,20 @@ class RepoSimApp(WorkspaceApp):
         for theme in self.themes.app_themes.values():
             self.register_theme(theme)
         known = self._requested_theme in self.themes.app_themes
-        self.theme = self._requested_theme if known else DEFAULT_THEME
+        self._choose_first_theme(self._requested_theme if known else DEFAULT_THEME)
+
+    def _choose_first_theme(self, name: str) -> None:
+        """Make `name` the theme before any CSS is parsed. Setting `self.theme` would run its
+        watcher, which re-parses all of the app's CSS (what a switch later costs): here the
+        stylesheet's variables, the theme's classes and the ANSI colours' filter are set as
+        the watcher sets them, and the start-up parse is the only one."""
+        self.set_reactive(RepoSimApp.theme, name)
+        theme = self.current_theme
+        self.stylesheet.set_variables(self.get_css_variables())
+        self.set_class(True, f"-theme-{name}", update=False)
+        self.set_class(theme.dark, "-dark-mode", update=False)
+        self.set_class(not theme.dark, "-light-mode", update=False)
+        self._refresh_truecolor_filter(self.ansi_theme)
 
     async def on_event(self, event: events.Event) -> None:
         # a key waits until the one before it has been applied (widgets.key_order)
