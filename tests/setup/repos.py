@@ -60,6 +60,16 @@ def setuptools_pyproject(
     return text + "\n" + textwrap.dedent(more).lstrip() if more else text
 
 
+def package_repo(root: Path, package: str, code: str, files: dict[str, str]) -> Path:
+    """A setuptools project (pyproject.toml, no dependencies) named PACKAGE whose one package
+    PACKAGE has `code` as its __init__.py, plus `files` (tests, config), committed."""
+    project = {
+        "pyproject.toml": setuptools_pyproject(package, [], package=package),
+        f"{package}/__init__.py": code,
+    }
+    return write_repo(root, {**project, **files})
+
+
 def syntax_error_repo(root: Path) -> Path:
     """No requirement file; one module still in Python 2 syntax; another imports tabulate."""
     return write_repo(

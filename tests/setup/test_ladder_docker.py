@@ -95,11 +95,11 @@ async def test_a_test_the_memory_limit_kills_is_named_and_the_rest_of_the_suite_
     from tests.setup.conftest import SETUP_IMAGE, docker_or_skip
 
     docker_or_skip()
-    repo = repos.write_repo(
+    repo = repos.package_repo(
         tmp_path / "repo",
+        "hungry",
+        "def double(x):\n    return 2 * x\n",
         {
-            "pyproject.toml": repos.setuptools_pyproject("hungry", [], package="hungry"),
-            "hungry/__init__.py": "def double(x):\n    return 2 * x\n",
             "tests/test_small.py": (
                 "from hungry import double\n\n"
                 "def test_one():\n    assert double(1) == 2\n\n"
@@ -140,14 +140,12 @@ async def test_an_option_of_a_plugin_nothing_provides_is_ignored_and_the_rest_of
     `unrecognized arguments: --pep8` and no test runs. A person deletes the flag and keeps the
     rest of the config; setup accepts the flag and ignores it (a plugin of its own, named in the
     notes), so the rest of addopts still applies: here `--doctest-modules`, one test more."""
-    repo = repos.write_repo(
+    repo = repos.package_repo(
         tmp_path / "repo",
+        "lint",
+        'def double(x):\n    """\n    >>> double(2)\n    4\n    """\n    return 2 * x\n',
         {
-            "pyproject.toml": repos.setuptools_pyproject("lint", [], package="lint"),
             "setup.cfg": "[tool:pytest]\naddopts =\n    --doctest-modules\n    --pep8\n",
-            "lint/__init__.py": (
-                'def double(x):\n    """\n    >>> double(2)\n    4\n    """\n    return 2 * x\n'
-            ),
             "tests/test_lint.py": (
                 "from lint import double\n\ndef test_double():\n    assert double(3) == 6\n"
             ),
@@ -195,11 +193,11 @@ async def test_a_suite_written_for_nose_runs_under_the_pytest_that_still_ran_nos
     functions on a test function), which pytest ran until 8.0 removed its nose support; under
     today's pytest the setup never runs and 4 of 27 tests fail (KeyError: 'IND_TYPE'). A suite
     that imports nose gets the pytest before 8, as a person would run it."""
-    repo = repos.write_repo(
+    repo = repos.package_repo(
         tmp_path / "repo",
+        "nosey",
+        "def ready(state):\n    return state['ready']\n",
         {
-            "pyproject.toml": repos.setuptools_pyproject("nosey", [], package="nosey"),
-            "nosey/__init__.py": "def ready(state):\n    return state['ready']\n",
             "tests/test_nosey.py": (
                 "from nose.tools import with_setup\n\nfrom nosey import ready\n\nSTATE = {}\n\n\n"
                 "def set_up():\n    STATE['ready'] = True\n\n\n"
