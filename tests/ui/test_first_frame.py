@@ -206,6 +206,64 @@ def test_the_late_panes_modules_load_after_the_first_frame(
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
 
 
+OPEN_FIRST_FRAME = """
+import json, sys
+
+import widgets.app
+from reposim.cli import main
+
+seen = {}
+
+
+class Watched(widgets.app.RepoSimApp):
+    def on_mount(self) -> None:
+        self.call_after_refresh(self._first_frame)  # before the app's own after-frame call
+        super().on_mount()
+
+    def _first_frame(self) -> None:
+        seen["detection at the first frame"] = "simulator.setup.detect" in sys.modules
+        seen["test command"] = self.session.test_command
+        seen["detection when asked"] = "simulator.setup.detect" in sys.modules
+        self.exit()
+
+    async def run_async(self, **options: object) -> None:
+        await super().run_async(headless=True, size=(160, 48))
+
+
+widgets.app.RepoSimApp = Watched
+sys.argv = ["reposim", "open", sys.argv[1], "--trajectory", sys.argv[2]]
+try:
+    main()
+except SystemExit:
+    pass
+print(json.dumps(seen))
+"""
+
+
+def test_reposim_open_chooses_the_test_command_after_the_first_frame(
+    sample_repo: Path, tmp_path: Path
+) -> None:
+    """Detecting F5's command walks the repository and loads the setup workflow's detection;
+    `reposim open` leaves it until the command is first asked for, after the first frame (the
+    tests panel is mounted then), instead of before the session opens."""
+    script = tmp_path / "open_first_frame.py"
+    script.write_text(OPEN_FIRST_FRAME)
+    proc = subprocess.run(
+        [sys.executable, str(script), str(sample_repo), str(tmp_path / "t.jsonl")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert seen == {
+        "detection at the first frame": False,
+        "test command": None,  # pytest: the sample is a Python project
+        "detection when asked": True,
+    }
+
+
 QUICK_QUIT = """
 import asyncio, sys
 from pathlib import Path
