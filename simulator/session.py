@@ -103,6 +103,8 @@ class Decision:
 
 # A policy sees every mutating action before it runs: (actor, kind, payload) -> decision.
 ActionPolicy = Callable[[Actor, str, dict[str, Any]], Awaitable[Decision]]
+TestCommand = str | Callable[[], str | None] | None
+"""What run_tests runs (None: pytest), or a way to choose it when it is first asked for."""
 
 
 @dataclass(frozen=True)
@@ -203,7 +205,7 @@ class Session:
         agent: dict[str, Any] | None = None,
         parent: dict[str, Any] | None = None,
         policy: ActionPolicy | None = None,
-        test_command: str | None = None,
+        test_command: TestCommand = None,
         repo: dict[str, Any] | None = None,
         output_cap: int | None = DEFAULT_CAP,
         output_budget: int | None = DEFAULT_BUDGET,
@@ -221,7 +223,7 @@ class Session:
         self.source = source
         self.id = secrets.token_hex(6)
         self.policy = policy
-        self.test_command = test_command
+        self._test_command = test_command
         self._agent = agent
         self._parent = parent
         stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -316,6 +318,19 @@ class Session:
     @property
     def closed(self) -> bool:
         return self._closed
+
+    @property
+    def test_command(self) -> str | None:
+        """The command run_tests runs (None: pytest). An opener may give a way to choose it
+        instead: it is chosen when first asked for (`reposim open` detects it after its first
+        frame, since detection walks the repository and loads the setup workflow's rules)."""
+        if callable(self._test_command):
+            self._test_command = self._test_command()
+        return self._test_command
+
+    @test_command.setter
+    def test_command(self, command: str | None) -> None:
+        self._test_command = command
 
     @property
     def description(self) -> BackendDescription:
@@ -1018,6 +1033,7 @@ __all__ = [
     "SearchMatch",
     "Session",
     "SessionError",
+    "TestCommand",
 ]
 
 
@@ -1031,7 +1047,7 @@ async def open_session(
     agent: dict[str, Any] | None = None,
     parent: dict[str, Any] | None = None,
     policy: ActionPolicy | None = None,
-    test_command: str | None = None,
+    test_command: TestCommand = None,
     checkpoint_start: bool = True,
     repo: dict[str, Any] | None = None,
     output_cap: int | None = DEFAULT_CAP,

@@ -99,7 +99,10 @@ def open_command(
         assert root is not None
         from simulator.test_command import choose
 
-        return await flags.open(root, test_command=choose(root, test_command))
+        # A command given is remembered now; else it is chosen when first asked for, after
+        # the first frame (detection walks the repository).
+        chosen = choose(root, test_command) if test_command is not None else None
+        return await flags.open(root, test_command=chosen or (lambda: choose(root, None)))
 
     async def run() -> Path:
         session = await run_ui(start(), theme=theme, agent_config=agent_config)
