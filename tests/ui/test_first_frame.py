@@ -166,6 +166,22 @@ asyncio.run(main())
 """
 
 
+def _last_line(tmp_path: Path, script_text: str, repo: Path, *args: str) -> str:
+    """Run `script_text` in a fresh Python process (as `reposim open` starts) on `repo`, with a
+    trajectory in tmp_path and `args`; the last line it printed."""
+    script = tmp_path / "script.py"
+    script.write_text(script_text)
+    proc = subprocess.run(
+        [sys.executable, str(script), str(repo), str(tmp_path / "t.jsonl"), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout.strip().splitlines()[-1]
+
+
 def test_the_late_panes_modules_load_after_the_first_frame(
     sample_repo: Path, tmp_path: Path
 ) -> None:
@@ -187,23 +203,9 @@ def test_the_late_panes_modules_load_after_the_first_frame(
         # the trajectory header's version is a plain string (email, zipfile, csv stay out)
         "importlib.metadata",
     ]
-    script = tmp_path / "first_frame.py"
-    script.write_text(FIRST_FRAME_MODULES)
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(script),
-            str(sample_repo),
-            str(tmp_path / "t.jsonl"),
-            json.dumps(late),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    assert (
+        json.loads(_last_line(tmp_path, FIRST_FRAME_MODULES, sample_repo, json.dumps(late))) == []
     )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
 
 
 OPEN_FIRST_FRAME = """
@@ -246,17 +248,7 @@ def test_reposim_open_chooses_the_test_command_after_the_first_frame(
     """Detecting F5's command walks the repository and loads the setup workflow's detection;
     `reposim open` leaves it until the command is first asked for, after the first frame (the
     tests panel is mounted then), instead of before the session opens."""
-    script = tmp_path / "open_first_frame.py"
-    script.write_text(OPEN_FIRST_FRAME)
-    proc = subprocess.run(
-        [sys.executable, str(script), str(sample_repo), str(tmp_path / "t.jsonl")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    seen = json.loads(_last_line(tmp_path, OPEN_FIRST_FRAME, sample_repo))
     assert seen == {
         "detection at the first frame": False,
         "test command": None,  # pytest: the sample is a Python project
@@ -291,14 +283,4 @@ asyncio.run(main())
 
 def test_a_quick_quit_does_not_load_the_code_index(sample_repo: Path, tmp_path: Path) -> None:
     """Quitting before the code index was started does not import it only to close it."""
-    script = tmp_path / "quick_quit.py"
-    script.write_text(QUICK_QUIT)
-    proc = subprocess.run(
-        [sys.executable, str(script), str(sample_repo), str(tmp_path / "t.jsonl")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stdout.strip().splitlines()[-1] == "False"
+    assert _last_line(tmp_path, QUICK_QUIT, sample_repo) == "False"
