@@ -210,3 +210,30 @@ async def test_a_suite_script_that_stops_importing_a_test_module_is_a_collection
     assert verdict.evidence is not None
     assert verdict.evidence.startswith("test/test_tables.py did not import"), verdict.evidence
     assert "TypeError" in verdict.evidence, verdict.evidence
+
+
+async def test_a_test_script_that_runs_fewer_tests_than_the_files_define_does_not_decide(
+    tmp_path: Path, local_session: Opener
+) -> None:
+    """Pillow 8.4.0 in this stop's corpus: tox.ini runs `selftest.py` (a handful of doctests)
+    before `pytest`; the script ran, so it decided, and the verdict was "ready (1/1 passed)"
+    for a suite of thousands of tests. A script that runs fewer than 80% of the test functions
+    the test files define is not the suite: the project's next command runs it."""
+    from simulator.setup.ladder import _oracle
+
+    repo = repos.write_repo(
+        tmp_path / "r",
+        {
+            "tox.ini": "[testenv]\ncommands =\n    {envpython} selftest.py\n"
+            "    {envpython} -m pytest tests\n",
+            "selftest.py": "print('self test: ok')\n",
+            "tests/test_things.py": "".join(
+                f"def test_{n}():\n    assert {n} == {n}\n\n" for n in range(3)
+            ),
+        },
+    )
+    env = _Env(await local_session(repo), SetupOptions(test_timeout=120))
+    env.python = sys.executable
+    verdict = await _oracle(env, detect(repo), scan(repo), None, env.options)
+    assert verdict.ready and verdict.tests.get("passed") == 3, verdict.line()
+    assert "pytest" in (verdict.test_command or ""), verdict.test_command
