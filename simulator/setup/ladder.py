@@ -1282,22 +1282,12 @@ async def _oracle(
         # unless it runs no test at all (then the default runners try).
         own = await _run_test_command(env, candidate, imports, options)
         ran = sum(own.tests.get(k, 0) for k in ("passed", "failed", "error"))
-        defined = imports.test_functions
-        if candidate.runner == "script" and own.ready and defined and ran < 0.8 * defined:
+        partial = _ran_fewer_than_defined(own, imports, "the test script")
+        if candidate.runner == "script" and partial is not None:
             # Pillow 8.4.0: tox.ini runs selftest.py (a few doctests) before pytest. A script
             # that runs fewer tests than the test files define is not the suite: the next
             # command decides, and if none does, this is no ready verdict.
-            partial_script = True
-            verdict = Verdict(
-                Tier.RUNS,
-                Category.COLLECTION,
-                f"the test script ran {ran} tests; the test files define {defined} test "
-                "functions, so the rest were never run",
-                tests=own.tests,
-                pass_ratio=own.pass_ratio,
-                test_command=own.test_command,
-                output_tail=own.output_tail,
-            )
+            verdict, partial_script = partial, True
             continue
         if ran or own.ready:
             verdict, partial_script = own, False
@@ -1595,20 +1585,26 @@ async def _unittest(
         return None
     verdict = _judge(run, counts, command, options)
     verdict.seconds = run.duration
+    return _ran_fewer_than_defined(verdict, imports, "unittest discovery") or verdict
+
+
+def _ran_fewer_than_defined(verdict: Verdict, imports: ImportScan, runner: str) -> Verdict | None:
+    """A ready verdict from a run of fewer than 80% of the `def test...` functions the test
+    files define is not the suite's: runs/collection, naming the counts (else None)."""
     defined = imports.test_functions
-    ran = sum(counts.get(k, 0) for k in ("passed", "failed", "error"))
-    if verdict.ready and defined and ran < 0.8 * defined:
-        return Verdict(
-            Tier.RUNS,
-            Category.COLLECTION,
-            f"unittest discovery ran {ran} tests; the test files define {defined} test "
-            "functions, so the rest were never run",
-            tests=verdict.tests,
-            pass_ratio=verdict.pass_ratio,
-            test_command=command,
-            output_tail=verdict.output_tail,
-        )
-    return verdict
+    ran = sum(verdict.tests.get(k, 0) for k in ("passed", "failed", "error"))
+    if not verdict.ready or not defined or ran >= 0.8 * defined:
+        return None
+    return Verdict(
+        Tier.RUNS,
+        Category.COLLECTION,
+        f"{runner} ran {ran} tests; the test files define {defined} test functions, so the "
+        "rest were never run",
+        tests=verdict.tests,
+        pass_ratio=verdict.pass_ratio,
+        test_command=verdict.test_command,
+        output_tail=verdict.output_tail,
+    )
 
 
 def unittest_pattern(folder: Path) -> str:
