@@ -108,12 +108,14 @@ def run_isolated(fn: TaskFunction, task: Task, attempt: int, timeout: float | No
     """One task in its own process, waited for here: what a Ray task does on its node.
 
     The process comes from a forkserver this Ray worker starts once, with the task's module
-    preloaded and without Ray's worker main script (which would start a second Ray worker).
-    Not a fork of the Ray worker itself: it runs gRPC and core-worker threads, and a child
-    forked while one of them holds a lock can wait on that lock for ever (grpc/grpc#31885,
-    ray-project/ray#31263); CI saw a task that never started in 240 s.
+    and Ray's worker main script preloaded (imported as multiprocessing imports a main script,
+    under its `__main__` guard: it only imports Ray), so each task's process starts without
+    importing either (2 s a task when the main script was left to each one). Not a fork of the
+    Ray worker itself: it runs gRPC and core-worker threads, and a child forked while one of
+    them holds a lock can wait on that lock for ever (grpc/grpc#31885, ray-project/ray#31263);
+    CI saw a task that never started in 240 s.
     """
-    worker = _Worker.start(_context(fn, main=False), fn, task, attempt, timeout)
+    worker = _Worker.start(_context(fn), fn, task, attempt, timeout)
     try:
         while True:
             for ready in _wait([worker]):
@@ -141,14 +143,13 @@ _PRELOAD = (
 )
 
 
-def _context(fn: TaskFunction, *, main: bool = True) -> Any:
+def _context(fn: TaskFunction) -> Any:
     """A forkserver that has already imported the task function's module (and what every task
     uses), so each task's process starts in milliseconds instead of importing the engine again.
 
     It starts here, given the driver's sys.path and main script (forkserver_setup.py says why
     Python 3.11 does not pass them); without them a task module that only the main script
-    makes importable was silently not preloaded and each task imported the engine anew. With
-    `main=False` (a Ray worker, whose main script is Ray's) only the sys.path is given. One
+    makes importable was silently not preloaded and each task imported the engine anew. One
     forkserver serves a process: if something started it before, its preload stays."""
     from multiprocessing import forkserver, spawn
 
@@ -159,10 +160,7 @@ def _context(fn: TaskFunction, *, main: bool = True) -> Any:
     extra = [str(name) for name in getattr(fn, "preload", ())]
     context.set_forkserver_preload([forkserver_setup.__name__, *_PRELOAD, fn.__module__, *extra])
     data = spawn.get_preparation_data("batch")
-    setup = {
-        "sys_path": data.get("sys_path"),
-        "main": data.get("init_main_from_path") if main else None,
-    }
+    setup = {"sys_path": data.get("sys_path"), "main": data.get("init_main_from_path")}
     os.environ[forkserver_setup.ENV_VAR] = json.dumps(setup)
     try:
         forkserver.ensure_running()
