@@ -391,10 +391,11 @@ async def test_a_unittest_method_calling_the_api_is_replayed_and_only_its_calls_
     result = await compare(checksum_request(repo, "HEAD", out_dir=tmp_path, settings=QUICK))
     assert result.harness["tests"] == ["tests/test_core.py::ChecksumTests::test_checksum"]
     assert "1 call(s) of fastlib.core.checksum captured" in result.harness["timed"]
-    # the call's true ratio (2x), not the whole test's (1.09x): the interval excludes 1.09
-    # (QUICK's interval spans its 4 pairs' ratios, one of which may sit 0.4 in log off 2x)
+    # the call's true ratio (2x), not the whole test's (1.09x). Only the speed-up is asked:
+    # QUICK's 4 pairs now get a t interval with 3 degrees of freedom (48d1d31), honest and
+    # wide; under load it reached down to 1.047 (CI 1.047-3.033 at 1.78x in the fresh-clone
+    # suite), so whether it excludes 1.09 is a rate, judged by bench/perf_accuracy.py.
     assert 1.5 < result.verdict.speedup < 2.8, result.summary()
-    assert result.verdict.ci_low > 1.09 and result.verdict.significant, result.summary()
 
 
 ARGUMENT_KINDS_TESTS = """from fastlib.core import checksum
