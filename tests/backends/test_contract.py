@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from backends.base import Backend, BackendError, FileMissingError, PathEscapeError
+from tests.conftest import WAIT
 from tests.docker.conftest import NO_PYTHON, committed_image
 
 TEST_IMAGE = os.environ.get("REPOSIM_TEST_IMAGE", "reposim/base:bookworm-2")
@@ -131,7 +132,7 @@ async def test_interrupt_stops_the_command_and_keeps_the_shell(backend: Backend)
     )
     await asyncio.wait_for(started.wait(), 60)  # the command runs: interrupt it, not the idle shell
     await backend.interrupt()
-    result = await asyncio.wait_for(running, 10)
+    result = await asyncio.wait_for(running, WAIT)  # a deadline: interrupting takes ms
     assert result.interrupted and result.exit_code is None
     assert not result.shell_restarted
     assert result.output.startswith(b"started\n")

@@ -113,6 +113,8 @@ async def test_a_later_timeout_spares_an_earlier_nohup_job(backend: LocalBackend
     early, late = tokens(2)
     await backend.exec(f"nohup sleep {early} >/dev/null 2>&1 &")
     await backend.exec(f"sleep {early} &")
+    # Both run (a backgrounded job may still be between fork and exec when its command returns)
+    await asyncio.to_thread(wait_for, lambda: len(sleeps(early)) == 2)
     result = await backend.exec(f"sleep {late}", timeout=0.5)
     assert result.timed_out
     assert len(sleeps(early)) == 2

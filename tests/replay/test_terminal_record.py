@@ -18,12 +18,13 @@ from simulator.replay import reexecute
 from simulator.session import RecordedPty, Session
 from simulator.terminal_record import command_line, readable_keys
 from simulator.trajectory import read_trajectory
+from tests.conftest import WAIT
 from tests.replay.replay_helpers import SMALL_PROJECT
 from tests.replay.test_replay_view import screen_of, settle, viewing
 from widgets.replay import Timeline
 
 
-async def until(done: Callable[[], Any], timeout: float = 10) -> None:
+async def until(done: Callable[[], Any], timeout: float = WAIT) -> None:
     """Poll: what is waited for happens in a shell, not in this process."""
     async with asyncio.timeout(timeout):
         while not done():  # noqa: ASYNC110 - a shell in another process makes it true
@@ -45,7 +46,7 @@ class Reader:
                 return
             self.seen += chunk
 
-    async def wait_for(self, text: bytes, timeout: float = 10) -> None:
+    async def wait_for(self, text: bytes, timeout: float = WAIT) -> None:
         await until(lambda: text in self.seen, timeout)
 
     async def close(self) -> None:
@@ -94,7 +95,7 @@ async def record_typing(repo: Path, out: Path) -> bytes:
         await type_keys(terminal, b"ls -1")
         await asyncio.sleep(RecordedPty.INPUT_PAUSE + 0.5)
         await type_keys(terminal, b"\r")
-        await reader.wait_for(b"greeting.txt", 10)
+        await reader.wait_for(b"greeting.txt")
         await reader.close()
     return b"".join(TYPED) + b"ls -1\r"
 
@@ -166,9 +167,9 @@ async def test_recordings_with_a_step_per_key_still_load_and_replay(
         terminal = await session.open_terminal()
         reader = Reader(terminal)
         await terminal.write(b"echo per-key > old.txt\r")
-        await reader.wait_for(b"per-key", 10)
+        await reader.wait_for(b"per-key")
         # the command ran (what the sleep here hoped for): its file is in the workspace
-        await until(lambda: (Path(session.workspace_path) / "old.txt").exists(), 30)
+        await until(lambda: (Path(session.workspace_path) / "old.txt").exists())
         await reader.close()
     old = tmp_path / "old.jsonl"
     lines = out.read_text().splitlines()

@@ -219,7 +219,7 @@ async def test_tab_and_ctrl_c_go_to_the_shell(session: Session, key: str) -> Non
             await wait_for(pilot, lambda: screen_has(pane, "sleep-started"))
             await pilot.press("ctrl+c")
             await pilot.press(*"echo interrupted", "enter")
-            await wait_for(pilot, lambda: "interrupted" in pane.screen_text(), timeout=10)
+            await wait_for(pilot, lambda: "interrupted" in pane.screen_text())
 
 
 async def test_history_scrolls_back_and_typing_returns_to_the_bottom(session: Session) -> None:
