@@ -100,16 +100,21 @@ def test_the_generated_dockerfile_builds_here_with_its_pins_and_reaches_the_same
 ) -> None:
     """`docker build` of the Dockerfile a ready setup wrote, with the host's CA bundle as the
     build argument: the image holds the exact versions of the ready environment and its
-    default command (the test command) passes the same tests."""
+    default command (the test command) passes the same tests. The project's pytest config
+    passes `--pep8` (numdifftools 0.9.39's addopts), which setup accepts and ignores with a
+    plugin module it writes in the venv: the Dockerfile writes the same module, or its test
+    command (`-p reposim_ignored_options`) stops at start-up."""
     import re
 
     from simulator.setup.envimage import CA_ARG, dockerfile_text, extra_ca_certificates
 
     docker_or_skip()
     repo = repos.yaml_repo(tmp_path / "settings-repo")
+    repos.write_repo(repo, {"setup.cfg": "[tool:pytest]\naddopts = --pep8\n"})  # a commit
     request = SetupRequest(image=DEFAULT_IMAGE, trajectory_dir=str(tmp_path))
     result = asyncio.run(setup_repository(repo, request)).result
     assert result.verdict.ready, result.verdict.line()
+    assert any("--pep8" in note for note in result.notes), result.notes
     pyyaml = next(p for p in result.lock if p.lower().startswith("pyyaml=="))
     dockerfile = tmp_path / "Dockerfile"
     dockerfile.write_text(dockerfile_text(result, DEFAULT_IMAGE, "test"))
