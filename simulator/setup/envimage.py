@@ -25,7 +25,7 @@ from typing import Any
 from backends.base import BackendError
 from backends.docker_engine import commit_clean, connect
 from simulator.session import Session
-from simulator.setup.ladder import SetupResult
+from simulator.setup.ladder import SetupResult, write_ignored_options
 
 REPOSITORY = "reposim/env"
 LABEL_ENV = "reposim.env"
@@ -199,6 +199,10 @@ def dockerfile_text(result: SetupResult, base: str, commit: str) -> str:
             lines.append(f"RUN {install} --no-deps {project}")
     else:
         lines += [f"RUN {command}" for command in result.commands]
+    if result.ignored_options:
+        # The options of the project's pytest config no plugin here provides (`--pep8`): the
+        # module setup wrote to accept and ignore them, which the test command loads (-p).
+        lines.append(f"RUN {write_ignored_options(python, result.ignored_options)}")
     if result.test_command:
         lines.append(f"CMD {json.dumps(['bash', '-lc', result.test_command])}")
     return "\n".join(lines) + "\n"

@@ -112,6 +112,9 @@ class SetupResult:
     # The build tools of the project's era every build used (`setuptools==45.1.0`), when
     # today's could not build it (simulator/setup/era.py)
     build_constraints: list[str] = field(default_factory=list)
+    # Options of the project's pytest config that setup's plugin module accepts and ignores
+    # (`--pep8`): the generated Dockerfile writes the same module
+    ignored_options: list[str] = field(default_factory=list)
     unresolved_imports: dict[str, str] = field(default_factory=dict)  # import -> why not installed
     rejected: list[str] = field(default_factory=list)  # names refused as not distribution names
     notes: list[str] = field(default_factory=list)  # why an install went another way
@@ -137,6 +140,7 @@ class SetupResult:
             "resolution": self.resolution,
             "lock": self.lock,
             "build_constraints": self.build_constraints,
+            "ignored_options": self.ignored_options,
             "unresolved_imports": self.unresolved_imports,
             "rejected": self.rejected,
             "notes": self.notes,
@@ -443,6 +447,7 @@ async def _ladder(session: Session, run: WorkflowRun, options: SetupOptions) -> 
         resolution=env.resolution,
         lock=await _lock(env, project) if verdict.ready else [],
         build_constraints=env.build_pins,
+        ignored_options=env.ignored_options,
         rejected=env.rejected,
         notes=env.notes,
     )
@@ -1408,6 +1413,22 @@ def pytest_addoption(parser):
 """
 
 
+def write_ignored_options(python: str, flags: list[str]) -> str:
+    """The command that writes setup's plugin module accepting and ignoring `flags` into the
+    site-packages of `python`'s environment: one line (the module's text goes as a JSON
+    string), so the generated Dockerfile runs the same command as setup did."""
+    source = _IGNORED_OPTIONS_SOURCE.format(name=IGNORED_OPTIONS_PLUGIN, flags=flags)
+    script = (
+        "import json, pathlib, sys, sysconfig; "
+        "pathlib.Path(sysconfig.get_paths()['purelib'], sys.argv[1] + '.py')"
+        ".write_text(json.loads(sys.argv[2]))"
+    )
+    return (
+        f"{python} -c {shlex.quote(script)} {IGNORED_OPTIONS_PLUGIN} "
+        f"{shlex.quote(json.dumps(source))}"
+    )
+
+
 async def _ignore_options(env: _Env, flags: tuple[str, ...]) -> bool:
     """numdifftools 0.9.39: `--pep8` in addopts. A plugin module of setup's own in the venv's
     site-packages registers each flag (checked: `--name`) as an option that does nothing; every
@@ -1416,15 +1437,7 @@ async def _ignore_options(env: _Env, flags: tuple[str, ...]) -> bool:
     if not new:
         return False
     flags_now = [*env.ignored_options, *new]
-    source = _IGNORED_OPTIONS_SOURCE.format(name=IGNORED_OPTIONS_PLUGIN, flags=flags_now)
-    script = (
-        "import pathlib, sys, sysconfig; "
-        "pathlib.Path(sysconfig.get_paths()['purelib'], sys.argv[1] + '.py')"
-        ".write_text(sys.argv[2])"
-    )
-    result = await env.sh(
-        f"{env.python} -c {shlex.quote(script)} {IGNORED_OPTIONS_PLUGIN} {shlex.quote(source)}"
-    )
+    result = await env.sh(write_ignored_options(env.python, flags_now))
     if result.exit_code != 0:
         return False
     env.ignored_options = flags_now
