@@ -224,3 +224,45 @@ async def test_a_root_test_module_pytest_does_not_collect_by_name_is_run(
     _, result = await set_up(repo)
     assert result.verdict.ready and result.verdict.tests["passed"] == 12, result.verdict.line()
     assert (result.verdict.test_command or "").endswith("test.py")
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+async def test_a_suite_script_in_the_test_folder_runs_when_discovery_finds_nothing(
+    tmp_path: Path, set_up: SetUp
+) -> None:
+    """feedparser 6.0.8 in the hard corpus: its tests are one script, `tests/runtests.py`,
+    which adds a test method per data file to its TestCase classes and runs them under its
+    `__main__` guard, from the root (it globs `./tests/...`). No file has a name pytest or
+    unittest discovery looks for ("Ran 0 tests": no-tests), and the sdist names no test
+    command. The script is the suite: it runs from the root and decides."""
+    cases = {f"tests/cases/case{i}.txt": f"{i} {2 * i}\n" for i in range(12)}
+    repo = repos.package_repo(
+        tmp_path / "repo",
+        "feedy",
+        "def twice(x):\n    return 2 * x\n",
+        {
+            **cases,
+            "tests/runtests.py": (
+                "import glob, os, sys, unittest\n"
+                "import feedy\n\n"
+                "class TestCase(unittest.TestCase):\n"
+                "    def test_zero(self):\n        self.assertEqual(feedy.twice(0), 0)\n\n"
+                "def build(path):\n"
+                "    def test(self):\n"
+                "        x, want = open(path).read().split()\n"
+                "        self.assertEqual(feedy.twice(int(x)), int(want))\n"
+                "    return test\n\n"
+                "if __name__ == '__main__':\n"
+                "    for n, path in enumerate(sorted(glob.glob(os.path.join('.', 'tests', "
+                "'cases', '*.txt')))):\n"
+                "        setattr(TestCase, 'test_%03d' % n, build(path))\n"
+                "    suite = unittest.defaultTestLoader.loadTestsFromTestCase(TestCase)\n"
+                "    result = unittest.TextTestRunner(verbosity=1).run(suite)\n"
+                "    sys.exit(not result.wasSuccessful())\n"
+            ),
+        },
+    )
+    _, result = await set_up(repo)
+    assert result.verdict.ready and result.verdict.tests["passed"] == 13, result.verdict.line()
+    assert (result.verdict.test_command or "").endswith("tests/runtests.py")
