@@ -68,7 +68,7 @@ from simulator.setup.repair import (
     RepairState,
     plan,
 )
-from simulator.setup.testcmd import TestCommand, project_test_commands
+from simulator.setup.testcmd import TestCommand, project_test_commands, suite_scripts
 from simulator.testrun import TestRunResult, is_pytest
 from simulator.workflow import WorkflowRun
 
@@ -1313,6 +1313,14 @@ async def _oracle(
         unittest = await _unittest(env, project, imports, options)
         if unittest is not None:
             verdict = unittest
+    if verdict.category is Category.NO_TESTS:
+        # No file discovery looks for: a script in the test folder that runs the suite itself
+        # (feedparser 6.0.8's tests/runtests.py) is it.
+        for script in suite_scripts(Path(project.root), project.test_dirs)[:2]:
+            own = await _run_test_command(env, script, imports, options)
+            if sum(own.tests.get(k, 0) for k in ("passed", "failed", "error")):
+                verdict = _ran_fewer_than_defined(own, imports, "the suite script") or own
+                break
     if install_failure is not None:
         # Tests that pass from the source tree do not show the project installs: every tier
         # from `installed` up implies it did.

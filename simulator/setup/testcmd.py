@@ -313,6 +313,29 @@ def _tox_commands(path: Path) -> list[str]:
     return out
 
 
+# A script that runs a unittest suite itself: a `__main__` guard and a runner call.
+_MAIN_GUARD = re.compile(r"^if __name__ == ['\"]__main__['\"]\s*:", re.M)
+_RUNS_UNITTEST = re.compile(r"\bunittest\.main\(|\bTextTestRunner\(")
+_TEST_MODULE = re.compile(r"^test.*\.py$|_tests?\.py$")
+
+
+def suite_scripts(root: Path, test_dirs: list[str]) -> list[TestCommand]:
+    """Scripts at the top of the test folders that run a unittest suite themselves (a
+    `__main__` guard and `unittest.main(`/`TextTestRunner(`), benchmarks left out: feedparser
+    6.0.8's `tests/runtests.py` builds its tests from data files under its guard, and no file
+    has a name discovery looks for. Run from the root, as `python tests/runtests.py`."""
+    out: list[TestCommand] = []
+    for folder in test_dirs:
+        for path in sorted((root / folder).glob("*.py")):
+            if _BENCHMARK.search(path.name) or _TEST_MODULE.match(path.name):
+                continue  # a test module discovery would have found is not a suite script
+            text = _read(path)
+            if _MAIN_GUARD.search(text) and _RUNS_UNITTEST.search(text):
+                rel = path.relative_to(root).as_posix()
+                out.append(TestCommand("script", (rel,), "a suite script in the test folder"))
+    return out
+
+
 def _scripts(path: Path) -> list[tuple[str, str]]:
     if not path.is_file():
         return []
