@@ -29,7 +29,7 @@ import contextlib
 import fcntl
 import os
 import re
-import selectors
+import select
 import shutil
 import sys
 import time
@@ -58,6 +58,13 @@ class Fifo:
         self.fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)
         # Held until the FIFO is retired: without a writer a read would say end of file.
         self.keep: int | None = os.open(self.path, os.O_WRONLY | os.O_NONBLOCK)
+        self.grown = False
+
+    def grow(self) -> None:
+        """A bigger buffer for a command that filled the default one (64 KiB): fewer
+        switches between it and the relay. Only then: on every FIFO it cost a system call
+        and more CPU than the rest of a short command's relaying."""
+        self.grown = True
         with contextlib.suppress(OSError):
             fcntl.fcntl(self.fd, F_SETPIPE_SZ, 1 << 20)
 
@@ -76,31 +83,45 @@ class Fifo:
 
 
 class Relay:
+    """One loop over an epoll set (no `selectors` layer: its keys and registrations cost
+    more CPU per command than the copying itself)."""
+
     def __init__(self, directory: str) -> None:
         self.directory = directory
-        self.out = sys.stdout.buffer
         self.made = 0
         self.ready: deque[Fifo] = deque()
         self.make_ready()
         self.current = self.ready.popleft()
         self.ids: deque[bytes] = deque()
         self.frame: bytes | None = None
-        """The running command's id, once known: its frame ends the command."""
+        """The start of the running command's frame (`\x1eRSM-ID:`), once its id is known:
+        its frame ends the command."""
         self.tail = b""
         self.retired: dict[int, Fifo] = {}
         self.paused: dict[int, float] = {}
-        self.selector = selectors.DefaultSelector()
-        self.selector.register(0, selectors.EVENT_READ, "control")
+        self.poll = select.epoll()
+        self.roles: dict[int, str] = {}
+        self.watch(0, "control")
         self.requests = b""
+
+    def watch(self, fd: int, role: str) -> None:
+        self.poll.register(fd, select.EPOLLIN)
+        self.roles[fd] = role
+
+    def unwatch(self, fd: int) -> None:
+        self.poll.unregister(fd)
+        del self.roles[fd]
 
     def make_ready(self) -> None:
         while len(self.ready) < AHEAD:
             self.made += 1
             self.ready.append(Fifo(self.directory, self.made))
 
-    def write(self, data: bytes) -> None:
-        self.out.write(data)
-        self.out.flush()
+    @staticmethod
+    def write(data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(1, view) :]
 
     def know_ids(self, ids: list[bytes]) -> None:
         self.ids.extend(i for i in ids if _ID.fullmatch(i))
@@ -110,9 +131,9 @@ class Relay:
     def start_current(self) -> None:
         """Read the running command's FIFO once its id is known (its frame ends it)."""
         if self.frame is None and self.ids:
-            self.frame = self.ids.popleft()
+            self.frame = b"\x1eRSM-" + self.ids.popleft() + b":"
             self.tail = b""
-            self.selector.register(self.current.fd, selectors.EVENT_READ, "current")
+            self.watch(self.current.fd, "current")
 
     def copy_current(self, limit: int = READ) -> None:
         """Copy what the running command's FIFO holds now, up to `limit` bytes (a writer
@@ -125,6 +146,8 @@ class Relay:
             if not data:
                 return
             limit -= len(data)
+            if len(data) >= 1 << 16 and not self.current.grown:
+                self.current.grow()
             seen = self.tail + data
             end = self.frame_end(seen)
             if end is not None:
@@ -136,33 +159,40 @@ class Relay:
 
     def frame_end(self, seen: bytes) -> int | None:
         """Where the running command's frame ends in `seen`; another id's is output."""
-        if b"\x1e" not in seen:
-            return None
-        for match in _FRAME.finditer(seen):
-            if match.group(1) == self.frame:
+        assert self.frame is not None
+        at = seen.find(self.frame)
+        while at >= 0:
+            match = _FRAME.match(seen, at)
+            if match is not None:
                 return match.end()
+            at = seen.find(self.frame, at + 1)
         return None
 
     def switch(self) -> None:
         # The command's frame is out: what its FIFO holds after it came from the command's
         # leftover processes, and is dropped with the rest of their output.
         old = self.current
-        self.selector.unregister(old.fd)
+        self.unwatch(old.fd)
         old.retire()
-        self.retired[old.fd] = old
-        self.selector.register(old.fd, selectors.EVENT_READ, "retired")
         self.current = self.ready.popleft()
         self.frame = None
         self.start_current()
+        self.retired[old.fd] = old
+        # Mostly the shell has closed it already and nothing else writes to it: end of file
+        # now, with no round through the epoll set.
+        self.drain_retired(old.fd, watched=False)
         if len(self.ready) < AHEAD // 2:
             self.make_ready()
 
-    def drain_retired(self, fd: int) -> None:
+    def drain_retired(self, fd: int, *, watched: bool = True) -> None:
         try:
             data = os.read(fd, LEFTOVER_READ)
         except BlockingIOError:
+            if not watched:
+                self.watch(fd, "retired")
             return
-        self.selector.unregister(fd)
+        if watched:
+            self.unwatch(fd)
         if not data:  # its last writer is gone
             self.retired.pop(fd).close()
             return
@@ -173,7 +203,7 @@ class Relay:
         for fd, until in list(self.paused.items()):
             if until <= now:
                 del self.paused[fd]
-                self.selector.register(fd, selectors.EVENT_READ, "retired")
+                self.watch(fd, "retired")
 
     def control(self) -> bool:
         data = os.read(0, 1 << 16)
@@ -192,20 +222,23 @@ class Relay:
 
     def run(self) -> None:
         self.write(b"\x1eRELAY\x1e\n")
+        roles = self.roles
         while True:
-            timeout = None
+            timeout = -1.0
             if self.paused:
                 timeout = max(0.0, min(self.paused.values()) - time.monotonic())
-            for key, _ in self.selector.select(timeout):
-                if key.data == "control":
+            for fd, _ in self.poll.poll(timeout):
+                role = roles.get(fd)
+                if role == "control":
                     if not self.control():
                         return
-                elif key.data == "current":
-                    if key.fd == self.current.fd:
+                elif role == "current":
+                    if fd == self.current.fd:
                         self.copy_current()
-                elif key.fd in self.retired and key.fd not in self.paused:
-                    self.drain_retired(key.fd)
-            self.resume_retired()
+                elif role == "retired":
+                    self.drain_retired(fd)
+            if self.paused:
+                self.resume_retired()
 
 
 def main() -> None:
