@@ -16,6 +16,7 @@ from simulator.setup.envimage import list_environments, prune_environments
 from tests.conftest import RepoFactory, git
 from tests.docker.conftest import TEST_IMAGE
 from tests.perf.conftest import (
+    PAIRED,
     TESTS,
     check_renamed_replay,
     checksum_request,
@@ -143,10 +144,11 @@ async def test_calls_of_tests_renamed_between_the_revisions_are_replayed_in_both
             repo,
             b="HEAD",
             out_dir=tmp_path,
-            settings=MeasureSettings.quick(timer="cpu"),
+            settings=PAIRED,
             backend="docker",
             backend_options={"image": TEST_IMAGE},
         )
     )
     assert result.environment["backend"] == "docker"
     check_renamed_replay(result)
+

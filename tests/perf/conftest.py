@@ -8,8 +8,18 @@ from typing import Any
 
 import pytest
 
-from simulator.perf import CompareRequest, CompareResult
+from simulator.perf import CompareRequest, CompareResult, MeasureSettings
 from tests.conftest import RepoFactory, git
+
+# For the tests that ask whether a true 2x is significant: 8 pairs of runs (8 rounds of one
+# worker per side) give the paired t-test 7 degrees of freedom (|t| > 2.36), where QUICK's 4
+# pairs gave 3 (|t| > 3.18). At load ~13 here the rounds' log ratios of a true 2x spread with
+# sd ~0.2 (pairs from 0.33 to 1.0 in log); 4 pairs stay significant while that sd is under
+# 0.43, 8 pairs while it is under 0.83 (0.66 with two pairs set aside), and their mean keeps to
+# +-0.2 of the truth at sd 0.3 (3 standard errors). A pair costs two worker processes (~0.7 s
+# at load 13, ~0.2 s quiet).
+PAIRED = MeasureSettings(rounds=8, processes=1, values=3, warmups=1, min_time=0.01, timer="cpu")
+
 
 # `checksum` does its pass over the data `passes` times: version A twice, version B once. B does
 # exactly half of A's work, so it is 2x faster by construction.

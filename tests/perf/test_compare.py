@@ -19,6 +19,7 @@ from simulator.workflow import WorkflowFailure
 from tests.agent.fake_llm import FakeLLM, Reply, call
 from tests.conftest import RepoFactory
 from tests.perf.conftest import (
+    PAIRED,
     UNITTEST_TESTS,
     check_renamed_replay,
     checksum_request,
@@ -170,14 +171,14 @@ async def test_the_traced_harness_times_the_call_not_the_test_around_it(
     # the whole test's 11/12 = 0.917
     result = await compare(
         CompareRequest(
-            diluted_repo, "a", "b", api="slowlib.core.target", out_dir=tmp_path, settings=QUICK
+            diluted_repo, "a", "b", api="slowlib.core.target", out_dir=tmp_path, settings=PAIRED
         )
     )
     assert result.harness["kind"] == "traced"
-    # QUICK is 4 pairs of runs: its expanded 95% interval is about the lowest to the highest
-    # pair's ratio, and under CI's load (16) one pair in four sat 0.41 (in log) off the truth
-    # (0.400-0.728 around a right 0.485). Bounds sit between the call's 0.5 and the whole
-    # test's 0.917, at least that far from 0.5: they tell the two apart, not 0.5 from 0.6.
+    # 8 pairs (PAIRED): under CI's load (16) one pair in four sat 0.41 (in log) off the truth,
+    # and QUICK's 4 pairs (|t| > 3.18) could not exclude 0.85 then. Bounds sit between the
+    # call's 0.5 and the whole test's 0.917, at least that far from 0.5: they tell the two
+    # apart, not 0.5 from 0.6.
     assert 0.35 < result.verdict.speedup < 0.7, result.summary()
     assert result.verdict.ci_high < 0.85 and result.verdict.significant, result.summary()
     assert "1 call(s) of slowlib.core.target captured" in result.harness["timed"]
@@ -436,7 +437,7 @@ async def test_calls_of_tests_renamed_between_the_revisions_are_captured_at_one_
     others: no test called sliding_window under one name at both revisions, and mining said
     'No test of the repository calls ...'."""
     repo = renamed_test_repo(make_repo)
-    result = await compare(checksum_request(repo, "HEAD", out_dir=tmp_path, settings=QUICK))
+    result = await compare(checksum_request(repo, "HEAD", out_dir=tmp_path, settings=PAIRED))
     check_renamed_replay(result)
 
 
@@ -486,7 +487,7 @@ async def test_a_generator_api_is_timed_as_the_tests_iterate_it(
     write(repo, {"fastlib/core.py": GENERATOR_CORE.format(passes=1)}, "One pass per item")
     result = await compare(
         CompareRequest(
-            repo, "a", "HEAD", api="fastlib.core.scaled", out_dir=tmp_path, settings=QUICK
+            repo, "a", "HEAD", api="fastlib.core.scaled", out_dir=tmp_path, settings=PAIRED
         )
     )
     # two calls (one per test), not one per item taken; the endless one replayed for 1 item;
