@@ -12,6 +12,7 @@ import pyperf
 import pytest
 
 from simulator.perf import CompareRequest, MeasureSettings, compare
+from simulator.perf.environment import PerfEnvironment, shared_tools
 from simulator.setup.envimage import list_environments, prune_environments
 from tests.conftest import RepoFactory, git
 from tests.docker.conftest import TEST_IMAGE
@@ -152,3 +153,46 @@ async def test_calls_of_tests_renamed_between_the_revisions_are_replayed_in_both
     assert result.environment["backend"] == "docker"
     check_renamed_replay(result)
 
+
+async def test_a_result_discarded_on_docker_is_gone_from_the_container_too(
+    make_repo: RepoFactory, tmp_path: Path
+) -> None:
+    """pyperf appends each worker's run to its output file, which on Docker is the container's
+    copy. When the protocol switches to CPU time it discards the elapsed-time runs: deleting
+    only the host's copy brought them back with the next fetch (the next worker appended to
+    the container's old file)."""
+    repo = make_repo({"fastlib/__init__.py": "", "fastlib/core.py": core(1)}, name="discard")
+    env = await PerfEnvironment.open(
+        "A",
+        repo,
+        "HEAD",
+        tools=shared_tools(),
+        trajectory_path=tmp_path / "trajectory-a.jsonl",
+        backend="docker",
+        backend_options={"image": TEST_IMAGE},
+    )
+    try:
+        await env.install()
+        harness = tmp_path / "harness.py"
+        harness.write_text(HARNESS)
+        inside = await env.put(harness)
+        output = tmp_path / "a.json"
+        options = ["--values", "1", "--warmups", "0", "--loops", "1", "--timer", "wall"]
+
+        async def one_run() -> None:
+            await env.pyperf(
+                output, name="bench", harness=inside, command=None, options=options, timeout=300
+            )
+
+        await one_run()
+        await one_run()
+        await env.fetch(output)
+        assert pyperf.Benchmark.load(str(output)).get_nrun() == 2
+        await env.discard(output)
+        assert not output.exists()
+        await one_run()
+        await env.fetch(output)
+        # the next run starts a new file: the two discarded runs stay discarded
+        assert pyperf.Benchmark.load(str(output)).get_nrun() == 1
+    finally:
+        await env.close()
