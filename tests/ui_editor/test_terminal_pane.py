@@ -214,8 +214,9 @@ async def test_tab_and_ctrl_c_go_to_the_shell(session: Session, key: str) -> Non
         assert app.focused is pane
         if key == "ctrl+c":
             # The foreground job has printed (so it runs) and is then the sleep itself: Ctrl+C
-            # interrupts it whichever it is at that moment.
-            await pane.send(b"sh -c 'printf \"%s-%s\\n\" sleep started; exec sleep 30'\r")
+            # interrupts it whichever it is at that moment. It sleeps longer than the wait below:
+            # only the interrupt lets the echo run in time.
+            await pane.send(b"sh -c 'printf \"%s-%s\\n\" sleep started; exec sleep 600'\r")
             await wait_for(pilot, lambda: screen_has(pane, "sleep-started"))
             await pilot.press("ctrl+c")
             await pilot.press(*"echo interrupted", "enter")
