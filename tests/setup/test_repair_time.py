@@ -143,3 +143,31 @@ async def test_a_test_run_cut_at_its_limit_reports_the_tests_that_ran(
     assert verdict.evidence is not None
     assert "after 3 tests (3 passed, 0 failed)" in verdict.evidence, verdict.evidence
     assert "s of CPU in the run's" in verdict.evidence, verdict.evidence
+
+
+async def test_the_failures_of_a_run_cut_at_its_limit_are_still_repaired(
+    tmp_path: Path, docker_session: SessionFactory
+) -> None:
+    """seaborn 0.11.2 in the hard corpus: after one repair its suite ran into its time limit
+    with 141 of 320 tests failed on removed pandas names, and the verdict (a timeout) named no
+    cause, so no repair was tried for them. The failures of a cut run are diagnosed like those
+    of a finished one, and repaired: here a module the tests import inside their functions
+    (not installed up front). Two runs cut at their 30 s limit: about 90 s."""
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": repos.setuptools_pyproject("cutfix", package="cutfix"),
+            "cutfix/__init__.py": "def one():\n    return 1\n",
+            "tests/test_a.py": "".join(
+                f"def test_{i}():\n    import yaml\n    assert yaml.safe_load('{i}') == {i}\n\n"
+                for i in range(4)
+            ),
+            "tests/test_z.py": "import time\n\ndef test_long():\n    time.sleep(600)\n",
+        },
+    )
+    session = await docker_session(repo)
+    result = await run_setup(session, SetupOptions(test_timeout=30.0))
+    verdict = result.verdict
+    assert [r["ok"] for r in result.repairs if "yaml" in r["reason"]] == [True], result.repairs
+    assert (verdict.tier, verdict.category) == (Tier.RUNS, Category.TIMEOUT), verdict.line()
+    assert verdict.tests.get("passed") == 4 and not verdict.tests.get("failed"), verdict.line()
