@@ -590,6 +590,11 @@ def _next_fix(verdict: Verdict, state: RepairState) -> Fix | None:
         fix = plan(Diagnosis(verdict.category, verdict.evidence or "", verdict.subject), state)
         if fix is not None:
             return fix
+    if verdict.cause is not None:
+        # A run cut at its time limit: what its failures show.
+        fix = plan(verdict.cause, state)
+        if fix is not None:
+            return fix
     for skipped in verdict.skipped_diagnoses:
         # A ready verdict that left test modules out: repair what made them not import.
         fix = plan(skipped, state)

@@ -255,6 +255,9 @@ class Verdict:
     # generic runner, a timeout): then only the whole suite can tell.
     retest: list[str] = field(default_factory=list)
     seconds: float = 0.0  # how long the deciding test run took
+    # A run cut at its time limit with failures: what they show (a module, a removed name...),
+    # so the repair loop still has something to fix (the category stays `timeout`).
+    cause: Diagnosis | None = None
 
     @property
     def ready(self) -> bool:
@@ -268,6 +271,7 @@ class Verdict:
         data.pop("skipped_diagnoses")
         data.pop("retest")
         data.pop("seconds")
+        data.pop("cause")
         return data
 
     def line(self) -> str:
@@ -322,20 +326,27 @@ def verdict_from_tests(
     if timed_out:
         # Cut at its limit: what ran is reported (pytest, interrupted, still writes its report),
         # never called ready; the rest of the suite is unknown.
+        failed = counts.get("failed", 0) + counts.get("error", 0)
         done = (
-            f"after {ran} tests ({counts.get('passed', 0)} passed, "
-            f"{counts.get('failed', 0) + counts.get('error', 0)} failed)"
+            f"after {ran} tests ({counts.get('passed', 0)} passed, {failed} failed)"
             if ran
             else "before any test finished"
         )
+        # The failures that did report show their cause as in a finished run (seaborn 0.11.2:
+        # 141 of 320 failed on names pandas 2 removed before the limit stopped the run).
+        cause = diagnose(output, fallback=Category.TEST_FAILURES) if failed else None
+        if cause is not None and cause.category in _NO_REPAIR:
+            cause = None
         return Verdict(
             Tier.RUNS if ran else Tier.COLLECTS,
             Category.TIMEOUT,
-            f"the time limit stopped the test run {done}: {command}",
+            f"the time limit stopped the test run {done}: {command}"
+            + (f"; the failures show: {cause.evidence.strip()[:200]}" if cause else ""),
             tests=counts,
             pass_ratio=counts.get("passed", 0) / ran if ran else None,
             test_command=command,
             output_tail=tail,
+            cause=cause,
         )
     if exit_code == 137 and not ran and re.search(r"\bKilled\b", output):
         # SIGKILL before any test reported, not at the time limit: in a container, its memory
@@ -470,6 +481,9 @@ def verdict_from_tests(
         )
     return runs(category, evidence, diagnosis.subject)
 
+
+# What says nothing a repair could act on.
+_NO_REPAIR = (Category.TEST_FAILURES, Category.UNKNOWN, Category.NO_TESTS, Category.TIMEOUT)
 
 # A test module written for another Python (regex 2021.11.10 ships regex_2/ beside regex_3/ and
 # installs the one of the running interpreter) is outside the code under test here, too.
