@@ -23,8 +23,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import psutil
-
 from backends import proctree
 from backends.base import (
     BackendDescription,
@@ -36,6 +34,7 @@ from backends.base import (
 )
 from backends.command_output import CommandOutputs
 from backends.confined import ConfinedRoot
+from backends.private_state import started_at
 from backends.pty_reader import PtyReader
 from backends.session_env import (
     PreparedVenv,
@@ -66,8 +65,7 @@ PRIVATE_PREFIX = "reposim-private-"
 
 
 def _write_owner(path: Path, mark: str) -> None:
-    me = psutil.Process()
-    path.write_text(json.dumps({"pid": me.pid, "started": me.create_time(), "mark": mark}))
+    path.write_text(json.dumps({"pid": os.getpid(), "started": started_at(), "mark": mark}))
 
 
 def _owner_alive(path: Path) -> tuple[bool, int | None, str | None]:
@@ -78,6 +76,8 @@ def _owner_alive(path: Path) -> tuple[bool, int | None, str | None]:
         mark = owner.get("mark")
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return True, None, None  # unreadable: not ours to judge, leave it
+    import psutil  # gc's path, not a session's start
+
     try:
         alive = abs(psutil.Process(pid).create_time() - started) < 1.0  # not a reused pid
     except psutil.Error:

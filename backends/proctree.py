@@ -17,8 +17,13 @@ import signal
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import psutil
+if TYPE_CHECKING:
+    import psutil
+
+# psutil (~12 ms of imports) is imported where it is used: a session's start needs none of it,
+# and the UI's first frame waits for that start.
 
 _PROC = Path("/proc")
 
@@ -29,6 +34,8 @@ def marked_pids(var: str, value: str) -> set[int]:
     found: set[int] = set()
     me = os.getpid()
     if not _PROC.is_dir():  # pragma: no cover - not Linux
+        import psutil
+
         for proc in psutil.process_iter():
             with contextlib.suppress(psutil.Error):
                 if proc.pid != me and proc.environ().get(var) == value:
@@ -51,6 +58,8 @@ def marked_pids(var: str, value: str) -> set[int]:
 
 
 def descendants(pid: int) -> set[int]:
+    import psutil
+
     try:
         return {child.pid for child in psutil.Process(pid).children(recursive=True)}
     except psutil.Error:
@@ -79,6 +88,8 @@ def signal_all(pids: Iterable[int], sig: int, *, spare_groups: Iterable[int] = (
 
 def wait_gone(pids: Iterable[int], timeout: float) -> set[int]:
     """Wait until the processes have exited (a zombie counts as gone); returns those left."""
+    import psutil
+
     left = set(pids)
     deadline = time.monotonic() + timeout
     while left:
@@ -138,6 +149,8 @@ def command_processes(shell_pid: int, var: str, command_id: str, started: float)
     that does. A group none of whose members carries any id (a subshell that never ran a
     program) is the command's if its leader started after the command did.
     """
+    import psutil
+
     mine = marked_pids(var, command_id)
     groups: dict[int, set[int]] = {}
     for pid in descendants(shell_pid):
@@ -164,6 +177,8 @@ def command_processes(shell_pid: int, var: str, command_id: str, started: float)
 
 
 def _processes(pids: Iterable[int]) -> list[psutil.Process]:
+    import psutil
+
     procs = []
     for pid in pids:
         with contextlib.suppress(psutil.Error):
