@@ -30,7 +30,7 @@ from textual.message import Message
 from textual.theme import Theme
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Static, TabbedContent, TabPane
+from textual.widgets import Static
 
 from simulator.checkpoint_repo import HELPER_DIR
 from simulator.events import Event, Kind, TerminalInputPayload, TestResultPayload, file_paths
@@ -60,7 +60,7 @@ from widgets.workspace_app import WorkspaceApp
 if TYPE_CHECKING:
     from rich.console import RenderableType
     from textual.pilot import Pilot
-    from textual.widgets import TextArea
+    from textual.widgets import TabbedContent, TextArea
 
     from simulator.agent import Agent, AgentConfig, ModelClient
     from widgets.agent_pane import AgentConnect, AgentPane
@@ -208,7 +208,10 @@ class RepoSimApp(WorkspaceApp):
         yield StatusBar(self.session, id="status")
 
     def _late_panes(self) -> tuple[TabbedContent, AgentPane]:
-        # Their modules load here, after the first frame, not with the app (issue 29).
+        # Their modules load here, after the first frame, not with the app (issue 29); the
+        # tabs' too (the editor's come with its first file).
+        from textual.widgets import TabbedContent, TabPane
+
         from widgets.agent_pane import AgentPane
         from widgets.changes_view import ChangesView
         from widgets.terminal_pane import TerminalPane
@@ -469,7 +472,7 @@ class RepoSimApp(WorkspaceApp):
         if not self._late_mounted.is_set():
             return
         changes_view = self._changes_view
-        if self.query_one("#panel", TabbedContent).active == "panel-changes":
+        if self._panel().active == "panel-changes":
             changes_view.reload()
 
     # -- messages from the panes -------------------------------------------------------------
@@ -509,10 +512,17 @@ class RepoSimApp(WorkspaceApp):
         for status in self.query(StatusBar):  # none while the app shuts down
             status.cursor = message.position
 
-    @on(TabbedContent.TabActivated, "#panel")
-    def _panel_tab(self, event: TabbedContent.TabActivated) -> None:
-        if event.pane.id == "panel-changes":
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        # by name, not `@on(TabbedContent.TabActivated, "#panel")`: that would load the tabs'
+        # module with the app, before the first frame
+        if event.control.id == "panel" and event.pane.id == "panel-changes":
             self._changes_view.reload()
+
+    def _panel(self) -> TabbedContent:
+        """The bottom panel (mounted after the first frame: NoMatches before)."""
+        from textual.widgets import TabbedContent
+
+        return self.query_one("#panel", TabbedContent)
 
     # -- the PaletteHost protocol ------------------------------------------------------------
 
@@ -610,7 +620,7 @@ class RepoSimApp(WorkspaceApp):
             self._focus_editor()
 
     def action_toggle_terminal(self) -> None:
-        panel = self.query_one("#panel", TabbedContent)
+        panel = self._panel()
         terminal = self._terminal_pane
         if not panel.display:
             panel.display = True
@@ -686,7 +696,7 @@ class RepoSimApp(WorkspaceApp):
         elif pane == "editor":
             self._focus_editor()
         elif pane == "panel":
-            panel = self.query_one("#panel", TabbedContent)
+            panel = self._panel()
             order = ["panel-terminal", "panel-tests", "panel-changes"]
             focused = self.focused
             if panel.display and focused is not None and panel in focused.ancestors:
@@ -775,7 +785,7 @@ class RepoSimApp(WorkspaceApp):
         if self._zoomed is not None:
             return  # a zoomed pane fills the screen: sizes apply once F10 restores it
         self._resized_panel = True
-        panel = self.query_one("#panel", TabbedContent)
+        panel = self._panel()
         height = panel.outer_size.height or 12
         panel.styles.height = max(5, min(height + delta, self.size.height - 6))
 
@@ -855,7 +865,7 @@ class RepoSimApp(WorkspaceApp):
     # -- helpers -----------------------------------------------------------------------------
 
     def _show_panel(self, pane_id: str) -> None:
-        panel = self.query_one("#panel", TabbedContent)
+        panel = self._panel()
         panel.display = True
         panel.active = pane_id
 
@@ -901,7 +911,7 @@ class RepoSimApp(WorkspaceApp):
         if not self._late_mounted.is_set():
             return None
         if pane == "panel":
-            panel = self.query_one("#panel", TabbedContent)
+            panel = self._panel()
             return self.query_one(PANEL_TARGETS[panel.active]) if panel.display else None
         agent = self._agent_pane
         return agent.keyboard_target() if agent.display else None

@@ -26,22 +26,23 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Button, Input, Label, Static, TabbedContent, TabPane
+from textual.widgets import Button, Input, Label, Static
 
 from simulator.events import Event, FileRenamePayload, Kind
 from simulator.session import BackendError, Session, SessionError
-from widgets.codenav import NavListScreen, NavTarget, hierarchy_entries, outline_entries
 from widgets.keybindings import default_bindings
 from widgets.palette import PaletteAction
 
 if TYPE_CHECKING:
     # The code index (tree-sitter, pathspec) loads after the first frame, the code editor
-    # (Textual's TextArea) when the first file opens (issue 29).
-    from textual.widgets import TextArea
+    # (Textual's TextArea) and the tabs when the first file opens, the code navigation when
+    # first used (issue 29).
+    from textual.widgets import TabbedContent, TextArea
     from textual.widgets.text_area import Selection
 
     from simulator.analysis.session_index import WorkspaceIndex
     from widgets.code_editor import CodeEditor
+    from widgets.codenav import NavTarget
 
 
 @dataclass
@@ -225,6 +226,8 @@ class EditorPane(Widget):
         """The tabs, mounted with the find and go-to bars the first time a file opens."""
         async with self._mounting_parts:  # two files opened at once mount them once
             if not self.query("#editor-tabs"):
+                from textual.widgets import TabbedContent
+
                 tabs = TabbedContent(id="editor-tabs")
                 tabs.display = False  # until it has a tab (`_sync_empty`)
                 find = Vertical(
@@ -248,6 +251,13 @@ class EditorPane(Widget):
                 # before the indexing note, as they were composed: the docked bars stack alike
                 state = self.query("#index-state")
                 await self.mount_all([tabs, find, goto], before=state.first() if state else None)
+        return self._open_tabs()
+
+    def _open_tabs(self) -> TabbedContent:
+        """The tabs (mounted with the first file: NoMatches before). Their module loads with
+        them, not before the first frame (issue 29)."""
+        from textual.widgets import TabbedContent
+
         return self.query_one("#editor-tabs", TabbedContent)
 
     async def _index_state(self) -> Static:
@@ -328,12 +338,14 @@ class EditorPane(Widget):
             buffer = Buffer(path, pane_id, editor, text)
             self._buffers[path] = buffer
             self._by_pane[pane_id] = buffer
+            from textual.widgets import TabPane
+
             await tabs.add_pane(TabPane(self._label(buffer), editor, id=pane_id))
             tabs.active = pane_id
             self._sync_empty()
             self.post_message(self.FileOpened(path))
         else:
-            self.query_one(TabbedContent).active = buffer.pane_id
+            self._open_tabs().active = buffer.pane_id
         if line is not None:
             self.go_to_line(line, focus=focus)
         if focus:
@@ -483,7 +495,7 @@ class EditorPane(Widget):
             return
         order = list(self._by_pane.values())  # tabs are added at the end, in opening order
         target = order[(order.index(buffer) + step) % len(order)]
-        self.query_one(TabbedContent).active = target.pane_id
+        self._open_tabs().active = target.pane_id
         target.editor.focus()
 
     def action_hide_bars(self) -> None:
@@ -618,6 +630,8 @@ class EditorPane(Widget):
             name = f"{word!r}" if word else "the name under the cursor"
             self.notify(f"No definition of {name} was found in the workspace.", severity="warning")
             return
+        from widgets.codenav import NavTarget  # the code navigation loads when first used
+
         await self.open_target(NavTarget(location.path, location.line, location.col, location.name))
 
     async def action_call_hierarchy(self) -> None:
@@ -626,6 +640,7 @@ class EditorPane(Widget):
             return
         path, line, col, _word = where
         from simulator.analysis.session_index import call_hierarchy
+        from widgets.codenav import NavListScreen, hierarchy_entries
 
         hierarchy = await self.code_index.query(
             lambda index: call_hierarchy(index, path, line, col)
@@ -650,6 +665,8 @@ class EditorPane(Widget):
         if not symbols:
             self.notify(f"{path} has no functions or classes.", severity="warning")
             return
+        from widgets.codenav import NavListScreen, outline_entries
+
         screen = NavListScreen(
             f"Outline of {path}",
             outline_entries(path, symbols),
@@ -811,7 +828,7 @@ class EditorPane(Widget):
         if not self._buffers:
             return  # no file open (and maybe no tabs yet)
         src, dst = Session.normalize(message.src), Session.normalize(message.dst)
-        tabs = self.query_one(TabbedContent)
+        tabs = self._open_tabs()
         for path, buffer in list(self._buffers.items()):
             if path != src and not path.startswith(src + "/"):
                 continue
@@ -987,8 +1004,9 @@ class EditorPane(Widget):
             return
         self.go_to_line(line)
 
-    @on(TabbedContent.TabActivated)
-    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        # by name: `@on(TabbedContent.TabActivated)` would load the tabs' module before the
+        # first frame
         event.stop()
         self._announce_cursor()
 
@@ -1005,7 +1023,7 @@ class EditorPane(Widget):
     def _current(self) -> Buffer | None:
         if not self._buffers:
             return None
-        active = self.query_one(TabbedContent).active
+        active = self._open_tabs().active
         return self._by_pane.get(active)
 
     def _current_editor_or_none(self) -> CodeEditor | None:
@@ -1026,7 +1044,7 @@ class EditorPane(Widget):
         if buffer.dirty == dirty:
             return
         buffer.dirty = dirty
-        tabs = self.query_one(TabbedContent)
+        tabs = self._open_tabs()
         tabs.get_tab(buffer.pane_id).label = self._label(buffer)
 
     def _reload(self, buffer: Buffer, text: str) -> None:
@@ -1046,7 +1064,7 @@ class EditorPane(Widget):
             self._refresh_index(buffer.path)
         self._buffers.pop(buffer.path, None)
         self._by_pane.pop(buffer.pane_id, None)
-        await self.query_one(TabbedContent).remove_pane(buffer.pane_id)
+        await self._open_tabs().remove_pane(buffer.pane_id)
         self._sync_empty()
         editor = self._current_editor_or_none()
         if editor is not None:
