@@ -21,7 +21,8 @@ one pytest parameter each (ids `c0`, `c1`, ...): arguments as Python literals wh
 allows, else `P("<base64 pickle>")` with its readable form in a comment above the case (what
 `repr` showed when it was recorded: for reading, the pickle is what runs); the expected return
 value or `raises=(type, message)`; `after=` the arguments' state when the reference changed them
-in place.
+in place; `classes=CLASS_STATE[i]` the class attributes the test run had set when the call was
+made (written once each in `CLASS_STATE`).
 """
 
 from __future__ import annotations
@@ -36,9 +37,10 @@ from simulator.harness.runtime import source as runtime_source
 from simulator.harness.target import Target
 
 SCHEMA = "reposim.harness/1"
-HARNESS_DIR = ".reposim/harness"
-RUNTIME_DIR = ".reposim/runtime"
-REFERENCE_DIR = ".reposim/reference"
+REPOSIM_DIR = ".reposim"  # RepoSim's files in a workspace
+HARNESS_DIR = f"{REPOSIM_DIR}/harness"
+RUNTIME_DIR = f"{REPOSIM_DIR}/runtime"
+REFERENCE_DIR = f"{REPOSIM_DIR}/reference"
 SUPPORT_MODULE = "reposim_harness_support"
 SUPPORT_PATH = f"{HARNESS_DIR}/{SUPPORT_MODULE}.py"
 SUPPORT_IMPORT = (
@@ -96,6 +98,9 @@ class TracedCall:
     # a call whose values cannot be kept, checked in situ: {"call": its number among the
     # target's calls in `test`, "why", "shown": its arguments' readable forms, "outcome"}
     in_situ: dict[str, Any] | None = None
+    # the class attributes the test run had set when the call was made (rebound or added
+    # since their module was imported): {"module:Class": {name: value}}, encoded as one value
+    classes: dict[str, str] | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TracedCall:
@@ -113,14 +118,14 @@ class TracedCall:
             stdout=data.get("stdout"),
             stderr=data.get("stderr"),
             in_situ=data.get("in_situ"),
+            classes=data.get("classes"),
         )
 
     @property
     def pickled(self) -> bool:
         """Whether any value of the call is kept as a pickle (not readable by eye)."""
         values = [*self.args, *self.kwargs.values(), *(self.after or []), *(self.yields or [])]
-        if self.returns is not None:
-            values.append(self.returns)
+        values += [v for v in (self.returns, self.classes) if v is not None]
         return any("p" in v or "P(" in v.get("r", "") for v in values)
 
 
@@ -138,6 +143,8 @@ def _readable(call: TracedCall) -> list[str]:
         named.append(("returns", call.returns))
     named += [(f"yields[{i}]", v) for i, v in enumerate(call.yields or [])]
     named += [(f"after[{i}]", v) for i, v in enumerate(call.after or [])]
+    if call.classes is not None:
+        named.append(("classes", call.classes))
     return [
         f"    # {name}: {value['s']}" for name, value in named if "p" in value and value.get("s")
     ]
@@ -188,8 +195,29 @@ def _in_situ(calls: list[TracedCall]) -> list[str]:
     return lines
 
 
+def _class_states(calls: list[TracedCall]) -> tuple[list[str], dict[str, int]]:
+    """`CLASS_STATE = [...]`: the distinct class states the calls were made in, written once
+    (most calls of a test run share one), and each one's index by its source. A pickled one
+    stays in its case, so the case counts as pickled."""
+    sources = list(
+        dict.fromkeys(c.classes["r"] for c in calls if c.classes is not None and "r" in c.classes)
+    )
+    if not sources:
+        return [], {}
+    lines = [
+        "",
+        "# Class attributes the test run had set when the calls were made (rebound or added",
+    ]
+    lines.append("# since their module was imported); each case sets its own for the call.")
+    lines.append("CLASS_STATE = [")
+    lines.extend(f"    {source}," for source in sources)
+    lines.append("]")
+    return lines, {source: index for index, source in enumerate(sources)}
+
+
 def _replayed(calls: list[TracedCall]) -> list[str]:
-    lines = ["", "CASES = ["]
+    lines, states = _class_states(calls)
+    lines += ["", "CASES = ["]
     prints = any(c.stdout or c.stderr for c in calls)
     for call in calls:
         if call.test:
@@ -213,6 +241,10 @@ def _replayed(calls: list[TracedCall]) -> list[str]:
             lines.append(f"        stderr={call.stderr or ''!r},")
         if call.after is not None:
             lines.append(f"        after={_tuple(call.after)},")
+        if call.classes is not None:
+            state = states.get(call.classes.get("r", ""))
+            shared = f"CLASS_STATE[{state}]" if state is not None else _value(call.classes)
+            lines.append(f"        classes={shared},")
         lines.append("    ),")
     lines.append("]")
     lines.append("")

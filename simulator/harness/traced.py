@@ -16,12 +16,16 @@ from typing import Any
 from backends.shell import quote
 from simulator.events import Actor
 from simulator.harness.env import PythonEnv, ensure_module, import_root
-from simulator.harness.format import RUNTIME_DIR, TracedCall, case_of, render_traced
+from simulator.harness.format import REPOSIM_DIR, RUNTIME_DIR, TracedCall, case_of, render_traced
 from simulator.harness.target import Target
 from simulator.session import Session
 
 TRACE_SPEC = f"{RUNTIME_DIR}/trace-spec.json"
 TRACE_OUT = f"{RUNTIME_DIR}/trace-out.json"
+# RepoSim's own files in the workspace are never the project's tests, whatever its pytest
+# configuration collects (boolean.py's `python_files = *.py` with `norecursedirs` lacking `.*`
+# collected both copies of reposim_harness_support.py: 2 collection errors per traced run)
+NOT_THE_PROJECTS = f"--ignore={REPOSIM_DIR}"
 
 
 @dataclass
@@ -79,7 +83,8 @@ async def trace(
     command = (
         f"REPOSIM_TRACE_SPEC={TRACE_SPEC} REPOSIM_TRACE_OUT={TRACE_OUT} "
         f"{env.prefix(RUNTIME_DIR, plugins=True)} -m pytest -p reposim_tracer "
-        f"-p no:cacheprovider -p no:cov --continue-on-collection-errors -q {test_args}"
+        f"-p no:cacheprovider -p no:cov --continue-on-collection-errors {NOT_THE_PROJECTS} "
+        f"-q {test_args}"
     )
     result = await session.exec(command, actor=Actor.SYSTEM, timeout=timeout)
     if not await session.exists(TRACE_OUT):
@@ -124,7 +129,7 @@ async def _without_tracer(
     chosen = failed[:limit]
     command = (
         f"{env.prefix(plugins=True)} -m pytest -p no:cacheprovider -p no:cov "
-        f"--continue-on-collection-errors -q {test_args}"
+        f"--continue-on-collection-errors {NOT_THE_PROJECTS} -q {test_args}"
     )
     selector = " ".join(quote(t) for t in chosen)
     result = await session.run_tests(selector, command=command, actor=Actor.SYSTEM)

@@ -1057,6 +1057,31 @@ def _drain(result: Any, count: int, exhausted: bool) -> tuple[list[Any], Excepti
     return items, None
 
 
+@contextlib.contextmanager
+def class_state(recorded: dict[str, dict[str, Any]] | None) -> Iterator[None]:
+    """The class attributes the recorded test run had set (`{"module:Class": {name: value}}`,
+    rebound or added since the module was imported), set from fresh copies for one call and
+    put back afterwards: boolean.py's `BooleanAlgebra()` sets `TRUE`, `AND`, `OR`... on its
+    expression classes, and a method building `self.__class__(...)` reads them there."""
+    if not recorded:
+        yield
+        return
+    saved: list[tuple[type, str, Any]] = []
+    try:
+        for path, fields in materialize(recorded).items():
+            kind = named(path)
+            for name, value in fields.items():
+                saved.append((kind, name, vars(kind).get(name, _MISSING)))
+                setattr(kind, name, value)
+        yield
+    finally:
+        for kind, name, before in reversed(saved):
+            if before is _MISSING:
+                delattr(kind, name)
+            else:
+                setattr(kind, name, before)
+
+
 def check_call(
     function: Any,
     args: tuple[Any, ...] = (),
@@ -1069,54 +1094,57 @@ def check_call(
     exhausted: bool = True,
     stdout: str | None = None,
     stderr: str | None = None,
+    classes: dict[str, dict[str, Any]] | None = None,
 ) -> None:
     """Call `function` on fresh copies of recorded arguments and compare what it does with what
     the reference did: its return value or the exception it raised (type and message); for a
     generator the items it yielded (`yields`, all of them when `exhausted`, else the first
     ones the tests read); what it printed (`stdout`, `stderr`) when recorded; and the
-    arguments' state afterwards when the reference changed them in place."""
-    call_args = [materialize(a) for a in args]
-    call_kwargs = {k: materialize(v) for k, v in (kwargs or {}).items()}
-    result, exc, out, err = _call(function, call_args, call_kwargs)
-    if yields is not None and exc is None:
-        expected_items = [materialize(item) for item in yields]
-        more_out, more_err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(more_out), contextlib.redirect_stderr(more_err):
-            items, exc = _drain(result, len(expected_items), exhausted)
-        out, err = out + more_out.getvalue(), err + more_err.getvalue()
-        # item by item: each was recorded on its own, so what they share was not kept
-        assert len(items) == len(expected_items) and all(
-            same(item, expected) for item, expected in zip(items, expected_items, strict=True)
-        ), f"yielded {describe(items)}, the reference yielded {describe(expected_items)}" + (
-            "" if exhausted else " (and more)"
-        )
-    if exc is not None:
-        if raises is None:
-            raise AssertionError(
-                f"raised {type(exc).__name__}: {exc} where the reference returned"
-            ) from exc
-        kind = f"{type(exc).__module__}.{type(exc).__qualname__}"
-        assert kind == raises[0], f"raised {kind}, the reference raised {raises[0]}"
-        assert str(exc) == raises[1], f"message {str(exc)!r}, the reference said {raises[1]!r}"
-    elif yields is None:
-        assert raises is None, f"returned {describe(result)}; the reference raised {raises[0]}"
-        expected = materialize(returns)
-        assert same(result, expected), (
-            f"returned {describe(result)}, the reference returned {describe(expected)}"
-        )
-    else:
-        assert raises is None, f"yielded to the end; the reference raised {raises[0]}"
-    if stdout is not None:
-        assert out == stdout, f"printed {out!r}, the reference printed {stdout!r}"
-    if stderr is not None:
-        assert err == stderr, f"wrote {err!r} to stderr, the reference wrote {stderr!r}"
-    if after is not None:
-        for position, (now, then) in enumerate(zip(call_args, after, strict=False)):
-            then = materialize(then)
-            assert same(now, then), (
-                f"argument {position} is {describe(now)} afterwards, "
-                f"the reference left it {describe(then)}"
+    arguments' state afterwards when the reference changed them in place. `classes`: the
+    class attributes the test run had set when the call was made (see class_state)."""
+    with class_state(classes):
+        call_args = [materialize(a) for a in args]
+        call_kwargs = {k: materialize(v) for k, v in (kwargs or {}).items()}
+        result, exc, out, err = _call(function, call_args, call_kwargs)
+        if yields is not None and exc is None:
+            expected_items = [materialize(item) for item in yields]
+            more_out, more_err = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stdout(more_out), contextlib.redirect_stderr(more_err):
+                items, exc = _drain(result, len(expected_items), exhausted)
+            out, err = out + more_out.getvalue(), err + more_err.getvalue()
+            # item by item: each was recorded on its own, so what they share was not kept
+            assert len(items) == len(expected_items) and all(
+                same(item, expected) for item, expected in zip(items, expected_items, strict=True)
+            ), f"yielded {describe(items)}, the reference yielded {describe(expected_items)}" + (
+                "" if exhausted else " (and more)"
             )
+        if exc is not None:
+            if raises is None:
+                raise AssertionError(
+                    f"raised {type(exc).__name__}: {exc} where the reference returned"
+                ) from exc
+            kind = f"{type(exc).__module__}.{type(exc).__qualname__}"
+            assert kind == raises[0], f"raised {kind}, the reference raised {raises[0]}"
+            assert str(exc) == raises[1], f"message {str(exc)!r}, the reference said {raises[1]!r}"
+        elif yields is None:
+            assert raises is None, f"returned {describe(result)}; the reference raised {raises[0]}"
+            expected = materialize(returns)
+            assert same(result, expected), (
+                f"returned {describe(result)}, the reference returned {describe(expected)}"
+            )
+        else:
+            assert raises is None, f"yielded to the end; the reference raised {raises[0]}"
+        if stdout is not None:
+            assert out == stdout, f"printed {out!r}, the reference printed {stdout!r}"
+        if stderr is not None:
+            assert err == stderr, f"wrote {err!r} to stderr, the reference wrote {stderr!r}"
+        if after is not None:
+            for position, (now, then) in enumerate(zip(call_args, after, strict=False)):
+                then = materialize(then)
+                assert same(now, then), (
+                    f"argument {position} is {describe(now)} afterwards, "
+                    f"the reference left it {describe(then)}"
+                )
 
 
 def check_discrimination(cases: list[dict[str, Any]]) -> None:

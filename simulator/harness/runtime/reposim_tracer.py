@@ -683,6 +683,95 @@ def _call_values(frame: FrameType) -> tuple[list[Any], dict[str, Any]]:
     return positional, keywords
 
 
+_ABSENT: Any = object()
+
+
+def _test_file(path: str) -> bool:
+    """Whether a file is a test module or a conftest (by pytest's default names): the classes
+    of test modules are not state a target reads."""
+    name = Path(path).name
+    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+
+
+def _test_class(kind: type) -> bool:
+    unittest = sys.modules.get("unittest")
+    testcase = unittest is not None and issubclass(kind, unittest.TestCase)
+    return testcase or kind.__name__.startswith("Test")
+
+
+class ClassState:
+    """The class attributes a test run sets (boolean.py's `BooleanAlgebra()` puts `TRUE`,
+    `FALSE`, `AND`, `OR`... on its expression classes; methods read them through `self`): each
+    project class's attributes as its module left them once imported, and at a call, those
+    rebound or added since, encoded once (the harness sets them for the call: a harness
+    process that never builds an algebra would see `TRUE = None`)."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.pristine: dict[int, tuple[type, dict[str, Any]]] = {}
+        # (class path, name, id(value)) of a state -> its encoding, with the values kept alive
+        # so that no other object takes their ids; cleared at each test
+        self._encoded: dict[tuple[Any, ...], tuple[list[Any], dict[str, str] | None]] = {}
+
+    def note_module(self, namespace: dict[str, Any]) -> None:
+        """The classes a module defines, as it left them (its body has just run)."""
+        module = namespace.get("__name__")
+        for value in list(namespace.values()):
+            if (
+                isinstance(value, type)
+                and value.__module__ == module
+                and id(value) not in self.pristine
+                and not _test_class(value)
+            ):
+                self.pristine[id(value)] = (value, dict(vars(value)))
+
+    def changes(self) -> dict[str, dict[str, Any]]:
+        """`{"module:Class": {name: value}}`: the attributes rebound or added since import."""
+        found: dict[str, dict[str, Any]] = {}
+        for kind, before in self.pristine.values():
+            changed = {
+                name: value
+                for name, value in list(vars(kind).items())
+                if before.get(name, _ABSENT) is not value and not name.startswith("__")
+            }
+            path = _path(kind) if changed else None
+            if path is not None:
+                found[path] = changed
+        return found
+
+    def new_test(self) -> None:
+        self._encoded.clear()
+
+    def encoded(self, changes: dict[str, dict[str, Any]] | None = None) -> dict[str, str] | None:
+        """The encoding of the class state now (or of `changes`), None when there is none or
+        nothing of it can be kept (an attribute that cannot be is left out)."""
+        changes = self.changes() if changes is None else changes
+        if not changes:
+            return None
+        values = [v for fields in changes.values() for v in fields.values()]
+        key = tuple((path, name, id(v)) for path, f in changes.items() for name, v in f.items())
+        hit = self._encoded.get(key)
+        if hit is not None:
+            return hit[1]
+        try:
+            encoded: dict[str, str] | None = encode(changes, self.max_bytes, lazy=True)
+        except Exception:
+            kept: dict[str, dict[str, Any]] = {}
+            for path, fields in changes.items():
+                for name, value in fields.items():
+                    try:
+                        encode(value, self.max_bytes, lazy=True)
+                    except Exception:
+                        continue
+                    kept.setdefault(path, {})[name] = value
+            try:
+                encoded = encode(kept, self.max_bytes, lazy=True) if kept else None
+            except Exception:
+                encoded = None
+        self._encoded[key] = (values, encoded)
+        return encoded
+
+
 class Recorder:
     POOL = 120  # candidate calls kept per target before the greedy choice
     PER_TEST = 12  # candidates one test may add to a target's pool (more only with new arcs)
@@ -727,6 +816,7 @@ class Recorder:
         self._too_big: dict[int, Any] = {}
         self._unpickled: dict[int, Any] = {}  # the same for a probed call's plain pickle
         self._too_big_test = ""
+        self.classes = ClassState(self.max_bytes)
 
     def drop(self, target: str, reason: str) -> None:
         with self._lock:
@@ -767,6 +857,8 @@ class Recorder:
             return None
         target = self._target_of(frame.f_code)
         if target is None:
+            if frame.f_code.co_name == "<module>" and self.project_file(frame.f_code.co_filename):
+                return self._watch_module(frame)
             return None
         generator = frame.f_code.co_flags & inspect.CO_GENERATOR
         if not generator:
@@ -798,6 +890,26 @@ class Recorder:
         self.encoded[counted] = self.encoded.get(counted, 0) + 1
         return self._start(frame, target, bool(generator))
 
+    def project_file(self, path: str) -> bool:
+        """A module of the project's own (not a test module, not RepoSim's)."""
+        full = os.path.realpath(path)
+        return (
+            full.startswith(self.root + os.sep)
+            and "/.reposim/" not in full
+            and not _test_file(full)
+        )
+
+    def _watch_module(self, frame: FrameType) -> Any:
+        """A module of the project is being imported: note its classes once its body ran."""
+        frame.f_trace_lines = False
+
+        def module_trace(frame: FrameType, event: str, arg: Any) -> Any:
+            if event == "return":
+                self.classes.note_module(frame.f_globals)
+            return module_trace
+
+        return module_trace
+
     def _probe(self, frame: FrameType, target: str, counted: tuple[str, str]) -> Any:
         """A local trace that keeps a call's arcs only, beside a plain pickle of its arguments
         (far cheaper than encoding them); if it ran arcs the pool lacks, it is kept from that
@@ -809,6 +921,7 @@ class Recorder:
         last = -frame.f_code.co_firstlineno
         positional, keywords = _call_values(frame)
         snapshot = self._snapshot(positional, keywords)
+        classes = self.classes.encoded() if snapshot is not None else None
         exception: list[BaseException | None] = [None]
         streams = (sys.stdout, sys.stderr)
         tees = (_Tee(streams[0]), _Tee(streams[1]))
@@ -828,7 +941,15 @@ class Recorder:
                 if not arcs <= known:
                     output = (tees[0].kept.getvalue(), tees[1].kept.getvalue())
                     if snapshot is None or not self._late(
-                        frame, target, snapshot, positional, arcs, exception[0], arg, output
+                        frame,
+                        target,
+                        snapshot,
+                        positional,
+                        arcs,
+                        exception[0],
+                        arg,
+                        output,
+                        classes,
                     ):
                         self._hungry.add(counted)
             return probe
@@ -864,9 +985,11 @@ class Recorder:
         exception: BaseException | None,
         value: Any,
         output: tuple[str, str],
+        classes: dict[str, str] | None,
     ) -> bool:
         """Keep a probed call that ran new arcs, its arguments encoded from the pickle taken
-        before it ran (what it left them as, from the live ones). False when they cannot be."""
+        before it ran (what it left them as, from the live ones), and the class state it ran
+        in. False when they cannot be."""
         try:
             before, keywords = pickle.loads(snapshot)
             args = [self._argument(v) for v in before]
@@ -881,6 +1004,7 @@ class Recorder:
             "yields": [],
             "error": None,
             "call": self.ordinals.get((target, self.test), 0),
+            "classes": classes,
         }
         self._finish(target, positional, args, kwargs, value, state, output=output)
         return True
@@ -905,6 +1029,7 @@ class Recorder:
             "yields": [],
             "error": None,
             "call": self.ordinals.get((target, self.test), 0),
+            "classes": self.classes.encoded(),  # as the call starts (it may change them)
         }
         tees = None
         if not generator:
@@ -1116,6 +1241,8 @@ class Recorder:
             call["stdout"], call["stderr"] = output
         if after and _exact(after) != _exact(args):
             call["after"] = after
+        if state.get("classes") is not None:
+            call["classes"] = state["classes"]
         exact_kwargs = {k: _exact([v])[0] for k, v in kwargs.items()}
         key = json.dumps([_exact(args), exact_kwargs], sort_keys=True)
         values = [
@@ -1209,6 +1336,7 @@ class Recorder:
             # the pickle, and most recorded calls are never kept)
             values = [*call["args"], *call["kwargs"].values(), *call.get("after", [])]
             values += [*call.get("yields", []), *([call["returns"]] if "returns" in call else [])]
+            values += [call["classes"]] if "classes" in call else []
             for encoded in values:
                 describe(encoded)
         return kept
@@ -1243,6 +1371,10 @@ def pytest_configure(config: Any) -> None:
     with open(spec_path, encoding="utf-8") as handle:
         _recorder = Recorder(json.load(handle))
     _global_trace = _recorder.make_global_trace()
+    for module in list(sys.modules.values()):  # the project's modules imported before this
+        path = getattr(module, "__file__", None)
+        if isinstance(path, str) and _recorder.project_file(path):
+            _recorder.classes.note_module(vars(module))
     sys.settrace(_global_trace)
     threading.settrace(_global_trace)
 
@@ -1250,6 +1382,7 @@ def pytest_configure(config: Any) -> None:
 def pytest_runtest_setup(item: Any) -> None:
     if _recorder is not None:
         _recorder.test = str(item.nodeid)
+        _recorder.classes.new_test()
         sys.settrace(_global_trace)  # another tracer (a debugger, coverage) may have won
 
 
