@@ -4,8 +4,10 @@ by-hand interleaved ABBA x 10, on fixtures whose truth is known by construction.
 Fixtures (one git repository, three commits):
 - "10%": `work(data)` does its pass over the data 11 times at A, 10 times at B: B is 1.1x faster
   by construction (the harness times `work(DATA)` alone). Target: significant in >= 9 of 10 runs.
-- "identical": A against a commit that changes only a comment: truth 1.0. Target: falsely
-  significant in <= 1 of 20 runs.
+- "identical": truth 1.0, three ways in turn: A against a commit that changes only a comment,
+  the same two swapped, and A against itself (its second side on a private clone, a longer
+  path). Target: falsely significant in <= 1 of 20 runs. The summary gives each way's mean
+  speed-up: an offset that follows the tree changes sign when the sides are swapped.
 - every interval: the 95% CI contains the truth in >= 19 of 20 (here: of all the runs above).
 - "command": a command of about `--command-seconds` (default 2 s) of CPU time at A (sized by a
   probe run's CPU time, not its elapsed time, which the load inflates), 10% less at B: our cost
@@ -37,6 +39,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
 import resource
 import statistics
@@ -187,7 +190,8 @@ def row(fixture: str, truth: float, verdict: Any, cost: float, how: str) -> dict
 
 def show(r: dict[str, Any]) -> str:
     return (
-        f"{r['fixture']:<10} {r['how']:<16} truth {r['truth']:.3f}  speed-up {r['speedup']:.3f}  "
+        f"{r['fixture'] + (' ' + r['orientation'] if r.get('orientation') else ''):<20} "
+        f"{r['how']:<16} truth {r['truth']:.3f}  speed-up {r['speedup']:.3f}  "
         f"CI {r['ci'][0]:.3f}-{r['ci'][1]:.3f} (width {r['width']:.3f}, "
         f"{'contains' if r['contains'] else 'MISSES'})  "
         f"{'significant' if r['significant'] else 'not significant':<15}  cost {r['cost']:.0f} s"
@@ -208,7 +212,8 @@ def main() -> None:
     parser.add_argument("--same", type=int, default=20, help="runs of the identical fixture")
     parser.add_argument("--command-runs", type=int, default=3)
     parser.add_argument("--command-seconds", type=float, default=2.0)
-    parser.add_argument("--json", type=Path, help="also write every row here")
+    parser.add_argument("--json", type=Path, help="also write every row here, at the end")
+    parser.add_argument("--jsonl", type=Path, help="append each row here as it is measured")
     parser.add_argument(
         "--only", choices=("api", "command"), help="run one part (a quicker look at it)"
     )
@@ -218,6 +223,9 @@ def main() -> None:
     def add(r: dict[str, Any]) -> None:
         rows.append(r)
         print(show(r), flush=True)
+        if args.jsonl:  # row by row: a run cut short keeps what it measured
+            with args.jsonl.open("a") as handle:
+                handle.write(json.dumps(r) + "\n")
 
     print(f"start: {time.strftime('%H:%M:%S')}, uptime: {os.popen('uptime').read().strip()}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -245,10 +253,22 @@ def main() -> None:
         )
         for fixture_name, truth, b, runs, folder in fixtures:
             for i in range(runs):
+                # identical code three ways, in turn: A against the commit that only adds a
+                # comment, the same two swapped (does an offset follow the tree, or the
+                # compare?), and A against A itself (the second side on a private clone)
+                side_a, side_b = commits["a"], commits[b]
+                orientation = ""
+                if fixture_name == "identical":
+                    orientation = ("a-vs-same", "same-vs-a", "a-vs-a")[i % 3]
+                    side_a, side_b = {
+                        "a-vs-same": (commits["a"], commits["same"]),
+                        "same-vs-a": (commits["same"], commits["a"]),
+                        "a-vs-a": (commits["a"], commits["a"]),
+                    }[orientation]
                 result, cost, _cpu = ours(
                     repo,
-                    commits["a"],
-                    commits[b],
+                    side_a,
+                    side_b,
                     root / f"{folder}{i}",
                     api="fastlib.core.work",
                     harness=harness,
@@ -265,6 +285,7 @@ def main() -> None:
                     # the paired runs themselves (--json): another interval method can be
                     # judged on the very same measurements afterwards
                     runs=[list(result.a.run_means), list(result.b.run_means)],
+                    orientation=orientation,
                 )
                 add(measured)
         # a command of about --command-seconds of CPU at A: sized by elapsed time (before),
@@ -367,6 +388,17 @@ def main() -> None:
         print(f"10% significant             >= 9/10    {hits}/{len(ten)}")
     if same:
         print(f"identical significant       <= 1/20    {false}/{len(same)}")
+        # an offset that follows the tree flips its sign when the sides are swapped; one
+        # that follows the compare does not care which tree is A
+        for way in ("a-vs-same", "same-vs-a", "a-vs-a"):
+            logs = [math.log(r["speedup"]) for r in same if r.get("orientation") == way]
+            if len(logs) >= 2:
+                print(
+                    f"  identical, {way:<10} {len(logs)} runs: mean speed-up "
+                    f"{math.exp(statistics.fmean(logs)):.4f}, sd {statistics.stdev(logs):.4f} "
+                    f"(in log), significant "
+                    f"{sum(r['significant'] for r in same if r.get('orientation') == way)}"
+                )
     if scored:
         print(f"CI contains the truth       >= 19/20   {contains}/{len(scored)}")
         costs = [r["cost"] for r in scored]
