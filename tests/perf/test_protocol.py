@@ -68,6 +68,26 @@ def bench():
 """
 
 
+# Every process that imports it logs where a 20 KB buffer it allocates lies in its page: a
+# buffer that large comes from malloc, right after what the process allocated before, so its
+# place in the page (which cache sets it fills) follows from that process's start (its argv,
+# environment, the code it imported) and is the same in every process started alike.
+LAYOUT = """import ctypes
+
+from fastlib.core import checksum
+
+BUFFER = bytearray(20000)
+with open({log!r}, "a") as log:
+    at = ctypes.addressof((ctypes.c_char * len(BUFFER)).from_buffer(BUFFER))
+    log.write(f"{{at % 4096}}\\n")
+DATA = list(range(1500))
+
+
+def bench():
+    checksum(DATA)
+"""
+
+
 async def measure(
     repo: Path, tmp_path: Path, settings: MeasureSettings, text: str = HARNESS
 ) -> CompareResult:
@@ -239,3 +259,25 @@ async def test_a_drift_shared_by_each_round_or_one_rounds_accident_does_not_hide
     assert not [p for p in processes if "bench_worker.py" in p[2]], processes
     # the timed processes (after the two quickchecks, which run in the shell as it is)
     assert all(p[1] == "False" for p in processes[2:]), processes
+
+
+async def test_each_timed_process_starts_from_a_heap_laid_out_at_random(
+    twox_repo: Path, tmp_path: Path
+) -> None:
+    """The same harness in the same tree puts its objects at the same places in every process
+    (modulo the page), so a layout that favours one side (its tree's path is longer, its code
+    allocates a little more: a cache-set conflict, 4K aliasing) favoured every run of that side:
+    a steady offset that no number of rounds averages out (Mytkowicz et al., "Producing wrong
+    data without doing anything obviously wrong", 2009). Each timed process now starts from a
+    heap shifted at random (setup randomization, as Stabilizer does), so the layout is one more
+    thing that varies from run to run, which the interval sees."""
+    log = tmp_path / "layout.log"
+    settings = MeasureSettings(rounds=3, min_time=0.01, timer="cpu")
+    await measure(twox_repo, tmp_path, settings, LAYOUT.format(log=str(log)))
+    places = [int(line) for line in log.read_text().split()]
+    # 2 quickchecks, 2 calibrations, 3 rounds of one process per side
+    assert len(places) == 2 + 2 + 2 * 3, places
+    # each side's three timed runs (started alike: the calibration's options differ), in
+    # the rounds' order A B, B A, A B: not one place for all of a side's runs
+    runs_a, runs_b = [places[k] for k in (4, 7, 8)], [places[k] for k in (5, 6, 9)]
+    assert len(set(runs_a)) > 1 and len(set(runs_b)) > 1, places
