@@ -22,12 +22,37 @@ import argparse
 import importlib.util
 import json
 import os
+import random
 import sys
 import time
 import traceback
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+PAGE = 4096
+SMALL_OBJECT_LIMIT = 512  # pymalloc serves requests up to this size; malloc the larger ones
+SMALL_OBJECT_STEP = 16  # pymalloc's size classes (64-bit)
+EMPTY_BYTES = sys.getsizeof(b"")  # a bytes object's header (its data follow it, + 1 NUL)
+# the blocks that shift the heap, kept alive so that nothing allocated later reuses them
+_SHIFT: list[Any] = []
+
+
+def shift_heap(rng: Any) -> None:
+    """Start this process from a heap laid out at random (setup randomization, as Curtsinger and
+    Berger's Stabilizer does): in each of pymalloc's size classes a random number of blocks,
+    up to a page's worth, and from malloc a block of a random size up to a page beyond the
+    smallest it serves, all kept. Without it the harness's objects lie at the same places in
+    every process started alike (modulo the page: which cache sets they fill, which addresses
+    alias), so a layout that favours one side (a longer tree path, code that allocates a little
+    more) favours every run of that side: a steady offset that no number of rounds averages out
+    (Mytkowicz et al., ASPLOS 2009). Shifted, the layout varies from run to run like the rest
+    of the noise, and the interval sees it."""
+    for size in range(SMALL_OBJECT_STEP, SMALL_OBJECT_LIMIT + 1, SMALL_OBJECT_STEP):
+        data = size - EMPTY_BYTES - 1
+        if data > 0:
+            _SHIFT.extend(bytes(data) for _ in range(rng.randrange(PAGE // size)))
+    _SHIFT.append(bytearray(SMALL_OBJECT_LIMIT + 1 + rng.randrange(0, PAGE, SMALL_OBJECT_STEP)))
 
 
 def _prepare_path(root: str) -> None:
@@ -170,6 +195,7 @@ def main() -> int:
     own.add_argument("--timer", choices=("wall", "cpu"), default="wall")
     own.add_argument("--group-budget", type=float, default=0.0)  # seconds for the call groups
     mine, _rest = own.parse_known_args()
+    shift_heap(random.Random())  # seeded from the OS: each process its own layout
     _prepare_path(mine.root)
     if mine.command and mine.cwd:
         os.chdir(mine.cwd)  # pyperf's worker processes start here too
