@@ -119,6 +119,51 @@ def cpu_used() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
+class SameWidthCost:
+    """What a compare costs against a by-hand ABBA for the same interval width: cost x width^2
+    (the width shrinks as 1/sqrt(runs)), in elapsed seconds and in CPU seconds (elapsed time
+    swings with the other users' load between the two halves of a pair, the CPU a side used much
+    less), per pair of runs and pooled: one width over 20 pairs varies by +-30%, so one pair's
+    ratio does too, and the pooled ratio (the mean over the runs of each side) settles it."""
+
+    def __init__(self) -> None:
+        self.sides: dict[str, list[float]] = {
+            "ours": [],
+            "hand": [],
+            "ours_cpu": [],
+            "hand_cpu": [],
+        }
+        self.ratios: list[float] = []
+        self.cpu_ratios: list[float] = []
+
+    def add(self, ours: dict[str, Any], hand: dict[str, Any]) -> tuple[float, float]:
+        """Rows of ours and of the by-hand reference (cost, cpu_cost, width): this pair's ratios
+        (elapsed, CPU)."""
+        for side, measured in (("ours", ours), ("hand", hand)):
+            self.sides[side].append(measured["cost"] * measured["width"] ** 2)
+            self.sides[f"{side}_cpu"].append(measured["cpu_cost"] * measured["width"] ** 2)
+        self.ratios.append(self.sides["ours"][-1] / self.sides["hand"][-1])
+        self.cpu_ratios.append(self.sides["ours_cpu"][-1] / self.sides["hand_cpu"][-1])
+        return self.ratios[-1], self.cpu_ratios[-1]
+
+    def summary(self, what: str) -> str:
+        """One line: pooled, median, min and max, elapsed and CPU, against the target."""
+
+        def spread(ratios: list[float], pooled: float) -> str:
+            return (
+                f"pooled {pooled:.2f}x, per pair median {statistics.median(ratios):.2f}x, min "
+                f"{min(ratios):.2f}x, max {max(ratios):.2f}x"
+            )
+
+        mean = {side: statistics.fmean(costs) for side, costs in self.sides.items()}
+        elapsed = spread(self.ratios, mean["ours"] / mean["hand"])
+        cpu = spread(self.cpu_ratios, mean["ours_cpu"] / mean["hand_cpu"])
+        return (
+            f"{what} cost for the same width, {len(self.ratios)} paired run(s), ours / by hand: "
+            f"elapsed {elapsed}; CPU {cpu} (target <= 2)"
+        )
+
+
 def by_hand(run_one: Any, rounds: int = 10) -> dict[str, Any]:
     """ABBA x rounds: each call of run_one(side) is one fresh process -> (wall, cpu)."""
     t0, c0 = time.monotonic(), cpu_used()
@@ -301,9 +346,7 @@ def main() -> None:
                 f"{probe_cpu:.2f} s for {PROBE_SIZE} items, {start_cpu:.2f} s to start)"
             )
         command = f"{sys.executable} -c 'from fastlib.core import work; work(range({size}))'"
-        ratios: list[float] = []
-        cpu_ratios: list[float] = []
-        costs: dict[str, list[float]] = {"ours": [], "hand": [], "ours_cpu": [], "hand_cpu": []}
+        same_width = SameWidthCost()
         for i in range(args.command_runs):
             # by hand and ours back to back, the one that goes first alternating, so that a
             # change of the machine's load falls on both alike
@@ -337,20 +380,7 @@ def main() -> None:
             # the by-hand timer that ours used (CPU time on a busy machine)
             ref = pair[result.settings["timer"]]
             mine_row = pair["ours"]
-            normalized = (mine_row["cost"] * mine_row["width"] ** 2) / (
-                ref["cost"] * ref["width"] ** 2
-            )
-            ratios.append(normalized)
-            costs["ours"].append(mine_row["cost"] * mine_row["width"] ** 2)
-            costs["hand"].append(ref["cost"] * ref["width"] ** 2)
-            # the same in CPU seconds: elapsed time swings with the other engineers' load
-            # between the two halves of a pair; the CPU a side used much less
-            by_cpu = (mine_row["cpu_cost"] * mine_row["width"] ** 2) / (
-                ref["cpu_cost"] * ref["width"] ** 2
-            )
-            cpu_ratios.append(by_cpu)
-            costs["ours_cpu"].append(mine_row["cpu_cost"] * mine_row["width"] ** 2)
-            costs["hand_cpu"].append(ref["cpu_cost"] * ref["width"] ** 2)
+            normalized, by_cpu = same_width.add(mine_row, ref)
             # width per run: what the pairing gives, whatever each run cost
             per_run = (mine_row["values"] * mine_row["width"] ** 2) / (40 * ref["width"] ** 2)
             print(
@@ -362,20 +392,8 @@ def main() -> None:
                 f"runs for the same width {per_run:.2f}x",
                 flush=True,
             )
-        if ratios:
-            # cost x width^2 is what a side pays for a given width (the width shrinks as
-            # 1/sqrt(runs)); one width over 20 pairs varies by +-30%, so the ratio of one pair
-            # of runs does too: the pooled ratio (mean over the runs of each side) settles it
-            pooled = statistics.fmean(costs["ours"]) / statistics.fmean(costs["hand"])
-            pooled_cpu = statistics.fmean(costs["ours_cpu"]) / statistics.fmean(costs["hand_cpu"])
-            print(
-                f"command cost for the same width, {len(ratios)} paired run(s): elapsed: pooled "
-                f"{pooled:.2f}x by hand; per pair median {statistics.median(ratios):.2f}x, min "
-                f"{min(ratios):.2f}x, max {max(ratios):.2f}x; CPU: pooled {pooled_cpu:.2f}x, "
-                f"per pair median {statistics.median(cpu_ratios):.2f}x, min "
-                f"{min(cpu_ratios):.2f}x, max {max(cpu_ratios):.2f}x (target <= 2)",
-                flush=True,
-            )
+        if same_width.ratios:
+            print(same_width.summary("command"), flush=True)
     mine = [r for r in rows if r["how"].startswith("ours")]
     ten = [r for r in mine if r["fixture"] == "10%"]
     same = [r for r in mine if r["fixture"] == "identical"]

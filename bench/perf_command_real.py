@@ -28,7 +28,6 @@ import itertools
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import sysconfig
@@ -39,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from bench._perf_fixture import git
-from bench.perf_accuracy import command_by_hand, cpu_used, row
+from bench.perf_accuracy import SameWidthCost, command_by_hand, cpu_used, row
 
 RELEASES = {
     "3.0.1": "ec8b276a6b60bd80defed25add7e439881c19e64850afd9b346283d4165fd0fd",
@@ -148,8 +147,7 @@ def main() -> None:
         command = f"{sys.executable} -m pyflakes {source} > /dev/null; [ $? -le 1 ]"
         print(f"command: pyflakes over {files} files of {', '.join(args.packages)}")
         versions = list(RELEASES)
-        costs: dict[str, list[float]] = {"ours": [], "hand": [], "ours_cpu": [], "hand_cpu": []}
-        ratios = []
+        same_width = SameWidthCost()
         for i, (a, b) in enumerate(itertools.pairwise(versions)):
             if i >= args.pairs:
                 break
@@ -187,28 +185,14 @@ def main() -> None:
                     f"{shown['load']:.1f}"
                 )
             print(f"  ours: {mine['values']} command runs; {mine['protocol']}")
-            normalized = (mine["cost"] * mine["width"] ** 2) / (ref["cost"] * ref["width"] ** 2)
-            by_cpu = (mine["cpu_cost"] * mine["width"] ** 2) / (ref["cpu_cost"] * ref["width"] ** 2)
-            ratios.append((normalized, by_cpu))
-            costs["ours"].append(mine["cost"] * mine["width"] ** 2)
-            costs["hand"].append(ref["cost"] * ref["width"] ** 2)
-            costs["ours_cpu"].append(mine["cpu_cost"] * mine["width"] ** 2)
-            costs["hand_cpu"].append(ref["cpu_cost"] * ref["width"] ** 2)
+            normalized, by_cpu = same_width.add(mine, ref)
             print(
                 f"pair {a} -> {b}: cost for the same width, ours / by hand ({ref['how']}): "
                 f"{normalized:.2f}x elapsed, {by_cpu:.2f}x CPU (target <= 2)",
                 flush=True,
             )
-        if ratios:
-            pooled = statistics.fmean(costs["ours"]) / statistics.fmean(costs["hand"])
-            pooled_cpu = statistics.fmean(costs["ours_cpu"]) / statistics.fmean(costs["hand_cpu"])
-            elapsed = ", ".join(f"{r:.2f}" for r, _ in ratios)
-            cpu = ", ".join(f"{c:.2f}" for _, c in ratios)
-            print(
-                f"\n{len(ratios)} pair(s) of releases: cost for the same width, ours / by hand: "
-                f"elapsed pooled {pooled:.2f}x (per pair {elapsed}); CPU pooled "
-                f"{pooled_cpu:.2f}x (per pair {cpu}) (target <= 2)"
-            )
+        if same_width.ratios:
+            print("\n" + same_width.summary("pyflakes command"), flush=True)
     print(f"end: {time.strftime('%H:%M:%S')}, uptime: {os.popen('uptime').read().strip()}")
 
 

@@ -23,7 +23,7 @@ Run: uv run python bench/perf_fixtures.py [--code DIR] [--only NAME ...]
 from __future__ import annotations
 
 import argparse
-import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -33,15 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from bench._perf_fixture import git, harness_text
+from bench.perf_ab import CORE as CHECKSUM
+from tests.perf.conftest import DILUTED_CORE, DILUTED_TESTS  # the test of the same fixture
 
-CHECKSUM = """def checksum(data):
-    total = 0
-    for _ in range({passes}):
-        total = 0
-        for x in data:
-            total = (total * 31 + x) % 1000003
-    return total
-"""
 CHECKSUM_TESTS = """from fastlib.core import checksum
 
 DATA = list(range(3000))
@@ -53,23 +47,6 @@ def test_checksum():
 
 def test_unrelated():
     assert sorted([3, 1, 2]) == [1, 2, 3]
-"""
-TARGET_TESTS = """from slowlib.core import target
-
-DATA = list(range(4000))
-
-
-def spin(data):
-    total = 0
-    for x in data:
-        total = (total * 31 + x) % 1000003
-    return total
-
-
-def test_target_inside_a_costly_test():
-    for _ in range(10):
-        spin(DATA)
-    assert target(list(DATA)) == spin(DATA)
 """
 WORK = """def work(data, passes={passes}):
     total = 0
@@ -134,11 +111,8 @@ def fixtures(root: Path) -> list[tuple[str, float, Path, str, str, dict[str, Any
         root,
         "slowlib",
         [
-            {
-                "slowlib/core.py": CHECKSUM.format(passes=1).replace("checksum", "target"),
-                "tests/test_core.py": TARGET_TESTS,
-            },
-            {"slowlib/core.py": CHECKSUM.format(passes=2).replace("checksum", "target")},
+            {"slowlib/core.py": DILUTED_CORE.format(passes=1), "tests/test_core.py": DILUTED_TESTS},
+            {"slowlib/core.py": DILUTED_CORE.format(passes=2)},
         ],
     )
     work = repository(
@@ -163,16 +137,35 @@ def fixtures(root: Path) -> list[tuple[str, float, Path, str, str, dict[str, Any
     ]
 
 
+# One compare in a process of its own, importing RepoSim from argv[1] (this checkout or an
+# older one): its result.json's content on stdout.
+COMPARE = """
+import asyncio, json, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from simulator.perf import CompareRequest, MeasureSettings, compare
+target = json.loads(sys.argv[6])
+if "harness" in target:
+    target["harness"] = Path(target["harness"])
+request = CompareRequest(
+    Path(sys.argv[2]), sys.argv[3], sys.argv[4], out_dir=Path(sys.argv[5]),
+    settings=MeasureSettings(), **target
+)
+print(json.dumps(asyncio.run(compare(request)).to_dict()))
+"""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--code", type=Path, help="an older RepoSim checkout to import instead")
+    parser.add_argument(
+        "--code",
+        type=Path,
+        default=Path(__file__).resolve().parents[1],
+        help="the RepoSim checkout whose code compares (default: this one)",
+    )
     parser.add_argument("--only", nargs="+", help="fixture names to run (default: all)")
     args = parser.parse_args()
-    if args.code is not None:
-        sys.path.insert(0, str(args.code.resolve()))
-    from simulator.perf import CompareRequest, MeasureSettings, compare
-
-    code = Path(sys.modules["simulator.perf"].__file__ or "").parents[2]
+    code = args.code.resolve()
     head = subprocess.run(
         ["git", "-C", str(code), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
     ).stdout.strip()
@@ -188,35 +181,28 @@ def main() -> None:
             if args.only and name not in args.only:
                 continue
             t0 = time.monotonic()
-            try:
-                result = asyncio.run(
-                    compare(
-                        CompareRequest(
-                            repo,
-                            a,
-                            b,
-                            out_dir=root / name.replace(" ", "-"),
-                            settings=MeasureSettings(),
-                            **target,
-                        )
-                    )
-                )
-            except Exception as exc:  # the "before" code may fail a fixture: that is its row
-                print(
-                    f"{name:<14} {truth:>5.3f}  failed after {time.monotonic() - t0:.0f} s: "
-                    f"{type(exc).__name__}: {str(exc)[:200]}",
-                    flush=True,
-                )
-                continue
+            out = root / name.replace(" ", "-")
+            request = json.dumps({k: str(v) for k, v in target.items()})
+            proc = subprocess.run(
+                [sys.executable, "-c", COMPARE, str(code), str(repo), a, b, str(out), request],
+                capture_output=True,
+                text=True,
+            )
             cost = time.monotonic() - t0
-            v = result.verdict
-            verdict = "significant" if v.significant else "not significant"
-            inside = "holds" if v.ci_low <= truth <= v.ci_high else "MISSES"
+            if proc.returncode != 0:  # the older code may fail a fixture: that is its row
+                last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+                print(f"{name:<14} {truth:>5.3f}  failed after {cost:.0f} s: {last[:200]}")
+                continue
+            result = json.loads(proc.stdout.strip().splitlines()[-1])
+            v = result["verdict"]
+            verdict = "significant" if v["significant"] else "not significant"
+            inside = "holds" if v["ci_low"] <= truth <= v["ci_high"] else "MISSES"
+            timed = result["harness"].get("timed")
             print(
-                f"{name:<14} {truth:>5.3f}  {v.speedup:>8.3f}  {v.ci_low:.3f}-{v.ci_high:.3f} "
-                f"{inside:<6} {verdict:<15}  {cost:>5.0f}s  {os.getloadavg()[0]:>4.1f}  "
-                f"{result.environment.get('timer', '?')}, {result.a.runs} runs/side"
-                + (f"; timed: {result.harness['timed']}" if result.harness.get("timed") else ""),
+                f"{name:<14} {truth:>5.3f}  {v['speedup']:>8.3f}  {v['ci_low']:.3f}-"
+                f"{v['ci_high']:.3f} {inside:<6} {verdict:<15}  {cost:>5.0f}s  "
+                f"{os.getloadavg()[0]:>4.1f}  {result['environment'].get('timer', '?')}, "
+                f"{result['a']['runs']} runs/side" + (f"; timed: {timed}" if timed else ""),
                 flush=True,
             )
     print(f"end: {time.strftime('%H:%M:%S')}, uptime: {os.popen('uptime').read().strip()}")
