@@ -63,3 +63,46 @@ async def test_ctrl_q_while_the_late_panes_mount_ends_cleanly(session: Session) 
     assert app.quit_pressed.is_set()
     assert app._exception is None, repr(app._exception)
     assert app.return_code == 0
+
+
+class QuitsWhileFollowing(RepoSimApp):
+    """Once its panes are up, the agent pane asks to follow a file; while the editor reads it,
+    Ctrl+Q is pressed, and the read answers only once the app has stopped running."""
+
+    def __init__(self, session: Session) -> None:
+        super().__init__(session)
+        self.read_held = asyncio.Event()
+        self.follow_cancelled = asyncio.Event()
+
+    async def _mount_late_panes(self) -> None:
+        await super()._mount_late_panes()
+        if self.panes_mounted:
+            self.query_one(AgentPane).post_message(AgentPane.FollowFile("calc/ops.py", 1))
+
+
+async def test_ctrl_q_while_the_editor_follows_a_file_ends_cleanly(session: Session) -> None:
+    """Last stop a Pilot test failed with `No Tab with id '--content-tab-editor-tab-1'`: the
+    follow of an approved edit was adding its first tab when Pilot's teardown removed the panes
+    (`run_test` calls `App._shutdown` beside a running message loop, workers still live). On
+    `reposim open`'s path (`run_async`, Ctrl+Q) Textual cancels the app's workers when its
+    message loop ends, before any pane is removed: the follow stops where it waits, and the
+    app ends cleanly without the tab."""
+    app = QuitsWhileFollowing(session)
+    read = session.read
+
+    async def held_read(path: str) -> str:
+        text = await read(path)
+        app.read_held.set()
+        app.simulate_key("ctrl+q")
+        try:
+            await asyncio.wait_for(asyncio.Event().wait(), WAIT)  # until cancelled
+        except asyncio.CancelledError:
+            app.follow_cancelled.set()
+            raise
+        return text
+
+    session.read = held_read  # type: ignore[method-assign]
+    await asyncio.wait_for(app.run_async(headless=True, size=(120, 40)), WAIT * 2)
+    assert app.read_held.is_set() and app.follow_cancelled.is_set()
+    assert app._exception is None, repr(app._exception)
+    assert app.return_code == 0
