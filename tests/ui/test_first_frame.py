@@ -291,3 +291,36 @@ asyncio.run(main())
 def test_a_quick_quit_does_not_load_the_code_index(sample_repo: Path, tmp_path: Path) -> None:
     """Quitting before the code index was started does not import it only to close it."""
     assert _last_line(tmp_path, QUICK_QUIT, sample_repo) == "False"
+
+
+QUIT_AT_THE_FIRST_FRAME = """
+import asyncio, sys
+from pathlib import Path
+
+from simulator.session import open_session
+from widgets.app import RepoSimApp
+
+
+class QuitAtTheFirstFrame(RepoSimApp):
+    def on_mount(self) -> None:
+        self.call_after_refresh(self.exit)  # before the panes' own after-frame calls
+        super().on_mount()
+
+
+async def main() -> None:
+    session = await open_session(Path(sys.argv[1]), trajectory_path=Path(sys.argv[2]))
+    app = QuitAtTheFirstFrame(session)
+    await app.run_async(headless=True, size=(160, 48))
+    await session.close()
+    print(app.return_code, repr(app._exception))
+
+
+asyncio.run(main())
+"""
+
+
+def test_a_quit_at_the_first_frame_ends_cleanly(sample_repo: Path, tmp_path: Path) -> None:
+    """Ctrl+Q as the first frame shows: the editor's after-frame start of the code index came
+    while Textual was removing the panes, and its indexing note failed to mount (MountError,
+    exit code 1, a traceback over the terminal)."""
+    assert _last_line(tmp_path, QUIT_AT_THE_FIRST_FRAME, sample_repo) == "0 None"
