@@ -776,6 +776,11 @@ class EditorPane(Widget):
         return buffer.path, row + 1, byte_col, _word_at(line, col)
 
     async def _build_index(self) -> None:
+        if not self.is_attached:
+            # The app is quitting: from `App.exit()` Textual refuses every mount (MountError)
+            # until its loop ends and cancels the workers; a quit at the first frame came
+            # before this after-frame start. Nothing to index for.
+            return
         state = await self._index_state()
         state.update("indexing code…")
         state.add_class("-shown")
