@@ -45,7 +45,7 @@ from simulator.dataset.readers import read_problems
 from simulator.dataset.schema import Problem
 from simulator.events import Event, Kind
 from simulator.harness.batch import run_repo
-from simulator.harness.format import readable_share
+from simulator.harness.format import derived_count, readable_share
 from simulator.harness.target import find_targets
 from simulator.harness.workflow import HarnessOptions
 
@@ -82,10 +82,11 @@ def figures(problems: list[Problem], seconds: dict[str, float], trace: float) ->
         if p.validation
         and ((p.validation.mutation or {}).get("suite") or {}).get("parity") is not None
     ]
-    readable = total = 0
+    readable = total = derived = 0
     for p in cased:
         r, c = readable_share(p.harness.text if p.harness else "")
         readable, total = readable + r, total + c
+        derived += derived_count(p.harness.text if p.harness else "")
     per_target = [seconds.get(p.target["id"], 0.0) + trace / max(1, n) for p in problems]
     return {
         "targets": n,
@@ -98,6 +99,7 @@ def figures(problems: list[Problem], seconds: dict[str, float], trace: float) ->
         "parity_n": len(parity),
         "readable": readable,
         "cases": total,
+        "derived": derived,
         "seconds": _median(per_target),
         "seconds_all": per_target,
         "reasons": dict(Counter(_reason(p) for p in problems).most_common()),
@@ -179,7 +181,9 @@ def row(r: dict[str, Any]) -> str:
         f"{r['targets']} targets, {r['harnesses']} harness, {r['with_cases']} with cases, "
         f"valid {r['valid']} ({_pct(r['valid'], r['targets'])}), cov {_f(r['coverage'])}, "
         f"mut {_f(r['mutation'])}, parity {_f(r['parity'])} (n={r.get('parity_n', 0)}), "
-        f"no pickle {_pct(r['readable'], r['cases'])}, {_f(r['seconds'], 's')}/target"
+        f"no pickle {_pct(r['readable'], r['cases'])}"
+        + (f" (derived {r['derived']} of {r['cases']} cases)" if "derived" in r else "")
+        + f", {_f(r['seconds'], 's')}/target"
         + (f" ({r['cpu'] / r['targets']:.1f}s CPU)" if r.get("cpu") and r["targets"] else "")
     )
 
@@ -187,6 +191,8 @@ def row(r: dict[str, Any]) -> str:
 def overall(results: list[dict[str, Any]]) -> dict[str, Any]:
     keys = ("targets", "harnesses", "with_cases", "valid", "readable", "cases", "parity_n")
     total: dict[str, Any] = {k: sum(r.get(k, 0) for r in results) for k in keys}
+    if all("derived" in r for r in results):
+        total["derived"] = sum(r["derived"] for r in results)
     for key in ("coverage", "mutation", "parity"):
         total[key] = _median([r[key] for r in results if r.get(key) is not None])
     total["seconds"] = _median([s for r in results for s in r.get("seconds_all", [])])

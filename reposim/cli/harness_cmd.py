@@ -82,7 +82,8 @@ def _summary_lines(summary: dict[str, Any]) -> list[str]:
         f"branch coverage: {_dist(summary.get('coverage'))}",
         f"mutation score:  {_dist(summary.get('mutation'))}",
         f"suite parity:    {_dist(summary.get('parity'))}",
-        f"cases with no pickle: {readable} of {cases}",
+        f"cases with no pickle: {readable} of {cases} "
+        f"({summary.get('derived_cases', 0)} derived from recorded calls, the rest recorded)",
         f"outcome per target: {_reasons(summary.get('reasons'))}",
     ]
 
@@ -118,6 +119,13 @@ def _repositories(path: str) -> list[Path]:
     "--rounds", minimum=1, default=3, help="Generate-execute rounds of the model generator."
 )
 @threshold_options
+@number_option(
+    "--derive-runs",
+    minimum=0,
+    default=300,
+    help="Changed copies of recorded calls tried on the reference per traced harness below "
+    "--min-cov (kept as derived cases when they reach new branches; 0: none).",
+)
 @click.option(
     "--filter",
     "filters",
@@ -150,6 +158,7 @@ def harness_command(
     api_base: str | None,
     rounds: int,
     thresholds: Thresholds,
+    derive_runs: int,
     filters: tuple[str, ...],
     python: str | None,
     test_args: str,
@@ -183,6 +192,7 @@ def harness_command(
         rounds=rounds,
         test_args=test_args,
         client=model_client(model, api_base) if model else None,
+        derive_runs=derive_runs,
     )
     if len(repos) == 1 and Path(path).expanduser().is_dir():
         repo = repos[0]

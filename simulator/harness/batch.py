@@ -36,6 +36,7 @@ def options_payload(
         "rounds": options.rounds,
         "max_calls": options.max_calls,
         "test_args": options.test_args,
+        "derive_runs": options.derive_runs,
         "model": model,
         "api_base": api_base,
     }
@@ -62,6 +63,7 @@ def options_from_payload(data: dict[str, Any]) -> HarnessOptions:
         max_calls=data["max_calls"],
         test_args=data.get("test_args") or "",
         client=client,
+        derive_runs=int(data.get("derive_runs", 300)),
     )
 
 

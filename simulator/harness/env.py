@@ -56,7 +56,7 @@ def import_root(path: str, module: str) -> str | None:
 
 async def install_runtime(session: Session) -> None:
     """Copy the runtime modules into the workspace (recorded, like any other write)."""
-    for name in ("reposim_tracer", "reposim_mutants"):
+    for name in ("reposim_tracer", "reposim_mutants", "reposim_derive"):
         await _write_if_changed(session, f"{RUNTIME_DIR}/{name}.py", runtime_source(name))
     await _write_if_changed(session, SUPPORT_PATH, runtime_source(SUPPORT_MODULE))
     # the tracer builds and checks constructor expressions with the same support module

@@ -49,6 +49,7 @@ SUPPORT_IMPORT = (
     "same)"
 )
 SELF_CHECK = "test_the_comparator_tells_recorded_results_apart"
+DERIVED_MARK = "derived from the call recorded in"
 _CASE_ID = re.compile(r"\[([cs])(\d+)\]$")
 
 
@@ -101,6 +102,9 @@ class TracedCall:
     # the class attributes the test run had set when the call was made (rebound or added
     # since their module was imported): {"module:Class": {name: value}}, encoded as one value
     classes: dict[str, str] | None = None
+    # not recorded but derived from the recorded call of `test` (what changed in it), its
+    # expected values the reference's (see derive.py)
+    derived: str | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TracedCall:
@@ -220,7 +224,10 @@ def _replayed(calls: list[TracedCall]) -> list[str]:
     lines += ["", "CASES = ["]
     prints = any(c.stdout or c.stderr for c in calls)
     for call in calls:
-        if call.test:
+        if call.derived is not None:
+            lines.append(f"    # {DERIVED_MARK} {call.test or 'a recorded call'}: {call.derived}")
+            lines.append("    # (not recorded: the expected values are the reference's)")
+        elif call.test:
             lines.append(f"    # recorded in {call.test}")
         lines.extend(_readable(call))
         lines.append("    dict(")
@@ -288,6 +295,11 @@ def readable_share(text: str) -> tuple[int, int]:
         elif inside:
             block.append(line)
     return readable, cases
+
+
+def derived_count(text: str) -> int:
+    """The cases of a traced harness text derived from recorded ones (not recorded)."""
+    return text.count(f"    # {DERIVED_MARK} ")
 
 
 def case_of(test_id: str) -> tuple[str, int] | None:

@@ -27,6 +27,8 @@ class HarnessOptions:
     max_calls: int = 40  # recorded calls kept per target (traced)
     test_args: str = ""  # extra arguments for the repository's test run (traced)
     client: ModelClient | None = None  # the model generator's client
+    # candidate calls derive.py tries per traced harness below the coverage threshold (0: none)
+    derive_runs: int = 300
 
     def params(self) -> dict[str, Any]:
         return {

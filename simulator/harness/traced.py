@@ -16,7 +16,13 @@ from typing import Any
 from backends.shell import quote
 from simulator.events import Actor
 from simulator.harness.env import PythonEnv, ensure_module, import_root
-from simulator.harness.format import REPOSIM_DIR, RUNTIME_DIR, TracedCall, case_of, render_traced
+from simulator.harness.format import (
+    REPOSIM_DIR,
+    RUNTIME_DIR,
+    TracedCall,
+    case_of,
+    render_traced,
+)
 from simulator.harness.target import Target
 from simulator.session import Session
 

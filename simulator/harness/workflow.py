@@ -26,12 +26,16 @@ from backends.shell import quote
 from simulator.dataset.schema import CurationEntry, CurationState, Harness, Problem, Validation
 from simulator.events import Actor
 from simulator.harness import traced
+from simulator.harness.derive import derive_calls
 from simulator.harness.env import PythonEnv, install_runtime
 from simulator.harness.format import (
+    TracedCall,
     case_of,
     check_harness,
+    derived_count,
     harness_path,
     readable_share,
+    render_traced,
 )
 from simulator.harness.generation import HarnessOptions as HarnessOptions
 from simulator.harness.generation import settle, snapshot_reference
@@ -207,7 +211,75 @@ async def _traced_problem(
         validation.flaky = sorted(set(validation.flaky) | set(first.flaky))
     else:  # nothing pruned: the first validation (its mutants included) stands
         validation = first
+    coverage = validation.coverage_rate
+    if options.derive_runs > 0 and coverage is not None and coverage < options.thresholds.min_cov:
+        calls = [trace.calls[i] for i in keep]
+        validation = await _derived(
+            session, run, problem, env, target, trace, calls, validation, options, suite_tests
+        )
     settle(problem, validation)
+
+
+async def _derived(
+    session: Session,
+    run: WorkflowRun,
+    problem: Problem,
+    env: PythonEnv,
+    target: Target,
+    trace: traced.Trace,
+    calls: list[TracedCall],
+    validation: Validation,
+    options: HarnessOptions,
+    suite_tests: list[str],
+) -> Validation:
+    """The harness with cases derived from its recorded ones added (those that reach arcs the
+    recorded ones do not), validated again; as it was when none is found or none holds."""
+    harness = problem.harness
+    assert harness is not None and harness.path is not None
+    replayed = [c for c in calls if c.in_situ is None]
+    if not replayed:
+        return validation
+    derived, counts = await derive_calls(
+        session, env, target, harness.path, replayed, runs=options.derive_runs
+    )
+    run.step("derive", target=target.id, derived=len(derived), tried=counts.get("tried", 0))
+    if not derived:
+        return validation
+    more = [*replayed, *derived, *[c for c in calls if c.in_situ is not None]]
+    again: Validation | None = None
+    text = harness.text
+    for _ in range(2):  # (a derived case that fails or flakes on the reference is dropped)
+        text = render_traced(target, trace.module, more, trace.paths)
+        await session.write(harness.path, text, actor=Actor.SYSTEM)
+        again = await validate(
+            session,
+            env,
+            target,
+            trace.module,
+            harness.path,
+            options.thresholds,
+            suite_tests=suite_tests,
+        )
+        failures = [t for t in again.failing if case_of(t) is not None]
+        if not (failures or again.flaky):
+            break
+        more = [more[i] for i in traced.surviving_cases(more, failures, again.flaky)]
+        again = None
+    kept = sum(c.derived is not None for c in more)
+    if again is None or not kept or again.failing:
+        await session.write(harness.path, harness.text, actor=Actor.SYSTEM)
+        return validation
+    harness.text, harness.cases = text, len(more)
+    harness.notes.append(
+        f"{kept} case(s) derived from recorded calls (their arguments changed by type, the "
+        f"expected values the reference's; {counts.get('tried', 0)} tried): coverage "
+        f"{_rate(validation.coverage_rate)} -> {_rate(again.coverage_rate)}"
+    )
+    return again
+
+
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
 
 
 def _suite_tests(trace: traced.Trace) -> list[str]:
@@ -285,11 +357,12 @@ def summarize(problems: list[Problem]) -> dict[str, Any]:
         for v in validations
         if ((v.mutation or {}).get("suite") or {}).get("parity") is not None
     )
-    readable = total = 0
+    readable = total = derived = 0
     for p in cased:
         if p.harness is not None and p.harness.generator == "traced":
             r, n = readable_share(p.harness.text)
             readable, total = readable + r, total + n
+            derived += derived_count(p.harness.text)
     reasons: dict[str, int] = {}
     for p in problems:
         kind = reason_of(p)
@@ -304,6 +377,7 @@ def summarize(problems: list[Problem]) -> dict[str, Any]:
         "parity": quartiles(parity),
         "readable_cases": readable,
         "cases": total,
+        "derived_cases": derived,
         "reasons": dict(sorted(reasons.items(), key=lambda x: -x[1])),
     }
 

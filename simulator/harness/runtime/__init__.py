@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-MODULES = ("reposim_tracer", "reposim_mutants", "reposim_harness_support")
+MODULES = ("reposim_tracer", "reposim_mutants", "reposim_derive", "reposim_harness_support")
 
 
 def source(name: str) -> str:
