@@ -7,7 +7,7 @@ issue 25's isolation from background jobs), in a container of its own: the relay
 Run: uv run python bench/docker_roundtrip.py [N]
 
 `--syscalls [N]` counts instead of timing (a figure the machine's load does not change): it
-attaches strace, from the host, to the container's command shell and output relay for N
+attaches strace, from the host, to the container's command shell, output relay and reaper for N
 commands (`true`) in each mode, and prints the system calls per command of each process, reads
 apart, and the CPU time each spends per command (from /proc/PID/schedstat, in an untraced run
 before; load inflates it, so compare figures from the same run).
@@ -57,9 +57,9 @@ async def _shared_stdout(repo: Path, n: int) -> list[float]:
 
 
 def _host_pids(container: str, shell_pid: int) -> dict[str, int]:
-    """Host pids of the container's command shell (its pid in the container is `shell_pid`)
-    and of its output relay (the root python3 whose program is relay.py), by /proc/PID/status's
-    NSpid and cmdline."""
+    """Host pids of the container's command shell (its pid in the container is `shell_pid`),
+    of its output relay (the root python3 whose program is relay.py) and of the reaper (told of
+    each command's start and end), by /proc/PID/status's NSpid and cmdline."""
     top = subprocess.run(
         ["docker", "top", container, "-eo", "pid"], capture_output=True, text=True, check=True
     )
@@ -79,6 +79,8 @@ def _host_pids(container: str, shell_pid: int) -> dict[str, int]:
             and argv[4].startswith(RELAY_DIR_PREFIX.encode())
         ):
             found["relay"] = pid
+        elif argv[:2] == [b"bash", b"-c"] and argv[3:4] == [b"reaper"]:
+            found["reaper"] = pid
     return found
 
 
