@@ -152,7 +152,7 @@ async def test_the_failures_of_a_run_cut_at_its_limit_are_still_repaired(
     with 141 of 320 tests failed on removed pandas names, and the verdict (a timeout) named no
     cause, so no repair was tried for them. The failures of a cut run are diagnosed like those
     of a finished one, and repaired: here a module the tests import inside their functions
-    (not installed up front). Two runs cut at their 30 s limit: about 90 s."""
+    (not installed up front). About 2 minutes: two runs cut at 60 s (the least a run gets)."""
     repo = repos.write_repo(
         tmp_path / "repo",
         {
@@ -171,3 +171,40 @@ async def test_the_failures_of_a_run_cut_at_its_limit_are_still_repaired(
     assert [r["ok"] for r in result.repairs if "yaml" in r["reason"]] == [True], result.repairs
     assert (verdict.tier, verdict.category) == (Tier.RUNS, Category.TIMEOUT), verdict.line()
     assert verdict.tests.get("passed") == 4 and not verdict.tests.get("failed"), verdict.line()
+
+
+async def test_a_suite_cut_at_its_limit_with_every_test_passing_is_judged_on_a_sample(
+    tmp_path: Path, docker_session: SessionFactory
+) -> None:
+    """lz4 3.1.10 in the hard corpus: its suite (parametrized by the thousand) ran into the
+    time budget after 19,012 tests, all passed, and was never called ready. pytest collects
+    every module before it runs a test, so a cut run has shown that the suite imports; a sample
+    of the collected tests spread over every test file then decides, and the verdict says it is
+    a sample and how much of the suite ran. Here the second file is reached only by the
+    sample. About 2 minutes: a run cut at 60 s (the least a run gets) and a sample of half as
+    many tests."""
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": repos.setuptools_pyproject("sampled", package="sampled"),
+            "sampled/__init__.py": "def one():\n    return 1\n",
+            "tests/test_a.py": (
+                "import time\nimport pytest\nfrom sampled import one\n\n"
+                "@pytest.mark.parametrize('i', range(300))\n"
+                "def test_a(i):\n    time.sleep(0.25)\n    assert one() == 1\n"
+            ),
+            "tests/test_b.py": (
+                "import pytest\nfrom sampled import one\n\n"
+                "@pytest.mark.parametrize('i', range(40))\n"
+                "def test_b(i):\n    assert one() + i >= 1\n"
+            ),
+        },
+    )
+    session = await docker_session(repo)
+    result = await run_setup(session, SetupOptions(test_timeout=30.0))
+    verdict = result.verdict
+    assert verdict.ready, verdict.line()
+    assert verdict.sample and "of 340" in verdict.sample, verdict.line()
+    assert "sampled" in verdict.line()
+    # The sample reached the second file, which the cut run never did.
+    assert 0 < verdict.tests["passed"] < 340 and not verdict.tests.get("failed"), verdict.tests
