@@ -258,6 +258,8 @@ class Verdict:
     # A run cut at its time limit with failures: what they show (a module, a removed name...),
     # so the repair loop still has something to fix (the category stays `timeout`).
     cause: Diagnosis | None = None
+    # A verdict from a sample of the suite (the whole ran into its time limit): what was run
+    sample: str | None = None
 
     @property
     def ready(self) -> bool:
@@ -293,6 +295,8 @@ class Verdict:
         if tests:
             n = len(tests)
             notes.append(f"{n} test{'s' if n > 1 else ''} left out: " + "; ".join(tests[:3]))
+        if self.sample:
+            notes.append(f"sampled: {self.sample}")
         if notes:
             text += f" ({'; '.join(notes)})"
         if self.category is not None:
