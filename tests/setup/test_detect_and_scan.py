@@ -224,6 +224,23 @@ def test_a_cut_summary_line_gives_way_to_the_traceback_line_that_names_the_relea
     assert fix is not None and fix.requirements == ("numpy<2.0",)
 
 
+def test_a_class_attribute_a_dependency_removed_names_the_class() -> None:
+    """quantities 0.12.4 (a fresh sdist in the hard corpus) stops at import under NumPy 2 with
+    `AttributeError: type object 'numpy.ndarray' has no attribute 'ptp'` (2.0 removed the
+    method): the subject names the class and its attribute, so the repair looks for the
+    release of the dependency that still has it, as for `'DataFrame' object has no ...`."""
+    output = (
+        '  File "/workspace/quantities/quantity.py", line 608, in Quantity\n'
+        "    @with_doc(np.ndarray.ptp)\n"
+        "AttributeError: type object 'numpy.ndarray' has no attribute 'ptp'\n"
+    )
+    diagnosis = diagnose(output)
+    assert diagnosis.category is Category.ATTRIBUTE_ERROR
+    assert diagnosis.subject == "object:ndarray:ptp"
+    fix = plan(diagnosis, RepairState(versions={"numpy": "2.1.0"}))
+    assert fix is not None and fix.kind == "removed" and fix.modules == ("object:ndarray:ptp",)
+
+
 def test_the_packages_uv_says_have_nothing_usable_before_the_date_are_named() -> None:
     from simulator.setup.ladder import unavailable_as_of
 
