@@ -161,7 +161,8 @@ _SUBJECTS = {
     Category.ATTRIBUTE_ERROR: re.compile(
         r"module '([\w.]+)' has no attribute '(\w+)'|"
         r"`np\.(\w+)` was removed in the NumPy (\d+\.\d+) release|"
-        r"'(\w+)' object has no attribute '(\w+)'"
+        r"'(\w+)' object has no attribute '(\w+)'|"
+        r"type object '(?:[\w.]+\.)?(\w+)' has no attribute '(\w+)'"
     ),
     Category.SYSTEM_LIBRARY: re.compile(SHARED_LIBRARY),
     # uv: "Failed to build `bitarray==2.3.5`"; pip: "Failed to build bitarray" at the end of the
@@ -233,7 +234,10 @@ def _subject(category: Category, line: str) -> str | None:
             return f"{match.group(1)}:{match.group(2)}"
         if match.group(3):  # NumPy 2's own message: the release that removed it is named
             return f"numpy:{match.group(3)}:<{match.group(4)}"
-        return f"object:{match.group(5)}:{match.group(6)}"
+        if match.group(5):
+            return f"object:{match.group(5)}:{match.group(6)}"
+        # A class's own attribute (`type object 'numpy.ndarray' has no attribute 'ptp'`)
+        return f"object:{match.group(7)}:{match.group(8)}"
     return next((g for g in match.groups() if g), None)
 
 
