@@ -14,7 +14,7 @@ from simulator.setup.oracle import (
     diagnose,
     verdict_from_tests,
 )
-from simulator.setup.repair import RepairState, plan
+from simulator.setup.repair import Fix, RepairState, plan
 from tests.setup import repos
 
 
@@ -217,11 +217,17 @@ def test_a_cut_summary_line_gives_way_to_the_traceback_line_that_names_the_relea
         "FAILED tests/test_num.py::test_nan - AttributeError: `np.NaN` was removed in ...\n"
         "1 failed, 3 passed in 1.28s\n"
     )
+    assert _removed_name_fix(output, "numpy:NaN:<2.0").requirements == ("numpy<2.0",)
+
+
+def _removed_name_fix(output: str, subject: str) -> Fix:
+    """The fix planned for a name NumPy 2 removed, the diagnosis checked to name `subject`."""
     diagnosis = diagnose(output)
     assert diagnosis.category is Category.ATTRIBUTE_ERROR
-    assert diagnosis.subject == "numpy:NaN:<2.0"
+    assert diagnosis.subject == subject
     fix = plan(diagnosis, RepairState(versions={"numpy": "2.1.0"}))
-    assert fix is not None and fix.requirements == ("numpy<2.0",)
+    assert fix is not None
+    return fix
 
 
 def test_a_class_attribute_a_dependency_removed_names_the_class() -> None:
@@ -234,11 +240,8 @@ def test_a_class_attribute_a_dependency_removed_names_the_class() -> None:
         "    @with_doc(np.ndarray.ptp)\n"
         "AttributeError: type object 'numpy.ndarray' has no attribute 'ptp'\n"
     )
-    diagnosis = diagnose(output)
-    assert diagnosis.category is Category.ATTRIBUTE_ERROR
-    assert diagnosis.subject == "object:ndarray:ptp"
-    fix = plan(diagnosis, RepairState(versions={"numpy": "2.1.0"}))
-    assert fix is not None and fix.kind == "removed" and fix.modules == ("object:ndarray:ptp",)
+    fix = _removed_name_fix(output, "object:ndarray:ptp")
+    assert fix.kind == "removed" and fix.modules == ("object:ndarray:ptp",)
 
 
 def test_the_packages_uv_says_have_nothing_usable_before_the_date_are_named() -> None:

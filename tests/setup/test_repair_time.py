@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from simulator.setup import run_setup
+from simulator.setup import SetupResult, run_setup
 from simulator.setup.ladder import SetupOptions
 from simulator.setup.oracle import Category, Tier
 from tests.setup import repos
@@ -116,6 +116,25 @@ async def test_a_suite_longer_than_the_budget_gets_a_timeout_verdict_within_it(
     assert any("cut at" in n and "time budget (120 s)" in n for n in result.notes), result.notes
 
 
+async def _set_up_outlasting(
+    tmp_path: Path, docker_session: SessionFactory, quick_test: str, n: int
+) -> SetupResult:
+    """Setup (each test run's limit the least a run gets, 60 s) of a project whose
+    tests/test_a.py holds `quick_test` (`{i}` numbering it) n times and whose tests/test_z.py
+    sleeps for 600 s: every run of the suite is cut at its limit."""
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": repos.setuptools_pyproject("slowsuite", package="slowsuite"),
+            "slowsuite/__init__.py": "def one():\n    return 1\n",
+            "tests/test_a.py": "".join(quick_test.format(i=i) for i in range(n)),
+            "tests/test_z.py": "import time\n\ndef test_long():\n    time.sleep(600)\n",
+        },
+    )
+    session = await docker_session(repo)
+    return await run_setup(session, SetupOptions(test_timeout=40.0))
+
+
 async def test_a_test_run_cut_at_its_limit_reports_the_tests_that_ran(
     tmp_path: Path, docker_session: SessionFactory
 ) -> None:
@@ -123,21 +142,8 @@ async def test_a_test_run_cut_at_its_limit_reports_the_tests_that_ran(
     24) was killed with nothing to show: "collects", no test counted. pytest is now interrupted
     a little before the limit, like Ctrl+C, so its report of what ran survives: the verdict says
     how many tests ran and passed, with the CPU time the container had, and is not ready."""
-    repo = repos.write_repo(
-        tmp_path / "repo",
-        {
-            "pyproject.toml": repos.setuptools_pyproject("slowsuite", package="slowsuite"),
-            "slowsuite/__init__.py": "def one():\n    return 1\n",
-            "tests/test_a.py": "".join(
-                f"from slowsuite import one\n\ndef test_{i}():\n    assert one() == 1\n\n"
-                for i in range(3)
-            ),
-            "tests/test_z.py": "import time\n\ndef test_long():\n    time.sleep(600)\n",
-        },
-    )
-    session = await docker_session(repo)
-    result = await run_setup(session, SetupOptions(test_timeout=40.0))
-    verdict = result.verdict
+    quick = "from slowsuite import one\n\ndef test_{i}():\n    assert one() == 1\n\n"
+    verdict = (await _set_up_outlasting(tmp_path, docker_session, quick, 3)).verdict
     assert (verdict.tier, verdict.category) == (Tier.RUNS, Category.TIMEOUT), verdict.line()
     assert verdict.tests.get("passed") == 3, verdict.tests
     assert verdict.evidence is not None
@@ -153,20 +159,8 @@ async def test_the_failures_of_a_run_cut_at_its_limit_are_still_repaired(
     cause, so no repair was tried for them. The failures of a cut run are diagnosed like those
     of a finished one, and repaired: here a module the tests import inside their functions
     (not installed up front). About 2 minutes: two runs cut at 60 s (the least a run gets)."""
-    repo = repos.write_repo(
-        tmp_path / "repo",
-        {
-            "pyproject.toml": repos.setuptools_pyproject("cutfix", package="cutfix"),
-            "cutfix/__init__.py": "def one():\n    return 1\n",
-            "tests/test_a.py": "".join(
-                f"def test_{i}():\n    import yaml\n    assert yaml.safe_load('{i}') == {i}\n\n"
-                for i in range(4)
-            ),
-            "tests/test_z.py": "import time\n\ndef test_long():\n    time.sleep(600)\n",
-        },
-    )
-    session = await docker_session(repo)
-    result = await run_setup(session, SetupOptions(test_timeout=30.0))
+    quick = "def test_{i}():\n    import yaml\n    assert yaml.safe_load('{i}') == {i}\n\n"
+    result = await _set_up_outlasting(tmp_path, docker_session, quick, 4)
     verdict = result.verdict
     assert [r["ok"] for r in result.repairs if "yaml" in r["reason"]] == [True], result.repairs
     assert (verdict.tier, verdict.category) == (Tier.RUNS, Category.TIMEOUT), verdict.line()
