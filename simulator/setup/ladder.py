@@ -1489,6 +1489,10 @@ async def _sampled(env: _Env, cut: Verdict, options: SetupOptions) -> Verdict:
     got through, at most SAMPLE_MAX), runs and decides. The verdict names the sample and what
     the whole run did; a sample cut at its limit leaves the timeout verdict as it was, and a
     sample short of ready adds its result to the evidence."""
+    if env.deadline is not None and env.deadline - time.monotonic() < MIN_TEST_SECONDS:
+        # No room left in the budget for a run: a sample would take the batch's limit.
+        env.notes.append("no time left in the budget for a sample of the suite")
+        return cut
     ran = sum(cut.tests.get(k, 0) for k in ("passed", "failed", "error"))
     wanted = min(SAMPLE_MAX, ran // 2)
     source = _SAMPLE_SOURCE.format(name=SAMPLE_PLUGIN)
