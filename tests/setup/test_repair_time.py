@@ -202,3 +202,35 @@ async def test_a_suite_cut_at_its_limit_with_every_test_passing_is_judged_on_a_s
     assert "sampled" in verdict.line()
     # The sample reached the second file, which the cut run never did.
     assert 0 < verdict.tests["passed"] < 340 and not verdict.tests.get("failed"), verdict.tests
+
+
+async def test_the_projects_own_command_cut_at_its_limit_decides(
+    tmp_path: Path, docker_session: SessionFactory
+) -> None:
+    """emcee 3.0.2 in the hard corpus (budget 540 s): its own command (`pytest src/emcee/tests`)
+    was cut at its limit before any test finished, and the default pytest run followed with
+    another minute, past the budget into the batch's limit, which killed the task with no
+    verdict. A run of the project's own command cut at its limit is the verdict: the suite does
+    not fit, and another runner of the same tests would not either. About 90 s: one run cut at
+    60 s (the least a run gets); two before."""
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": repos.setuptools_pyproject("slowsuite", package="slowsuite"),
+            "slowsuite/__init__.py": "def one():\n    return 1\n",
+            "tox.ini": "[testenv]\ncommands = pytest tests/test_slow.py\n",
+            "tests/test_slow.py": "import time\n\ndef test_long():\n    time.sleep(600)\n",
+            "tests/test_fast.py": "def test_one():\n    assert 1\n",
+        },
+    )
+    session = await docker_session(repo)
+    result = await run_setup(session, SetupOptions(test_timeout=40.0))
+    verdict = result.verdict
+    assert (verdict.tier, verdict.category) == (Tier.COLLECTS, Category.TIMEOUT), verdict.line()
+    assert "tests/test_slow.py" in (verdict.test_command or ""), verdict.line()
+    runs = [
+        json.loads(line)["payload"]["command"]
+        for line in session.trajectory_path.read_text().splitlines()
+        if json.loads(line).get("kind") == "test.run"
+    ]
+    assert len(runs) == 1, runs
