@@ -1304,7 +1304,9 @@ async def _oracle(
             # command decides, and if none does, this is no ready verdict.
             verdict, partial_script = partial, True
             continue
-        if ran or own.ready:
+        if ran or own.ready or own.category is Category.TIMEOUT:
+            # A run cut at its limit decides too: another runner of the same suite would not
+            # fit either (emcee 3.0.2: the default run after it took the task past its limit).
             verdict, partial_script = own, False
             break
     if verdict is None or partial_script:
