@@ -19,7 +19,7 @@ from enum import StrEnum
 from typing import Any, ClassVar, Literal, TypeVar
 
 from simulator.testrun import TestOutcome, TestRunResult
-from simulator.wire import Record, WireError, optional
+from simulator.wire import Record, WireError, optional, record
 
 
 class Actor(StrEnum):
@@ -114,14 +114,14 @@ class Payload(Record):
         return schema
 
 
-@dataclass
+@record
 class ExecPayload(Payload):
     KINDS = (Kind.EXEC,)
     command: str
     timeout: float | None = None
 
 
-@dataclass
+@record
 class ExecResultPayload(Payload):
     KINDS = (Kind.EXEC_RESULT,)
     exit_code: int | None
@@ -146,7 +146,7 @@ class ExecResultPayload(Payload):
     """The observation message as another tool wrote it (imports)."""
 
 
-@dataclass
+@record
 class DataPayload(Payload):
     """Text that went through a terminal: printed, or a command's live output."""
 
@@ -154,7 +154,7 @@ class DataPayload(Payload):
     data: str
 
 
-@dataclass
+@record
 class TerminalInputPayload(Payload):
     """Keys typed into the terminal pane: one entered line (up to and including its Enter,
     Ctrl+C, Ctrl+D or Ctrl+Z), or what was typed before a pause (simulator/terminal_record.py).
@@ -169,7 +169,7 @@ class TerminalInputPayload(Payload):
     with Enter or left an empty line."""
 
 
-@dataclass
+@record
 class TerminalSizePayload(Payload):
     """The terminal pane's size: when it opened, and after each resize (asciicast export
     takes its width and height from here)."""
@@ -179,14 +179,14 @@ class TerminalSizePayload(Payload):
     rows: int
 
 
-@dataclass
+@record
 class InterruptPayload(Payload):
     KINDS = (Kind.INTERRUPT,)
     during: str | None = optional()
     reason: str | None = optional()
 
 
-@dataclass
+@record
 class FileReadPayload(Payload):
     KINDS = (Kind.FILE_READ,)
     path: str
@@ -194,7 +194,7 @@ class FileReadPayload(Payload):
     size: int
 
 
-@dataclass
+@record
 class FileChangePayload(Payload):
     """file.write, file.create, file.edit and file.delete (the change fields; an edit adds what
     it replaced, a delete what it deleted)."""
@@ -211,14 +211,14 @@ class FileChangePayload(Payload):
     kind: Literal["file", "dir", "symlink", "other"] | None = optional()
 
 
-@dataclass
+@record
 class FileRenamePayload(Payload):
     KINDS = (Kind.FILE_RENAME,)
     path: str
     to: str
 
 
-@dataclass
+@record
 class SearchPayload(Payload):
     KINDS = (Kind.SEARCH,)
     pattern: str
@@ -228,14 +228,14 @@ class SearchPayload(Payload):
     ignore_case: bool = False
 
 
-@dataclass
+@record
 class SearchResultPayload(Payload):
     KINDS = (Kind.SEARCH_RESULT,)
     count: int
     matches: list[tuple[str, int, str]] = field(default_factory=list)
 
 
-@dataclass
+@record
 class TestRunPayload(Payload):
     __test__ = False
     KINDS = (Kind.TEST_RUN,)
@@ -243,7 +243,7 @@ class TestRunPayload(Payload):
     selector: str | None = None
 
 
-@dataclass
+@record
 class TestResultPayload(Payload):
     __test__ = False
     KINDS = (Kind.TEST_RESULT,)
@@ -281,7 +281,7 @@ class TestResultPayload(Payload):
         )
 
 
-@dataclass
+@record
 class LlmCallPayload(Payload):
     KINDS = (Kind.LLM_CALL,)
     model: str | None
@@ -291,7 +291,7 @@ class LlmCallPayload(Payload):
     step: int | None = optional()
 
 
-@dataclass
+@record
 class ToolCallPayload(Payload):
     KINDS = (Kind.TOOL_CALL,)
     id: str | None
@@ -299,7 +299,7 @@ class ToolCallPayload(Payload):
     arguments: str
 
 
-@dataclass
+@record
 class UsagePayload(Record):
     STRICT = True
     prompt_tokens: int | None = None
@@ -307,7 +307,7 @@ class UsagePayload(Record):
     total_tokens: int | None = None
 
 
-@dataclass
+@record
 class LlmResponsePayload(Payload):
     KINDS = (Kind.LLM_RESPONSE,)
     content: str | None
@@ -324,7 +324,7 @@ class LlmResponsePayload(Payload):
     """The answer as another tool wrote it."""
 
 
-@dataclass
+@record
 class ToolResultPayload(Payload):
     KINDS = (Kind.TOOL_RESULT,)
     id: str | None
@@ -338,7 +338,7 @@ class ToolResultPayload(Payload):
     skipped: bool = optional(False)
 
 
-@dataclass
+@record
 class AgentFinishPayload(Payload):
     KINDS = (Kind.AGENT_FINISH,)
     summary: str
@@ -353,7 +353,7 @@ class AgentFinishPayload(Payload):
     """Another tool's run info (imports)."""
 
 
-@dataclass
+@record
 class PolicyDecisionPayload(Payload):
     KINDS = (Kind.POLICY_DECISION,)
     action: str
@@ -397,7 +397,7 @@ class RunStatus(StrEnum):
     ERROR = "error"  # an unexpected exception
 
 
-@dataclass
+@record
 class WorkflowPayload(Payload):
     """What every workflow event names: the workflow and its run (see simulator/workflow.py)."""
 
@@ -405,7 +405,7 @@ class WorkflowPayload(Payload):
     run: str
 
 
-@dataclass
+@record
 class WorkflowStart(WorkflowPayload):
     """A workflow run begins."""
 
@@ -413,7 +413,7 @@ class WorkflowStart(WorkflowPayload):
     params: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
+@record
 class WorkflowStep(WorkflowPayload):
     """A stage of a run starts (status running) or ends (with its status and duration)."""
 
@@ -424,7 +424,7 @@ class WorkflowStep(WorkflowPayload):
     detail: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
+@record
 class WorkflowResult(WorkflowPayload):
     """What a run found or made (its verdict, its figures)."""
 
@@ -432,7 +432,7 @@ class WorkflowResult(WorkflowPayload):
     result: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
+@record
 class WorkflowEnd(WorkflowPayload):
     """A run ends: how, after how long, and the error if it failed."""
 
@@ -442,21 +442,21 @@ class WorkflowEnd(WorkflowPayload):
     error: str | None = None
 
 
-@dataclass
+@record
 class CheckpointPayload(Payload):
     KINDS = (Kind.CHECKPOINT, Kind.RESTORE)
     name: str
     tree: str
 
 
-@dataclass
+@record
 class NotePayload(Payload):
     KINDS = (Kind.NOTE,)
     text: str
     mark: str | None = optional()
 
 
-@dataclass
+@record
 class ErrorPayload(Payload):
     KINDS = (Kind.ERROR,)
     message: str
@@ -464,7 +464,7 @@ class ErrorPayload(Payload):
     retry_in: float | None = optional()
 
 
-@dataclass
+@record
 class SessionEndPayload(Payload):
     KINDS = (Kind.SESSION_END,)
     reason: str
@@ -642,7 +642,7 @@ def _exact_text(payload: dict[str, Any]) -> dict[str, Any]:
     return payload
 
 
-@dataclass
+@record
 class EventRecord(Record):
     """The fields every event line has (the payload is typed by kind, see PAYLOAD_TYPES)."""
 

@@ -8,11 +8,11 @@ reader that calls them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import UTC, datetime
 from typing import Any
 
-from simulator.wire import Record, WireError, optional
+from simulator.wire import Record, WireError, optional, record
 
 SCHEMA = "reposim.trajectory/1"
 MAX_DEPTH = 100
@@ -27,7 +27,7 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-@dataclass
+@record
 class RepoInfo(Record):
     """Where a session's workspace came from."""
 
@@ -38,7 +38,7 @@ class RepoInfo(Record):
     dirty: bool | None = optional()
 
 
-@dataclass
+@record
 class BackendInfo(Record):
     """Where the commands ran (`Backend.describe()`); backends add their own fields."""
 
@@ -52,7 +52,7 @@ class BackendInfo(Record):
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
+@record
 class AgentInfo(Record):
     REST = "extra"
     model: str | None = None
@@ -60,7 +60,7 @@ class AgentInfo(Record):
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
+@record
 class ParentInfo(Record):
     """The trajectory this one forks, resumes or re-executes."""
 
@@ -73,7 +73,7 @@ class ParentInfo(Record):
     so this file is not sealed either (a re-execution must not launder a stranger's commands)."""
 
 
-@dataclass
+@record
 class ImportInfo(Record):
     """For a file converted from another tool: which, and what of it has no event."""
 
@@ -83,7 +83,7 @@ class ImportInfo(Record):
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
+@record
 class TrajectoryHeader(Record):
     """Line 1 of a trajectory. Build one with `TrajectoryHeader.new`."""
 
