@@ -69,11 +69,6 @@ class QuitsWhileFollowing(RepoSimApp):
     """Once its panes are up, the agent pane asks to follow a file; while the editor reads it,
     Ctrl+Q is pressed, and the read answers only once the app has stopped running."""
 
-    def __init__(self, session: Session) -> None:
-        super().__init__(session)
-        self.read_held = asyncio.Event()
-        self.follow_cancelled = asyncio.Event()
-
     async def _mount_late_panes(self) -> None:
         await super()._mount_late_panes()
         if self.panes_mounted:
@@ -89,20 +84,21 @@ async def test_ctrl_q_while_the_editor_follows_a_file_ends_cleanly(session: Sess
     app ends cleanly without the tab."""
     app = QuitsWhileFollowing(session)
     read = session.read
+    read_held, follow_cancelled = asyncio.Event(), asyncio.Event()
 
     async def held_read(path: str) -> str:
         text = await read(path)
-        app.read_held.set()
+        read_held.set()
         app.simulate_key("ctrl+q")
         try:
             await asyncio.wait_for(asyncio.Event().wait(), WAIT)  # until cancelled
         except asyncio.CancelledError:
-            app.follow_cancelled.set()
+            follow_cancelled.set()
             raise
         return text
 
     session.read = held_read  # type: ignore[method-assign]
     await asyncio.wait_for(app.run_async(headless=True, size=(120, 40)), WAIT * 2)
-    assert app.read_held.is_set() and app.follow_cancelled.is_set()
+    assert read_held.is_set() and follow_cancelled.is_set()
     assert app._exception is None, repr(app._exception)
     assert app.return_code == 0
