@@ -125,6 +125,39 @@ async def test_a_clear_spares_the_running_command_and_says_so(
     assert after.output == b"__init__.py\n" and not after.cleared, after
 
 
+async def test_what_a_clear_spared_for_a_running_command_is_cleared_once_it_ends(
+    make_backend: BackendFactory, sample_repo: Path
+) -> None:
+    """Issue 25 item 4, seen in the lead's CI run 10: a clear spares the running command's
+    processes, but what it spared ran on after the command ended. A fork bomb whose command was
+    still running when the reaper cleared (its end not yet read) kept the lineage still joined to
+    the shell, which grew back: 43 processes after the session had been seen clear. Here a
+    command's background job stands for that lineage: spared by the clear while the command
+    runs, it is cleared once the command is over (before: it ran on, never cleared)."""
+    backend = await make_backend(sample_repo, pids=64)
+    armed = await backend.exec(
+        "mkfifo /tmp/nap; (while [ ! -e /tmp/go ]; do sleep 0.05; done; :(){ :|:& };:) & echo armed"
+    )
+    assert armed.output == b"armed\n" and armed.exit_code == 0
+    later = await backend.exec(
+        PIDS
+        + "exec {nap}<>/tmp/nap; sleep 301 & child=$!; refused; before=$r; : > /tmp/go; "
+        + "until refused; [ $r -gt $before ]; do read -t 0.05 -u $nap; done; "
+        + "until live; [ $n -lt 20 ]; do read -t 0.05 -u $nap; done; "
+        + 'kill -0 $child && echo "child alive"',
+        timeout=120,
+    )
+    assert later.output == b"child alive\n" and later.cleared, later
+    deadline = asyncio.get_running_loop().time() + 60
+    while _user_processes(backend, "sleep") > 0:  # asked as root: it starts nothing here
+        assert asyncio.get_running_loop().time() < deadline, "the spared job still runs"
+        await asyncio.sleep(0.2)
+    assert backend._reaper is not None
+    await asyncio.wait_for(backend._reaper.settled.wait(), 60)
+    after = await backend.exec("ls /workspace/calc | head -1", timeout=60)
+    assert after.output == b"__init__.py\n", after
+
+
 async def test_writing_past_the_disk_limit_is_refused_or_stopped(
     make_backend: BackendFactory, sample_repo: Path
 ) -> None:
