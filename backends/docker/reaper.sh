@@ -50,6 +50,11 @@ printf '\036READY:%s:%s:%s\036\n' "$known" "$py" "$up"
 # line's uptime tells it); otherwise this reaper reads it as the request arrives, which is
 # late if the reaper was slow to be scheduled.
 running= since=0
+# When a clear spared the running command's processes, that command's start: once it is over
+# (no command runs, or another one does), what it left is cleared too. A fork bomb whose command
+# had not yet ended when the clear came kept its lineage through the shell, which grew back
+# after it (seen in CI at load 12).
+spared=
 mark_running() {
   local up _
   running=$1 since=${2:--}
@@ -81,7 +86,7 @@ victims() {
     if [[ -n $running ]]; then
       q=$p n=0
       while [[ -n ${born[$q]} ]] && ((${born[$q]} >= since && n++ < 4096)); do
-        [[ ${up_of[$q]} == "$running" ]] && continue 2  # the running command's: spared
+        [[ ${up_of[$q]} == "$running" ]] && { spared=$since; continue 2; }  # the command's
         q=${up_of[$q]}
       done
     fi
@@ -130,6 +135,12 @@ while :; do
   if ((status > 128)); then  # nothing asked for a while: look at the pids limit
     partial+=$line
     at_limit && clear_session
+    if [[ -n $spared && ( -z $running || $since != "$spared" ) ]]; then  # the spared one ended
+      spared=
+      victims
+      spared=  # what this look spares is the command running now, not one a clear spared
+      ((${#found[@]})) && clear_session
+    fi
     ((${#guarded[@]})) && unfreeze
     continue
   fi
