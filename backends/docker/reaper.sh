@@ -78,7 +78,8 @@ victims() {
     [[ -O $d || $p == 1 ]] && continue
     read -r st < "$d/stat" || continue
     f=(${st##*) })
-    [[ ${f[1]} == 0 ]] && continue
+    # an exec's process (no parent here), or a zombie: dead, nothing to kill or clear
+    [[ ${f[1]} == 0 || ${f[0]} == Z ]] && continue
     up_of[$p]=${f[1]} born[$p]=${f[19]}
     mine+=("$p")
   done

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from backends.base import ExecResult
 from backends.docker import DockerBackend, DockerOptions
 from backends.docker.disk import images_dir, loop_devices_usable, volume_name
 from backends.docker_engine import collect_garbage
@@ -97,6 +98,27 @@ PIDS = (
 )
 
 
+async def _cleared_while_running(backend: DockerBackend, then: str) -> ExecResult:
+    """A fork bomb an earlier command left waits in the background; a later command starts a
+    child (`sleep 300`), sets the bomb off and waits, with builtins only, until the cgroup
+    refused forks and the reaper cleared the bomb; it says whether its child is alive, then runs
+    `then`. Its result."""
+    armed = await backend.exec(
+        "mkfifo /tmp/nap; (while [ ! -e /tmp/go ]; do sleep 0.05; done; :(){ :|:& };:) & echo armed"
+    )
+    assert armed.output == b"armed\n" and armed.exit_code == 0
+    return await backend.exec(
+        PIDS
+        + "exec {nap}<>/tmp/nap; sleep 300 & child=$!; refused; before=$r; : > /tmp/go; "
+        # the bomb went off (the cgroup refused forks), then the reaper cleared it; the waits
+        # are builtins (a read that times out on an empty FIFO): no fork while the bomb runs
+        + "until refused; [ $r -gt $before ]; do read -t 0.05 -u $nap; done; "
+        + "until live; [ $n -lt 20 ]; do read -t 0.05 -u $nap; done; "
+        + f'kill -0 $child && echo "child alive"; {then}',
+        timeout=120,
+    )
+
+
 async def test_a_clear_spares_the_running_command_and_says_so(
     make_backend: BackendFactory, sample_repo: Path
 ) -> None:
@@ -105,20 +127,7 @@ async def test_a_clear_spares_the_running_command_and_says_so(
     spared (before: SIGSTOPped and killed with the bomb), the bomb's "fork: retry" lines stay out
     of its output (before: they were in it), and its result says a clear overlapped it."""
     backend = await make_backend(sample_repo, pids=64)
-    armed = await backend.exec(
-        "mkfifo /tmp/nap; (while [ ! -e /tmp/go ]; do sleep 0.05; done; :(){ :|:& };:) & echo armed"
-    )
-    assert armed.output == b"armed\n" and armed.exit_code == 0
-    later = await backend.exec(
-        PIDS
-        + "exec {nap}<>/tmp/nap; sleep 300 & child=$!; refused; before=$r; : > /tmp/go; "
-        # the bomb went off (the cgroup refused forks), then the reaper cleared it; the waits
-        # are builtins (a read that times out on an empty FIFO): no fork while the bomb runs
-        + "until refused; [ $r -gt $before ]; do read -t 0.05 -u $nap; done; "
-        + "until live; [ $n -lt 20 ]; do read -t 0.05 -u $nap; done; "
-        + 'kill -0 $child && echo "child alive"; kill $child; echo mine',
-        timeout=120,
-    )
+    later = await _cleared_while_running(backend, "kill $child; echo mine")
     assert later.output == b"child alive\nmine\n", later.output[-600:]
     assert later.exit_code == 0 and later.cleared, later
     after = await backend.exec("ls /workspace/calc | head -1", timeout=60)
@@ -135,18 +144,7 @@ async def test_what_a_clear_spared_for_a_running_command_is_cleared_once_it_ends
     command's background job stands for that lineage: spared by the clear while the command
     runs, it is cleared once the command is over (before: it ran on, never cleared)."""
     backend = await make_backend(sample_repo, pids=64)
-    armed = await backend.exec(
-        "mkfifo /tmp/nap; (while [ ! -e /tmp/go ]; do sleep 0.05; done; :(){ :|:& };:) & echo armed"
-    )
-    assert armed.output == b"armed\n" and armed.exit_code == 0
-    later = await backend.exec(
-        PIDS
-        + "exec {nap}<>/tmp/nap; sleep 301 & child=$!; refused; before=$r; : > /tmp/go; "
-        + "until refused; [ $r -gt $before ]; do read -t 0.05 -u $nap; done; "
-        + "until live; [ $n -lt 20 ]; do read -t 0.05 -u $nap; done; "
-        + 'kill -0 $child && echo "child alive"',
-        timeout=120,
-    )
+    later = await _cleared_while_running(backend, ":")
     assert later.output == b"child alive\n" and later.cleared, later
     deadline = asyncio.get_running_loop().time() + 60
     while _user_processes(backend, "sleep") > 0:  # asked as root: it starts nothing here
