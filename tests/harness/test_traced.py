@@ -50,17 +50,27 @@ async def test_traced_harnesses_pass_on_the_reference_and_catch_a_planted_bug(
         "line 8: `<` -> `<=`",
     ]
 
-    # the method under a `# pragma: no cover` class line: half its branches, not 100%
-    assert withdraw.validation is not None
+    # the method under a `# pragma: no cover` class line: its 2 branches are counted (the pragma
+    # hides nothing). The one recorded call takes one of them (50%); a case derived from it (the
+    # amount replaced by another recorded value) reaches the overdraft, its expected exception
+    # the reference's, and is marked as derived in the harness
+    assert withdraw.validation is not None and withdraw.harness is not None
     assert withdraw.validation.coverage is not None
-    assert withdraw.validation.coverage["covered"] == 1
     assert withdraw.validation.coverage["total"] == 2
-    assert withdraw.validation.coverage["rate"] == 0.5
-    assert withdraw.validation.verdict == "invalid"
-    assert "branch coverage 50% is below 80%" in withdraw.validation.reasons
-    # negated test, `-=` and `return None` are caught; `>=` and the unused message survive
+    assert withdraw.validation.coverage["covered"] == 2
+    assert any("coverage 50% -> 100%" in note for note in withdraw.harness.notes)
+    assert "# derived from the call recorded in tests/test_calc.py::test_withdraw" in (
+        withdraw.harness.text
+    )
+    assert "raises=('builtins.ValueError', 'insufficient funds')" in withdraw.harness.text
+    assert withdraw.validation.verdict == "valid"
+    # negated test, `-=`, `return None` and the message are caught; `>=` survives (no case
+    # withdraws exactly the balance)
     assert withdraw.validation.mutation is not None
-    assert (withdraw.validation.mutation["killed"], withdraw.validation.mutation["total"]) == (3, 5)
+    assert (withdraw.validation.mutation["killed"], withdraw.validation.mutation["total"]) == (4, 5)
+    assert [s["description"] for s in withdraw.validation.mutation["survivors"]] == [
+        "line 23: `>` -> `>=`"
+    ]
 
     assert untested.harness is None and untested.validation is None
     assert "never call" in untested.curation.reasons[0]
@@ -84,7 +94,8 @@ async def test_traced_harnesses_pass_on_the_reference_and_catch_a_planted_bug(
     jsonschema.validate(repost, REPOST_FILE)
     assert repost[0]["func_name"] == "clamp" and repost[0]["coverage_rate"] == 1.0
     assert repost[0]["test_correctness_check"]["answer"] == "yes"
-    assert repost[1]["test_correctness_check"]["answer"] == "no"  # withdraw: 50% coverage
+    assert repost[1]["test_correctness_check"]["answer"] == "yes"  # withdraw, with its derived case
+    assert repost[2]["test_correctness_check"]["answer"] == "no"  # untested: no harness
     # RepoST's eval_script holds clamp itself and replays the harness on
     # `clamp_new_implementation` (RepoST's generation step puts it there): without one it fails
     # (issue 23: no fallback to the original); tests/dataset runs RepoST's own steps on it
@@ -109,14 +120,16 @@ async def test_traced_harnesses_pass_on_the_reference_and_catch_a_planted_bug(
     steps = [e.payload for e in events if e.kind == Kind.WORKFLOW_STEP]
     assert [s["step"] for s in steps if s["status"] == "ok"][:1] == ["trace"]
     result = next(e.payload for e in events if e.kind == Kind.WORKFLOW_RESULT)
-    assert result["result"]["targets"] == 3 and result["result"]["valid"] == 1
+    assert result["result"]["targets"] == 3 and result["result"]["valid"] == 2
     # each harness is validated in one process of the runner: its runs on the reference (the
     # first under coverage.py) and its mutants; no interpreter start per run
     until = next(i for i, e in enumerate(events) if e.kind == Kind.WORKFLOW_END)
     assert not [e for e in events[:until] if e.kind == Kind.TEST_RUN]
     commands = [str(e.payload["command"]) for e in events[:until] if e.kind == Kind.EXEC]
     runners = [c for c in commands if "reposim_mutants.py" in c and "-harness.json" in c]
-    assert len(runners) == 2, runners  # clamp and withdraw
+    # clamp, withdraw, and withdraw again with its derived case (below the coverage threshold)
+    assert len(runners) == 3, runners
+    assert sum("Account_withdraw" in c for c in runners) == 2, runners
 
 
 LAZY_PROJECT = {
