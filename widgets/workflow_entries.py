@@ -59,7 +59,7 @@ class EntryOptions:
     codegen_debug_rounds: int = 0
     debug_steps: int = 30  # the debugging agent's step budget
     harness_rounds: int = 3  # generate-execute rounds of the model harness generator
-    derive_runs: int = 300  # reference runs for cases derived past the traced ones (0: none)
+    derive_runs: int | None = None  # runs for derived cases (None: the engine's default)
     perf_rounds: int = 10  # interleaved pyperf rounds per side (see MeasureSettings)
     perf_min_time: float = 0.1  # seconds a timed value should last
 
@@ -407,7 +407,9 @@ async def _with_harness(app: WorkspaceApp, problem: Problem) -> bool:
         text = (await session.read_bytes(path)).decode("utf-8")
         problem.harness = Harness("workspace", text, path=path)
         return True
-    options = HarnessOptions(derive_runs=OPTIONS.derive_runs)
+    options = HarnessOptions()
+    if OPTIONS.derive_runs is not None:
+        options.derive_runs = OPTIONS.derive_runs
     [made] = await make_problems(session, [Target.from_dict(problem.target)], options)
     if made.harness is None:
         why = "; ".join(made.validation.reasons) if made.validation else ""
