@@ -86,7 +86,14 @@ _SHELL_EXITED = "\x1f"
 """The directory field of the frame the shell's EXIT trap prints (see _bootstrap)."""
 
 
-def _framing(fifos: str | None) -> str:
+RUNNING_NAME = "rsm-run"
+"""The command shell's name (/proc/PID/comm) while it runs a command, where the channel asks
+for it (`ShellChannel.names_running`): only the shell itself can set its name, so a process
+that watches the session (the Docker reaper) sees synchronously whether a command has begun,
+whatever the order in which other notices reach it."""
+
+
+def _framing(fifos: str | None, name_running: bool = False) -> str:
     """The functions every command's script calls (see `_command_script`).
 
     `__rr NAME LEN [XLEN]` reads the command's id (12 bytes), its text (LEN bytes) and, when
@@ -95,17 +102,25 @@ def _framing(fifos: str | None) -> str:
     exports the id and points `__ro` at the command's FIFO. `__rf` prints the frame with the
     status of the command before it (`$?` at a function's start) and the shell's directory,
     and hands the command's background jobs over (`disown -a`). `${3-}`, `"$?"` and `builtin`
-    keep them working whatever a command did to `set -u`, IFS or the builtins' names."""
+    keep them working whatever a command did to `set -u`, IFS or the builtins' names.
+
+    With `name_running`, `__rr` names the shell RUNNING_NAME before anything else and `__rf`
+    names it `bash` again before it prints the frame."""
     to = ' >"$__ro"' if fifos is not None else ""
     where = "" if fifos is None else f"__rd={quote(fifos)}\n"
+    named = f"builtin printf {RUNNING_NAME} >/proc/$$/comm; " if name_running else ""
+    unnamed = "builtin printf bash >/proc/$$/comm; "
     return where + (
-        "__rr() { TMOUT= LC_ALL=C builtin read -rN12 __ri; "
+        f"__rr() {{ {named}TMOUT= LC_ALL=C builtin read -rN12 __ri; "
         'TMOUT= LC_ALL=C builtin read -rN"$2" __rsc; '
         f"builtin export {COMMAND_ID_VAR}=$__ri; "
         + ("__ro=$__rd/$1; " if fifos is not None else "")
         + '[ -z "${3-}" ] || '
         '{ TMOUT= LC_ALL=C builtin read -rN"$3" __rx; builtin eval "$__rx"; }; }\n'
-        '__rf() { builtin printf \'\\036RSM-%s:%d:%s\\036\\n\' "$__ri" "$?" "$PWD"'
+        + (f"__rf() {{ __rs=$?; {unnamed}" if name_running else "__rf() { ")
+        + "builtin printf '\\036RSM-%s:%d:%s\\036\\n' \"$__ri\" "
+        + ('"$__rs"' if name_running else '"$?"')
+        + ' "$PWD"'
         f"{to}; builtin disown -a; }}\n"
     )
 
@@ -168,6 +183,11 @@ class ShellChannel(abc.ABC):
         command's own channel keeps what its leftover background processes print out of later
         commands' output: after `command_done` it is drained apart and thrown away."""
         return None
+
+    def names_running(self) -> bool:
+        """Whether the shell names itself RUNNING_NAME while it runs a command (for a watcher
+        of the session's processes that must know at once when a command begins)."""
+        return False
 
     def output_name(self) -> str:
         """The name, in `output_dir`, of the next command's FIFO. Called only when `output_dir`
@@ -243,7 +263,7 @@ class PersistentShell:
         self._channel = await self._open_channel()
         self._buffer.clear()
         self._eof = False
-        framing = _framing(self._channel.output_dir())
+        framing = _framing(self._channel.output_dir(), self._channel.names_running())
         await self._channel.send(
             (self._bootstrap + framing + f"cd {quote(cwd)} 2>/dev/null\n").encode()
         )

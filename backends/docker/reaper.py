@@ -46,6 +46,9 @@ class Reaper:
         self._stopped = False
         self.clears = 0
         """How many times the reaper cleared the session (of its own accord or when asked)."""
+        self.deferrals = 0
+        """How many times a clear of its own accord gave way to a command whose `- run` notice
+        had not reached the reaper yet (it is made again after the notice)."""
         self.settled = asyncio.Event()
         """Set except while the reaper is clearing the session."""
         self.settled.set()
@@ -86,6 +89,8 @@ class Reaper:
                     tag, _, answer = line.partition(" ")
                     if tag == "!" and answer == "clearing":
                         self.settled.clear()
+                    elif tag == "!" and answer == "deferred":
+                        self.deferrals += 1
                     elif tag == "!":
                         self.clears += 1
                         self.settled.set()

@@ -18,6 +18,15 @@
 # Between requests it watches the pids cgroup: a session that hit its pids limit (a fork bomb, even
 # one left running in the background) is cleared at once, without being asked, and it says so
 # with lines of its own: `! clearing`, then `! cleared N`.
+#
+# A clear it makes of its own accord gives way to a command it has not been told of: the command
+# shell names itself `rsm-run` (/proc/PID/comm, which only the shell itself can write) before it
+# reads a command and `bash` once it is over. RepoSim's `- run` notice comes on another stream
+# than the command, so it can arrive after the command's first processes; a clear that sees the
+# name on a shell the notices do not say is running stops before it kills (`! deferred`, once)
+# and is made again at the next look, after the notice. The name is read after the processes are
+# listed, and written before the command forks: any listed process of a command started since
+# the last notice is seen with it.
 exec 2>/dev/null
 uid=$1
 oomfile=
@@ -68,20 +77,28 @@ mark_running() {
 # The user's processes that no exec started (an exec's process has no parent in the container):
 # what a runaway command left. Root's processes (init, this reaper) are not the user's, nor are
 # the running command's.
+# `busy` is set when a command shell (an exec's process) runs a command that the notices do not
+# say is running: then `found` may hold its processes.
 victims() {
   local d p q st f n
-  found=()
+  found=() busy=
   unset up_of born; declare -A up_of=() born=()
-  local -a mine=()
+  local -a mine=() execs=()
   for d in /proc/[0-9]*; do
     p=${d#/proc/}
     [[ -O $d || $p == 1 ]] && continue
     read -r st < "$d/stat" || continue
     f=(${st##*) })
     # an exec's process (no parent here), or a zombie: dead, nothing to kill or clear
-    [[ ${f[1]} == 0 || ${f[0]} == Z ]] && continue
+    [[ ${f[1]} == 0 ]] && { execs+=("$p"); continue; }
+    [[ ${f[0]} == Z ]] && continue
     up_of[$p]=${f[1]} born[$p]=${f[19]}
     mine+=("$p")
+  done
+  for p in "${execs[@]}"; do  # after the listing: see the header
+    [[ $p == "$running" ]] && continue
+    read -r st < "/proc/$p/stat" || continue
+    [[ $st == "$p (rsm-run) "* ]] && { busy=1; break; }
   done
   for p in "${mine[@]}"; do
     if [[ -n $running ]]; then
@@ -95,20 +112,50 @@ victims() {
   done
 }
 
+# $1: `asked` (a request), `limit` (the pids limit was hit) or `ended` (what a clear spared for a
+# command that has ended since). The last two give way to an unannounced command (see the
+# header): `deferred` is set, and what was stopped before it was seen is killed.
 clear_session() {
-  local round killed=0
-  printf '! clearing\n'
+  local round killed=0 said= stopped
+  deferred=
+  [[ $1 == asked ]] && { printf '! clearing\n'; said=1; }
   # Stop first (a stopped process cannot fork), until nothing new appears; then kill them all.
   for ((round = 0; round < 200; round++)); do
     victims
+    [[ $1 != asked && -n $busy ]] && { deferred=1; break; }
     ((${#found[@]})) || break
-    kill -s STOP "${found[@]}"
+    [[ -n $said ]] || { printf '! clearing\n'; said=1; }
+    stopped=("${found[@]}")
+    kill -s STOP "${stopped[@]}"
     victims
+    if [[ $1 != asked && -n $busy ]]; then  # listed before the command began: not its
+      kill -s KILL "${stopped[@]}"
+      ((killed += ${#stopped[@]}))
+      deferred=1
+      break
+    fi
     kill -s KILL "${found[@]}"
     ((killed += ${#found[@]}))
   done
-  refusals; refused=$count
-  printf '! cleared %d\n' "$killed"
+  if [[ -z $deferred ]]; then
+    refusals; refused=$count
+    [[ $1 == limit && -z $said ]] && { printf '! clearing\n'; said=1; }
+  fi
+  [[ -n $said ]] && printf '! cleared %d\n' "$killed"
+}
+
+# An idle look's clear (`pending`: limit or ended), made again at the next look if it gave way.
+pending= deferring=
+look() {
+  clear_session "$pending"
+  if [[ -n $deferred ]]; then
+    [[ -n $deferring ]] || printf '! deferred\n'
+    deferring=1
+    return
+  fi
+  # What this look spared is the command running now, not one a clear spared.
+  [[ $pending == ended ]] && spared=
+  deferring= pending=
 }
 
 guarded=()
@@ -135,13 +182,12 @@ while :; do
   status=$?
   if ((status > 128)); then  # nothing asked for a while: look at the pids limit
     partial+=$line
-    at_limit && clear_session
+    at_limit && pending=limit
     if [[ -n $spared && ( -z $running || $since != "$spared" ) ]]; then  # the spared one ended
       spared=
-      victims
-      spared=  # what this look spares is the command running now, not one a clear spared
-      ((${#found[@]})) && clear_session
+      [[ -n $pending ]] || pending=ended
     fi
+    [[ -n $pending ]] && look
     ((${#guarded[@]})) && unfreeze
     continue
   fi
@@ -167,7 +213,7 @@ while :; do
     continue
   fi
   if [[ $cmd == clear ]]; then
-    clear_session
+    clear_session asked
     printf '%s ok\n' "$id"
     continue
   fi

@@ -156,6 +156,87 @@ async def test_what_a_clear_spared_for_a_running_command_is_cleared_once_it_ends
     assert after.output == b"__init__.py\n", after
 
 
+async def test_a_clear_of_the_reapers_own_gives_way_to_a_command_it_was_not_told_of(
+    make_backend: BackendFactory, sample_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The risk noted at stop 38: RepoSim's `- run` notice reaches the reaper on another stream
+    than the command reaches the shell, so at load a command's first processes can exist before
+    the reaper has read that it runs. A clear the reaper makes of its own accord then (here: of
+    what an earlier clear spared for a command that has ended) took the new command's processes
+    with it. The notices are held back here to make that order certain: the earlier command's
+    end is let through, the new command's start only once the reaper has looked. Before: the
+    look killed the new command's child; now the clear gives way (`! deferred`) until the
+    notice, then clears only what the earlier command left."""
+    backend = await make_backend(sample_repo)
+    reaper = backend._reaper
+    assert reaper is not None and reaper.same_clock
+    # A: a background job, spared by a clear while A runs; A then waits on a FIFO.
+    seen = bytearray()
+    a = asyncio.ensure_future(
+        backend.exec(
+            "mkfifo /tmp/fa /tmp/fb; sleep 600 & echo started; cat /tmp/fa >/dev/null",
+            on_output=seen.extend,
+            timeout=180,
+        )
+    )
+    await _until(lambda: b"started" in seen or a.done(), "A started")
+    assert not a.done(), a.result()
+    await reaper.clear()  # spares A's job (its lineage started after A did): the reaper notes it
+    assert _user_processes(backend, "sleep") == 1
+
+    held: list[bytes] = []
+    write = reaper._stream.write
+
+    async def holding(data: bytes) -> None:
+        if data.startswith(b"- run"):
+            held.append(data)
+        else:
+            await write(data)
+
+    monkeypatch.setattr(reaper._stream, "write", holding)
+    _exec_as_user(backend, "echo > /tmp/fa")  # A ends
+    ended = await asyncio.wait_for(a, 180)
+    assert ended.exit_code == 0 and held == [b"- run -\n"], (ended, held)
+    seen.clear()
+    b = asyncio.ensure_future(
+        backend.exec(
+            "sleep 600 & s=$!; echo b; cat /tmp/fb >/dev/null; kill -0 $s && echo survived; "
+            "kill $s",
+            on_output=seen.extend,
+            timeout=180,
+        )
+    )
+    await _until(lambda: b"b\n" in seen or b.done(), "B started")
+    assert len(held) == 2 and held[1].startswith(b"- run "), held
+    await write(held[0])  # the reaper reads that A ended; B's notice is still on its way
+    await _until(
+        lambda: reaper.deferrals > 0 or _user_processes(backend, "sleep") < 2 or b.done(),
+        "the reaper's look",
+    )
+    assert _user_processes(backend, "sleep") == 2, "the look killed the new command's child"
+    assert reaper.deferrals == 1
+    monkeypatch.setattr(reaper._stream, "write", write)
+    await write(held[1])  # B's notice arrives: the clear is made, sparing B
+    await _until(lambda: _user_processes(backend, "sleep") < 2, "A's job cleared")
+    _exec_as_user(backend, "echo > /tmp/fb")
+    later = await asyncio.wait_for(b, 180)
+    assert later.output == b"b\nsurvived\n" and later.exit_code == 0, later
+
+
+async def _until(condition: Callable[[], bool], what: str, within: float = 180) -> None:
+    deadline = asyncio.get_running_loop().time() + within
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, f"waited {within} s for {what}"
+        await asyncio.sleep(0.05)
+
+
+def _exec_as_user(backend: DockerBackend, script: str) -> None:
+    """Run `script` as the session's user in an exec of its own (not a session command)."""
+    api = backend._api
+    made = api.exec_create(backend.container_id, ["sh", "-c", script], user="1000")
+    api.exec_start(made["Id"])
+
+
 async def test_writing_past_the_disk_limit_is_refused_or_stopped(
     make_backend: BackendFactory, sample_repo: Path
 ) -> None:
