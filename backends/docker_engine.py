@@ -27,7 +27,14 @@ from typing import Any
 import psutil
 
 from backends.base import BackendError, BackendUnavailableError
-from backends.private_state import owner_alive, private_dir, read_records, state_dir, write_record
+from backends.private_state import (
+    me,
+    owner_alive,
+    private_dir,
+    read_records,
+    state_dir,
+    write_record,
+)
 
 LABEL_MANAGED = "reposim.managed"
 LABEL_SESSION = "reposim.session"
@@ -90,14 +97,12 @@ class ContainerOwnership:
     def claim(cls, session: str) -> ContainerOwnership:
         """Record the claim before the container exists, so a crash at any point leaves a
         record gc can follow (or drop when no container matches it)."""
-        me = psutil.Process()
         record: dict[str, Any] = {
             "session": session,
             "name": f"reposim-{session}",
             "id": None,
             "secret": secrets.token_hex(16),
-            "pid": me.pid,
-            "pid_start": round(me.create_time(), 3),
+            **me(),  # pid, start and (Linux) start in ticks with the boot's id: owner_alive
             "host": socket.gethostname(),
             "created": round(time.time(), 3),
         }
@@ -243,7 +248,7 @@ def collect_garbage(client: Any, *, dry_run: bool = False) -> list[Leftover]:
             continue
         pid = str(record.get("pid", ""))
         session = str(record.get("session", ""))
-        orphaned = not owner_alive(record.get("pid"), record.get("pid_start"))
+        orphaned = not owner_alive(record)
         info = _find_owned(api, record)
         if info is None:
             if orphaned and not dry_run:

@@ -34,7 +34,7 @@ from backends.base import (
 )
 from backends.command_output import CommandOutputs
 from backends.confined import ConfinedRoot
-from backends.private_state import started_at
+from backends.private_state import me, owner_alive
 from backends.pty_reader import PtyReader
 from backends.session_env import (
     PreparedVenv,
@@ -65,7 +65,9 @@ PRIVATE_PREFIX = "reposim-private-"
 
 
 def _write_owner(path: Path, mark: str) -> None:
-    path.write_text(json.dumps({"pid": os.getpid(), "started": started_at(), "mark": mark}))
+    owner = me()
+    owner["started"] = owner.pop("pid_start")  # the name owner files have always used
+    path.write_text(json.dumps({**owner, "mark": mark}))
 
 
 def _owner_alive(path: Path) -> tuple[bool, int | None, str | None]:
@@ -76,12 +78,7 @@ def _owner_alive(path: Path) -> tuple[bool, int | None, str | None]:
         mark = owner.get("mark")
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return True, None, None  # unreadable: not ours to judge, leave it
-    import psutil  # gc's path, not a session's start
-
-    try:
-        alive = abs(psutil.Process(pid).create_time() - started) < 1.0  # not a reused pid
-    except psutil.Error:
-        alive = False
+    alive = owner_alive({**owner, "pid_start": started})  # not a reused pid
     return alive, pid, mark if isinstance(mark, str) else None
 
 

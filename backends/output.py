@@ -287,7 +287,7 @@ def collect_spools(*, dry_run: bool = False) -> list[OrphanSpool]:
     that are still this user's regular `*.partial` files at the recorded place."""
     found = []
     for record_path, record in read_records(SPOOLS):
-        if owner_alive(record.get("pid"), record.get("pid_start")):
+        if owner_alive(record):
             continue
         path = Path(str(record.get("path", "")))
         size = 0

@@ -154,7 +154,7 @@ def collect_unfinished_blobs(*, dry_run: bool = False) -> list[UnfinishedBlob]:
 
     found = []
     for record_path, record in read_records(BLOB_WRITERS):
-        if owner_alive(record.get("pid"), record.get("pid_start")):
+        if owner_alive(record):
             continue
         token = record.get("token")
         if isinstance(token, str) and _TOKEN.fullmatch(token):

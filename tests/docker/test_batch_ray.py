@@ -96,7 +96,11 @@ def test_a_killed_ray_worker_loses_nothing_and_a_rerun_does_only_what_is_missing
     lines = [json.loads(line) for line in store.path.read_text().splitlines()]
     assert sorted(line["key"] for line in lines) == ["repo0", "repo1", "repo2", "repo3"]
     summary = outcome["summary"]
-    assert all(record.status is TaskStatus.OK for record in summary.records)
+    assert all(record.status is TaskStatus.OK for record in summary.records), (
+        [(r.key, r.status, r.category, r.evidence, r.attempt) for r in summary.records],
+        marker.read_text().split(),
+        _ray_logs(),
+    )
     assert {r.key: r.result["output"] for r in summary.records} == {
         f"repo{i}": f"content {i}" for i in range(4)
     }

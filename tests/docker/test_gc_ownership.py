@@ -5,6 +5,7 @@ carries RepoSim's labels; images RepoSim makes carry no owner labels."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
 import stat
@@ -168,3 +169,32 @@ async def test_committed_images_carry_no_owner_labels(
         assert out == b"saved\n"
     finally:
         docker_client.api.remove_image(image_id, force=True)
+
+
+async def test_gc_keeps_a_live_sessions_container_after_the_clock_was_stepped(
+    sample_repo: Path, docker_client: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A time sync that steps the wall clock moves every process's wall-clock start; the session's
+    record, written before the step, then differs from it by the step. gc must still see the
+    session as alive (it removed the running session's container when it compared wall-clock
+    starts with a 1 s tolerance). The step is applied to the record: stepping this machine's
+    clock would disturb every other test running beside this one."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    backend = DockerBackend(sample_repo, DockerOptions.build(image=TEST_IMAGE))
+    await backend.start()
+    try:
+        record_path = ownership_dir() / f"{backend.session_id}.json"
+        record = json.loads(record_path.read_text())
+        record["pid_start"] = round(record["pid_start"] - 1.0, 3)  # a step of +1 s since
+        record_path.write_text(json.dumps(record))
+        result = await asyncio.to_thread(
+            reposim_cli, "gc", env={"XDG_STATE_HOME": str(tmp_path / "state")}
+        )
+        assert result.returncode == 0, result.stderr
+        assert backend.container_id is not None
+        assert docker_client.api.inspect_container(backend.container_id)["State"]["Running"], (
+            result.stdout
+        )
+        assert (await backend.exec("echo alive")).output.strip() == b"alive"
+    finally:
+        await backend.stop()
