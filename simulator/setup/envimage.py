@@ -25,7 +25,13 @@ from typing import Any
 from backends.base import BackendError
 from backends.docker_engine import commit_clean, connect
 from simulator.session import Session
-from simulator.setup.ladder import SetupResult, write_ignored_options
+from simulator.setup.ladder import (
+    NO_DEADLINE_PLUGIN,
+    NO_DEADLINE_SOURCE,
+    SetupResult,
+    write_ignored_options,
+    write_plugin,
+)
 
 REPOSITORY = "reposim/env"
 LABEL_ENV = "reposim.env"
@@ -171,11 +177,14 @@ def dockerfile_text(result: SetupResult, base: str, commit: str) -> str:
     if result.installer == "uv":
         lines.append("RUN python3 -m pip install --user --break-system-packages -q uv")
     if result.venv:
+        # The interpreter the ladder made its venv from (Debian's pypy3, installed above, for a
+        # project that needs a Python older than the image's).
+        made_from = result.interpreter
         lines.append(
-            f"RUN ~/.local/bin/uv venv --seed -q {result.venv} --python python3 "
-            f"|| python3 -m venv {result.venv}"
+            f"RUN ~/.local/bin/uv venv --seed -q {result.venv} --python {made_from} "
+            f"|| {made_from} -m venv {result.venv}"
             if result.installer == "uv"
-            else f"RUN python3 -m venv {result.venv}"
+            else f"RUN {made_from} -m venv {result.venv}"
         )
         lines.append(f"ENV VIRTUAL_ENV={result.venv} PATH={result.venv}/bin:$PATH")
     install = (
@@ -203,6 +212,9 @@ def dockerfile_text(result: SetupResult, base: str, commit: str) -> str:
         # The options of the project's pytest config no plugin here provides (`--pep8`): the
         # module setup wrote to accept and ignore them, which the test command loads (-p).
         lines.append(f"RUN {write_ignored_options(python, result.ignored_options)}")
+    if result.no_deadline:
+        # hypothesis's deadline off (setup saw DeadlineExceeded at load): the same module.
+        lines.append(f"RUN {write_plugin(python, NO_DEADLINE_PLUGIN, NO_DEADLINE_SOURCE)}")
     if result.test_command:
         lines.append(f"CMD {json.dumps(['bash', '-lc', result.test_command])}")
     return "\n".join(lines) + "\n"

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from simulator.setup import SetupResult, run_setup
+from simulator.setup.ladder import SetupOptions
 from tests.setup import repos
 from tests.setup.conftest import SessionFactory, SetUp
 
@@ -453,12 +454,15 @@ async def test_the_installed_packages_are_imported_and_python_2_test_modules_are
 
 
 async def test_code_that_fails_on_a_python_newer_than_it_declares_is_python_version(
-    tmp_path: Path, set_up: SetUp
+    tmp_path: Path, docker_session: SessionFactory
 ) -> None:
     """patsy 0.5.2 in the hard corpus: its own eval.py compares each __future__ feature's
     mandatory release with sys.version_info, which raises a TypeError on 3.11 (annotations has
     none); it declares Python 3.6-3.9. That is not an import error to repair but the
-    interpreter: python-version, and the evidence names the file and the declared Python."""
+    interpreter: python-version, and the evidence names the file and the declared Python.
+    With a budget too small for the older interpreter (Debian's PyPy, minutes to install;
+    tests/setup/test_older_python.py), the verdict stays so and the notes say it was not
+    tried and why."""
     repo = repos.write_repo(
         tmp_path / "repo",
         {
@@ -477,11 +481,13 @@ async def test_code_that_fails_on_a_python_newer_than_it_declares_is_python_vers
             "tests/test_flags.py": "from oldeval import FLAGS\n\ndef test_f():\n    assert FLAGS\n",
         },
     )
-    _, result = await set_up(repo)
+    session = await docker_session(repo)
+    result = await run_setup(session, SetupOptions(budget=240.0))
     assert not result.verdict.ready
     assert result.verdict.category == "python-version", result.verdict.line()
     assert "oldeval/flags.py" in (result.verdict.evidence or ""), result.verdict.line()
     assert "declares Python 3.9" in (result.verdict.evidence or ""), result.verdict.line()
+    assert any("not tried: Debian's pypy3" in n for n in result.notes), result.notes
 
 
 async def test_c_code_generated_for_pythons_before_3_11_is_python_version(

@@ -237,3 +237,34 @@ async def test_a_test_script_that_runs_fewer_tests_than_the_files_define_does_no
     verdict = await _oracle(env, detect(repo), scan(repo), None, env.options)
     assert verdict.ready and verdict.tests.get("passed") == 3, verdict.line()
     assert "pytest" in (verdict.test_command or ""), verdict.test_command
+
+
+async def test_no_further_runner_starts_once_the_budget_is_spent(
+    tmp_path: Path, local_session: Opener
+) -> None:
+    """Every test run gets at least a minute (a verdict needs a run), so each runner the oracle
+    tried after the budget was spent (the default pytest run, a root test module, unittest
+    discovery, suite scripts) took the ladder a minute further past `--budget`, into the
+    batch's limit. Once the first run has left less than a minute, no further runner starts,
+    and the notes say what was not run."""
+    repo = repos.write_repo(
+        tmp_path / "r",
+        {
+            "tests/check_things.py": (
+                "import unittest\n\n\nclass T(unittest.TestCase):\n"
+                "    def test_one(self):\n        self.assertEqual(1, 1)\n"
+            ),
+        },
+    )
+    from simulator.setup.ladder import _oracle
+
+    session = await local_session(repo)
+    env = _Env(session, SetupOptions(budget=5.0, test_timeout=120))
+    env.python = sys.executable
+    verdict = await _oracle(env, detect(repo), scan(repo), None, env.options)
+    assert verdict.category is Category.NO_TESTS, verdict.line()
+    assert any("not run: a root test module, unittest discovery" in n for n in env.notes), env.notes
+    runs = [
+        line for line in (tmp_path / "t.jsonl").read_text().splitlines() if '"test.run"' in line
+    ]
+    assert len(runs) == 1, runs
