@@ -63,7 +63,10 @@ class Reaper:
     async def open(cls, api: Any, container: str, uid: int) -> Reaper:
         asked = _boot_clock()
         stream = await ExecStream.open(
-            api, container, ["bash", "-c", reaper_script(), "reaper", str(uid)], user=ROOT
+            api,
+            container,
+            ["bash", "-c", reaper_script(), "reaper", str(uid), program_text("reaper_watch.py")],
+            user=ROOT,
         )
         demux = Demuxer(stream.reader)
         ready, rest = await read_marker(demux.recv, _READY)

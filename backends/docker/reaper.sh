@@ -1,4 +1,5 @@
-# RepoSim's process reaper, run by backends/docker/reaper.py as `bash -c SCRIPT reaper UID`.
+# RepoSim's process reaper, run by backends/docker/reaper.py as
+# `bash -c SCRIPT reaper UID [WATCHER]`.
 #
 # It runs as the container's root with CAP_KILL only, so the session's commands (uid UID, no
 # capabilities) can neither kill it nor escape it. Only builtins after start-up: it must keep
@@ -15,6 +16,10 @@
 #                               command's processes, those whose line of parents up to PID all
 #                               started after it did
 #   - run -                     (no answer) no command is running
+# WATCHER, the source of reaper_watch.py, run beside it when the container has python3: the
+# requests then pass through it, and it adds `- look` when there is something to look at (a
+# refused fork, the guarded process stopped), so that the reaper can block in `read` while idle;
+# without it the reaper looks every fifth of a second itself.
 # Between requests it watches the pids cgroup: a session that hit its pids limit (a fork bomb, even
 # one left running in the background) is cleared at once, without being asked, and it says so
 # with lines of its own: `! clearing`, then `! cleared N`.
@@ -47,6 +52,12 @@ refusals; refused=$count
 known=
 while IFS=: read -r n _ u _; do [[ $u == "$uid" ]] && { known=$n; break; }; done < /etc/passwd
 py=$(type -P python3)
+watching=
+if [[ -n $py && -n $2 ]]; then
+  exec {requests}<&0  # read again if the watcher dies
+  exec < <(exec "$py" -I -S -c "$2" "$$" "$eventsfile")
+  watching=1
+fi
 read -r up _ < /proc/uptime
 printf '\036READY:%s:%s:%s\036\n' "$known" "$py" "$up"
 
@@ -176,11 +187,25 @@ at_limit() {
 }
 
 partial=
+# Whether a look is due without the watcher's word: a clear that gave way, or one for what an
+# earlier clear spared for a command that has ended since.
+due() {
+  [[ -n $pending || ( -n $spared && ( -z $running || $since != "$spared" ) ) ]]
+}
+
 while :; do
   line=
-  IFS= read -r -t 0.2 line
+  if [[ -n $watching ]] && ! due; then
+    IFS= read -r line
+  else
+    IFS= read -r -t 0.2 line
+  fi
   status=$?
-  if ((status > 128)); then  # nothing asked for a while: look at the pids limit
+  if ((status == 0)) && [[ -n $watching && $line == "- "[le]* ]]; then
+    [[ $line == "- end" ]] && exit 0  # the backend closed us
+    [[ $line == "- look" ]] && line= status=255
+  fi
+  if ((status > 128)); then  # nothing asked for a while, or the watcher saw something
     partial+=$line
     at_limit && pending=limit
     if [[ -n $spared && ( -z $running || $since != "$spared" ) ]]; then  # the spared one ended
@@ -189,6 +214,11 @@ while :; do
     fi
     [[ -n $pending ]] && look
     ((${#guarded[@]})) && unfreeze
+    continue
+  fi
+  if ((status != 0)) && [[ -n $watching ]]; then  # the watcher died: read the requests again
+    exec <&"$requests"
+    watching= partial=
     continue
   fi
   ((status == 0)) || exit 0  # end of input: the backend closed us

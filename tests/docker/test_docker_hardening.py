@@ -62,6 +62,64 @@ async def test_a_dead_reaper_is_started_again(backend: DockerBackend, docker_cli
     assert left.output == b"0\n"
 
 
+def _reaper_pids(backend: DockerBackend) -> tuple[int, int | None]:
+    """The host pids of the container's reaper (bash) and of its watcher (python3), if any."""
+    top = backend._api.top(backend.container_id, ps_args="-eo pid,ppid,args")["Processes"]
+    reaper = next(int(p) for p, _, args in top if args.startswith("bash") and "READY" in args)
+    watcher = next((int(p) for p, up, _ in top if int(up) == reaper), None)
+    return reaper, watcher
+
+
+def _reads(pid: int) -> int:
+    """The read system calls `pid` has made (/proc/PID/io syscr, kept by the kernel)."""
+    try:
+        text = Path(f"/proc/{pid}/io").read_text()
+    except PermissionError:
+        pytest.skip("reading another user's /proc/PID/io needs root (CI runs as root)")
+    return int(next(line.split()[1] for line in text.splitlines() if line.startswith("syscr")))
+
+
+async def test_an_idle_reaper_blocks_instead_of_polling(backend: DockerBackend) -> None:
+    """Issue 25: the idle reaper woke five times a second to open and read the pids cgroup's
+    events and the file service's state: 148-174 system calls a second per idle container
+    (strace). It now blocks in `read`; its watcher keeps both files open and reads each once a
+    tick (a fifth of a second). Counted by the kernel (/proc/PID/io syscr): over two idle
+    seconds the reaper reads nothing (before: ~17 reads a second) and the watcher at most two
+    a tick."""
+    assert (await backend.exec("echo idle")).output == b"idle\n"
+    assert (await backend.read_file("calc/ops.py")).startswith(b"def add")  # file service: guarded
+    assert backend._reaper is not None
+    await backend._reaper.oom_count()  # answered once the reaper has read every earlier line
+    reaper, watcher = _reaper_pids(backend)
+    assert watcher is not None, "the reaper runs no watcher"
+    loop = asyncio.get_running_loop()
+    before, watched, started = _reads(reaper), _reads(watcher), loop.time()
+    await asyncio.sleep(2)  # the window measured, not a wait for a state: nothing runs meanwhile
+    elapsed = loop.time() - started
+    assert _reads(reaper) - before == 0
+    ticks = elapsed / 0.2 + 1
+    assert _reads(watcher) - watched <= 2 * ticks, (_reads(watcher) - watched, elapsed)
+
+
+async def test_the_reaper_outlives_its_watcher(backend: DockerBackend) -> None:
+    """If the watcher dies (only root or the OOM killer can do it), the reaper reads RepoSim's
+    requests itself again and looks every fifth of a second: it is not restarted, timeouts
+    still stop commands, and a stopped file service is still continued."""
+    reaper, watcher = _reaper_pids(backend)
+    assert watcher is not None
+    os.kill(watcher, 9)
+    deadline = asyncio.get_running_loop().time() + 180
+    while _reaper_pids(backend)[1] is not None:
+        assert asyncio.get_running_loop().time() < deadline
+        await asyncio.sleep(0.05)
+    slow = await backend.exec("sleep 60", timeout=1)
+    assert slow.timed_out and not slow.shell_restarted and slow.duration < 30
+    assert backend.reaper_restarts == 0 and _reaper_pids(backend)[0] == reaper
+    await backend.exec("kill -STOP -1", timeout=30)
+    await asyncio.wait_for(backend.write_file("after.txt", b"written"), 60)
+    assert (await backend.exec("cat after.txt")).output == b"written"
+
+
 async def test_a_backgrounded_fork_bomb_does_not_outlive_its_command(
     make_backend: BackendFactory, sample_repo: Path
 ) -> None:
