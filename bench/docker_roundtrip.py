@@ -58,8 +58,8 @@ async def _shared_stdout(repo: Path, n: int) -> list[float]:
 
 def _host_pids(container: str, shell_pid: int) -> dict[str, int]:
     """Host pids of the container's command shell (its pid in the container is `shell_pid`),
-    of its output relay (the root python3 whose program is relay.py) and of the reaper (told of
-    each command's start and end), by /proc/PID/status's NSpid and cmdline."""
+    of its output relay (the root python3 whose program is relay.py), of the reaper (told of
+    each command's start and end) and of its watcher, by /proc/PID/status's NSpid and cmdline."""
     top = subprocess.run(
         ["docker", "top", container, "-eo", "pid"], capture_output=True, text=True, check=True
     )
@@ -81,6 +81,8 @@ def _host_pids(container: str, shell_pid: int) -> dict[str, int]:
             found["relay"] = pid
         elif argv[:2] == [b"bash", b"-c"] and argv[3:4] == [b"reaper"]:
             found["reaper"] = pid
+        elif argv[1:4] == [b"-I", b"-S", b"-c"] and b"The reaper's watcher" in argv[4]:
+            found["watcher"] = pid  # passes the reaper's requests on (reaper_watch.py)
     return found
 
 

@@ -223,7 +223,9 @@ while :; do
   fi
   ((status == 0)) || exit 0  # end of input: the backend closed us
   line=$partial$line partial=
-  read -r id cmd sig root mode <<< "$line"
+  # Split into words without a here-string (a pipe and ~8 system calls per line), globbing off.
+  set -f; words=($line); set +f
+  id=${words[0]-} cmd=${words[1]-} sig=${words[2]-} root=${words[3]-} mode=${words[4]-}
   if [[ $id == - && $cmd == run ]]; then
     mark_running "$sig" "$root"
     continue
