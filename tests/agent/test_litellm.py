@@ -94,11 +94,14 @@ async def test_no_retry_on_authentication_failure(session: Session, fake_llm: Fa
 
 
 async def test_a_timeout_is_retried(session: Session, fake_llm: FakeLLM) -> None:
+    # The client's timeout must stop the slow answer and let the quick one through: 10 s, not
+    # 1 s, so that the quick answer cannot miss it on a loaded machine (CI runs at load 8-15);
+    # the slow one takes 600 s, so a timeout that fails cannot pass late.
     fake_llm.script = [
-        Slow(5.0, Reply("too late")),
+        Slow(600.0, Reply("too late")),
         Reply("", [call("finish", summary="on time")]),
     ]
-    result = await Agent(session, client(fake_llm, timeout=1.0)).run("be quick")
+    result = await Agent(session, client(fake_llm, timeout=10.0)).run("be quick")
     assert result.summary == "on time"
     assert len(fake_llm.requests) == 2
 
@@ -141,17 +144,19 @@ async def test_interrupting_a_model_call_cancels_the_request(
 ) -> None:
     import asyncio
 
-    fake_llm.script = [Slow(60.0, Reply("too late"))]
-    agent = Agent(session, client(fake_llm, timeout=120.0))
+    # The answer would take 600 s and the client waits 900: only the interrupt can end the call
+    # within the waits below (the suite's 180 s, for a loaded machine).
+    fake_llm.script = [Slow(600.0, Reply("too late"))]
+    agent = Agent(session, client(fake_llm, timeout=900.0))
     run = asyncio.create_task(agent.run("think hard"))
     while not fake_llm.requests:  # noqa: ASYNC110 - the request arrives in another thread
         await asyncio.sleep(0.05)
     paused = asyncio.Event()
     agent.listeners.append(lambda a: paused.set() if a.state == "paused" else None)
     await agent.interrupt()
-    await asyncio.wait_for(paused.wait(), 30)
+    await asyncio.wait_for(paused.wait(), 180)
     agent.stop()
-    result = await asyncio.wait_for(run, 30)
+    result = await asyncio.wait_for(run, 180)
     assert result.reason == "stopped"
     events = read_trajectory(session.trajectory_path).events
     interrupt = next(e for e in events if e.kind == Kind.INTERRUPT)
