@@ -21,7 +21,6 @@ from simulator.harness.format import (
     RUNTIME_DIR,
     TracedCall,
     case_of,
-    render_traced,
 )
 from simulator.harness.target import Target
 from simulator.session import Session
@@ -153,11 +152,6 @@ def module_env(env: PythonEnv, target: Target, module: str) -> PythonEnv:
     if root is None or root == "." or root in env.import_roots:
         return env
     return PythonEnv(env.python, (*env.import_roots, root))
-
-
-def harness_text(target: Target, trace: Trace, keep: list[int] | None = None) -> str:
-    calls = trace.calls if keep is None else [trace.calls[i] for i in keep]
-    return render_traced(target, trace.module, calls, trace.paths)
 
 
 def surviving_cases(calls: list[TracedCall], failing: list[str], flaky: list[str]) -> list[int]:

@@ -19,7 +19,7 @@ follows them by subscribing to the session.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from backends.shell import quote
@@ -145,6 +145,67 @@ async def _why_uncalled(
     return f"{kind}never called by the repository's tests"
 
 
+@dataclass
+class _Checked:
+    """A traced harness validated on the reference, its failing and flaky cases pruned once."""
+
+    calls: list[TracedCall]  # the calls the harness at the path holds now
+    text: str  # its text
+    first: Validation  # the validation of every call, before any was pruned
+    validation: Validation | None  # of `calls` (None when every call was pruned)
+    failures: int = 0  # cases pruned because they failed on the reference
+    flaky: list[str] = field(default_factory=list)  # cases pruned because they flaked
+
+    @property
+    def pruned(self) -> bool:
+        return bool(self.failures or self.flaky)
+
+    @property
+    def clean(self) -> bool:
+        """No case of the harness as it stands fails or flakes on the reference."""
+        v = self.validation
+        return v is not None and not (_case_failures(v) or v.flaky)
+
+
+def _case_failures(validation: Validation) -> list[str]:
+    return [t for t in validation.failing if case_of(t) is not None]
+
+
+async def _check(
+    session: Session,
+    env: PythonEnv,
+    target: Target,
+    trace: traced.Trace,
+    path: str,
+    calls: list[TracedCall],
+    options: HarnessOptions,
+    suite_tests: list[str],
+) -> _Checked:
+    """Write the harness of `calls` at `path` and validate it (its mutants run in the same
+    process when every case passes on the reference); when cases fail or flake there, drop
+    them, write it again and validate once more (the second validation is not pruned)."""
+
+    async def write_and_validate(chosen: list[TracedCall]) -> tuple[str, Validation]:
+        text = render_traced(target, trace.module, chosen, trace.paths)
+        await session.write(path, text, actor=Actor.SYSTEM)
+        validation = await validate(
+            session, env, target, trace.module, path, options.thresholds, suite_tests=suite_tests
+        )
+        return text, validation
+
+    text, first = await write_and_validate(calls)
+    checked = _Checked(calls, text, first, first)
+    failures = _case_failures(first)
+    if not (failures or first.flaky):
+        return checked
+    checked.failures, checked.flaky = len(failures), list(first.flaky)
+    checked.calls = [calls[i] for i in traced.surviving_cases(calls, failures, first.flaky)]
+    checked.validation = None
+    if checked.calls:
+        checked.text, checked.validation = await write_and_validate(checked.calls)
+    return checked
+
+
 async def _traced_problem(
     session: Session,
     run: WorkflowRun,
@@ -162,7 +223,6 @@ async def _traced_problem(
     env = traced.module_env(options.env, target, trace.module)
     path = harness_path(target)
     await snapshot_reference(session, target)
-    keep = list(range(len(trace.calls)))
     in_situ = sum(c.in_situ is not None for c in trace.calls)
     notes = [
         f"{len(trace.calls)} calls chosen by coverage of {trace.candidates or len(trace.calls)} "
@@ -171,30 +231,30 @@ async def _traced_problem(
         + f"; {trace.dropped_total} dropped"
         + (f" ({_dropped_text(trace.dropped)})" if trace.dropped else "")
     ]
-    text = traced.harness_text(target, trace)
-    await session.write(path, text, actor=Actor.SYSTEM)
     suite_tests = _suite_tests(trace)
-    # the mutants run in the same process when every case passes on the reference (and are
-    # skipped there when one does not: the cases that fail are dropped and it runs again)
-    first = await validate(
-        session, env, target, trace.module, path, options.thresholds, suite_tests=suite_tests
-    )
-    case_failures = [t for t in first.failing if case_of(t) is not None]
-    if case_failures or first.flaky:
-        keep = traced.surviving_cases(trace.calls, case_failures, first.flaky)
+    checked = await _check(session, env, target, trace, path, trace.calls, options, suite_tests)
+    first = checked.first
+    if checked.pruned:
         notes.append(
-            f"{len(case_failures)} call(s) not reproducible and {len(first.flaky)} flaky on "
+            f"{checked.failures} call(s) not reproducible and {len(checked.flaky)} flaky on "
             "the reference: dropped"
         )
-        run.step("prune", target=target.id, kept=len(keep), dropped=len(trace.calls) - len(keep))
-        if keep:
-            text = traced.harness_text(target, trace, keep)
-            await session.write(path, text, actor=Actor.SYSTEM)
+        run.step(
+            "prune",
+            target=target.id,
+            kept=len(checked.calls),
+            dropped=len(trace.calls) - len(checked.calls),
+        )
     problem.harness = Harness(
-        "traced", text, path=path, cases=len(keep), notes=notes, suite_tests=suite_tests
+        "traced",
+        checked.text,
+        path=path,
+        cases=len(checked.calls),
+        notes=notes,
+        suite_tests=suite_tests,
     )
     problem.curation.mark(CurationState.GENERATED)
-    if not keep:
+    if checked.validation is None:
         problem.validation = first
         cause = _first_failure(first)
         problem.curation.mark(
@@ -203,19 +263,22 @@ async def _traced_problem(
             + (f" ({cause})" if cause else ""),
         )
         return
-    if case_failures or first.flaky:
-        validation = await validate(
-            session, env, target, trace.module, path, options.thresholds, suite_tests=suite_tests
-        )
-        # the dropped flaky cases stay marked (the notes say they were dropped)
+    validation = checked.validation
+    if checked.pruned:  # the dropped flaky cases stay marked (the notes say they were dropped)
         validation.flaky = sorted(set(validation.flaky) | set(first.flaky))
-    else:  # nothing pruned: the first validation (its mutants included) stands
-        validation = first
     coverage = validation.coverage_rate
     if options.derive_runs > 0 and coverage is not None and coverage < options.thresholds.min_cov:
-        calls = [trace.calls[i] for i in keep]
         validation = await _derived(
-            session, run, problem, env, target, trace, calls, validation, options, suite_tests
+            session,
+            run,
+            problem,
+            env,
+            target,
+            trace,
+            checked.calls,
+            validation,
+            options,
+            suite_tests,
         )
     settle(problem, validation)
 
@@ -246,30 +309,17 @@ async def _derived(
     if not derived:
         return validation
     more = [*replayed, *derived, *[c for c in calls if c.in_situ is not None]]
-    again: Validation | None = None
-    text = harness.text
-    for _ in range(2):  # (a derived case that fails or flakes on the reference is dropped)
-        text = render_traced(target, trace.module, more, trace.paths)
-        await session.write(harness.path, text, actor=Actor.SYSTEM)
-        again = await validate(
-            session,
-            env,
-            target,
-            trace.module,
-            harness.path,
-            options.thresholds,
-            suite_tests=suite_tests,
-        )
-        failures = [t for t in again.failing if case_of(t) is not None]
-        if not (failures or again.flaky):
-            break
-        more = [more[i] for i in traced.surviving_cases(more, failures, again.flaky)]
-        again = None
-    kept = sum(c.derived is not None for c in more)
-    if again is None or not kept or again.failing:
+    # (a derived case that fails or flakes on the reference is dropped)
+    checked = await _check(session, env, target, trace, harness.path, more, options, suite_tests)
+    kept = sum(c.derived is not None for c in checked.calls)
+    if not checked.clean or not kept or checked.validation is None:
         await session.write(harness.path, harness.text, actor=Actor.SYSTEM)
         return validation
-    harness.text, harness.cases = text, len(more)
+    again = checked.validation
+    if again.failing:
+        await session.write(harness.path, harness.text, actor=Actor.SYSTEM)
+        return validation
+    harness.text, harness.cases = checked.text, len(checked.calls)
     harness.notes.append(
         f"{kept} case(s) derived from recorded calls (their arguments changed by type, the "
         f"expected values the reference's; {counts.get('tried', 0)} tried): coverage "
