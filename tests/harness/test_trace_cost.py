@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib
 import sys
 import threading
+from collections import ChainMap
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -164,3 +165,46 @@ def test_calls_that_cannot_be_kept_are_not_encoded(tmp_path: Path) -> None:
     assert recorder.encoded[(target["id"], "test_steps")] <= 14
     chosen = recorder.choose(target["id"])
     assert 151 in {c["in_situ"]["call"] - 1 for c in chosen}
+
+
+SCOPED = '''
+def step(scope, n):
+    """What glom's arg_val looks like: every step of a spec gets the scope, a ChainMap whose
+    maps hold the scopes above it."""
+    return n + 1
+'''
+
+
+class Leaf:
+    """A value at the bottom of a scope chain that no pickle keeps, counting how often it was
+    shown."""
+
+    shown = 0
+
+    def __repr__(self) -> str:
+        Leaf.shown += 1
+        return "Leaf()"
+
+    def __reduce__(self) -> Any:
+        raise TypeError("a Leaf is not kept")
+
+
+def test_an_argument_checked_in_situ_is_shown_without_its_whole_repr(tmp_path: Path) -> None:
+    """A call checked in situ shows its arguments as they were (live_form); reprlib cuts what
+    it knows, but a ChainMap's own repr shows every map in full before reprlib cuts the text.
+    glom's scopes chain ChainMaps (each new child holds its parent): one call's repr grew
+    with the depth of the spec, and glom's suite under the tracer did not finish in 1,800 s."""
+    steps, recorder, target = _traced_module(tmp_path, "scoped", SCOPED, "step")
+    scope: Any = ChainMap({"vars": {"inner": {"leaf": Leaf()}}})
+    for depth in range(8):  # each map holds the scope above twice: ~3**8 leaves in a repr
+        scope = scope.new_child({"parent": scope, "last": scope, "depth": depth})
+    Leaf.shown = 0
+    recorder.test = "test_scopes"
+    with tracing(recorder):
+        for n in range(3):
+            steps.step(scope, n)
+    pool = recorder.pool[target["id"]]
+    assert pool, recorder.dropped
+    shown = pool[0]["in_situ"]["shown"][0]
+    assert shown.startswith("ChainMap({") and len(shown) <= 160, shown
+    assert Leaf.shown == 0  # (the repr before showed the leaf thousands of times)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import base64
+import collections
 import datetime
 import functools
 import importlib
@@ -54,7 +55,42 @@ class Unencodable(Exception):
     """A value that is neither a literal nor picklable, or too big to keep."""
 
 
-_SHOWN = reprlib.Repr()
+class _BoundedRepr(reprlib.Repr):
+    """reprlib's bounded repr, bounded for the standard containers it does not know too:
+    reprlib calls the full builtin repr of any type it has no method for (a dict or list
+    subclass, an OrderedDict, a ChainMap) and only cuts the text afterwards. glom passes its
+    scope, a ChainMap whose maps hold the parent and child scopes, to every step: its full
+    repr grew with the depth of the spec, and test_ref's one call took minutes under the
+    tracer (issue 22: glom's suite did not finish within 1,800 s)."""
+
+    def repr_instance(self, x: Any, level: int) -> str:
+        kind = type(x)
+        name = kind.__name__
+        if not _standard_repr(kind):
+            return super().repr_instance(x, level)
+        if isinstance(x, collections.ChainMap):
+            if level <= 0:
+                return f"{name}(...)"
+            maps = [self.repr1(m, level - 1) for m in x.maps[: self.maxlist]]
+            more = ", ..." if len(x.maps) > self.maxlist else ""
+            return f"{name}({', '.join(maps)}{more})"
+        if isinstance(x, collections.UserDict | collections.UserList):
+            return self.repr1(x.data, level)
+        for base in (dict, list, tuple, set, frozenset):
+            if isinstance(x, base):
+                inner = getattr(self, "repr_" + base.__name__)(x, level)
+                return inner if kind is base else f"{name}({inner})"
+        return super().repr_instance(x, level)
+
+
+def _standard_repr(kind: type) -> bool:
+    """Whether `kind` shows itself with a repr of the standard library's containers (its
+    own or inherited), which shows every item."""
+    owner = next((k for k in kind.__mro__ if "__repr__" in vars(k)), object)
+    return owner is not object and owner.__module__ in ("builtins", "collections")
+
+
+_SHOWN = _BoundedRepr()
 _SHOWN.maxlevel, _SHOWN.maxlist, _SHOWN.maxdict, _SHOWN.maxset = 3, 8, 6, 8
 _SHOWN.maxstring, _SHOWN.maxother, _SHOWN.maxtuple, _SHOWN.maxdeque = 60, 80, 8, 8
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
