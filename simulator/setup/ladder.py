@@ -195,6 +195,15 @@ class _Env:
             return limit
         return max(MIN_TEST_SECONDS, min(limit, share * (self.deadline - time.monotonic())))
 
+    def install_timeout(self) -> float:
+        """An install's time limit: its own, or what is left of the budget (at least a minute),
+        whichever is less. autograd 1.3 on pypy3: a pin of numpy below 1.24 had no wheel for
+        it and built NumPy from source past the budget, into the batch's limit."""
+        limit = self.options.install_timeout
+        if self.deadline is None:
+            return limit
+        return max(MIN_TEST_SECONDS, min(limit, self.deadline - time.monotonic()))
+
     def budget_left(self) -> float | None:
         """Seconds left of the ladder's budget (None: no budget)."""
         return None if self.deadline is None else self.deadline - time.monotonic()
@@ -291,11 +300,17 @@ class _Env:
         for kind, prefix in attempts:
             argv = install_argv(prefix, [*self.uv_options(kind), *options], checked)
             command = " ".join(shlex.quote(a) for a in argv)
-            result = await self.sh(f"{command} 2>&1", timeout=self.options.install_timeout)
+            limit = self.install_timeout()
+            result = await self.sh(f"{command} 2>&1", timeout=limit)
             text = result.output.decode("utf-8", "replace")
             output += text
             if result.timed_out:
-                return False, output + f"\ntimed out after {self.options.install_timeout:.0f} s"
+                if limit < self.options.install_timeout:
+                    self.notes.append(
+                        f"an install was cut at {limit:.0f} s, what was left of the time budget "
+                        f"({self.options.budget:.0f} s): {what}"
+                    )
+                return False, output + f"\ntimed out after {limit:.0f} s"
             if result.exit_code == 0:
                 self.commands.append(command)
                 self.installed.append(what)
@@ -471,7 +486,7 @@ async def _ladder(session: Session, run: WorkflowRun, options: SetupOptions) -> 
         interpreter=env.interpreter,
         no_deadline=env.no_deadline,
         rejected=env.rejected,
-        notes=env.notes,
+        notes=list(dict.fromkeys(env.notes)),  # a second ladder (pypy3) repeats some
     )
 
 
@@ -928,7 +943,7 @@ async def _time_travel(env: _Env, project: Project) -> None:
             source,
         ]  # fmt: skip
         result = await env.sh(
-            " ".join(shlex.quote(a) for a in argv) + " 2>&1", timeout=env.options.install_timeout
+            " ".join(shlex.quote(a) for a in argv) + " 2>&1", timeout=env.install_timeout()
         )
         text = result.output.decode("utf-8", "replace")
         if result.exit_code == 0:
@@ -1984,7 +1999,12 @@ async def _apply(env: _Env, fix: Fix, state: RepairState) -> bool:
         # they go into the same resolution, unversioned, so the resolver moves them to
         # releases that agree with the pin.
         requirements += await dependents(env, [_pinned_name(r) for r in requirements])
-    ok, _ = await env.install(requirements, options=list(fix.options))
+    options = list(fix.options)
+    if env.interpreter != "python3":
+        # On pypy3 a release without a wheel for it is a source build (NumPy's: many minutes):
+        # a repair takes wheels only, and fails at once where there is none.
+        options += ["--only-binary", ":all:"]
+    ok, _ = await env.install(requirements, options=options)
     return ok
 
 
@@ -2232,7 +2252,7 @@ async def _c_ladder(session: Session, run: WorkflowRun, env: _Env, project: Proj
     for build_system in systems:
         build, test = C_COMMANDS[build_system]
         with run.stage("build", system=build_system) as detail:
-            result = await env.sh(f"({build}) 2>&1", timeout=env.options.install_timeout)
+            result = await env.sh(f"({build}) 2>&1", timeout=env.install_timeout())
             detail.update(exit_code=result.exit_code)
             if result.exit_code != 0:
                 detail["failed"] = True

@@ -311,3 +311,32 @@ async def test_hypothesis_examples_past_their_deadline_are_rerun_without_it(
     assert result.no_deadline
     text = dockerfile_text(result, "reposim/base:bookworm-2", "0" * 40)
     assert "reposim_no_deadline" in text and "deadline=None" in text, text
+
+
+async def test_an_install_is_cut_at_what_is_left_of_the_budget(
+    tmp_path: Path, docker_session: SessionFactory
+) -> None:
+    """autograd 1.3 on pypy3 in the hard corpus: the numpy<1.24 pin had no wheel for PyPy and
+    NumPy's source build ran on with its own 900 s limit, past the budget (540 s) into the
+    batch's limit, which kills the task with no verdict. An install's limit is now what is left
+    of the budget (at least a minute), said in the notes. Here a requirement's build sleeps
+    for 300 s under a budget of 90 s."""
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        {
+            "setup.py": "from setuptools import setup\nsetup(name='cut', packages=['cut'])\n",
+            "cut/__init__.py": "X = 1\n",
+            "requirements.txt": "./slowdep\n",
+            "slowdep/setup.py": (
+                "import time\nfrom setuptools import setup\n\ntime.sleep(300)\n"
+                "setup(name='slowdep', version='0.1', py_modules=[])\n"
+            ),
+            "tests/test_x.py": "from cut import X\n\ndef test_x():\n    assert X == 1\n",
+        },
+    )
+    session = await docker_session(repo)
+    result = await run_setup(session, SetupOptions(budget=90.0))
+    assert any("an install was cut at" in n and "-r requirements.txt" in n for n in result.notes), (
+        result.notes
+    )
+    assert result.seconds < 240, result.seconds
