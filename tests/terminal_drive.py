@@ -18,8 +18,9 @@ from pathlib import Path
 CSI = re.compile(rb"\x1b\[[0-9;?<>$]*[A-Za-z]")
 """A terminal control sequence: taken out of what was drawn before a marker is searched."""
 
-WAIT = 60.0
-"""Upper bound for the program to catch up on a loaded 2-core machine; never a timing check."""
+WAIT = 180.0
+"""Upper bound for the program to catch up on a loaded 2-core machine (the suite's 180 s);
+never a timing check."""
 
 QUIET = 0.3
 """Seconds without output after which a screen that drew its marker counts as drawn."""

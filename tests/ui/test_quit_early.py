@@ -16,7 +16,7 @@ from simulator.session import Session
 from widgets.agent_pane import AgentPane
 from widgets.app import RepoSimApp
 
-WAIT = 60.0  # an upper bound on a loaded machine, never a timing assertion
+WAIT = 180.0  # an upper bound on a loaded machine (the suite's), never a timing assertion
 
 
 class QuitsMidMount(RepoSimApp):
