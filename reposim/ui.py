@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import importlib
 import inspect
 import re
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from simulator.session import Session, SessionError
@@ -48,6 +50,16 @@ def wire_agent(
     ), connect
 
 
+def freeze_loaded() -> None:
+    """Take what is loaded so far (the modules, their classes and tables: nearly all of the
+    heap at this point, and kept for the life of the process) out of the garbage collector's
+    reach (`gc.freeze`). Otherwise the full collection that drawing the first frame sets off
+    walks all of it: measured 25 ms of CPU, of ~50 ms the collector took before the first
+    frame (a bare Textual app: 20 ms, no full collection; issue 29). Cyclic garbage already
+    made by the imports is kept too: a one-time few kB."""
+    gc.freeze()
+
+
 class UiEnding:
     """Why the session a UI ran on closes: "closed", unless the UI failed or was interrupted."""
 
@@ -79,19 +91,28 @@ async def run_ui(
     *,
     theme: str | None = None,
     agent_config: AgentConfig | None = None,
+    source: Path | None = None,
 ) -> Session:
     """Run the UI on `session` until the person quits, then close the session; return it.
 
     `session` may still be opening (an awaitable): the UI's modules load in a thread meanwhile,
     which takes a good part off the cold start (starting a backend is mostly waiting on
     processes). If opening fails there is no session to close, and the error propagates.
+
+    With `source` (the directory the session's workspace starts as: not for a resumed one),
+    a `session` still opening (a coroutine) is started only after the UI's first frame, which
+    shows the tree of `source` read from the disk (see widgets.app.Opening; issue 29).
     """
+    if source is not None and inspect.iscoroutine(session):
+        return await _run_while_opening(session, source, theme=theme, agent_config=agent_config)
     ui_loading = asyncio.create_task(asyncio.to_thread(importlib.import_module, "widgets.app"))
     try:
         opened = await session if inspect.isawaitable(session) else session
     finally:
         await ui_loading
     from widgets.app import RepoSimApp  # loaded above, in the thread: this is a lookup
+
+    freeze_loaded()
 
     kept: str | None = None
     async with closing_after_ui(opened) as ending:
@@ -104,6 +125,50 @@ async def run_ui(
             connect_agent=connect,
         )
         await app.run_async()
+        await _wind_down(app.workers)
+        kept = await keep_changes(opened)
+        ending.ui_ended(app.return_code)
+    if kept:
+        print(f"reposim: {kept}", file=sys.stderr)
+    return opened
+
+
+async def _run_while_opening(
+    session: Coroutine[object, object, Session],
+    source: Path,
+    *,
+    theme: str | None,
+    agent_config: AgentConfig | None,
+) -> Session:
+    """run_ui with the app started before the session opens (the app starts it)."""
+    from widgets.app import Opening, RepoSimApp
+
+    freeze_loaded()
+    started: list[asyncio.Future[Session]] = []
+
+    def start() -> asyncio.Future[Session]:
+        if not started:
+            started.append(asyncio.ensure_future(session))
+        return started[0]
+
+    app = RepoSimApp(
+        Opening(source, start, agent=lambda opened: wire_agent(opened, agent_config)),
+        theme_name=theme,
+        agent_config=agent_config,
+    )
+    try:
+        await app.run_async()
+    except BaseException:
+        if started:  # interrupted: the session, once open, closes with that reason
+            with contextlib.suppress(Exception):
+                await (await started[0]).close("interrupted")
+        else:
+            session.close()
+        raise
+    # Quit at the first frame, before the app started it: opened now, to end as a session
+    # does (its trajectory closed, its path said), as when the UI waited for it.
+    opened = await start()  # its error, if it failed: there is then no session to close
+    async with closing_after_ui(opened) as ending:
         await _wind_down(app.workers)
         kept = await keep_changes(opened)
         ending.ui_ended(app.return_code)

@@ -1027,6 +1027,7 @@ __all__ = [
     "BinaryFileError",
     "Checkpoint",
     "Decision",
+    "DirEntry",
     "EditError",
     "FileChange",
     "RecordedPty",

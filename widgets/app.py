@@ -7,6 +7,11 @@ session's events and forwards them to the panes as Textual messages.
 The first frame comes first: compose draws the tree, the (empty) editor and the status bar; the
 bottom panel and the agent pane are mounted just after that frame (`_mount_late_panes`), and
 until then nothing asks for them (their actions are disabled, session events wait).
+
+Given an `Opening` instead of a session (`reposim open` on a repository), the app does not wait
+for the session stack to start: the first frame is the tree of the repository read from the
+disk and a placeholder; the session starts opening after that frame, and the editor, the
+status bar and the late panes are mounted once it is there (keys other than quit and help wait).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, cast
@@ -35,7 +40,7 @@ from textual.widgets import Static
 from simulator.checkpoint_repo import HELPER_DIR
 from simulator.events import Event, Kind, TerminalInputPayload, TestResultPayload, file_paths
 from simulator.paths import config_dir
-from simulator.session import Session
+from simulator.session import Session, SessionError
 from simulator.wire import WireError
 from themes import DEFAULT_THEME
 from widgets.coalesce import Coalesced
@@ -92,6 +97,25 @@ NARROW = 120
 starts by itself (the demo): then the file tree gives way to it instead."""
 
 
+OPENING_ACTIONS = frozenset({"quit", "help"})
+"""What the app's keys do at once while its session is still opening (see `Opening`); the
+others are held and applied, in order, once it has opened."""
+
+
+@dataclass
+class Opening:
+    """A session still opening, as the app can be given it instead of a session (`reposim open`
+    on a repository): the first frame shows the tree of `source`, the directory the workspace
+    starts as, listed from the disk; `start()` is called after that frame and the editor, the
+    status bar and the other panes come once its session is there (issue 29: the session stack
+    starting is not in the first frame's path). `agent` gives the session's agent and how to
+    connect one (reposim.ui.wire_agent). If opening fails the app exits with `open_error` set."""
+
+    source: Path
+    start: Callable[[], Awaitable[Session]]
+    agent: Callable[[Session], tuple[Agent | None, AgentConnect]] | None = None
+
+
 def kept_changes_path(session: Session) -> Path | None:
     """Where the session's changes are kept when it ends, as a patch beside its trajectory; None
     when the session works in the repository itself (--in-place), whose files are the result.
@@ -125,7 +149,7 @@ class RepoSimApp(WorkspaceApp):
 
     def __init__(
         self,
-        session: Session,
+        session: Session | Opening,
         *,
         agent_config: AgentConfig | None = None,
         agent: Agent | None = None,
@@ -137,7 +161,14 @@ class RepoSimApp(WorkspaceApp):
         its mode, budgets, title and the task it starts with."""
         self._key_gate = KeyGate(self, super().post_message)
         super().__init__()
-        self.session = session
+        self._opening = session if isinstance(session, Opening) else None
+        self._session = None if isinstance(session, Opening) else session
+        self._source = session.source
+        self.open_error: BaseException | None = None
+        """Why the session given as an `Opening` did not open (the app then exits)."""
+        self._early_open: tuple[str, int | None] | None = None
+        self._open_started = False
+        self._held_keys: list[events.Event] = []
         self.agent_config = agent_config
         self._agent = agent
         self._connect_agent = connect_agent
@@ -188,6 +219,9 @@ class RepoSimApp(WorkspaceApp):
 
     async def on_event(self, event: events.Event) -> None:
         # a key waits until the one before it has been applied (widgets.key_order)
+        if KeyGate.takes(event) and self._keys_wait(event):
+            self._held_keys.append(event)  # typed while the session opens: applied after
+            return
         if KeyGate.takes(event):
             await self._key_gate.handle(event, super().on_event)
         else:
@@ -196,16 +230,43 @@ class RepoSimApp(WorkspaceApp):
     def post_message(self, message: Message) -> bool:
         return self._key_gate.capture(message) or super().post_message(message)
 
+    def _keys_wait(self, event: events.Event) -> bool:
+        """Whether a key (or paste) typed now waits for the session: until an `Opening` has
+        opened and every pane is mounted, in the order typed, except a quit."""
+        if self._opening is None or self._late_mounted.is_set():
+            return False
+        if isinstance(event, events.Key):
+            active = self.active_bindings.get(event.key)
+            if active is not None and active.binding.action in OPENING_ACTIONS:
+                return False
+        return True
+
     # -- layout ------------------------------------------------------------------------------
+
+    @property
+    def session(self) -> Session:
+        """The session the app shows; SessionError while it is still opening (`Opening`)."""
+        if self._session is None:
+            raise SessionError("the session is still opening")
+        return self._session
+
+    @property
+    def session_open(self) -> bool:
+        """Whether the app has its session (given one, or its `Opening` has opened)."""
+        return self._session is not None
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="main"):
             with Vertical(id="sidebar"):
-                yield Static(f"EXPLORER  {self.session.source.name}", id="sidebar-title")
-                yield FileTree(self.session, id="tree")
+                yield Static(f"EXPLORER  {self._source.name}", id="sidebar-title")
+                yield FileTree(self._session, source=self._source, id="tree")
             with Vertical(id="centre"):
-                yield EditorPane(self.session, id="editor")
-        yield StatusBar(self.session, id="status")
+                if self._session is None:
+                    yield Static("Opening the session…", id="editor-opening")
+                else:
+                    yield EditorPane(self._session, id="editor")
+        if self._session is not None:
+            yield StatusBar(self._session, id="status")
 
     def _late_panes(self) -> tuple[TabbedContent, AgentPane]:
         # Their modules load here, after the first frame, not with the app (issue 29); the
@@ -233,12 +294,54 @@ class RepoSimApp(WorkspaceApp):
         )
         return panel, agent
 
+    def _start_opening(self) -> None:
+        """After the first frame, with an `Opening`: open the session, then mount the rest."""
+        if not self._open_started:  # once, whoever else calls on_mount (Textual calls each
+            self._open_started = True  # class's own; a subclass's may call super's too)
+            self.run_worker(self._open_session(), group="session-open")
+
+    async def _open_session(self) -> None:
+        assert self._opening is not None
+        try:
+            # shielded: a quit while it opens cancels this worker, not the opening, and the
+            # session it opens is closed by whoever started the app (reposim.ui.run_ui)
+            session = await asyncio.shield(self._opening.start())
+        except Exception as exc:  # said by run_ui once the app has exited
+            self.open_error = exc
+            self.exit(return_code=1)
+            return
+        if not self._panes_live:
+            return  # quitting: nothing more is mounted
+        self._session = session
+        if self._opening.agent is not None:
+            self._agent, self._connect_agent = self._opening.agent(session)
+            config = self.agent_config
+            self._agent_runs = bool(self._agent is not None and config and config.task)
+        self.query_one(FileTree).attach(session)
+        stale = session.description.extra.get("venv_stale")
+        if stale:  # said on stderr when the session opens before the UI
+            self.notify(f"{stale}.", severity="warning", timeout=10)
+        # mounted by the app's own message loop, as when it was given its session: mounting
+        # from this worker's task inserted the panel twice (DuplicateIds)
+        self.call_later(self._mount_late_panes)
+
+    def _session_started(self) -> None:
+        """The app has its session: follow its events; the status bar counts its changes."""
+        self._unsubscribe = self.session.subscribe(self._forward)
+        self.refresh_changes()
+
     async def _mount_late_panes(self) -> None:
-        """After the first frame: the bottom panel and the agent pane, then what waited."""
+        """After the first frame: the bottom panel and the agent pane, then what waited. With
+        an `Opening`, once the session has opened: the editor and the status bar first."""
         if self._late_mounted.is_set() or not self._panes_live:
             return  # the app is quitting (`exit` was called): Textual would mount nothing
         self._late_mounting = True
         try:
+            if not self.query(EditorPane):
+                await self.query("#editor-opening").remove()
+                await self.query_one("#centre").mount(EditorPane(self.session, id="editor"))
+                await self.mount(StatusBar(self.session, id="status"))
+                self._session_started()
             panel, agent = self._late_panes()
             await self.query_one("#centre").mount(panel)
             await self.query_one("#main").mount(agent)
@@ -253,6 +356,13 @@ class RepoSimApp(WorkspaceApp):
         early, self._early_events = self._early_events, []
         for message in early:
             self._session_event(message)
+        if self._early_open is not None:  # a file chosen in the tree while the session opened
+            path, line = self._early_open
+            self._early_open = None
+            self.open_path(path, line)
+        typed, self._held_keys = self._held_keys, []
+        for key in typed:  # typed while the session opened: now, in order, before any newer
+            await self.on_event(key)
 
     # The panes mounted after the first frame, by id: their classes load with them (late).
     @property
@@ -284,13 +394,18 @@ class RepoSimApp(WorkspaceApp):
             yield pilot
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if self._session is None and action not in OPENING_ACTIONS:
+            return False
         if action in LATE_ACTIONS and not self._late_mounted.is_set():
             return False
         return super().check_action(action, parameters)
 
     def on_mount(self) -> None:
         self._panes_live = True
-        self.call_after_refresh(self._mount_late_panes)
+        if self._session is None:
+            self.call_after_refresh(self._start_opening)
+        else:
+            self.call_after_refresh(self._mount_late_panes)
         self._auto_layout(self.size)
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         if self._requested_theme != self.theme:
@@ -309,8 +424,8 @@ class RepoSimApp(WorkspaceApp):
                 severity="warning",
                 timeout=10,
             )
-        self._unsubscribe = self.session.subscribe(self._forward)
-        self.refresh_changes()
+        if self._session is not None:
+            self._session_started()
         self.query_one(FileTree).focus()
 
     def _forward(self, event: Event) -> None:
@@ -432,7 +547,8 @@ class RepoSimApp(WorkspaceApp):
 
     def _live(self) -> bool:
         """True while the panes exist: timers that fire during shutdown then do nothing."""
-        return self._panes_live and self.is_running and not self.session.closed
+        session = self._session
+        return self._panes_live and self.is_running and session is not None and not session.closed
 
     def _stop_timers(self) -> None:
         for timer in self._debounce_timers.values():
@@ -532,6 +648,9 @@ class RepoSimApp(WorkspaceApp):
         return self._files
 
     def open_path(self, path: str, line: int | None = None) -> None:
+        if not self._late_mounted.is_set() and not self.query(EditorPane):
+            self._early_open = (path, line)  # the session is opening: opened once it is there
+            return
         editor = self.query_one(EditorPane)
         self.run_worker(editor.open_file(path, line), group="open-file")
 
@@ -799,6 +918,9 @@ class RepoSimApp(WorkspaceApp):
     async def action_quit(self) -> None:
         """Quit; unsaved edits are asked about first (the scratch workspace goes with the app,
         so an edit not saved now is lost for good)."""
+        if not self.query(EditorPane):  # the session is still opening: nothing to save
+            self.exit()
+            return
         editor = self.query_one(EditorPane)
         dirty = editor.dirty_paths()
         if isinstance(self.screen, ChoiceScreen):

@@ -12,9 +12,13 @@ empty folder": a new folder is made with an empty `.gitkeep` in it, which is als
 
 from __future__ import annotations
 
+import asyncio
+import os
 import posixpath
+import stat as stat_mod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 
 from rich.style import Style
@@ -30,7 +34,7 @@ from textual.widgets.input import Selection as InputSelection
 from textual.widgets.tree import TreeNode
 
 from simulator.events import Event, Kind, file_paths
-from simulator.session import BackendError, Session, SessionError
+from simulator.session import BackendError, DirEntry, Session, SessionError
 from simulator.workspace import WorkspaceWalk, child_path
 from widgets.coalesce import Coalesced
 from widgets.editor_pane import ChoiceScreen
@@ -122,8 +126,57 @@ TOOL_CACHES = frozenset(
 )
 
 
+class SourceReader:
+    """The directory a session's workspace starts as, read from the disk: what the tree lists
+    while the session is still opening (issue 29: the tree is drawn before the session stack
+    starts). Read-only, unrecorded; listed as the local backend lists (symlinks by what they
+    point to, folders first)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def _path(self, path: str) -> Path:
+        relative = posixpath.normpath(path)
+        if relative.startswith(("/", "../")) or relative == "..":
+            raise SessionError(f"{path} is outside the workspace")
+        return self.root / relative
+
+    async def list_dir(self, path: str = ".") -> list[DirEntry]:
+        def scan() -> list[DirEntry]:
+            entries = []
+            try:
+                with os.scandir(self._path(path)) as found:
+                    for item in found:
+                        try:
+                            st = item.stat(follow_symlinks=False)
+                            kind = "dir" if stat_mod.S_ISDIR(st.st_mode) else "file"
+                            if stat_mod.S_ISLNK(st.st_mode):
+                                kind = "dir" if item.is_dir() else "file"
+                        except OSError:
+                            continue
+                        entries.append(DirEntry(item.name, kind, st.st_size))
+            except OSError as exc:
+                raise SessionError(f"cannot list {path}: {exc.strerror}") from exc
+            return sorted(entries, key=lambda e: (e.kind != "dir", e.name.lower()))
+
+        return await asyncio.to_thread(scan)
+
+    async def read_bytes(self, path: str) -> bytes:
+        try:
+            return await asyncio.to_thread(self._path(path).read_bytes)
+        except OSError as exc:
+            raise SessionError(f"cannot read {path}: {exc.strerror}") from exc
+
+
+SESSION_ACTIONS = frozenset({"new_file", "new_folder", "rename", "delete"})
+"""The tree's actions that go through the session: off until it has opened."""
+
+
 class FileTree(Tree[Entry]):
-    """The workspace's files; Enter or a click on a file posts `FileTree.FileChosen`."""
+    """The workspace's files; Enter or a click on a file posts `FileTree.FileChosen`.
+
+    Made with no session (`source` instead), it lists the directory the workspace starts as
+    from the disk until `attach` gives it the session, then lists through the session."""
 
     BINDINGS: ClassVar[list[BindingType]] = list(default_bindings("tree"))
 
@@ -146,12 +199,18 @@ class FileTree(Tree[Entry]):
     class FileChosen(Message):
         path: str
 
-    def __init__(self, session: Session, *, id: str | None = None) -> None:
+    def __init__(
+        self, session: Session | None, *, source: Path | None = None, id: str | None = None
+    ) -> None:
+        if session is not None:
+            source = session.source
+        assert source is not None, "a FileTree needs a session or the source it starts as"
         # Text, as every entry's label: a str would be parsed as markup (loading rich's emoji
         # table before the first frame) and a name like "[b]x" would not show as it is.
-        super().__init__(Text(session.source.name), Entry(".", "dir"), id=id)
-        self.session = session
-        self.walk = WorkspaceWalk(session, skip_dir=TOOL_CACHES.__contains__)
+        super().__init__(Text(source.name), Entry(".", "dir"), id=id)
+        self._session = session
+        reader = session if session is not None else SourceReader(source)
+        self.walk = WorkspaceWalk(reader, skip_dir=TOOL_CACHES.__contains__)
         self.nodes_by_path: dict[str, TreeNode[Entry]] = {".": self.root}
         self.status: dict[str, str] = {}
         """Change marks: "M" modified, "A" added (files and, as "•", their parent dirs)."""
@@ -160,9 +219,35 @@ class FileTree(Tree[Entry]):
         self.show_root = False
         self.guide_depth = 2
 
+    @property
+    def session(self) -> Session:
+        """The session the tree shows; SessionError while it is still opening."""
+        if self._session is None:
+            raise SessionError("the session is still opening")
+        return self._session
+
+    @property
+    def attached(self) -> bool:
+        """Whether the tree lists through its session (not yet while the session opens)."""
+        return self._session is not None
+
+    def attach(self, session: Session) -> None:
+        """The session has opened: list through it from now on (the folders shown are listed
+        again, through it) and show its change marks."""
+        self._session = session
+        self.walk = WorkspaceWalk(session, skip_dir=TOOL_CACHES.__contains__)
+        self.relist_loaded()
+        self.refresh_status()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in SESSION_ACTIONS and self._session is None:
+            return False
+        return super().check_action(action, parameters)
+
     def on_mount(self) -> None:
         self.load_dir(self.root)
-        self.refresh_status()
+        if self._session is not None:
+            self.refresh_status()
 
     # -- listing -----------------------------------------------------------------------------
 

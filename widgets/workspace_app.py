@@ -15,4 +15,7 @@ from simulator.session import Session
 class WorkspaceApp(App[None]):
     """A Textual app whose workspace is `session`."""
 
-    session: Session
+    @property
+    def session(self) -> Session:
+        """The session the app works in (SessionError where it is still opening)."""
+        raise NotImplementedError

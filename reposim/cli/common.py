@@ -206,10 +206,16 @@ class SessionFlags:
         return Path(self.trajectory).resolve() if self.trajectory else None
 
     async def open(
-        self, path: Path, *, subscribers: Sequence[Subscriber] | None = None, **options: Any
+        self,
+        path: Path,
+        *,
+        subscribers: Sequence[Subscriber] | None = None,
+        say_stale: bool = True,
+        **options: Any,
     ) -> Session:
         """open_session on `path` as the flags say; with --json, every event is printed as a
-        JSON line unless `subscribers` says otherwise. `options`: open_session's others."""
+        JSON line unless `subscribers` says otherwise. `options`: open_session's others.
+        `say_stale`: a stale prepared virtualenv is said on stderr (not while a UI shows)."""
         if subscribers is None:
             subscribers = [json_printer()] if self.as_json else []
         session = await open_session(
@@ -222,7 +228,8 @@ class SessionFlags:
             **options,
         )
         stale = session.description.extra.get("venv_stale")
-        if stale and not self.as_json:  # with --json, its note is one of the events printed
+        # with --json, its note is one of the events printed
+        if stale and say_stale and not self.as_json:
             click.echo(f"reposim: {stale}.", err=True)
         return session
 

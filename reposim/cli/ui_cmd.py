@@ -102,10 +102,20 @@ def open_command(
         # A command given is remembered now; else it is chosen when first asked for, after
         # the first frame (detection walks the repository).
         chosen = choose(root, test_command) if test_command is not None else None
-        return await flags.open(root, test_command=chosen or (lambda: choose(root, None)))
+        # The UI is showing when this runs (after its first frame): it says a stale venv.
+        return await flags.open(
+            root, test_command=chosen or (lambda: choose(root, None)), say_stale=False
+        )
 
     async def run() -> Path:
-        session = await run_ui(start(), theme=theme, agent_config=agent_config)
+        # Not resuming: the workspace starts as `root`, whose tree the first frame shows
+        # while the session opens.
+        session = await run_ui(
+            start(),
+            theme=theme,
+            agent_config=agent_config,
+            source=root if resume_from is None else None,
+        )
         return session.trajectory_path
 
     trajectory_path = run_async(run)

@@ -3,28 +3,32 @@ the agent pane are mounted (issue 29, item 2)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+from textual.app import App
 from textual.color import Color
 from textual.widgets import Input
 
 from simulator.session import Session
+from tests.conftest import SessionOn
 from tests.ui.helpers import wait_for
 from themes import DEFAULT_THEME
 from widgets.agent_pane import AgentPane
-from widgets.app import RepoSimApp
+from widgets.app import Opening, RepoSimApp
 from widgets.editor_pane import EditorPane
 from widgets.file_tree import FileTree
+from widgets.status_bar import StatusBar
 
 
 class Watched(RepoSimApp):
     """Notes what was mounted, and what the screen showed, at each of the first frames."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session | Opening) -> None:
         super().__init__(session)
         self.frames: list[dict[str, Any]] = []
 
@@ -65,6 +69,70 @@ async def test_the_first_frame_shows_the_tree_before_the_agent_pane_is_mounted(
             "panel-tests",
             "panel-changes",
         ]
+
+
+async def test_the_first_frame_shows_the_repositorys_tree_before_the_session_opens(
+    sample_repo: Path, session_on: SessionOn
+) -> None:
+    """`reposim open` gives the app its session still opening: the first frame shows the tree
+    of the repository read from the disk, and the session starts opening only after that frame
+    (issue 29: the session stack starting is not in the first frame's path). Meanwhile the keys
+    typed wait and are applied in order once it is there, a file chosen in the tree opens then;
+    then the tree lists through the session and the editor, the status bar and the late panes
+    come."""
+    frames_when_started: list[int] = []
+    gate = asyncio.Event()
+
+    async def start() -> Session:
+        frames_when_started.append(len(app.frames))
+        await gate.wait()
+        return await session_on(sample_repo, "t.jsonl")
+
+    app = Watched(Opening(sample_repo, start))
+    # Textual's run_test: RepoSimApp's waits for the late panes, which wait for the session
+    async with App.run_test(app, size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: frames_when_started, "the session to start opening")
+        assert frames_when_started[0] >= 1  # after the first frame
+        first = app.frames[0]
+        assert first["tree"] and not first["editor"] and not first["agent"]
+        assert "EXPLORER" in first["text"] and sample_repo.name in first["text"]
+        tree = app.query_one(FileTree)
+        await wait_for(pilot, lambda: "calc" in tree.nodes_by_path, "the tree's first entries")
+        assert not app.session_open and not tree.attached
+        assert "calc" in app.export_screenshot() and "tests" in app.export_screenshot()
+        # keys typed now wait for the session, then apply in order (here: quick open, a query)
+        await pilot.press("ctrl+p", *"ops")
+        await pilot.pause()
+        assert len(app.screen_stack) == 1
+        tree.post_message(FileTree.FileChosen("calc/ops.py"))
+        await pilot.pause()
+        gate.set()
+        await wait_for(pilot, lambda: len(app.screen_stack) == 2, "the held Ctrl+P applied")
+        field = app.screen.query_one(Input)
+        await wait_for(pilot, lambda: field.value == "ops", "the held keys typed in the box")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.panes_mounted, "the panes, once the session opened")
+        assert app.session_open and tree.attached
+        assert app.query(StatusBar) and not app.query("#editor-opening")
+        editor = app.query_one(EditorPane)
+        await wait_for(pilot, lambda: editor.current_path == "calc/ops.py", "the chosen file")
+        assert app.query_one(AgentPane)
+        assert app.session.source == sample_repo
+
+
+async def test_a_session_that_fails_to_open_ends_the_app_with_its_error(
+    sample_repo: Path,
+) -> None:
+    """The app exits (code 1) and keeps the error for whoever started it (reposim.ui.run_ui
+    raises it, as when the session opened before the UI)."""
+
+    async def start() -> Session:
+        raise RuntimeError("no such image")
+
+    app = RepoSimApp(Opening(sample_repo, start))
+    await asyncio.wait_for(app.run_async(headless=True, size=(120, 40)), 60)
+    assert app.return_code == 1
+    assert isinstance(app.open_error, RuntimeError) and str(app.open_error) == "no such image"
 
 
 async def test_the_editor_mounts_its_tabs_and_bars_when_the_first_file_opens(
@@ -231,9 +299,13 @@ class Watched(widgets.app.RepoSimApp):
 
     def _first_frame(self) -> None:
         seen["detection at the first frame"] = "simulator.setup.detect" in sys.modules
-        seen["test command"] = self.session.test_command
-        seen["detection when asked"] = "simulator.setup.detect" in sys.modules
-        self.exit()
+        self.set_interval(0.05, self._ask)  # once the session has opened (after that frame)
+
+    def _ask(self) -> None:
+        if self.session_open and "test command" not in seen:
+            seen["test command"] = self.session.test_command
+            seen["detection when asked"] = "simulator.setup.detect" in sys.modules
+            self.exit()
 
     async def run_async(self, **options: object) -> None:
         await super().run_async(headless=True, size=(160, 48))
