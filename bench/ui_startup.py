@@ -80,10 +80,16 @@ def cpu_seconds(pid: int) -> float:
 
 
 def time_to_marker(
-    argv: list[str], marker: bytes, env_extra: dict[str, str | None], timeout: float = 60.0
+    argv: list[str],
+    marker: bytes,
+    env_extra: dict[str, str | None],
+    timeout: float = 60.0,
+    cwd: str | None = None,
 ) -> tuple[float, float]:
     """Seconds from spawning `argv` on a fresh PTY until `marker` appears in its output, and the
-    CPU seconds the process had used by then (what load on other cores changes least)."""
+    CPU seconds the process had used by then (what load on other cores changes least). `cwd`:
+    where it runs (`python -c` puts it first on sys.path: a source tree there would be the
+    code measured, whichever tree the interpreter's environment installs)."""
     master, slave = os.openpty()
     os.set_blocking(master, False)
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"}
@@ -94,7 +100,7 @@ def time_to_marker(
             env[key] = value
     start = time.perf_counter()
     proc = subprocess.Popen(
-        argv, stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True
+        argv, stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True, cwd=cwd
     )
     os.close(slave)
     seen = b""
@@ -161,13 +167,18 @@ def main() -> None:
         rows = []
         notes = []
         for label, extra in modes:
+            # Both run in the temporary folder: the code measured is the one this interpreter's
+            # environment installs, not a source tree the bench was started from.
+            here = str(root)
             if "PYTHONPYCACHEPREFIX" in extra:  # prime the caches, untimed
-                time_to_marker([sys.executable, str(bare)], b"BARE-READY", extra)
-                time_to_marker(reposim, b"README.md", extra)
+                time_to_marker([sys.executable, str(bare)], b"BARE-READY", extra, cwd=here)
+                time_to_marker(reposim, b"README.md", extra, cwd=here)
             bare_runs, our_runs = [], []
             for _ in range(args.runs):  # interleaved, so machine load hits both alike
-                bare_runs.append(time_to_marker([sys.executable, str(bare)], b"BARE-READY", extra))
-                our_runs.append(time_to_marker(reposim, b"README.md", extra))
+                bare_runs.append(
+                    time_to_marker([sys.executable, str(bare)], b"BARE-READY", extra, cwd=here)
+                )
+                our_runs.append(time_to_marker(reposim, b"README.md", extra, cwd=here))
             bare_times, ours = [run[0] for run in bare_runs], [run[0] for run in our_runs]
             bare_cpu, our_cpu = [run[1] for run in bare_runs], [run[1] for run in our_runs]
             b, o = statistics.median(bare_times), statistics.median(ours)
