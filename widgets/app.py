@@ -321,8 +321,8 @@ class RepoSimApp(WorkspaceApp):
         stale = session.description.extra.get("venv_stale")
         if stale:  # said on stderr when the session opens before the UI
             self.notify(f"{stale}.", severity="warning", timeout=10)
-        # mounted by the app's own message loop, as when it was given its session: mounting
-        # from this worker's task inserted the panel twice (DuplicateIds)
+        # mounted by the app's own message loop, as when it was given its session (the keys
+        # held meanwhile are then replayed there, in order, before any newer one)
         self.call_later(self._mount_late_panes)
 
     def _session_started(self) -> None:
