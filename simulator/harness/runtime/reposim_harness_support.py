@@ -1461,12 +1461,44 @@ class _Outcome:
             self.failure = f"{report.when}: {text[-1] if text else 'failed'}"[:300]
 
 
+def remember_rewrites() -> None:
+    """Keep pytest's assertion rewriting of a file for the rest of this process: the same
+    file, unchanged, is rewritten once however often it is imported. A check in situ imports
+    the repository's test module afresh for every run (_forget_module_of), and pytest caches a
+    rewrite only in a .pyc file, which it does not write under PYTHONDONTWRITEBYTECODE (set on
+    this machine and in CI): boolean.py's 1,700-line test module was rewritten again for each
+    of its checks in situ, on the reference and for every mutant. The rewritten code depends
+    only on the file and the project's configuration, which do not change within a run."""
+    try:
+        from _pytest.assertion import rewrite
+    except ImportError:
+        return
+    original = getattr(rewrite, "_rewrite_test", None)
+    if original is None or getattr(original, "remembered", False):
+        return
+    kept: dict[tuple[str, int, int], Any] = {}
+
+    def remembered(fn: Any, config: Any) -> Any:
+        try:
+            stat = Path(fn).stat()
+        except OSError:
+            return original(fn, config)
+        key = (str(fn), stat.st_mtime_ns, stat.st_size)
+        if key not in kept:
+            kept[key] = original(fn, config)
+        return kept[key]
+
+    remembered.remembered = True  # type: ignore[attr-defined]
+    rewrite._rewrite_test = remembered
+
+
 def _run_in_situ(
     target: dict[str, str], candidate: Any, test: str, calls: set[int]
 ) -> dict[str, Any]:
     """One run of the repository's test `test` with the target swapped for `candidate`."""
     import pytest
 
+    remember_rewrites()
     live = _live_function(target)
     before = live.__code__
     if candidate is live:
