@@ -526,6 +526,14 @@ async def _python_ladder(
                 detail.update(evidence=install_failure.evidence)
         else:
             detail.update(installed=False, reason="no pyproject.toml or setup.py")
+    if install_failure is not None and interpreter != "python3":
+        # The project does not install on the older interpreter (a dependency with no wheel for
+        # PyPy whose source build fails, or is cut at the budget: patsy 0.5.2's NumPy and SciPy
+        # builds took 305 s on pypy3): no further rung can do better than this Python's verdict,
+        # and each would take its minute past the budget.
+        return Verdict(
+            Tier.NONE, install_failure.category, install_failure.evidence, install_failure.subject
+        )
     with run.stage("requirements") as detail:
         for rel in project.requirement_files:
             ok, _ = await env.install([], options=["-r", rel], what=f"-r {rel}")
