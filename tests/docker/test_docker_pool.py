@@ -229,7 +229,11 @@ async def test_the_start_checkpoint_taken_ahead_is_the_workspace_the_next_user_f
         second = await open_session(sample_repo, backend=lease)
         try:
             # The pool took the start's checkpoint ahead: starting ran no command...
-            assert lease.commands == []
+            assert lease.commands == [], (
+                lease.commands,
+                lease.prepared,
+                lease._inner.prepared_output,
+            )
             # ...and it is the workspace as this session found it, not the last one's.
             assert second.checkpoints[0].tree == (await second.checkpoint("now")).tree
             assert await second.changes() == []
