@@ -7,6 +7,7 @@ each target that the repository's own tests catch."""
 
 from __future__ import annotations
 
+import copy
 import pickle
 import re
 
@@ -271,3 +272,34 @@ def test_an_eq_that_compares_members_by_identity_does_not_make_copies_unequal() 
     # a compiled pattern is its source and flags
     assert support.same(pickle.loads(pickle.dumps(re.compile("a+", re.I))), re.compile("a+", re.I))
     assert not support.same(re.compile("a+"), re.compile("a+", re.I))
+
+
+class Rooted:
+    """A path whose root is a module-level marker naming itself, as glom's `T`, `S` and `A`
+    (`T.__ops__ == (T,)`; `T.a.b` is a path rooted in T): scopes are dicts keyed by the roots,
+    looked up with the module's own objects."""
+
+    __slots__ = ("__ops__",)
+
+    def __init__(self, *ops: object) -> None:
+        self.__ops__ = ops or (self,)
+
+    def child(self, name: str) -> Rooted:
+        return Rooted(self.__ops__[0], ".", name)
+
+
+ROOTED = Rooted()
+
+
+def test_a_root_marker_naming_itself_stays_itself_in_copies() -> None:
+    path = ROOTED.child("a")
+    scope = {ROOTED: "the target", "spec": path}
+    # a recorded value keeps the module's root, not a copy of it that no lookup finds
+    again = pickle.loads(support.dumps(scope))
+    assert again[ROOTED] == "the target"
+    assert again["spec"].__ops__[0] is ROOTED and again["spec"] is not path  # paths copied
+    # the copy a check in situ gives the reference keeps it too
+    copied = copy.deepcopy(scope, support._kept_as_is("tests"))
+    assert copied[ROOTED] == "the target" and copied["spec"] is not path
+    # a path is not a root: it has state of its own
+    assert not support.identity_object(path) and support.identity_object(ROOTED)

@@ -32,7 +32,7 @@ from collections.abc import Iterator, Sequence
 from enum import Enum
 from itertools import islice
 from pathlib import Path
-from types import BuiltinMethodType, MethodType, ModuleType
+from types import BuiltinMethodType, MethodType, ModuleType, NoneType
 from typing import Any
 
 CANDIDATE_VARIABLE = "REPOSIM_CANDIDATE"
@@ -439,11 +439,25 @@ def identity_object(value: Any) -> bool:
     own (`object()`, a `_Missing()` sentinel) or an immutable value (a token type, a tuple
     subclass). A module global with state (ply keeps the last lexer it built as `lex.lexer`)
     is not: it is copied like any value, never named (it may not even exist when a harness
-    is imported, and a call changes it)."""
+    is imported, and a call changes it). A root marker whose only state is a tuple that
+    names itself is one too: glom's `T`, `S` and `A` (`T.__ops__ == (T,)`) are keys of every
+    glom scope and compared with `is`; a copy of `T` is another root that nothing knows (its
+    scope lookups raise KeyError, its repr too)."""
     if type(value) is object or isinstance(value, _IMMUTABLE_BASES):
         return True
     fields = state(value)
-    return fields is not None and not fields
+    if fields is None:
+        return False
+    return not fields or all(_rooted_in(item, value) for item in fields.values())
+
+
+def _rooted_in(item: Any, value: Any) -> bool:
+    """Whether `item` is a tuple of atoms that holds `value` itself (a root's own path)."""
+    return (
+        type(item) is tuple
+        and any(part is value for part in item)
+        and all(part is value or isinstance(part, str | int | NoneType) for part in item)
+    )
 
 
 def _is_match(value: Any) -> bool:
