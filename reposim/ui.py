@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # loaded with the UI, in its thread (see run_ui)
     from textual.worker import Worker
 
     from simulator.agent import Agent, AgentConfig, ModelClient
+    from widgets.app import RepoSimApp
 
 
 def wire_agent(
@@ -114,7 +115,6 @@ async def run_ui(
 
     freeze_loaded()
 
-    kept: str | None = None
     async with closing_after_ui(opened) as ending:
         agent, connect = wire_agent(opened, agent_config)
         app = RepoSimApp(
@@ -125,11 +125,7 @@ async def run_ui(
             connect_agent=connect,
         )
         await app.run_async()
-        await _wind_down(app.workers)
-        kept = await keep_changes(opened)
-        ending.ui_ended(app.return_code)
-    if kept:
-        print(f"reposim: {kept}", file=sys.stderr)
+        await _after_ui(app, opened, ending)
     return opened
 
 
@@ -169,12 +165,18 @@ async def _run_while_opening(
     # does (its trajectory closed, its path said), as when the UI waited for it.
     opened = await start()  # its error, if it failed: there is then no session to close
     async with closing_after_ui(opened) as ending:
-        await _wind_down(app.workers)
-        kept = await keep_changes(opened)
-        ending.ui_ended(app.return_code)
+        await _after_ui(app, opened, ending)
+    return opened
+
+
+async def _after_ui(app: RepoSimApp, opened: Session, ending: UiEnding) -> None:
+    """Once the person quit: the app's workers wound down, the changes kept if asked (said on
+    stderr, now that the UI no longer draws over it), the session told how the UI ended."""
+    await _wind_down(app.workers)
+    kept = await keep_changes(opened)
+    ending.ui_ended(app.return_code)
     if kept:
         print(f"reposim: {kept}", file=sys.stderr)
-    return opened
 
 
 async def _wind_down(workers: Iterable[Worker[object]], limit: float = 30.0) -> None:
