@@ -895,6 +895,8 @@ class RepoSimApp(WorkspaceApp):
         )
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        if not self.screen_stack:  # a focus event that arrives while the app shuts down
+            return
         screen = self.screen_stack[0]
         zoomed = screen.maximized
         if zoomed is not None and self._pane_container(event.widget) not in (None, zoomed):

@@ -72,3 +72,17 @@ async def test_no_patch_when_nothing_changed_or_the_session_works_in_place(
         assert await keep_changes(in_place) is None
     finally:
         await in_place.close()
+
+
+async def test_a_focus_event_that_arrives_as_the_app_shuts_down_is_ignored(
+    session: Session,
+) -> None:
+    # At load, a DescendantFocus queued before the quit was handled after the screens were
+    # gone, and the handler's screen_stack[0] raised IndexError out of the app (CI, the lead's
+    # fresh-clone run 16 at load ~11: test_codegen_entry's app ended with that traceback).
+    from textual import events
+
+    async with running(session) as (app, _):
+        widget = app.screen
+    assert not app.screen_stack
+    app.on_descendant_focus(events.DescendantFocus(widget))  # no error: nothing to unzoom
