@@ -86,6 +86,8 @@ class WarmBackend(DockerBackend):
         """What the preparation printed, for the next user (cleared when it is handed out)."""
         self.uses = 0
         """How many users this container has had."""
+        self.not_reused: str | None = None
+        """Why its last reset could not prove it clean, if it could not."""
 
     async def warm(self, scan: Callable[[WarmBackend], Awaitable[list[str]]]) -> None:
         """Start, then note what a clean container looks like: every path a session could
@@ -160,7 +162,9 @@ class WarmBackend(DockerBackend):
             self.prepared_output = result.output.decode(errors="replace")
 
     async def recycle(self, archive: Path) -> bool:
-        """Reset the container for its next user; False when it cannot be proven clean."""
+        """Reset the container for its next user; False when it cannot be proven clean (why:
+        `not_reused`)."""
+        self.not_reused = None
         await self._close_session_services()
         reaper = await self._live_reaper()
         await reaper.clear()
@@ -168,7 +172,8 @@ class WarmBackend(DockerBackend):
             "reset", WORKSPACE, self._home or "/nonexistent", self._home_mode
         )
         if "LEFT 0\n" not in report or "SHM 0\n" not in report:
-            log.info("pooled container %s not reused: %s", self._container, report.strip())
+            self.not_reused = f"the reset left something: {report.strip()}"
+            log.info("pooled container %s not reused: %s", self._container, self.not_reused)
             return False
         # The proof and the next user's shell and file service, side by side (the shell needs
         # nothing but the workspace's directory, which the reset leaves).
@@ -200,7 +205,8 @@ class WarmBackend(DockerBackend):
             look = await self._look()
         if look != self._warm_look:
             changed = sorted(set(look.items()) ^ set(self._warm_look.items()))
-            log.info("pooled container %s not reused: changed %s", self._container, changed[:5])
+            self.not_reused = f"paths outside the workspace changed: {changed[:5]}"
+            log.info("pooled container %s not reused: %s", self._container, self.not_reused)
             return False
         return True
 
@@ -266,6 +272,8 @@ class WarmPool:
         """Containers handed back, proven clean and made ready again."""
         self.discarded = 0
         """Containers handed back that could not be proven clean, and were removed."""
+        self.discard_reasons: list[str] = []
+        """Why each of those was not reused (what the reset left, what changed, its error)."""
         self.reset_seconds: list[float] = []
         """How long each reset took (in the background, between two users)."""
 
@@ -486,6 +494,7 @@ class WarmPool:
             raise
         except Exception as exc:
             log.info("pooled container %s not reused: %s", backend.container_id, exc)
+            backend.not_reused = f"the reset failed: {exc}"
             clean = False
         self._resetting -= 1
         if clean and not self._closed:
@@ -493,6 +502,7 @@ class WarmPool:
             self._offer(backend, reused=True)
             return
         self.discarded += 1
+        self.discard_reasons.append(backend.not_reused or "the pool was closing")
         self._refill()  # a fresh one in its place, started while this one is removed
         await backend.stop()
 

@@ -123,6 +123,10 @@ async def test_a_container_whose_image_files_were_changed_is_removed_not_reused(
     await first.close()
     await pool.fill()
     assert pool.discarded == 1 and pool.reused == 0 and pool.ready == 1
+    # and it says why: the file the image brought changed
+    assert len(pool.discard_reasons) == 1 and ".bashrc" in pool.discard_reasons[0], (
+        pool.discard_reasons
+    )
     assert used not in {c["Id"] for c in our_containers(docker_client)}
     second = await _session(pool, sample_repo)
     try:
@@ -184,7 +188,7 @@ async def test_background_work_waits_for_handed_out_containers_to_answer_never_f
         assert pool.reused == 0
         assert await third.exists("calc/ops.py")
         await asyncio.wait_for(pool.fill(), WAIT)
-        assert pool.reused == 1 and pool.held_back == 0
+        assert pool.reused == 1 and pool.held_back == 0, pool.discard_reasons
         await second.stop()
         await third.stop()
     finally:
@@ -222,7 +226,7 @@ async def test_the_start_checkpoint_taken_ahead_is_the_workspace_the_next_user_f
         await first.checkpoint("edited")
         await first.close()
         await pool.fill()  # reset and prepared again in the background
-        assert pool.reused == 1
+        assert pool.reused == 1, pool.discard_reasons
 
         lease = _CountingLease(pool)
         lease.commands = []
