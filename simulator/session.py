@@ -1020,6 +1020,14 @@ def _target(payload: dict[str, Any]) -> str:
     return str(payload.get("path") or payload.get("command") or payload.get("name") or "")
 
 
+def opened(session: Session | None) -> Session:
+    """`session`, or SessionError while it is still opening: the UI draws its first frame
+    before the session has opened (widgets.app.Opening), and what needs it asks here."""
+    if session is None:
+        raise SessionError("the session is still opening")
+    return session
+
+
 __all__ = [
     "ActionDenied",
     "ActionPolicy",
@@ -1035,6 +1043,7 @@ __all__ = [
     "Session",
     "SessionError",
     "TestCommand",
+    "opened",
 ]
 
 

@@ -40,7 +40,7 @@ from textual.widgets import Static
 from simulator.checkpoint_repo import HELPER_DIR
 from simulator.events import Event, Kind, TerminalInputPayload, TestResultPayload, file_paths
 from simulator.paths import config_dir
-from simulator.session import Session, SessionError
+from simulator.session import Session, opened
 from simulator.wire import WireError
 from themes import DEFAULT_THEME
 from widgets.coalesce import Coalesced
@@ -246,9 +246,7 @@ class RepoSimApp(WorkspaceApp):
     @property
     def session(self) -> Session:
         """The session the app shows; SessionError while it is still opening (`Opening`)."""
-        if self._session is None:
-            raise SessionError("the session is still opening")
-        return self._session
+        return opened(self._session)
 
     @property
     def session_open(self) -> bool:

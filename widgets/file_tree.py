@@ -34,7 +34,7 @@ from textual.widgets.input import Selection as InputSelection
 from textual.widgets.tree import TreeNode
 
 from simulator.events import Event, Kind, file_paths
-from simulator.session import BackendError, DirEntry, Session, SessionError
+from simulator.session import BackendError, DirEntry, Session, SessionError, opened
 from simulator.workspace import WorkspaceWalk, child_path
 from widgets.coalesce import Coalesced
 from widgets.editor_pane import ChoiceScreen
@@ -222,9 +222,7 @@ class FileTree(Tree[Entry]):
     @property
     def session(self) -> Session:
         """The session the tree shows; SessionError while it is still opening."""
-        if self._session is None:
-            raise SessionError("the session is still opening")
-        return self._session
+        return opened(self._session)
 
     @property
     def attached(self) -> bool:

@@ -17,5 +17,8 @@ class WorkspaceApp(App[None]):
 
     @property
     def session(self) -> Session:
-        """The session the app works in (SessionError where it is still opening)."""
-        raise NotImplementedError
+        """The session the app works in (SessionError where it is still opening).
+
+        Declared here for the entries' types only: no app is a bare WorkspaceApp, and RepoSimApp
+        gives the session it was opened with."""
+        raise NotImplementedError("a WorkspaceApp subclass gives its session")

@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
@@ -75,7 +75,7 @@ def _reads(pid: int) -> int:
     try:
         text = Path(f"/proc/{pid}/io").read_text()
     except PermissionError:
-        pytest.skip("reading another user's /proc/PID/io needs root (CI runs as root)")
+        _not_here("reading another user's /proc/PID/io needs root")
     return int(next(line.split()[1] for line in text.splitlines() if line.startswith("syscr")))
 
 
@@ -439,7 +439,12 @@ def _needs_loop_devices() -> None:
     where the kernel-enforced disk must be what is tested."""
     if loop_devices_usable():
         return
-    reason = "this process may not attach loop devices: the disk limit is a watch"
+    _not_here("this process may not attach loop devices: the disk limit is a watch")
+
+
+def _not_here(reason: str) -> NoReturn:
+    """What this machine cannot check: a skip with the reason locally, a failure in CI
+    (REPOSIM_REQUIRE_DOCKER=1, as root), where it must be checked."""
     if REQUIRED:
         pytest.fail(f"REPOSIM_REQUIRE_DOCKER=1 but {reason}", pytrace=False)
     pytest.skip(reason)
