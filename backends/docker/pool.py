@@ -175,14 +175,16 @@ class WarmBackend(DockerBackend):
             self.not_reused = f"the reset left something: {report.strip()}"
             log.info("pooled container %s not reused: %s", self._container, self.not_reused)
             return False
-        # The proof and the next user's shell and file service, side by side (the shell needs
-        # nothing but the workspace's directory, which the reset leaves).
+        # The workspace copied in, the next user's shell and file service started, side by side
+        # (the shell needs nothing but the workspace's directory, which the reset leaves); then
+        # the proof. The proof looks only once the shell is up: the shell makes its private
+        # directory in /tmp as it starts, which the warm container's look held (CI: a look
+        # taken while the shell was starting found /tmp without it, and the container was
+        # discarded as changed).
         shell = PersistentShell(self._open_shell_channel, WORKSPACE, term=self.options.term)
         self._shell = shell
-        proof, _, _ = await asyncio.gather(
-            self._restored(archive), shell.start(), self._files_service()
-        )
-        if not proof:
+        await asyncio.gather(self._copy_in(archive), shell.start(), self._files_service())
+        if not await self._restored():
             return False
         await self._prepared()
         self._clears_seen = reaper.clears
@@ -194,10 +196,13 @@ class WarmBackend(DockerBackend):
             self._disk_watch = asyncio.ensure_future(self._watch_disk())
         return True
 
-    async def _restored(self, archive: Path) -> bool:
-        """Copy the workspace in again; then every traceable path must be as it was when warm."""
+    async def _copy_in(self, archive: Path) -> None:
+        """Copy the workspace in again, from the archive the pool made once."""
         with archive.open("rb") as data:
             await self._put_archive(data)
+
+    async def _restored(self) -> bool:
+        """Every traceable path must be as it was when warm."""
         look = await self._look()
         added = sorted(p for p in look if p not in self._warm_look)
         if added:  # the session wrote outside the places the reset empties (its home...)

@@ -121,7 +121,12 @@ async def test_rounds_go_on_until_the_interval_is_narrow_enough(
 
 
 async def test_the_budget_stops_the_rounds_and_says_so(twox_repo: Path, tmp_path: Path) -> None:
-    settings = MeasureSettings(timer="cpu", min_time=0.01, min_rounds=2, precision=0.001, budget=25)
+    # At most 60 rounds by default: a fast machine (CI) did all 60 inside the budget. With no
+    # practical limit on rounds and an interval that cannot narrow to +-0.0001%, only the budget
+    # can stop them.
+    settings = MeasureSettings(
+        timer="cpu", min_time=0.01, min_rounds=2, max_rounds=100_000, precision=1e-6, budget=25
+    )
     result = await measure(twox_repo, tmp_path, settings)
     # The stop is said among the actions; what was set aside, if anything, is said after it.
     stops = [action for action in result.actions if "stopped at the budget (25s)" in action]
