@@ -429,26 +429,42 @@ def shared_name(value: Any) -> str | None:
         # made on first use): read the module again, a bounded number of times
         _shared_rebuilds[module] = rebuilds + 1
         hit = _index_shared(module).get(id(value))
-    if hit is None or hit[0] is not value or not identity_object(value):
+    if hit is None or hit[0] is not value or not identity_object(value, hit[1]):
         return None
     return f"{module}:{hit[1]}"
 
 
-def identity_object(value: Any) -> bool:
-    """Whether a module-level object is what its identity says: a marker with no state of its
-    own (`object()`, a `_Missing()` sentinel) or an immutable value (a token type, a tuple
-    subclass). A module global with state (ply keeps the last lexer it built as `lex.lexer`)
-    is not: it is copied like any value, never named (it may not even exist when a harness
-    is imported, and a call changes it). A root marker whose only state is a tuple that
-    names itself is one too: glom's `T`, `S` and `A` (`T.__ops__ == (T,)`) are keys of every
-    glom scope and compared with `is`; a copy of `T` is another root that nothing knows (its
-    scope lookups raise KeyError, its repr too)."""
+def identity_object(value: Any, path: str = "") -> bool:
+    """Whether a module-level object (held at `path` in its module, when known) is what its
+    identity says: a marker with no state of its own (`object()`, a `_Missing()` sentinel) or
+    an immutable value (a token type, a tuple subclass). A module global with state (ply keeps
+    the last lexer it built as `lex.lexer`) is not: it is copied like any value, never named
+    (it may not even exist when a harness is imported, and a call changes it). A root marker
+    whose only state is a tuple that names itself is one too: glom's `T`, `S` and `A`
+    (`T.__ops__ == (T,)`) are keys of every glom scope and compared with `is`; a copy of `T`
+    is another root that nothing knows (its scope lookups raise KeyError, its repr too). So is
+    a sentinel whose state is only atoms, one of them the name it is held under: boltons'
+    `make_sentinel("LAST_CHILD_SCOPE")`, the keys of glom's scopes (`LAST_CHILD_SCOPE in
+    scope` is False in a copy)."""
     if type(value) is object or isinstance(value, _IMMUTABLE_BASES):
         return True
     fields = state(value)
     if fields is None:
         return False
+    if path and _names_itself(fields, path.rpartition(".")[2]):
+        return True
     return not fields or all(_rooted_in(item, value) for item in fields.values())
+
+
+def _names_itself(fields: dict[str, Any], name: str) -> bool:
+    """Whether a state of atoms only holds `name` (leading underscores and case aside)."""
+    own = name.lstrip("_").lower()
+    items = list(fields.values())
+    return (
+        bool(own)
+        and all(isinstance(item, str | int | NoneType) for item in items)
+        and any(isinstance(item, str) and item.lstrip("_").lower() == own for item in items)
+    )
 
 
 def _rooted_in(item: Any, value: Any) -> bool:
@@ -1287,8 +1303,8 @@ def _kept_as_is(package: str) -> dict[int, Any]:
     for name, module in list(sys.modules.items()):
         memo[id(module)] = module
         if name == package or name.startswith(package + "."):
-            for obj, _ in _index_shared(name).values():
-                if identity_object(obj):
+            for obj, path in _index_shared(name).values():
+                if identity_object(obj, path):
                     memo[id(obj)] = obj
     memo.update(_NAMED)
     return memo
