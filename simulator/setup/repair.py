@@ -246,6 +246,20 @@ REMOVED_IN = {
     ("Index", "is_monotonic"): "pandas<2",
 }
 
+# A module name another distribution stands in for, with only part of its API: module ->
+# (the distribution that has the whole module, the attributes the stand-in has, why). pytest
+# 7.2 dropped its dependency on the py library and ships a `py` module of its own with only
+# `py.path` and `py.error`; tests of its era call `py.test.raises`, `py.test.skip`, `py.code`
+# (cffi 1.15.0: 255 of 738 failed on `module 'py' has no attribute 'test'`).
+SHIMMED = {
+    "py": (
+        "py",
+        ("path", "error"),
+        "pytest (>= 7.2) ships a `py` module of its own with only py.path and py.error; the "
+        "rest is the py library's (py.test is pytest there)",
+    ),
+}
+
 
 @dataclass(frozen=True)
 class Fix:
@@ -350,6 +364,10 @@ def _removed_attribute(subject: str, state: RepairState) -> Fix | None:
         )
     module, attribute = parts[0], parts[1]
     top = module.split(".")[0]
+    shim = SHIMMED.get(top)
+    if shim is not None and attribute not in shim[1] and shim[0] not in state.versions:
+        # Not a removal: the module of that name here is another distribution's stand-in.
+        return Fix("install", (shim[0],), f"{module}.{attribute}: {shim[2]}")
     reason = f"{module}.{attribute} was removed in a newer release"
     if len(parts) > 2 and parts[2].startswith("<"):
         dist = _name(distribution_for(top) or top)

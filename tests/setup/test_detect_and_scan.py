@@ -166,6 +166,25 @@ def test_repairs_match_their_errors() -> None:
     assert plugin is not None and plugin.requirements == ("pytest-benchmark",)
 
 
+def test_an_attribute_of_pytests_own_py_module_installs_the_py_library() -> None:
+    """cffi 1.15.0: `module 'py' has no attribute 'test'`. pytest (>= 7.2) ships a `py` module
+    of its own with only py.path and py.error; the rest is the py library's. Not a removal to
+    pin: the py library is installed, once, and not when it is installed already."""
+    state = RepairState(versions={"pytest": "9.0.1"})
+    fix = plan(Diagnosis(Category.ATTRIBUTE_ERROR, "e", "py:test"), state)
+    assert fix is not None and (fix.kind, fix.requirements) == ("install", ("py",)), fix
+    assert "py.path and py.error" in fix.reason
+    # py.path is the stand-in's own: a missing attribute of it is no reason to add the library
+    path = plan(Diagnosis(Category.ATTRIBUTE_ERROR, "e", "py:path"), state)
+    assert path is None or path.requirements != ("py",), path
+    state.tried.add(fix.key)
+    again = plan(Diagnosis(Category.ATTRIBUTE_ERROR, "e", "py:test"), state)
+    assert again is None or again.requirements != ("py",), again
+    installed = RepairState(versions={"pytest": "9.0.1", "py": "1.11.0"})
+    fix = plan(Diagnosis(Category.ATTRIBUTE_ERROR, "e", "py:code"), installed)
+    assert fix is None or fix.requirements != ("py",), fix
+
+
 def test_tox_extras_for_one_factor_are_left_out(tmp_path: Path) -> None:
     repo = repos.write_repo(
         tmp_path / "r",

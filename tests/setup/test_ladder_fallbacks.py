@@ -100,6 +100,41 @@ async def test_rule_numpy_2_removed_attribute_pins_below_the_release_named(
     assert any("numpy<2.0" in item for item in result.installed), result.installed
 
 
+async def test_rule_py_test_of_pytests_own_py_module_installs_the_py_library(
+    tmp_path: Path, set_up: SetUp
+) -> None:
+    """cffi 1.15.0 in the hard corpus: 255 of 738 tests failed on `AttributeError: module 'py'
+    has no attribute 'test'`; its tests call `py.test.raises`. pytest (>= 7.2) ships a `py`
+    module of its own with only py.path and py.error; `py.test` is the py library's (an alias
+    of pytest). The rule installs the py library; before, the ladder took it for a removal to
+    pin and the tests kept failing."""
+    tests = "".join(
+        f"def test_bad_{i}():\n    with py.test.raises(ValueError):\n        parse('x{i}')\n\n"
+        for i in range(8)
+    )
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        _package(
+            "oldraise",
+            [],
+            {
+                "oldraise/__init__.py": "def parse(text):\n    return int(text)\n",
+                "tests/test_parse.py": (
+                    "import py\nfrom oldraise import parse\n\n"
+                    + "".join(
+                        f"def test_ok_{i}():\n    assert parse('{i}') == {i}\n\n" for i in range(4)
+                    )
+                    + tests
+                ),
+            },
+        ),
+    )
+    _, result = await set_up(repo)
+    assert result.verdict.ready and result.verdict.tests["passed"] == 12, result.verdict.line()
+    assert any(r["fix"] == "install" for r in result.repairs), result.repairs
+    assert "py" in result.installed, result.installed
+
+
 async def test_rule_a_downgrade_moves_the_packages_that_require_a_newer_release(
     tmp_path: Path, set_up: SetUp
 ) -> None:
