@@ -51,7 +51,9 @@ from simulator.setup.oracle import (
     count_generic,
     diagnose,
     killed_test,
+    module_crash,
     verdict_from_tests,
+    with_modules_left_out,
 )
 from simulator.setup.pins import (
     HAS_SCRIPT,
@@ -1464,6 +1466,7 @@ async def _oracle(
         # The project's own command first (CI, tox, nox, scripts, Makefile, README); it decides
         # unless it runs no test at all (then the default runners try).
         own = await _run_test_command(env, candidate, imports, options)
+        own = await _without_modules_that_stop_it(env, candidate, own, project, imports, options)
         ran = sum(own.tests.get(k, 0) for k in ("passed", "failed", "error"))
         partial = _ran_fewer_than_defined(own, imports, "the test script")
         if candidate.runner == "script" and partial is not None:
@@ -1506,10 +1509,86 @@ async def _oracle(
         # (feedparser 6.0.8's tests/runtests.py) is it.
         for script in suite_scripts(Path(project.root), project.test_dirs)[:2]:
             own = await _run_test_command(env, script, imports, options)
+            own = await _without_modules_that_stop_it(env, script, own, project, imports, options)
             if sum(own.tests.get(k, 0) for k in ("passed", "failed", "error")):
                 verdict = _ran_fewer_than_defined(own, imports, "the suite script") or own
                 break
     return _installed_or_not(verdict, install_failure)
+
+
+LEAVE_OUT_RUNNER = "reposim_leave_out"
+LEAVE_OUT_SOURCE = """\
+# Written by reposim setup: `python -m reposim_leave_out PATHS SCRIPT ARGS...` runs the
+# project's test script as `python SCRIPT ARGS...` does, except that importing a test module
+# whose file ends with one of PATHS (joined by ':') raises ImportError: a module that stops
+# the script on this Python is left out the way the script leaves out one that does not import.
+import importlib.machinery
+import os
+import runpy
+import sys
+
+LEFT_OUT = tuple("/" + p.lstrip("/") for p in sys.argv[1].split(":") if p)
+
+
+class LeftOut:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        origin = os.path.realpath(spec.origin) if spec is not None and spec.origin else ""
+        if LEFT_OUT and origin.endswith(LEFT_OUT):
+            raise ImportError(f"left out by reposim setup: {origin} stops the test script here")
+        return None
+
+
+sys.meta_path.insert(0, LeftOut)
+script = sys.argv[2]
+sys.argv = sys.argv[2:]
+sys.path[0] = os.path.dirname(os.path.abspath(script))
+runpy.run_path(script, run_name="__main__")
+"""
+MAX_LEFT_OUT = 3  # test modules left out of a suite script's run
+
+
+async def _without_modules_that_stop_it(
+    env: _Env,
+    test: TestCommand,
+    verdict: Verdict,
+    project: Project,
+    imports: ImportScan,
+    options: SetupOptions,
+) -> Verdict:
+    """docutils 0.17.1: its own test command, `test/alltests.py`, imports every test module
+    itself and builds most of the suite from each module's `suite()` (pytest collects a fifth of
+    it); on 3.11 one module raises TypeError at import and the script stops there, before any
+    test. The script leaves out a module that raises ImportError (named, its tests skipped):
+    the script runs again with the module that stopped it raising ImportError (setup's runner
+    module, `python -m reposim_leave_out PATH SCRIPT`), up to three modules, and the verdict
+    names each with why it did not import (raised in its own code on a Python newer than the
+    project declares: written for another Python), judged as pytest's collection errors are.
+    A script that stops at a left-out module again does not skip one: its first verdict stays."""
+    first = verdict
+    left_out: list[tuple[str, Diagnosis]] = []
+    while len(left_out) < MAX_LEFT_OUT and (crash := module_crash(verdict)) is not None:
+        path, _ = crash
+        if any(path == p for p, _ in left_out):
+            env.notes.append(
+                f"{test.args[-1] if test.args else test.source} stopped at a test module left "
+                f"out of it ({path}): it does not skip a module that does not import"
+            )
+            return first
+        if _spent(env, f"the test script again without {path}"):
+            break
+        diagnosis = diagnose(verdict.output_tail, fallback=Category.COLLECTION)
+        diagnosis = await _interpreter_or(env, diagnosis, project, imports, verdict.output_tail)
+        left_out.append((path, diagnosis))
+        if (await env.sh(write_plugin(env.python, LEAVE_OUT_RUNNER, LEAVE_OUT_SOURCE))).exit_code:
+            return first
+        paths = ":".join(p for p, _ in left_out)
+        again = replace(test, args=("-m", LEAVE_OUT_RUNNER, paths, *test.args))
+        verdict = await _run_test_command(env, again, imports, options)
+    if not left_out or verdict is first:
+        return first
+    return with_modules_left_out(verdict, left_out, len(imports.test_modules))
 
 
 def _installed_or_not(verdict: Verdict, install_failure: Diagnosis | None) -> Verdict:

@@ -18,13 +18,15 @@ the repair loop and the LLM installer all ask it.
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from pathlib import PurePosixPath
 from typing import Any
 
 READY_RATIO = 0.95
 READY_PLUS_TESTS = 10
+# The end of the evidence of a suite script that stopped importing a test module
+STOPPED_AT_MODULE = "; the test command stopped there"
 
 
 class Tier(StrEnum):
@@ -401,7 +403,7 @@ def verdict_from_tests(
         return Verdict(
             Tier.IMPORTS,
             Category.COLLECTION,
-            f"{path} did not import: {error}; the test command stopped there"[:400],
+            f"{path} did not import: {error}"[: 400 - len(STOPPED_AT_MODULE)] + STOPPED_AT_MODULE,
             tests={},
             test_command=command,
             output_tail=tail,
@@ -532,6 +534,40 @@ def _section(output: str, path: str) -> str:
 
 
 _FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+, in (?P<name>\S+)', re.MULTILINE)
+
+
+def module_crash(verdict: Verdict) -> tuple[str, str] | None:
+    """(test file, exception line) of a suite script that stopped importing a test module
+    (the verdict `verdict_from_tests` gives such a run), else None."""
+    if verdict.category is not Category.COLLECTION or not (verdict.evidence or "").endswith(
+        STOPPED_AT_MODULE
+    ):
+        return None
+    return _test_module_crash(verdict.output_tail)
+
+
+def with_modules_left_out(
+    verdict: Verdict, left_out: list[tuple[str, Diagnosis]], modules: int
+) -> Verdict:
+    """A run with test modules left out (each with why it did not import), judged as pytest's
+    collection errors are: named in `skipped`; a ready verdict stays ready only when each was
+    left out for a cause outside the code under test (`_ENVIRONMENT_CAUSES`) and no more than
+    a quarter of the test modules were."""
+    skipped = [*verdict.skipped, *(f"{path}: {_why(d)}" for path, d in left_out)]
+    diagnoses = [*verdict.skipped_diagnoses, *(d for _, d in left_out)]
+    verdict = replace(verdict, skipped=skipped, skipped_diagnoses=diagnoses)
+    code_errors = [(p, d) for p, d in left_out if d.category not in _ENVIRONMENT_CAUSES]
+    if verdict.ready and (code_errors or len(left_out) > max(1, modules // 4)):
+        path, diagnosis = (code_errors or left_out)[0]
+        return replace(
+            verdict,
+            tier=Tier.RUNS,
+            category=Category.COLLECTION,
+            evidence=f"{len(left_out)} of {modules} test modules did not import; {path}: "
+            f"{diagnosis.evidence}"[:400],
+            subject=diagnosis.subject,
+        )
+    return verdict
 
 
 def _test_module_crash(output: str) -> tuple[str, str] | None:

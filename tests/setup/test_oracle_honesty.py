@@ -14,7 +14,15 @@ from simulator.session import Session
 from simulator.setup.detect import detect
 from simulator.setup.imports import scan
 from simulator.setup.ladder import SetupOptions, _Env, _unittest
-from simulator.setup.oracle import Category, Tier, Verdict, count_generic, verdict_from_tests
+from simulator.setup.oracle import (
+    Category,
+    Diagnosis,
+    Tier,
+    Verdict,
+    count_generic,
+    verdict_from_tests,
+    with_modules_left_out,
+)
 from tests.setup import repos
 
 PYTEST = f"{sys.executable} -m pytest -p no:cacheprovider --continue-on-collection-errors -q"
@@ -210,6 +218,29 @@ async def test_a_suite_script_that_stops_importing_a_test_module_is_a_collection
     assert verdict.evidence is not None
     assert verdict.evidence.startswith("test/test_tables.py did not import"), verdict.evidence
     assert "TypeError" in verdict.evidence, verdict.evidence
+
+
+def test_a_module_left_out_of_a_suite_script_is_judged_as_a_collection_error_is() -> None:
+    """A test module that stopped the project's script, left out of its next run: named, and
+    the verdict stays ready only for a cause outside the code under test (here: written for an
+    older Python), never for a TypeError of the code; more than a quarter left out is not
+    ready either."""
+    ready = Verdict(Tier.READY_PLUS, tests={"passed": 1100, "failed": 3}, pass_ratio=0.997)
+    older = Diagnosis(
+        Category.PYTHON_VERSION,
+        "test/test_tables.py: TypeError: 'NoneType' object is not subscriptable (the project "
+        "declares Python 3.9 at the newest; this is 3.11)",
+    )
+    named = with_modules_left_out(ready, [("test/test_tables.py", older)], modules=133)
+    assert named.ready, named.line()
+    assert named.skipped and named.skipped[0].startswith("test/test_tables.py: written for another")
+    assert "1 test module not importable" in named.line()
+    code = Diagnosis(Category.COLLECTION, "TypeError: 'NoneType' object is not subscriptable")
+    broken = with_modules_left_out(ready, [("test/test_tables.py", code)], modules=133)
+    assert (broken.tier, broken.category) == (Tier.RUNS, Category.COLLECTION), broken.line()
+    assert (broken.evidence or "").startswith("1 of 133 test modules did not import; test/test_t")
+    many = [(f"test/test_{i}.py", older) for i in range(3)]
+    assert not with_modules_left_out(ready, many, modules=8).ready
 
 
 async def test_a_test_script_that_runs_fewer_tests_than_the_files_define_does_not_decide(

@@ -226,6 +226,118 @@ async def test_a_root_test_module_pytest_does_not_collect_by_name_is_run(
     assert (result.verdict.test_command or "").endswith("test.py")
 
 
+# docutils 0.17.1's way: a script that imports every test_*.py itself, takes each module's
+# suite() (its tests are built from data, so pytest collects none of them) and leaves out a
+# module that raises ImportError, naming it; any other error at import stops it.
+_ALLTESTS = """\
+import os, sys, unittest
+os.chdir(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.getcwd())
+suite = unittest.TestSuite()
+for name in sorted(f[:-3] for f in os.listdir('.') if f.startswith('test_') and f.endswith('.py')):
+    try:
+        module = __import__(name)
+    except ImportError:
+        print("ERROR: Can't import %s, skipping its tests:" % name, file=sys.stderr)
+        sys.excepthook(*sys.exc_info())
+        continue
+    if hasattr(module, 'suite'):
+        suite.addTest(module.suite())
+    else:
+        suite.addTest(unittest.defaultTestLoader.loadTestsFromModule(module))
+result = unittest.TextTestRunner(verbosity=1).run(suite)
+sys.exit(not result.wasSuccessful())
+"""
+# Built from data by suite(): no `def test...`, no TestCase class, nothing pytest collects.
+_SUITE_MODULE = """\
+import unittest
+from rst import shout
+
+CASES = [(f'w{i}', f'W{i}') for i in range(12)]
+
+
+def suite():
+    s = unittest.TestSuite()
+    for given, wanted in CASES:
+        s.addTest(unittest.FunctionTestCase(lambda g=given, w=wanted: _check(g, w)))
+    return s
+
+
+def _check(given, wanted):
+    assert shout(given) == wanted
+"""
+# docutils 0.17.1's test_tables.py: the error message csv gave for a NUL byte is taken at
+# import; Python 3.11's csv takes NUL bytes, no exception, and `None[0]` raises TypeError.
+_PY39_MODULE = """\
+import csv
+import unittest
+
+
+def exception_data(func, *args):
+    try:
+        func(*args)
+    except Exception as detail:
+        return detail, detail.args
+
+
+null_bytes_exception = exception_data(lambda: next(csv.reader(['a\\0b'])))[0]
+
+
+class T(unittest.TestCase):
+    def test_message(self):
+        self.assertIn('NUL', str(null_bytes_exception))
+"""
+
+
+def _suite_script_repo(root: Path, classifiers: list[str]) -> Path:
+    return repos.write_repo(
+        root,
+        {
+            "setup.py": (
+                "from setuptools import setup\n"
+                "setup(name='rst', version='0.17', packages=['rst'],\n"
+                f"      classifiers={classifiers!r})\n"
+            ),
+            "rst/__init__.py": "def shout(text):\n    return text.upper()\n",
+            "test/alltests.py": _ALLTESTS,
+            "test/test_shout.py": _SUITE_MODULE,
+            "test/test_tables.py": _PY39_MODULE,
+            "README.txt": "Testing\n=======\n\nRun::\n\n    cd <archive>/test\n    ./alltests.py\n",
+        },
+    )
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+async def test_a_test_module_that_stops_the_projects_script_is_left_out_and_named(
+    tmp_path: Path, set_up: SetUp
+) -> None:
+    """docutils 0.17.1 in the hard corpus: its own command (`cd test; ./alltests.py`, the
+    README) stopped at test_tables.py, which raises TypeError at import on 3.11 (csv takes NUL
+    bytes since 3.11), before any test; pytest then collected a fifth of the suite (the rest is
+    built by each module's suite()), and the verdict was "runs/collection". The script runs
+    again with that module left out (it skips a module that raises ImportError); the module,
+    raising in its own code on a Python newer than the project declares (3.9), is named as
+    written for another Python, and the 12 suite()-built tests decide."""
+    repo = _suite_script_repo(
+        tmp_path / "repo",
+        [f"Programming Language :: Python :: 3.{m}" for m in (7, 8, 9)],
+    )
+    _, result = await set_up(repo)
+    verdict = result.verdict
+    assert verdict.ready and verdict.tests["passed"] == 12, verdict.line()
+    assert "reposim_leave_out test/test_tables.py " in (verdict.test_command or "")
+    assert (verdict.test_command or "").endswith("test/alltests.py"), verdict.test_command
+    assert [s.split(":")[0] for s in verdict.skipped] == ["test/test_tables.py"], verdict.skipped
+    assert "written for another Python" in verdict.skipped[0], verdict.skipped
+    assert "TypeError" in verdict.skipped[0], verdict.skipped
+    # The generated Dockerfile writes the same runner module its default command runs.
+    from simulator.setup.envimage import dockerfile_text
+
+    dockerfile = dockerfile_text(result, "reposim/base:bookworm-2", "c")
+    assert "reposim_leave_out" in dockerfile.split("\nCMD ")[0], dockerfile
+
+
 @pytest.mark.docker
 @pytest.mark.slow
 async def test_a_suite_script_in_the_test_folder_runs_when_discovery_finds_nothing(
