@@ -22,6 +22,7 @@ go to a JSONL store, so an interrupted run resumes where it stopped (--fresh sta
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import sys
 import time
@@ -51,6 +52,28 @@ def tier_of(record: TaskRecord | None) -> str:
     if record.status == "timeout":
         return "timeout"
     return str(verdict.get("tier") or record.status)
+
+
+_CPU_SHARE = re.compile(r"the container had (\d+) s of CPU in the run's (\d+) s")
+
+
+def cut_by_time(record: TaskRecord | None) -> str | None:
+    """How a time limit, not the project, ended a not-ready task: the batch's limit (no
+    verdict at all), or the ladder's budget cutting a run (category `timeout`), with the CPU
+    share the container had in the cut run (a suite starved by the machine's load reads very
+    differently from one that is slow on its own); None for a verdict of the project's own."""
+    if record is None:
+        return None
+    if record.status == "timeout":
+        return "the batch's time limit ended the task (no verdict)"
+    if record.category != "timeout":
+        return None
+    share = _CPU_SHARE.search(record.evidence or "")
+    if share is None:
+        return "the time budget cut it"
+    cpu, wall = int(share.group(1)), int(share.group(2))
+    share_text = f"{cpu / max(wall, 1):.0%}"
+    return f"the time budget cut it; the container had {cpu} s of CPU in {wall} s ({share_text})"
 
 
 def _interleaved(repos: list[Path], categories: dict[str, str]) -> list[Path]:
@@ -172,7 +195,9 @@ def main() -> int:
         records, skipped, wall = summary.records, summary.skipped, time.monotonic() - t0
     latest = {r.key: r for r in records}
     if args.report:
-        repos = [r for r in repos if f"naive:{r.name}" in latest and f"reposim:{r.name}" in latest]
+        # Both ways' results, or the one way --only names (a run of that way alone)
+        ways = (args.only,) if args.only else ("naive", "reposim")
+        repos = [r for r in repos if all(f"{w}:{r.name}" in latest for w in ways)]
     rows = []
     for repo in repos:
         naive, ours = latest.get(f"naive:{repo.name}"), latest.get(f"reposim:{repo.name}")
@@ -204,6 +229,18 @@ def main() -> int:
             print(
                 f"{name:{width}}  {naive_t:9}  {ours_t:9}  {category:18}  {seconds:>7}  {evidence}"
             )
+    cut = [
+        (repo.name, why)
+        for repo in repos
+        if (why := cut_by_time(latest.get(f"reposim:{repo.name}"))) is not None
+    ]
+    if cut:
+        # Not ready because a time limit ended the run (what the cut run showed is in its
+        # evidence): said apart, with the CPU share (at load a cut says little of the project).
+        print()
+        print(f"not ready: a time limit ended the run before a verdict of its own ({len(cut)}):")
+        for name, why in cut:
+            print(f"  {categories.get(name, '-')}/{name}: {why}")
     ready = {"naive": 0, "reposim": 0}
     for _name, naive_t, ours_t, *_ in rows:
         ready["naive"] += naive_t in ("ready", "ready+")
@@ -259,6 +296,11 @@ def main() -> int:
                     "ready without a model",
                     "goal >= 90%",
                     f"{100 * ready['reposim'] / max(n, 1):.0f}%",
+                ),
+                (
+                    "not ready: cut by a time limit / the project's own",
+                    "-",
+                    f"{len(cut)} / {n - ready['reposim'] - len(cut)}",
                 ),
                 ("time to ready (reposim)", "-", to_ready),
                 ("time to verdict, every repository", f"naive {spread(naive_times)}", per_repo),
