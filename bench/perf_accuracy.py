@@ -262,6 +262,15 @@ def main() -> None:
     parser.add_argument(
         "--only", choices=("api", "command"), help="run one part (a quicker look at it)"
     )
+    parser.add_argument(
+        "--interleave",
+        action="store_true",
+        help="alternate the 10%% and identical compares (10 and 20: T S S T S S ...), so both "
+        "see the same load and a run cut short has measured both in proportion",
+    )
+    parser.add_argument(
+        "--until", help="HH:MM (today): start no compare after it (the rows so far are kept)"
+    )
     args = parser.parse_args()
     rows: list[dict[str, Any]] = []
 
@@ -299,43 +308,57 @@ def main() -> None:
             ("10%", 1.1, "b", args.ten, "ten"),
             ("identical", 1.0, "same", args.same, "same"),
         )
-        for fixture_name, truth, b, runs, folder in fixtures:
-            for i in range(runs):
-                # identical code three ways, in turn: A against the commit that only adds a
-                # comment, the same two swapped (does an offset follow the tree, or the
-                # compare?), and A against A itself (the second side on a private clone)
-                side_a, side_b = commits["a"], commits[b]
-                orientation = ""
-                if fixture_name == "identical":
-                    orientation = ("a-vs-same", "same-vs-a", "a-vs-a")[i % 3]
-                    side_a, side_b = {
-                        "a-vs-same": (commits["a"], commits["same"]),
-                        "same-vs-a": (commits["same"], commits["a"]),
-                        "a-vs-a": (commits["a"], commits["a"]),
-                    }[orientation]
-                result, cost, _cpu = ours(
-                    repo,
-                    side_a,
-                    side_b,
-                    root / f"{folder}{i}",
-                    api="fastlib.core.work",
-                    harness=harness,
-                )
-                how = f"ours ({result.settings['timer']})"
-                measured = row(fixture_name, truth, result.verdict, cost, how)
-                # what the protocol did: the paired rounds the verdict rests on, whether it
-                # switched timers (and calibrated again), rounds set aside, loops per value
-                measured.update(
-                    pairs=result.a.runs - len(result.verdict.set_aside),
-                    switched=any(a.startswith("switched to CPU") for a in result.actions),
-                    set_aside=len(result.verdict.set_aside),
-                    loops=[result.a.loops, result.b.loops],
-                    # the paired runs themselves (--json): another interval method can be
-                    # judged on the very same measurements afterwards
-                    runs=[list(result.a.run_means), list(result.b.run_means)],
-                    orientation=orientation,
-                )
-                add(measured)
+        jobs = [(f, i) for f in fixtures for i in range(f[3])]
+        if args.interleave:  # each fixture's k-th compare at k / runs of the way through
+            jobs.sort(key=lambda job: ((job[1] + 0.5) / job[0][3], job[0][0] != "10%"))
+        until = None
+        if args.until:
+            hour, minute = (int(x) for x in args.until.split(":"))
+            now = time.localtime()
+            until = time.mktime((*now[:3], hour, minute, 0, 0, 0, now.tm_isdst))
+        for (fixture_name, truth, b, _runs, folder), i in jobs:
+            if until is not None and time.time() > until:
+                print(f"stopped at {time.strftime('%H:%M:%S')} (--until {args.until})")
+                break
+            # identical code three ways, in turn: A against the commit that only adds a
+            # comment, the same two swapped (does an offset follow the tree, or the
+            # compare?), and A against A itself (the second side on a private clone)
+            side_a, side_b = commits["a"], commits[b]
+            orientation = ""
+            if fixture_name == "identical":
+                orientation = ("a-vs-same", "same-vs-a", "a-vs-a")[i % 3]
+                side_a, side_b = {
+                    "a-vs-same": (commits["a"], commits["same"]),
+                    "same-vs-a": (commits["same"], commits["a"]),
+                    "a-vs-a": (commits["a"], commits["a"]),
+                }[orientation]
+            result, cost, _cpu = ours(
+                repo,
+                side_a,
+                side_b,
+                root / f"{folder}{i}",
+                api="fastlib.core.work",
+                harness=harness,
+            )
+            how = f"ours ({result.settings['timer']})"
+            measured = row(fixture_name, truth, result.verdict, cost, how)
+            # what the protocol did: the paired rounds the verdict rests on, whether it
+            # switched timers (and calibrated again), rounds set aside, loops per value
+            measured.update(
+                pairs=result.a.runs - len(result.verdict.set_aside),
+                switched=any(a.startswith("switched to CPU") for a in result.actions),
+                set_aside=len(result.verdict.set_aside),
+                loops=[result.a.loops, result.b.loops],
+                # the paired runs themselves (--json): another interval method can be
+                # judged on the very same measurements afterwards
+                runs=[list(result.a.run_means), list(result.b.run_means)],
+                orientation=orientation,
+                pilot=result.verdict.pilot,
+                stop=result.actions[-1] if result.actions else "",
+                t_significant=result.verdict.t_significant,
+                started=time.strftime("%H:%M:%S", time.localtime(time.time() - cost)),
+            )
+            add(measured)
         # a command of about --command-seconds of CPU at A: sized by elapsed time (before),
         # the "2 s" command was ~0.25 s of CPU at load 23-56, where start-up costs mattered
         # (less the interpreter's start and import, which a probe of 200,000 items is 20% of)

@@ -46,6 +46,7 @@ from simulator.perf.stats import (
     load_benchmark,
     most_changed,
     noise_reasons,
+    pairs_needed,
     pyperf_metadata,
     run_means,
     side_stats,
@@ -62,9 +63,12 @@ COMMAND_WORKER_SECONDS = 3.0
 class MeasureSettings:
     """How much measuring: rounds of `processes` pyperf workers per side, interleaved A B, B A.
 
-    Adaptive by default (`rounds` None): after `min_rounds`, rounds go on in pairs until the 95%
-    interval's half-width is at most `precision` of the speed-up, `max_rounds` are done or the
-    `budget` (seconds of measuring) would be exceeded. `rounds` N measures exactly N rounds.
+    Adaptive by default (`rounds` None), in two stages (Stein's): the first `min_rounds` rounds'
+    spread sets how many rounds bring the 95% interval's half-width to `precision` of the
+    speed-up (`stats.pairs_needed`), and the rounds go on in pairs until that many are done,
+    `max_rounds` are or the `budget` (seconds of measuring) would be exceeded; the interval is
+    then at least as wide as the first rounds' spread gives (`stats._paired_verdict`), not the
+    narrowest that chance offered on the way. `rounds` N measures exactly N rounds.
     `values`/`warmups` None: 3 values after 1 warm-up per worker for an API; for a command no
     warm-up and as many values as fill about `COMMAND_WORKER_SECONDS` (2 to 10, from its
     quickcheck's time): each value is a fresh process of the command already, like a run of a
@@ -656,6 +660,7 @@ async def _compare(
     limit = fixed or settings.max_rounds
     done = 0
     round_seconds: list[float] = []
+    pilot, pilot_rounds = 0, 0  # pairs (rounds) of the first look (since a restart)
     stop = ""
     while done < limit:
         order = envs if done % 2 == 0 else envs[::-1]
@@ -718,14 +723,23 @@ async def _compare(
                 for env in envs:
                     for kind in ("", "groups_"):
                         await env.discard(files[f"{kind}{env.label.lower()}"])
-                done = 0
+                done, pilot = 0, 0
                 continue
-        check = compare_runs(means_a, means_b, resamples=2000, paired=True)
+        # The first rounds' spread decides how many rounds run, once (the wall-clock runs' if
+        # the timer switched since is no matter: the same pairs' CPU times are taken now)
+        if not pilot:
+            pilot, pilot_rounds = len(means_a), done
+        per_pair_round = len(means_a) / done
+        needed = pairs_needed(means_a[:pilot], means_b[:pilot], settings.precision)
+        target = math.ceil(needed / per_pair_round)
+        target += target % 2
+        check = compare_runs(means_a, means_b, paired=True, pilot=pilot)
         half = (check.ci_high - check.ci_low) / 2 / check.speedup
-        if half <= settings.precision:
+        if done >= target:
             stop = (
-                f"stopped after {done} rounds: the 95% interval was within "
-                f"+-{half:.1%} of the speed-up (asked +-{settings.precision:.0%})"
+                f"stopped after {done} rounds, as many as the first {pilot_rounds} "
+                f"rounds' spread called for to bring the 95% interval within "
+                f"+-{settings.precision:.0%} of the speed-up; it is +-{half:.1%}"
             )
             break
         spent = time.monotonic() - started
@@ -758,7 +772,9 @@ async def _compare(
     stats_a = side_stats(bench_a, each_value=each_value)
     stats_b = side_stats(bench_b, each_value=each_value)
     # the k-th runs of A and B ran in the same round: compared in pairs (see stats)
-    verdict = compare_runs(list(stats_a.run_means), list(stats_b.run_means), paired=True)
+    verdict = compare_runs(
+        list(stats_a.run_means), list(stats_b.run_means), paired=True, pilot=pilot
+    )
     if verdict.set_aside:
         actions.append(set_aside_sentence(stats_a.run_means, stats_b.run_means, verdict))
     settings = replace(settings, timer=timer)
