@@ -18,12 +18,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Itera
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from simulator.session import Session, SessionError
-
 if TYPE_CHECKING:  # loaded with the UI, in its thread (see run_ui)
     from textual.worker import Worker
 
     from simulator.agent import Agent, AgentConfig, ModelClient
+    from simulator.session import Session  # loaded as the session opens (issue 29)
     from widgets.app import RepoSimApp
 
 
@@ -197,6 +196,7 @@ async def keep_changes(session: Session) -> str | None:
     goes; the sentence to tell the person, or None (nothing changed, in place, or no git).
     Copying the files back instead would change the person's checkout unasked, maybe over edits
     they made there meanwhile; a patch changes nothing and `git apply` says if it conflicts."""
+    from simulator.session import SessionError
     from widgets.app import kept_changes_path
 
     path = kept_changes_path(session)

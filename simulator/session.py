@@ -63,7 +63,13 @@ from simulator.events import (
 )
 from simulator.git import GitError, diff_texts, run_git
 from simulator.paths import trajectories_dir
-from simulator.session_errors import ActionDenied, BinaryFileError, EditError, SessionError
+from simulator.session_errors import (
+    ActionDenied,
+    BinaryFileError,
+    EditError,
+    SessionError,
+    opened,
+)
 from simulator.terminal_record import RecordedPty
 from simulator.testrun import (
     DEFAULT_TEST_COMMAND,
@@ -1018,14 +1024,6 @@ def _occurrence_lines(text: str, needle: str) -> list[int]:
 
 def _target(payload: dict[str, Any]) -> str:
     return str(payload.get("path") or payload.get("command") or payload.get("name") or "")
-
-
-def opened(session: Session | None) -> Session:
-    """`session`, or SessionError while it is still opening: the UI draws its first frame
-    before the session has opened (widgets.app.Opening), and what needs it asks here."""
-    if session is None:
-        raise SessionError("the session is still opening")
-    return session
 
 
 __all__ = [

@@ -14,7 +14,9 @@ from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from backends.base import BackendError, DirEntry
+# Re-exported for the UI, whose first frame lists a tree before simulator.session loads (issue 29).
+from backends.base import BackendError as BackendError
+from backends.base import DirEntry as DirEntry
 from simulator.session_errors import SessionError
 
 if TYPE_CHECKING:

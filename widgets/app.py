@@ -37,11 +37,11 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 
-from simulator.checkpoint_repo import HELPER_DIR
-from simulator.events import Event, Kind, TerminalInputPayload, TestResultPayload, file_paths
+# Only the light engine modules: the first frame comes before the session opens, and
+# simulator.session and simulator.events load with it, after that frame (issue 29).
+from simulator.event_kinds import Kind
 from simulator.paths import config_dir
-from simulator.session import Session, opened
-from simulator.wire import WireError
+from simulator.session_errors import opened
 from themes import DEFAULT_THEME
 from widgets.coalesce import Coalesced
 from widgets.curation.keys import CURATION_BINDINGS, SURVIVORS_BINDINGS
@@ -68,6 +68,8 @@ if TYPE_CHECKING:
     from textual.widgets import TabbedContent, TextArea
 
     from simulator.agent import Agent, AgentConfig, ModelClient
+    from simulator.events import Event
+    from simulator.session import Session
     from widgets.agent_pane import AgentConnect, AgentPane
     from widgets.changes_view import ChangesView
     from widgets.terminal_pane import TerminalPane
@@ -324,7 +326,11 @@ class RepoSimApp(WorkspaceApp):
         self.call_later(self._mount_late_panes)
 
     def _session_started(self) -> None:
-        """The app has its session: follow its events; the status bar counts its changes."""
+        """The app has its session: follow its events; the status bar counts its changes.
+        Once, however often on_mount runs (Textual calls each class's own; a subclass's may call
+        super's too): a second subscription would forward every event twice and outlive the app."""
+        if self._unsubscribe is not None:
+            return
         self._unsubscribe = self.session.subscribe(self._forward)
         self.refresh_changes()
 
@@ -469,6 +475,8 @@ class RepoSimApp(WorkspaceApp):
             return
         if not self._panes_live or not self.query(FileTree):
             return  # the app is closing: its panes mount nothing more (see `exit`)
+        from simulator.events import TerminalInputPayload, file_paths  # loaded: `event` is one
+
         self._agent_pane.add_event(event)
         self.query_one(FileTree).on_session_event(event)
         kind = event.kind
@@ -490,6 +498,10 @@ class RepoSimApp(WorkspaceApp):
 
     def _test_result(self, event: Event) -> None:
         """A test run ended, whoever started it: the status bar and the tests panel show it."""
+        from simulator.checkpoint_repo import HELPER_DIR
+        from simulator.events import TestResultPayload
+        from simulator.wire import WireError
+
         status = self.query_one(StatusBar)
         try:
             result = event.typed(TestResultPayload).result()

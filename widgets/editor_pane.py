@@ -28,8 +28,9 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Static
 
-from simulator.events import Event, FileRenamePayload, Kind
-from simulator.session import BackendError, Session, SessionError
+from simulator.event_kinds import Kind
+from simulator.session_errors import SessionError
+from simulator.workspace import BackendError
 from widgets.keybindings import default_bindings
 from widgets.palette import PaletteAction
 
@@ -41,8 +42,19 @@ if TYPE_CHECKING:
     from textual.widgets.text_area import Selection
 
     from simulator.analysis.session_index import WorkspaceIndex
+    from simulator.events import Event
+    from simulator.session import Session
     from widgets.code_editor import CodeEditor
     from widgets.codenav import NavTarget
+
+
+def normalize(path: str) -> str:
+    """Session.normalize. simulator.session is not imported with this module: the UI's first
+    frame, which imports it, comes before the session opens (issue 29); an editor has a session,
+    so it is loaded whenever this runs."""
+    from simulator.session import Session
+
+    return Session.normalize(path)
 
 
 @dataclass
@@ -309,13 +321,13 @@ class EditorPane(Widget):
         return list(self._buffers)
 
     def is_dirty(self, path: str) -> bool:
-        buffer = self._buffers.get(Session.normalize(path))
+        buffer = self._buffers.get(normalize(path))
         return bool(buffer and buffer.dirty)
 
     async def open_file(self, path: str, line: int | None = None, *, focus: bool = True) -> None:
         """Open (or switch to) a file; optionally put the cursor on a 1-based line. The file's
         editor takes the keyboard unless `focus` is False (the editor following the agent)."""
-        path = Session.normalize(path)
+        path = normalize(path)
         buffer = self._buffers.get(path)
         if buffer is None:
             tabs = await self._tabs()
@@ -403,7 +415,7 @@ class EditorPane(Widget):
 
     async def on_external_change(self, path: str) -> None:
         """A file changed outside the editor: reload a clean buffer, ask about a dirty one."""
-        path = Session.normalize(path)
+        path = normalize(path)
         self._refresh_index(path)
         buffer = self._buffers.get(path)
         if buffer is None or path in self._asking:
@@ -679,7 +691,7 @@ class EditorPane(Widget):
         """Open a file at a 1-based line and a tree-sitter (byte) column; Alt+Left comes back."""
         here = self._position()
         await self.open_file(target.path)
-        buffer = self._buffers.get(Session.normalize(target.path))
+        buffer = self._buffers.get(normalize(target.path))
         if buffer is None or self._current() is not buffer:
             return
         editor = buffer.editor
@@ -816,6 +828,8 @@ class EditorPane(Widget):
         if event.kind in INDEX_STALE_KINDS:
             self.post_message(self._WorkspaceMayHaveChanged())
         elif event.kind == Kind.FILE_RENAME:
+            from simulator.events import FileRenamePayload  # loaded: the event is one
+
             renamed = event.typed(FileRenamePayload)
             if renamed.path and renamed.to:
                 self.post_message(self._Renamed(renamed.path, renamed.to))
@@ -832,7 +846,7 @@ class EditorPane(Widget):
         message.stop()
         if not self._buffers:
             return  # no file open (and maybe no tabs yet)
-        src, dst = Session.normalize(message.src), Session.normalize(message.dst)
+        src, dst = normalize(message.src), normalize(message.dst)
         tabs = self._open_tabs()
         for path, buffer in list(self._buffers.items()):
             if path != src and not path.startswith(src + "/"):

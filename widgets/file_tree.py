@@ -19,7 +19,7 @@ import stat as stat_mod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.style import Style
 from rich.text import Text
@@ -33,13 +33,19 @@ from textual.widgets import Input, Label, Tree
 from textual.widgets.input import Selection as InputSelection
 from textual.widgets.tree import TreeNode
 
-from simulator.events import Event, Kind, file_paths
-from simulator.session import BackendError, DirEntry, Session, SessionError, opened
-from simulator.workspace import WorkspaceWalk, child_path
+# The first frame lists the tree from the disk; simulator.session and simulator.events load
+# after it, with the session (issue 29): only the light modules are imported here.
+from simulator.event_kinds import Kind
+from simulator.session_errors import SessionError, opened
+from simulator.workspace import BackendError, DirEntry, WorkspaceWalk, child_path
 from widgets.coalesce import Coalesced
 from widgets.editor_pane import ChoiceScreen
 from widgets.keybindings import default_bindings
 from widgets.palette import PaletteAction
+
+if TYPE_CHECKING:
+    from simulator.events import Event
+    from simulator.session import Session
 
 PAGE = 2000
 """Entries shown per page of a directory; the rest come with the "more" row."""
@@ -358,6 +364,8 @@ class FileTree(Tree[Entry]):
     def on_session_event(self, event: Event) -> None:
         """Called by the app for every session event (terminal commands, which announce no end,
         are watched by the app, which calls `schedule_refresh`)."""
+        from simulator.events import file_paths  # loaded by now: events come from the session
+
         kind = event.kind
         if kind in FILE_KINDS:
             for path in file_paths(event):
@@ -593,6 +601,8 @@ class FileTree(Tree[Entry]):
         """Run a file operation on a path; its error becomes one sentence. The path it worked
         on (normalized), or None. The folder it happened in is listed again before this
         returns, so that the new entry can be revealed at once."""
+        from simulator.session import Session  # loaded by now: the session is open
+
         try:
             path = Session.normalize(path)
             await operation(path)

@@ -6,12 +6,14 @@ import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from simulator.session import Session
 from simulator.workspace import WorkspaceWalk
+
+if TYPE_CHECKING:
+    from simulator.session import Session
 
 FILE_LIMIT = 50_000
 """Quick-open indexes at most this many files (breadth first: shallow files come first)."""

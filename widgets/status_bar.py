@@ -3,11 +3,14 @@ where the editor's cursor is (line and column, 1-based as in VS Code)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from simulator.session import Session
+if TYPE_CHECKING:
+    from simulator.session import Session
 
 
 class StatusBar(Widget):

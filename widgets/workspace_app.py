@@ -7,9 +7,12 @@ so the app can list the entries without the entries importing the app.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.app import App
 
-from simulator.session import Session
+if TYPE_CHECKING:
+    from simulator.session import Session
 
 
 class WorkspaceApp(App[None]):

@@ -11,19 +11,27 @@ import sys
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from backends.base import BackendError
-from simulator.events import Event, Kind
-from simulator.session import Session, SessionError, Subscriber, open_session
-from simulator.trajectory import TrajectoryError
+if TYPE_CHECKING:
+    # Loaded when a command opens a session, not with the CLI: `reposim open` draws its first
+    # frame before then (issue 29).
+    from simulator.events import Event
+    from simulator.session import Session, Subscriber
 
 T = TypeVar("T")
 
-# Errors a user can cause; each prints as one sentence with exit code 2.
-USER_ERRORS: tuple[type[Exception], ...] = (BackendError, SessionError, TrajectoryError)
+
+def user_errors() -> tuple[type[Exception], ...]:
+    """Errors a user can cause; each prints as one sentence with exit code 2. (Asked for once an
+    exception is out: whatever raised one of these has loaded its module by then.)"""
+    from backends.base import BackendError
+    from simulator.session_errors import SessionError
+    from simulator.trajectory import TrajectoryError
+
+    return (BackendError, SessionError, TrajectoryError)
 
 
 class CliError(click.ClickException):
@@ -46,12 +54,14 @@ def run_cli(group: click.Group) -> int:
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code
-    except USER_ERRORS as exc:
-        click.echo(f"reposim: error: {exc}", err=True)
-        return 2
     except KeyboardInterrupt:
         click.echo("reposim: interrupted.", err=True)
         return 130
+    except Exception as exc:
+        if not isinstance(exc, user_errors()):
+            raise
+        click.echo(f"reposim: error: {exc}", err=True)
+        return 2
     return 0
 
 
@@ -90,7 +100,9 @@ def run_async(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
         return asyncio.run(main())
     except asyncio.CancelledError:
         raise KeyboardInterrupt from None
-    except USER_ERRORS as exc:
+    except Exception as exc:
+        if not isinstance(exc, user_errors()):
+            raise
         raise CliError(str(exc)) from None
 
 
@@ -125,6 +137,8 @@ def json_printer(stream: Any = None) -> Callable[[Event], None]:
 def on_workflow_steps(show: Callable[[dict[str, Any], dict[str, Any]], None]) -> Subscriber:
     """A session subscriber that hands each workflow step's payload, and its detail, to `show`
     (the workflow commands' progress lines); other events pass by."""
+
+    from simulator.event_kinds import Kind
 
     def on_event(event: Event) -> None:
         if event.kind == Kind.WORKFLOW_STEP:
@@ -216,6 +230,8 @@ class SessionFlags:
         """open_session on `path` as the flags say; with --json, every event is printed as a
         JSON line unless `subscribers` says otherwise. `options`: open_session's others.
         `say_stale`: a stale prepared virtualenv is said on stderr (not while a UI shows)."""
+        from simulator.session import open_session
+
         if subscribers is None:
             subscribers = [json_printer()] if self.as_json else []
         session = await open_session(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -16,7 +17,9 @@ from reposim.cli.common import (
 )
 from reposim.cli.options import model_client, model_options, theme_option
 from reposim.ui import run_ui
-from simulator.session import Session
+
+if TYPE_CHECKING:
+    from simulator.session import Session  # loads as the session opens, after the first frame
 
 
 @click.command("open")

@@ -14,6 +14,7 @@ from textual.app import App
 from textual.color import Color
 from textual.widgets import Input
 
+from simulator.events import Event
 from simulator.session import Session
 from tests.conftest import SessionOn
 from tests.ui.helpers import wait_for
@@ -69,6 +70,30 @@ async def test_the_first_frame_shows_the_tree_before_the_agent_pane_is_mounted(
             "panel-tests",
             "panel-changes",
         ]
+
+
+class Counting(Watched):
+    """A subclass whose on_mount calls super's (so RepoSimApp.on_mount runs twice: Textual calls
+    each class's own), counting what the app is handed of each session event."""
+
+    def __init__(self, session: Session) -> None:
+        super().__init__(session)
+        self.forwarded: list[int] = []
+
+    def _forward(self, event: Event) -> None:
+        self.forwarded.append(event.seq)
+        super()._forward(event)
+
+
+async def test_the_app_follows_its_session_once_whoever_calls_on_mount(session: Session) -> None:
+    """Each event reaches the app once, and nothing of the app is left subscribed after it ends
+    (a second subscription forwarded every event twice and outlived the app)."""
+    app = Counting(session)
+    async with app.run_test(size=(160, 48)):
+        written = await session.write("once.txt", "x\n")
+        assert app.forwarded.count(written.seq) == 1
+    after = await session.write("after.txt", "y\n")
+    assert after.seq not in app.forwarded
 
 
 async def test_the_first_frame_shows_the_repositorys_tree_before_the_session_opens(
@@ -333,6 +358,68 @@ def test_reposim_open_chooses_the_test_command_after_the_first_frame(
         "test command": None,  # pytest: the sample is a Python project
         "detection when asked": True,
     }
+
+
+OPEN_STACK_AFTER_THE_FRAME = """
+import json, sys
+
+import widgets.app
+from reposim.cli import main
+
+STACK = json.loads(sys.argv[3])
+seen = {}
+
+
+class Watched(widgets.app.RepoSimApp):
+    def on_mount(self) -> None:
+        self.call_after_refresh(self._first_frame)  # before the app's own after-frame call
+        super().on_mount()
+
+    def _first_frame(self) -> None:
+        seen["at the first frame"] = [name for name in STACK if name in sys.modules]
+        seen["tree"] = [str(node.label) for node in self.query_one("FileTree").root.children]
+        self.set_interval(0.05, self._opened)
+
+    def _opened(self) -> None:
+        if self.session_open and "once open" not in seen:
+            seen["once open"] = [name for name in STACK if name in sys.modules]
+            self.exit()
+
+    async def run_async(self, **options: object) -> None:
+        await super().run_async(headless=True, size=(160, 48))
+
+
+widgets.app.RepoSimApp = Watched
+sys.argv = ["reposim", "open", sys.argv[1], "--trajectory", sys.argv[2]]
+try:
+    main()
+except SystemExit:
+    pass
+print(json.dumps(seen))
+"""
+
+
+def test_reposim_open_loads_the_session_stack_after_the_first_frame(
+    sample_repo: Path, tmp_path: Path
+) -> None:
+    """`reposim open`'s first frame lists the tree from the disk, so the CLI and the UI import
+    the session, its events, the trajectory writer and the backends' shell only as the session
+    opens, after that frame (~50 ms of CPU before it; issue 29)."""
+    stack = [
+        "simulator.session",
+        "simulator.events",
+        "simulator.trajectory",
+        "simulator.wire",
+        "simulator.backend_factory",
+        "backends.shell",
+        "backends.output",
+    ]
+    seen = json.loads(
+        _last_line(tmp_path, OPEN_STACK_AFTER_THE_FRAME, sample_repo, json.dumps(stack))
+    )
+    assert seen["at the first frame"] == []
+    assert seen["tree"]  # the frame did list the repository
+    assert seen["once open"] == stack
 
 
 QUICK_QUIT = """
