@@ -422,7 +422,25 @@ class DockerBackend(ctr.InContainer, ShellBackend):
 
     # -- commands --
 
+    async def _service_guarded(self) -> None:
+        """Wait for the file service the start began, if it is still starting. It runs as the
+        session's uid and the reaper guards it from the moment it says it is ready; a command
+        before that (`kill -STOP -1` as a session's first command, the probe of issue 25) stopped
+        it half started, so it never said so, nothing continued it, and every file operation
+        waited for it. Commands wait for it instead (it starts beside the shell: ~0.1-0.2 s
+        after the start returns, when it has not finished already)."""
+        warmup = self._warmup
+        if warmup is not None and not warmup.done():
+            try:
+                await asyncio.shield(warmup)
+            except asyncio.CancelledError:
+                if not warmup.cancelled():  # this command was cancelled, not the start (stop())
+                    raise
+            except Exception:  # a failed start: the next file operation starts one again
+                pass
+
     async def run_command(self, command: str, options: ExecOptions) -> ExecResult:
+        await self._service_guarded()
         await self._after_clearing()
         self._disk_tripped = False
         reaper, channel = self._reaper, self._channel
@@ -501,6 +519,7 @@ class DockerBackend(ctr.InContainer, ShellBackend):
             await self.clear_processes()
 
     async def open_pty(self, cols: int = 80, rows: int = 24) -> Pty:
+        await self._service_guarded()
         await self._live_reaper()
         pty = await DockerPty.spawn(
             self._api,

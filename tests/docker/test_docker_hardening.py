@@ -18,7 +18,9 @@ import pytest
 
 from backends.base import ExecResult
 from backends.docker import DockerBackend, DockerOptions
+from backends.docker import files as files_module
 from backends.docker.disk import images_dir, loop_devices_usable, volume_name
+from backends.docker.programs import program_text
 from backends.docker_engine import collect_garbage
 from tests.docker.conftest import REQUIRED, TEST_IMAGE
 
@@ -487,6 +489,7 @@ KILLED_SESSION = """
 import asyncio, sys
 from pathlib import Path
 from backends.docker import DockerBackend, DockerOptions
+from backends.docker import files as files_module
 
 async def main():
     backend = DockerBackend(Path(sys.argv[1]), DockerOptions.build(image=sys.argv[2], disk="100m"))
@@ -534,3 +537,32 @@ async def test_stopping_every_process_does_not_freeze_the_file_service(
     assert await asyncio.wait_for(backend.read_file("after.txt"), 10) == b"written"
     assert asyncio.get_running_loop().time() - started < 10
     assert (await backend.exec("cat after.txt")).output == b"written"
+
+
+async def test_a_command_at_once_after_the_start_cannot_freeze_the_file_service(
+    make_backend: BackendFactory, sample_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The lead's probe (bench/safety_probes.py) as a session's first command: the file service
+    # was still starting in the background, so `kill -STOP -1` stopped it before it said it was
+    # ready, the reaper was never told to guard it, and nothing continued it: the next file
+    # operation waited 30 s and more. A start that takes 1.5 s (a loaded machine) and a command
+    # that waits for the service's process make the window certain here.
+    main = "    FileService(sys.argv[1])"
+    source = program_text("file_service.py")
+    assert main in source
+    slow = source.replace(main, '    __import__("time").sleep(1.5)\n' + main)
+    monkeypatch.setattr(
+        files_module,
+        "program_text",
+        lambda name: slow if name == "file_service.py" else program_text(name),
+    )
+    backend = await make_backend(sample_repo)
+    # The service's process is there (and not yet ready) before the command stops everything.
+    deadline = asyncio.get_running_loop().time() + 60
+    while not (await backend.exec('pgrep -u "$(id -u)" -x python3', timeout=30)).output:
+        assert asyncio.get_running_loop().time() < deadline
+    await backend.exec("kill -STOP -1", timeout=30)
+    started = asyncio.get_running_loop().time()
+    await asyncio.wait_for(backend.write_file("after.txt", b"written"), 10)
+    assert await asyncio.wait_for(backend.read_file("after.txt"), 10) == b"written"
+    assert asyncio.get_running_loop().time() - started < 10
