@@ -195,6 +195,8 @@ class Leftover:
     owner_pid: str
     orphaned: bool
     removed: bool = False
+    problem: str = ""
+    """Why it could not be checked or removed (the engine did not answer about it), if so."""
 
 
 def _find_owned(api: Any, record: dict[str, Any]) -> dict[str, Any] | None:
@@ -249,7 +251,17 @@ def collect_garbage(client: Any, *, dry_run: bool = False) -> list[Leftover]:
         pid = str(record.get("pid", ""))
         session = str(record.get("session", ""))
         orphaned = not owner_alive(record)
-        info = _find_owned(api, record)
+        try:
+            info = _find_owned(api, record)
+        except Exception as exc:  # the SDK's timeouts and engine errors are several types
+            # One container the engine does not answer about (seen: a `runc init` a session's
+            # `kill -STOP -1` stopped halfway through an exec holds the container's lock, and
+            # every call about it waits) must not stop gc, nor a batch's collection after a
+            # killed task, from checking the others.
+            name = str(record.get("name") or record.get("id") or session)
+            problem = f"the Docker engine did not answer about it ({exc.__class__.__name__})"
+            found.append(Leftover("container", name, session, pid, orphaned, problem=problem))
+            continue
         if info is None:
             if orphaned and not dry_run:
                 _remove_volume(api, record)
@@ -257,14 +269,17 @@ def collect_garbage(client: Any, *, dry_run: bool = False) -> list[Leftover]:
             continue
         name = str(info.get("Name") or info["Id"][:12]).lstrip("/")
         removed = False
+        problem = ""
         if orphaned and not dry_run:
-            with contextlib.suppress(Exception):
+            try:
                 api.remove_container(info["Id"], force=True, v=True)
                 removed = True
+            except Exception as exc:
+                problem = f"the Docker engine did not remove it ({exc.__class__.__name__})"
             if removed:
                 _remove_volume(api, record)
                 path.unlink(missing_ok=True)
-        found.append(Leftover("container", name, session, pid, orphaned, removed))
+        found.append(Leftover("container", name, session, pid, orphaned, removed, problem))
     return found
 
 

@@ -7,6 +7,9 @@ import click
 from backends.base import BackendError
 from reposim.cli.common import CliError
 
+GC_CALL_TIMEOUT = 15.0
+"""Seconds gc waits for the engine's answer to one call (inspect, remove)."""
+
 
 @click.command("gc")
 @click.option("--dry-run", is_flag=True, help="Only list what would be removed.")
@@ -35,26 +38,27 @@ def gc_command(dry_run: bool) -> None:
     from simulator.provenance import collect_chains
     from simulator.trajectory import collect_unfinished_blobs
 
-    found: list[tuple[str, str, object, bool, bool]] = [
-        (item.kind, str(item.path), item.owner_pid, item.orphaned, item.removed)
+    found: list[tuple[str, str, object, bool, bool, str]] = [
+        (item.kind, str(item.path), item.owner_pid, item.orphaned, item.removed, "")
         for item in collect_local_garbage(workspaces_dir(), dry_run=dry_run)
     ]
     found += [
-        ("output spool", str(item.path), item.owner_pid, True, item.removed)
+        ("output spool", str(item.path), item.owner_pid, True, item.removed, "")
         for item in collect_spools(dry_run=dry_run)
     ]
     found += [
-        ("unfinished blob", str(item.path), item.owner_pid, True, item.removed)
+        ("unfinished blob", str(item.path), item.owner_pid, True, item.removed, "")
         for item in collect_unfinished_blobs(dry_run=dry_run)
     ]
     try:
-        client = connect()
+        # Per engine call: a container the engine does not answer about costs this, not 60 s.
+        client = connect(timeout=GC_CALL_TIMEOUT)
     except BackendError as exc:
         click.echo(f"reposim gc: containers not checked: {exc}", err=True)
     else:
         try:
             found += [
-                (item.kind, item.name, item.owner_pid, item.orphaned, item.removed)
+                (item.kind, item.name, item.owner_pid, item.orphaned, item.removed, item.problem)
                 for item in collect_garbage(client, dry_run=dry_run)
             ]
         finally:
@@ -66,8 +70,11 @@ def gc_command(dry_run: bool) -> None:
         click.echo(
             f"{verb} trajectory chain {chain.path} (its trajectory {chain.trajectory} is gone)"
         )
-    for kind, name, owner_pid, orphaned, was_removed in found:
-        if was_removed:
+    for kind, name, owner_pid, orphaned, was_removed, problem in found:
+        if problem:
+            owner = f"owner pid {owner_pid} is gone" if orphaned else f"owner pid {owner_pid}"
+            click.echo(f"not done: {kind} {name} ({owner}): {problem}")
+        elif was_removed:
             removed += 1
             click.echo(f"removed {kind} {name} (owner pid {owner_pid} is gone)")
         elif orphaned:
