@@ -3,7 +3,8 @@
 An old source distribution can fail to build with today's build tools because a tool removed
 what its setup.py uses: setuptools 58 dropped `use_2to3` (deap 1.3.1), setuptools 82 dropped
 `pkg_resources` (html5lib 1.1 imports it in setup.py), Cython 3 dropped
-`build_ext.cython_sources` (PyYAML 5.4.1). A person then builds it with the tools of the
+`build_ext.cython_sources` (PyYAML 5.4.1), pybind11 2.10.4 made its GIL guards non-copyable
+(hmmlearn 0.2.7's C++11 copies one). A person then builds it with the tools of the
 project's time. `era_causes(output)` names the rules a failed install's output shows, each keyed
 on the failure (its message) and the tool release that removed the thing; the ladder then
 resolves that tool as of the project's date, below that release, and builds again with it as a
@@ -49,6 +50,14 @@ ERA_RULES: tuple[EraRule, ...] = (
         "Cython",
         "3",
         "build_ext.cython_sources",
+    ),
+    # hmmlearn 0.2.7 (C++11): `auto nogil = py::gil_scoped_release{};` copies the guard, which
+    # pybind11 2.10.4 made non-copyable ("Ensure gil_scoped_release RAII is non-copyable").
+    EraRule(
+        re.compile(r"use of deleted function .pybind11::gil_scoped_(?:release|acquire)::"),
+        "pybind11",
+        "2.10.4",
+        "the copy of its GIL guards (gil_scoped_release)",
     ),
 )
 

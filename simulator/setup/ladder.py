@@ -176,6 +176,7 @@ class _Env:
         self.build_constraints: str | None = None
         self.build_pins: list[str] = []
         self.era_tools: set[str] = set()  # the tools an era retry was made for
+        self.era_dated = False  # the era's tools in force are those of the project's date
         self.resolution: dict[str, Any] = {"mode": "today"}
         self.last_output = ""
         self.cut_cpu: float | None = None  # CPU seconds of the last test run, when it was cut
@@ -278,6 +279,20 @@ class _Env:
         if not rules or not await self._take_era_tools(rules, output):
             return ok, output
         ok, retried = await self._install_once(checked, options, what)
+        if (
+            not ok
+            and self.era_dated
+            and not [r for r in era_causes(retried) if r in rules]
+            and not NO_EDITABLE.search(retried)
+            and await self._take_era_tools(rules, retried, dated=False)
+        ):
+            # The tools as of the date got past the old-era cause and failed on something else:
+            # too old for this Python (hmmlearn 0.2.7: pybind11 2.9.0, its date's, predates
+            # Python 3.11's frame API). The newest release below the removal, once. Not for an
+            # old setuptools that has no editable installs (deap 1.3.1's 45.1.0): the ladder's
+            # next rung installs the project without -e, with the date's tools.
+            ok, again = await self._install_once(checked, options, what)
+            retried += again
         still = [r for r in era_causes(retried) if r in rules]
         if not ok and still:
             # The era's tools did not get past the same failure: builds go back to today's.
@@ -343,15 +358,18 @@ class _Env:
             options += [flag, self.build_constraints]
         return options
 
-    async def _take_era_tools(self, rules: list[EraRule], output: str) -> bool:
+    async def _take_era_tools(
+        self, rules: list[EraRule], output: str, *, dated: bool = True
+    ) -> bool:
         """Builds take the era's tools for `rules` (with any taken before): each tool as of the
         project's commit date, below the release that removed what the build uses; the bound
-        alone without a date (or uv). The notes say why and which releases. False when no
-        set of tools was found."""
+        alone without a date (or uv), or when `dated` is False (the date's tools failed
+        otherwise). The notes say why and which releases. False when no set of tools was
+        found."""
         self.era_tools.update(r.tool.lower() for r in rules)
         bounds = {r.tool.lower(): r.bound for r in rules}
         kept = [p for p in self.build_pins if _pinned_name(p).lower() not in bounds]
-        date = commit_date(Path(self.session.source))
+        date = commit_date(Path(self.session.source)) if dated else None
         source = ".reposim/era-build.in"
         await self.session.write_helper(source, ("\n".join(bounds.values()) + "\n").encode())
         pins: list[str] = []
@@ -377,6 +395,14 @@ class _Env:
         if written.exit_code != 0:
             return False
         self.build_constraints, self.build_pins = target, pins
+        self.era_dated = when != "below that release"
+        if not dated:
+            self.notes.append(
+                f"the build tools as of the project's date failed otherwise "
+                f"({_last_error_line(output)}); built again with the newest below the release "
+                f"that removed what the build uses: {', '.join(pins)}"
+            )
+            return True
         causes = "; ".join(f"{r.cause()} ({era_evidence(output, r)})" for r in rules)
         self.notes.append(
             f"the build failed on an old-era cause: {causes}; built again with the build tools "
@@ -404,6 +430,13 @@ _UV_FINAL = re.compile(
     r"No solution found when resolving|Failed to parse|not found in the package registry|"
     r"we can conclude that|was not found in the package registry"
 )
+
+
+def _last_error_line(output: str) -> str:
+    """The last line of `output` that says `error:` (a compiler's, a build's), cut short."""
+    lines = [x.strip() for x in output.splitlines() if re.search(r"\berror:", x)]
+    compiler = [x for x in lines if re.search(r":\d+:\d+: error:", x)]
+    return ((compiler or lines or ["no error line"])[-1])[:200]
 
 
 def _uv_builds_what_pip_would_not(output: str) -> bool:
@@ -733,6 +766,7 @@ async def _on_older_python(
     env.build_constraints = None
     env.build_pins = []
     env.era_tools = set()
+    env.era_dated = False
     env.resolution = {"mode": "today"}
     env.killed_tests = []
     env.ignored_options = []

@@ -20,7 +20,15 @@ PYYAML = (
 )
 
 
+# hmmlearn 0.2.7's C++ against today's pybind11 (gcc's quotes are typographic)
+HMMLEARN = (
+    "         src/_hmmc.cpp:265:39: error: use of deleted function \u2018pybind11::gil_scoped_"
+    "release::gil_scoped_release(const pybind11::gil_scoped_release&)\u2019\n"
+)
+
+
 def test_each_old_era_build_failure_names_its_tool_and_the_release_that_removed_it() -> None:
+    assert [r.bound for r in era_causes(HMMLEARN)] == ["pybind11<2.10.4"]
     assert [r.bound for r in era_causes(DEAP)] == ["setuptools<58"]
     assert [r.bound for r in era_causes(HTML5LIB)] == ["setuptools<82"]
     assert [r.bound for r in era_causes(PYYAML)] == ["Cython<3"]

@@ -690,6 +690,51 @@ async def test_a_build_that_needs_its_eras_setuptools_builds_with_the_tools_of_i
     assert "setuptools==45.1.0" in dockerfile and "--build-constraints" in dockerfile, dockerfile
 
 
+async def test_a_cpp_build_against_todays_pybind11_builds_with_the_pybind11_of_its_date(
+    tmp_path: Path, set_up: SetUp
+) -> None:
+    """hmmlearn 0.2.7 in the hard corpus: its C++11 extension copies a GIL guard (`auto nogil =
+    py::gil_scoped_release{};`), which pybind11 2.10.4 made non-copyable, so every install
+    failed with today's pybind11 ("use of deleted function 'pybind11::gil_scoped_release::
+    gil_scoped_release(const ...&)'") and the verdict was none/build. pybind11 comes in by
+    setup_requires, as there. The build runs again with the pybind11 of the commit's date
+    (2022-01-10: 2.9.0), which gets past the copy but predates Python 3.11's frame API
+    (`invalid use of incomplete type 'PyFrameObject'`): then with the newest release below
+    2.10.4, which builds."""
+    cases = "".join(
+        f"def test_twice_{i}():\n    assert twice({i}) == {2 * i}\n\n" for i in range(12)
+    )
+    files = {
+        "setup.py": (
+            "from setuptools import setup\n"
+            "from setuptools.command.build_ext import build_ext\n\n\n"
+            "class build_ext(build_ext):\n"
+            "    def finalize_options(self):\n"
+            "        from pybind11.setup_helpers import Pybind11Extension\n"
+            "        self.distribution.ext_modules[:] = [Pybind11Extension(\n"
+            "            'nogil._core', ['src/core.cpp'], cxx_std=11)]\n"
+            "        super().finalize_options()\n\n\n"
+            "setup(name='nogil', version='0.1', packages=['nogil'],\n"
+            "      cmdclass={'build_ext': build_ext}, ext_modules=[Extension('', [])],\n"
+            "      setup_requires=['pybind11>=2.6'])\n"
+        ).replace("from setuptools import setup", "from setuptools import Extension, setup"),
+        "src/core.cpp": (
+            "#include <pybind11/pybind11.h>\nnamespace py = pybind11;\n\n"
+            "int twice(int x) {\n    auto nogil = py::gil_scoped_release{};\n"
+            "    return 2 * x;\n}\n\n"
+            'PYBIND11_MODULE(_core, m) { m.def("twice", &twice); }\n'
+        ),
+        "nogil/__init__.py": "from nogil._core import twice\n",
+        "tests/test_twice.py": "from nogil import twice\n\n" + cases,
+    }
+    result = await _set_up(set_up, tmp_path / "repo", files, as_of="2022-01-10T10:00:00+00:00")
+    assert result.verdict.ready and result.verdict.tests["passed"] == 12, result.verdict.line()
+    assert result.build_constraints == ["pybind11<2.10.4"], (result.build_constraints, result.notes)
+    note = next((n for n in result.notes if "pybind11 2.10.4 removed" in n), "")
+    assert "2022-01-10" in note, result.notes
+    assert any("as of the project's date failed otherwise" in n for n in result.notes), result.notes
+
+
 async def test_a_name_a_dependency_removed_pins_it_at_its_release_before_the_projects_date(
     tmp_path: Path, set_up: SetUp
 ) -> None:
