@@ -45,7 +45,6 @@ from simulator.session_errors import opened
 from themes import DEFAULT_THEME
 from widgets.coalesce import Coalesced
 from widgets.curation.keys import CURATION_BINDINGS, SURVIVORS_BINDINGS
-from widgets.editor_pane import ChoiceScreen, EditorPane
 from widgets.file_tree import FILE_KINDS, FileTree
 from widgets.key_order import KeyGate
 from widgets.keymap import (
@@ -72,6 +71,7 @@ if TYPE_CHECKING:
     from simulator.session import Session
     from widgets.agent_pane import AgentConnect, AgentPane
     from widgets.changes_view import ChangesView
+    from widgets.editor_pane import EditorPane
     from widgets.terminal_pane import TerminalPane
     from widgets.tests_panel import TestsPanel
 
@@ -264,6 +264,8 @@ class RepoSimApp(WorkspaceApp):
                 if self._session is None:
                     yield Static("Opening the session…", id="editor-opening")
                 else:
+                    from widgets.editor_pane import EditorPane
+
                     yield EditorPane(self._session, id="editor")
         if self._session is not None:
             yield StatusBar(self._session, id="status")
@@ -341,7 +343,9 @@ class RepoSimApp(WorkspaceApp):
             return  # the app is quitting (`exit` was called): Textual would mount nothing
         self._late_mounting = True
         try:
-            if not self.query(EditorPane):
+            if not self.query("#editor"):
+                from widgets.editor_pane import EditorPane
+
                 await self.query("#editor-opening").remove()
                 await self.query_one("#centre").mount(EditorPane(self.session, id="editor"))
                 await self.mount(StatusBar(self.session, id="status"))
@@ -369,6 +373,12 @@ class RepoSimApp(WorkspaceApp):
             await self.on_event(key)
 
     # The panes mounted after the first frame, by id: their classes load with them (late).
+    @property
+    def _editor(self) -> EditorPane:
+        """The editor (mounted once the session is there: with an `Opening`, after the first
+        frame, whose imports do not include it)."""
+        return self.query_one("#editor", Widget)  # type: ignore[return-value]
+
     @property
     def _agent_pane(self) -> AgentPane:
         return self.query_one("#agent", Widget)  # type: ignore[return-value]
@@ -543,7 +553,7 @@ class RepoSimApp(WorkspaceApp):
         if last_output > self._terminal_seen_at and now - last_output >= TERMINAL_QUIET:
             self._terminal_seen_at = last_output
             self._workspace_changed()
-            self.query_one(EditorPane).on_workspace_changed()  # its code index reads it again
+            self._editor.on_workspace_changed()  # its code index reads it again
         elif now - last_output >= TERMINAL_WATCH_FOR and self._terminal_watch is not None:
             self._terminal_watch.stop()
             self._terminal_watch = None
@@ -571,7 +581,7 @@ class RepoSimApp(WorkspaceApp):
     def _reload_open_files(self) -> None:
         if not self._live():
             return
-        editor = self.query_one(EditorPane)
+        editor = self._editor
         for path in editor.open_paths:
             self._reload_in_editor(path)
 
@@ -581,7 +591,7 @@ class RepoSimApp(WorkspaceApp):
         coroutine of it: a file event handled while the app exits (the save of Ctrl+Q's Save)
         starts a worker that shutdown cancels before it runs, and a coroutine made for it would
         never be awaited (a RuntimeWarning at exit)."""
-        await self.query_one(EditorPane).on_external_change(path)
+        await self._editor.on_external_change(path)
 
     def refresh_changes(self) -> None:
         if self._live():
@@ -612,7 +622,7 @@ class RepoSimApp(WorkspaceApp):
         # Following is passive: the file is shown without taking the keyboard, so nothing is
         # given back afterwards either. Giving back the focus found at the start took the keys
         # from a question (a workflow's, or the agent's) that came up while the file opened.
-        await self.query_one(EditorPane).open_file(path, line, focus=False)
+        await self._editor.open_file(path, line, focus=False)
 
     @on(FileTree.FileChosen)
     def _file_chosen(self, message: FileTree.FileChosen) -> None:
@@ -628,13 +638,13 @@ class RepoSimApp(WorkspaceApp):
     def on_changes_view_open_file(self, message: ChangesView.OpenFile) -> None:
         self.open_path(message.path, message.line)
 
-    @on(EditorPane.FileOpened)
-    def _file_opened(self, message: EditorPane.FileOpened) -> None:
+    # by name, not `@on(EditorPane.FileOpened)`: that would load the editor's module with the
+    # app, before the first frame
+    def on_editor_pane_file_opened(self, message: EditorPane.FileOpened) -> None:
         self._style_editors()
         self.query_one(FileTree).reveal(message.path)
 
-    @on(EditorPane.CursorMoved)
-    def _cursor_moved(self, message: EditorPane.CursorMoved) -> None:
+    def on_editor_pane_cursor_moved(self, message: EditorPane.CursorMoved) -> None:
         for status in self.query(StatusBar):  # none while the app shuts down
             status.cursor = message.position
 
@@ -658,10 +668,10 @@ class RepoSimApp(WorkspaceApp):
         return self._files
 
     def open_path(self, path: str, line: int | None = None) -> None:
-        if not self._late_mounted.is_set() and not self.query(EditorPane):
+        if not self._late_mounted.is_set() and not self.query("#editor"):
             self._early_open = (path, line)  # the session is opening: opened once it is there
             return
-        editor = self.query_one(EditorPane)
+        editor = self._editor
         self.run_worker(editor.open_file(path, line), group="open-file")
 
     def palette_actions(self) -> list[PaletteAction]:
@@ -689,7 +699,7 @@ class RepoSimApp(WorkspaceApp):
             PaletteAction("Refresh file tree", "List the folders again", self.action_refresh),
             PaletteAction("Keys and help", "F1", self.action_help),
             PaletteAction("Quit", "Close the session and exit", self.action_quit),
-            *self.query_one(EditorPane).palette_actions(),
+            *self._editor.palette_actions(),
             *self.query_one(FileTree).palette_actions(),
             *self._agent_palette_actions(),
             *workflow_actions(self),
@@ -788,7 +798,7 @@ class RepoSimApp(WorkspaceApp):
         self.push_screen(SearchScreen(self.session), chosen)
 
     async def action_save(self) -> None:
-        await self.query_one(EditorPane).save_current()
+        await self._editor.save_current()
 
     async def action_restart_terminal(self) -> None:
         self._show_panel("panel-terminal")
@@ -930,10 +940,12 @@ class RepoSimApp(WorkspaceApp):
     async def action_quit(self) -> None:
         """Quit; unsaved edits are asked about first (the scratch workspace goes with the app,
         so an edit not saved now is lost for good)."""
-        if not self.query(EditorPane):  # the session is still opening: nothing to save
+        if not self.query("#editor"):  # the session is still opening: nothing to save
             self.exit()
             return
-        editor = self.query_one(EditorPane)
+        from widgets.editor_pane import ChoiceScreen  # loaded: the editor is there
+
+        editor = self._editor
         dirty = editor.dirty_paths()
         if isinstance(self.screen, ChoiceScreen):
             return  # already asking
@@ -1004,7 +1016,7 @@ class RepoSimApp(WorkspaceApp):
         panel.active = pane_id
 
     def _focus_editor(self) -> None:
-        area = self.query_one(EditorPane).current_editor
+        area = self._editor.current_editor
         target = area or next_pane_target(self, None, 1)  # no file open: the first pane
         if target is not None:
             target.focus()
@@ -1041,7 +1053,7 @@ class RepoSimApp(WorkspaceApp):
             sidebar = self.query_one("#sidebar")
             return self.query_one(FileTree) if sidebar.display else None
         if pane == "editor":
-            return self.query_one(EditorPane).current_editor
+            return self._editor.current_editor
         if not self._late_mounted.is_set():
             return None
         if pane == "panel":
@@ -1061,6 +1073,7 @@ class RepoSimApp(WorkspaceApp):
     def _pane_bindings(self) -> list[tuple[str, list[Binding]]]:
         from widgets.agent_pane import AgentPane
         from widgets.changes_view import ChangesView, DiffScreen
+        from widgets.editor_pane import EditorPane
         from widgets.terminal_pane import TerminalPane
 
         panes: list[tuple[str, list[BindingType]]] = [

@@ -39,7 +39,6 @@ from simulator.event_kinds import Kind
 from simulator.session_errors import SessionError, opened
 from simulator.workspace import BackendError, DirEntry, WorkspaceWalk, child_path
 from widgets.coalesce import Coalesced
-from widgets.editor_pane import ChoiceScreen
 from widgets.keybindings import default_bindings
 from widgets.palette import PaletteAction
 
@@ -587,6 +586,8 @@ class FileTree(Tree[Entry]):
         async def answered(choice: str | None) -> None:
             if choice == "delete":
                 await self._run(lambda path: self.session.delete(path), path)
+
+        from widgets.editor_pane import ChoiceScreen  # not with the first frame (issue 29)
 
         self.app.push_screen(
             ChoiceScreen(

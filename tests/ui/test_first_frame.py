@@ -361,7 +361,7 @@ def test_reposim_open_chooses_the_test_command_after_the_first_frame(
 
 
 OPEN_STACK_AFTER_THE_FRAME = """
-import json, sys
+import gc, json, sys
 
 import widgets.app
 from reposim.cli import main
@@ -377,11 +377,12 @@ class Watched(widgets.app.RepoSimApp):
 
     def _first_frame(self) -> None:
         seen["at the first frame"] = [name for name in STACK if name in sys.modules]
+        seen["collector on"] = gc.isenabled()  # paused while the UI loaded, then back on
         seen["tree"] = [str(node.label) for node in self.query_one("FileTree").root.children]
         self.set_interval(0.05, self._opened)
 
     def _opened(self) -> None:
-        if self.session_open and "once open" not in seen:
+        if self.panes_mounted and "once open" not in seen:
             seen["once open"] = [name for name in STACK if name in sys.modules]
             self.exit()
 
@@ -404,7 +405,8 @@ def test_reposim_open_loads_the_session_stack_after_the_first_frame(
 ) -> None:
     """`reposim open`'s first frame lists the tree from the disk, so the CLI and the UI import
     the session, its events, the trajectory writer and the backends' shell only as the session
-    opens, after that frame (~50 ms of CPU before it; issue 29)."""
+    opens, after that frame (~50 ms of CPU before it; issue 29), and the editor's module as the
+    editor mounts (it shows "Opening the session…" until then)."""
     stack = [
         "simulator.session",
         "simulator.events",
@@ -413,11 +415,13 @@ def test_reposim_open_loads_the_session_stack_after_the_first_frame(
         "simulator.backend_factory",
         "backends.shell",
         "backends.output",
+        "widgets.editor_pane",
     ]
     seen = json.loads(
         _last_line(tmp_path, OPEN_STACK_AFTER_THE_FRAME, sample_repo, json.dumps(stack))
     )
     assert seen["at the first frame"] == []
+    assert seen["collector on"]
     assert seen["tree"]  # the frame did list the repository
     assert seen["once open"] == stack
 
