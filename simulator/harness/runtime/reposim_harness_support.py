@@ -708,11 +708,14 @@ class _Pairs:
     are compared as values (a harness writes one datetime held twice as two; a literal does not
     keep which lists were one list). A pair already met counts as equal: cycles are safe."""
 
-    __slots__ = ("kept", "met", "paired")
+    __slots__ = ("ids", "kept", "met", "paired")
 
     def __init__(self) -> None:
         self.paired: dict[int, int] = {}  # id(actual) -> id(expected), objects of classes
         self.met: set[tuple[int, int]] = set()  # values being or already compared
+        # id(actual) -> id(expected) of every pair first met (values too): an `id()` kept as
+        # a dict key (glom's _ArgValuator caches by id(spec)) is the other side's id there
+        self.ids: dict[int, int] = {}
         # the objects themselves: a temporary (the items read from an iterator) freed while
         # the comparison goes on would free its id for another object
         self.kept: list[Any] = []
@@ -730,18 +733,26 @@ class _Pairs:
             if before is not None:
                 return before == id(expected)
             self.paired[id(actual)] = id(expected)
+        self.ids.setdefault(id(actual), id(expected))
         self.kept.append((actual, expected))
         return None
+
+    def same_key(self, actual: Any, expected: Any) -> bool:
+        """Two plain dict keys are one: equal, or the ids of two objects met as a pair."""
+        if actual == expected:
+            return True
+        return type(actual) is int and type(expected) is int and self.ids.get(actual) == expected
 
     # (quoted: the R2E export runs this module without postponed annotations)
     def trial(self) -> "_Pairs":  # noqa: UP037
         """A copy to try a pairing on (a set's items), kept only when it holds."""
         copied = type(self)()
         copied.paired, copied.met, copied.kept = dict(self.paired), set(self.met), self.kept
+        copied.ids = dict(self.ids)
         return copied
 
     def adopt(self, trial: "_Pairs") -> None:  # noqa: UP037
-        self.paired, self.met = trial.paired, trial.met
+        self.paired, self.met, self.ids = trial.paired, trial.met, trial.ids
 
 
 _NO_IDENTITY = (tuple, frozenset, float, int, str, bytes, bool, complex, type(None))
@@ -806,6 +817,8 @@ def same(actual: Any, expected: Any, _pairs: _Pairs | None = None) -> bool:
         return met
     if actual is expected:
         return True
+    if type(expected) in _DICT_VIEWS:  # (dict_values has no ==: two copies never equal)
+        return same(list(actual), list(expected), memo)
     if isinstance(expected, Iterator) and not isinstance(expected, Sequence):
         if _live[0]:  # a live object: reading it would take items from the test (a lexer)
             return _same_live_iterator(actual, expected, memo)
@@ -873,6 +886,7 @@ def same(actual: Any, expected: Any, _pairs: _Pairs | None = None) -> bool:
     return _same_state(actual, expected, memo)
 
 
+_DICT_VIEWS: tuple[type, ...] = (type({}.keys()), type({}.values()), type({}.items()))
 _live = [False]  # comparing live objects of a test that goes on (a check in situ)
 
 
@@ -941,8 +955,12 @@ def _same_dict(actual: Any, expected: Any, memo: _Pairs) -> bool:
     if len(actual) != len(expected):
         return False
     if all(_plain_key(k) for k in expected):
-        return list(actual) == list(expected) and all(
-            same(actual[k], expected[k], memo) for k in expected
+        keys = list(actual)
+        if keys == list(expected):
+            return all(same(actual[k], expected[k], memo) for k in expected)
+        # (an id kept as a key: the other side's object has another) the keys pair up in order
+        return all(memo.same_key(a, e) for a, e in zip(keys, expected, strict=True)) and all(
+            same(actual[a], expected[e], memo) for a, e in zip(keys, expected, strict=True)
         )
     return _matched(list(actual.items()), list(expected.items()), memo)
 
@@ -1440,8 +1458,11 @@ def _state_difference(
     named = [*(f"argument {i}" for i in range(len(after[0]))), *after[1]]
     values = [*after[0], *after[1].values()]
     expected_values = [*expected_after[0], *expected_after[1].values()]
+    # one comparison over all the arguments (they were copied together): an object two of
+    # them share is one object on both sides, and an id one keeps names the other's object
+    memo = _Pairs()
     for name, now, then in zip(named, values, expected_values, strict=True):
-        if not same(now, then):
+        if not same(now, then, memo):
             where, now, then = _first_difference(name, now, then)
             return f"{where} is {describe(now)} afterwards, the reference left it {describe(then)}"
     return ""
