@@ -1,11 +1,12 @@
 """Rebuild the harness corpus: each pinned sdist downloaded, committed, and set up locally.
 
-    uv run python bench/harness_corpus_build.py [--dest DIR] [--results FILE]
+    uv run python bench/harness_corpus_build.py [--dest DIR] [--results FILE] [--only NAME ...]
 
-Reads bench/harness_corpus.txt (NAME==VERSION per line); each sdist is fetched with
-`pip download --no-binary :all: --no-deps`, unpacked into DEST/<name>-<version>/ and committed
-(bench/corpus/build_setup_corpus.py's steps: a project whose sdist ships no tests is left out),
-then `reposim setup DIR --backend local` builds its venv (kept under
+Reads bench/harness_corpus.txt (NAME==VERSION per line, optionally followed by a comment
+`# sha256:HEX`: the sdist must have that digest, else the project is left out); each sdist is
+fetched with `pip download --no-binary :all: --no-deps`, unpacked into DEST/<name>-<version>/
+and committed (bench/corpus/build_setup_corpus.py's steps: a project whose sdist ships no
+tests is left out), then `reposim setup DIR --backend local` builds its venv (kept under
 ~/.local/share/reposim/venvs/, where later local sessions of the repository find it). A project
 whose setup already has a ready verdict in --results is not set up again.
 """
@@ -13,7 +14,9 @@ whose setup already has a ready verdict in --results is not set up again.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -38,15 +41,40 @@ def venv_python(project: str) -> Path:
     return found[-1]
 
 
-def fetch_all(dest: Path) -> list[Path]:
+def digests(path: Path = LIST) -> dict[str, str]:
+    """NAME -> the sha256 a pin's comment gives its sdist (`name==1.0  # sha256:HEX`)."""
+    found = {}
+    for raw in path.read_text().splitlines():
+        line, _, comment = raw.partition("#")
+        digest = re.search(r"\bsha256:([0-9a-f]{64})\b", comment)
+        if line.strip() and digest:
+            found[line.strip().partition("==")[0]] = digest.group(1)
+    return found
+
+
+def fetch(name: str, version: str, downloads: Path, digest: str | None) -> Path:
+    """The pinned sdist, downloaded (or found in `downloads`); ValueError when its sha256 is
+    not the one pinned."""
+    sdist = _download(name, version, downloads)
+    if digest is not None:
+        got = hashlib.sha256(sdist.read_bytes()).hexdigest()
+        if got != digest:
+            raise ValueError(f"{sdist.name} has sha256 {got}, the list pins {digest}")
+    return sdist
+
+
+def fetch_all(dest: Path, only: list[str] | None = None) -> list[Path]:
     downloads = dest / "_sdists"
     downloads.mkdir(parents=True, exist_ok=True)
     repos = []
+    pinned = digests()
     for name, version in pins(LIST):
+        if only and name not in only:
+            continue
         target = repo_dir(dest, name, version)
         if not (target / ".git").is_dir():
             try:
-                unpack(_download(name, version, downloads), target)
+                unpack(fetch(name, version, downloads, pinned.get(name)), target)
             except Exception as exc:  # one bad pin never stops the rest
                 print(f"  {name}=={version}: {exc}", file=sys.stderr)
                 continue
@@ -103,8 +131,9 @@ def main() -> int:
     parser.add_argument("--dest", type=Path, default=DEFAULT_DEST)
     parser.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
     parser.add_argument("--no-setup", action="store_true")
+    parser.add_argument("--only", nargs="*", default=None, help="these projects of the list")
     args = parser.parse_args()
-    repos = fetch_all(args.dest)
+    repos = fetch_all(args.dest, args.only)
     if not args.no_setup:
         setup_all(repos, args.results)
     found = verdicts(args.results)
