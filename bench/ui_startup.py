@@ -2,10 +2,12 @@
 beside a bare Textual app measured in the same run.
 
 Each program runs in a real pseudo-terminal; the clock stops when the frame shows what a user
-needs before typing: for RepoSim the file tree's first entries (listed through the session), for
-the bare app its one label. Then Ctrl+Q, and the next run. The CPU seconds each process had used
-at that frame (its threads, not its children) are printed too: on a loaded machine they move far
-less than the wall time does.
+needs before typing: for RepoSim the file tree's first entries (read from the disk: the session
+opens after that frame), for the bare app its one label. Then Ctrl+Q, and the next run. The CPU
+seconds each process had used when this reader saw that frame (its threads, not its children)
+are printed too: on a loaded machine they move far less than the wall time does. Both figures
+are taken when the reader sees the frame, so a reader kept waiting for a core also counts what
+the program did after it (RepoSim: opening the session); that is small on a quiet machine.
 
 Both are measured twice: as this environment runs Python (with PYTHONDONTWRITEBYTECODE=1 set
 here, every module, Textual's included, is compiled from source at each start), and with
