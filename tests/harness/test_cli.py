@@ -64,6 +64,7 @@ def test_harness_then_export_and_import(calc_repo: Path, tmp_path: Path) -> None
     proc = reposim(*args, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "valid 1 in 1 repositories" in proc.stderr
+    assert "outcome per target: valid 1" in proc.stderr  # the batch summary's reasons
     assert (tmp_path / "many" / "shapes.problems.jsonl").exists()
     proc = reposim(*args, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr

@@ -1133,7 +1133,7 @@ class Recorder:
         if exception is not None and value is None:
             if not isinstance(exception, Exception):
                 return
-            outcome = f"raised {type(exception).__qualname__}: {str(exception)[:80]}"
+            outcome = f"raised {type(exception).__qualname__}: {_support().message(exception)[:80]}"
         else:
             outcome = f"returned {live_form(value)}"
         call = {
@@ -1246,12 +1246,14 @@ class Recorder:
                 call["exhausted"] = bool(state.get("exhausted"))
                 if exception is not None and isinstance(exception, Exception):
                     kind = type(exception)
-                    call["raises"] = [f"{kind.__module__}.{kind.__qualname__}", str(exception)]
+                    said = _support().message(exception)
+                    call["raises"] = [f"{kind.__module__}.{kind.__qualname__}", said]
             elif exception is not None and value is None:
                 if not isinstance(exception, Exception):
                     return  # KeyboardInterrupt, SystemExit, pytest's outcomes: not behaviour
                 kind = type(exception)
-                call["raises"] = [f"{kind.__module__}.{kind.__qualname__}", str(exception)]
+                said = _support().message(exception)
+                call["raises"] = [f"{kind.__module__}.{kind.__qualname__}", said]
             else:
                 try:
                     call["returns"] = encode(value, self.max_bytes, lazy=True)
