@@ -553,7 +553,9 @@ def with_modules_left_out(
     collection errors are: named in `skipped`; a ready verdict stays ready only when each was
     left out for a cause outside the code under test (`_ENVIRONMENT_CAUSES`) and no more than
     a quarter of the test modules were."""
-    skipped = [*verdict.skipped, *(f"{path}: {_why(d)}" for path, d in left_out)]
+    # Named once: an evidence line that starts with the module's path does not repeat it.
+    named = [(p, replace(d, evidence=d.evidence.removeprefix(f"{p}: "))) for p, d in left_out]
+    skipped = [*verdict.skipped, *(f"{path}: {_why(d)}" for path, d in named)]
     diagnoses = [*verdict.skipped_diagnoses, *(d for _, d in left_out)]
     verdict = replace(verdict, skipped=skipped, skipped_diagnoses=diagnoses)
     code_errors = [(p, d) for p, d in left_out if d.category not in _ENVIRONMENT_CAUSES]

@@ -235,6 +235,8 @@ def test_a_module_left_out_of_a_suite_script_is_judged_as_a_collection_error_is(
     assert named.ready, named.line()
     assert named.skipped and named.skipped[0].startswith("test/test_tables.py: written for another")
     assert "1 test module not importable" in named.line()
+    assert named.skipped[0].count("test/test_tables.py") == 1, named.skipped
+    assert named.skipped[0].endswith("this is 3.11))"), named.skipped
     code = Diagnosis(Category.COLLECTION, "TypeError: 'NoneType' object is not subscriptable")
     broken = with_modules_left_out(ready, [("test/test_tables.py", code)], modules=133)
     assert (broken.tier, broken.category) == (Tier.RUNS, Category.COLLECTION), broken.line()
