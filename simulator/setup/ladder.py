@@ -69,6 +69,7 @@ from simulator.setup.repair import (
     SYSTEM_LOOKUP,
     Fix,
     RepairState,
+    nose_style_classes,
     plan,
 )
 from simulator.setup.testcmd import TestCommand, project_test_commands, suite_scripts
@@ -432,6 +433,13 @@ _UV_FINAL = re.compile(
 )
 
 
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")[:200_000]
+    except OSError:
+        return ""
+
+
 def _last_error_line(output: str) -> str:
     """The last line of `output` that says `error:` (a compiler's, a build's), cut short."""
     lines = [x.strip() for x in output.splitlines() if re.search(r"\berror:", x)]
@@ -499,6 +507,9 @@ async def _ladder(session: Session, run: WorkflowRun, options: SetupOptions) -> 
         local=imports.local,
         project=project.name or _pkg_info(Path(project.root), "Name"),
         imported=imported_tops(imports),
+        nose_classes=nose_style_classes(
+            [_read_text(Path(project.root) / m) for m in imports.test_modules[:400]]
+        ),
     )
     repairs: list[dict[str, Any]] = []
     verdict = await _python_ladder(env, run, project, imports, state, options, repairs)

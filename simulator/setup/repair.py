@@ -288,6 +288,9 @@ class RepairState:
     unresolved: dict[str, str] = field(default_factory=dict)  # import name -> why not installed
     project: str | None = None  # the project's distribution name (whose requirements to read)
     imported: list[str] = field(default_factory=list)  # top-level names the project imports
+    # Test classes that set themselves up in nose-style `setup(self)`/`teardown(self)` methods
+    # (the test files, `nose_style_classes`): the names of those classes
+    nose_classes: set[str] = field(default_factory=set)
 
 
 def plan(diagnosis: Diagnosis, state: RepairState) -> Fix | None:
@@ -325,6 +328,18 @@ def _rule(diagnosis: Diagnosis, state: RepairState) -> Fix | None:
         reason = f"'{name}' is gone from {module}: an older release has it"
         return _removed(subject, state, reason) or _older(module, state, reason)
     if category is Category.ATTRIBUTE_ERROR and subject:
+        parts = subject.split(":")
+        if parts[0] == "object" and len(parts) > 2 and parts[1] in state.nose_classes:
+            # hmmlearn 0.2.7: `'TestMultinomailHMM' object has no attribute 'n_components'`,
+            # set in the class's `def setup(self)`, which pytest 8 no longer calls (it dropped
+            # nose support): the pytest below 8.
+            return _older_than(
+                "pytest",
+                "8",
+                state,
+                f"{parts[1]} sets itself up in a nose-style setup(), which pytest 8 no longer "
+                "calls",
+            )
         return _removed_attribute(subject, state)
     if category is Category.SYSTEM_LIBRARY and subject:
         return _system_library(subject, state)
@@ -408,6 +423,37 @@ def _removed(subject: str, state: RepairState, reason: str) -> Fix | None:
 
 def _name(requirement: str) -> str:
     return re.split(r"[<>=!~;\[ ]", requirement)[0]
+
+
+def _older_than(dist: str, release: str, state: RepairState, reason: str) -> Fix | None:
+    """`dist` below `release` when the installed one is that release or newer (else None)."""
+    version = state.versions.get(dist.lower(), "")
+    major = re.match(r"\d+", version)
+    if major is None or int(major.group(0)) < int(release):
+        return None
+    return Fix("downgrade", (f"{dist}<{release}",), f"{reason} (installed {dist} {version})")
+
+
+# A test class (not a unittest.TestCase) with a nose-style `setup(self)` or `teardown(self)`.
+_NOSE_CLASS = re.compile(r"^class (Test\w*)(?:\((?:object)?\))?:\s*$")
+_NOSE_METHOD = re.compile(r"^\s+def (?:setup|teardown)\(self\)")
+
+
+def nose_style_classes(sources: list[str]) -> set[str]:
+    """The test classes in `sources` (test files' text) that set themselves up in nose-style
+    `setup(self)`/`teardown(self)` methods, which pytest called until 8.0."""
+    found: set[str] = set()
+    for text in sources:
+        current = None
+        for line in text.splitlines():
+            match = _NOSE_CLASS.match(line)
+            if match:
+                current = match.group(1)
+            elif line and not line[0].isspace():
+                current = None
+            elif current and _NOSE_METHOD.match(line):
+                found.add(current)
+    return found
 
 
 def _older(module: str, state: RepairState, reason: str) -> Fix | None:

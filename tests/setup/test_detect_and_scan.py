@@ -14,7 +14,7 @@ from simulator.setup.oracle import (
     diagnose,
     verdict_from_tests,
 )
-from simulator.setup.repair import Fix, RepairState, plan
+from simulator.setup.repair import Fix, RepairState, nose_style_classes, plan
 from tests.setup import repos
 
 
@@ -183,6 +183,28 @@ def test_an_attribute_of_pytests_own_py_module_installs_the_py_library() -> None
     installed = RepairState(versions={"pytest": "9.0.1", "py": "1.11.0"})
     fix = plan(Diagnosis(Category.ATTRIBUTE_ERROR, "e", "py:code"), installed)
     assert fix is None or fix.requirements != ("py",), fix
+
+
+def test_a_nose_style_test_class_missing_its_setup_attribute_takes_the_pytest_below_8() -> None:
+    """hmmlearn 0.2.7: `'TestMultinomailHMM' object has no attribute 'n_components'`, set in
+    the class's `def setup(self)`, which pytest 8 no longer calls. Only for a class the test
+    files give such a method, and only while pytest is 8 or newer."""
+    source = (
+        "import unittest\n\nclass TestHMM:\n    def setup(self):\n        self.n = 3\n\n"
+        "    def test_n(self):\n        assert self.n == 3\n\n"
+        "class TestPlain(object):\n    def test_x(self):\n        pass\n\n"
+        "class TestCase2(unittest.TestCase):\n    def setup(self):\n        pass\n"
+    )
+    assert nose_style_classes([source]) == {"TestHMM"}
+    state = RepairState(versions={"pytest": "9.2.0"}, nose_classes={"TestHMM"})
+    fix = plan(Diagnosis(Category.ATTRIBUTE_ERROR, "e", "object:TestHMM:n"), state)
+    assert fix is not None and fix.requirements == ("pytest<8",), fix
+    assert "nose-style setup()" in fix.reason
+    other = plan(Diagnosis(Category.ATTRIBUTE_ERROR, "e", "object:TestPlain:n"), state)
+    assert other is None or other.requirements != ("pytest<8",), other
+    state.versions["pytest"] = "7.4.4"
+    older = plan(Diagnosis(Category.ATTRIBUTE_ERROR, "e", "object:TestHMM:n"), state)
+    assert older is None or older.requirements != ("pytest<8",), older
 
 
 def test_tox_extras_for_one_factor_are_left_out(tmp_path: Path) -> None:

@@ -735,6 +735,35 @@ async def test_a_cpp_build_against_todays_pybind11_builds_with_the_pybind11_of_i
     assert any("as of the project's date failed otherwise" in n for n in result.notes), result.notes
 
 
+async def test_a_nose_style_test_class_setup_takes_the_pytest_that_still_calls_it(
+    tmp_path: Path, set_up: SetUp
+) -> None:
+    """hmmlearn 0.2.7 in the hard corpus: its test classes set themselves up in nose-style
+    `def setup(self)` methods, which pytest 8 stopped calling, so 70 of 201 tests failed on
+    `'TestMultinomailHMM' object has no attribute 'n_components'` and nothing was repaired.
+    The rule takes the pytest below 8."""
+    cases = "".join(
+        f"    def test_{i}(self):\n        assert self.twice({i}) == {2 * i}\n\n" for i in range(12)
+    )
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        _package(
+            "nosey",
+            [],
+            {
+                "nosey/__init__.py": "def twice(x):\n    return 2 * x\n",
+                "tests/test_twice.py": (
+                    "from nosey import twice\n\n\nclass TestTwice:\n"
+                    "    def setup(self):\n        self.twice = twice\n\n" + cases
+                ),
+            },
+        ),
+    )
+    _, result = await set_up(repo)
+    assert result.verdict.ready and result.verdict.tests["passed"] == 12, result.verdict.line()
+    assert any("pytest<8" in item for item in result.installed), result.installed
+
+
 async def test_a_name_a_dependency_removed_pins_it_at_its_release_before_the_projects_date(
     tmp_path: Path, set_up: SetUp
 ) -> None:
