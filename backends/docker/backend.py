@@ -162,7 +162,7 @@ class DockerBackend(ctr.InContainer, ShellBackend):
                 archive.seek(0)
                 results = await asyncio.gather(
                     self._put_archive(archive),
-                    Reaper.open(self._api, container, self.uid),
+                    self._open_reaper(container),
                     shell.start(),
                     return_exceptions=True,
                 )
@@ -178,13 +178,22 @@ class DockerBackend(ctr.InContainer, ShellBackend):
                 self._disk_baseline = self._disk.allocated()
             if not self._user_name:
                 await self._ensure_user()
-            self._warmup = asyncio.ensure_future(self._files_service())
-            self._warmup.add_done_callback(_ignore_result)
             if not self._storage_opt:
                 self._disk_watch = asyncio.ensure_future(self._watch_disk())
         except BaseException:
             await self.stop()
             raise
+
+    async def _open_reaper(self, container: str) -> Reaper:
+        """The reaper; then, at once, the file service's start in the background: it needs the
+        reaper (python3's path, and its guard) and nothing else, so it runs beside the shell's
+        start and the workspace's copy, and a session's first command, which waits for it
+        (`_service_guarded`), seldom finds it still starting."""
+        reaper = await Reaper.open(self._api, container, self.uid)
+        self._reaper = reaper
+        self._warmup = asyncio.ensure_future(self._files_service())
+        self._warmup.add_done_callback(_ignore_result)
+        return reaper
 
     def _user_spec(self) -> str:
         return f"{self.uid}:{self.uid}"
@@ -547,7 +556,7 @@ class DockerBackend(ctr.InContainer, ShellBackend):
         return joined
 
     async def _files_service(self) -> FileService:
-        if self._shell is None or self._reaper is None:
+        if self._reaper is None:
             raise BackendError("The docker backend has not been started.")
         async with self._files_lock:
             if self._files is None:
