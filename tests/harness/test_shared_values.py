@@ -303,3 +303,17 @@ def test_a_root_marker_naming_itself_stays_itself_in_copies() -> None:
     assert copied[ROOTED] == "the target" and copied["spec"] is not path
     # a path is not a root: it has state of its own
     assert not support.identity_object(path) and support.identity_object(ROOTED)
+
+
+OTHER_ROOT = Rooted()
+
+
+def test_two_root_markers_alike_in_structure_are_told_apart() -> None:
+    # glom's T and S: each a root whose only state is a tuple naming itself, so a structural
+    # comparison met (T, S) in that cycle and called them equal, and dumped them alike: a
+    # harness passed Path(S.a) for Path(T.a) (Path.from_t's `is S` negated survived)
+    assert support.same(ROOTED, ROOTED) and not support.same(ROOTED, OTHER_ROOT)
+    assert not support.same(ROOTED.child("a"), OTHER_ROOT.child("a"))
+    assert support.same(ROOTED.child("a"), ROOTED.child("a"))
+    assert support.dump(ROOTED.child("a")) != support.dump(OTHER_ROOT.child("a"))
+    assert support.discriminates([ROOTED.child("a"), OTHER_ROOT.child("a")]) is None

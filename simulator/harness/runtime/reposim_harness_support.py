@@ -812,11 +812,16 @@ def same(actual: Any, expected: Any, _pairs: _Pairs | None = None) -> bool:
         # (== ignores the exponent, 12 equals 12.0, and a NaN equals nothing) its sign, digits
         # and exponent: what quantize or a number of places decides
         return bool(actual.as_tuple() == expected.as_tuple())
+    if actual is expected:
+        return True
+    if _singleton(expected) or _singleton(actual):
+        # a module-level identity object (glom's roots T and S, a sentinel) is what its
+        # identity says: two of them alike in structure (`T.__ops__ == (T,)`, `S.__ops__ ==
+        # (S,)`) are still two things, and a copy of one is never made (named, kept as is)
+        return False
     met = memo.meet(actual, expected)
     if met is not None:
         return met
-    if actual is expected:
-        return True
     if type(expected) in _DICT_VIEWS:  # (dict_values has no ==: two copies never equal)
         return same(list(actual), list(expected), memo)
     if isinstance(expected, Iterator) and not isinstance(expected, Sequence):
@@ -982,6 +987,15 @@ def _matched(actual: list[Any], expected: list[Any], memo: _Pairs) -> bool:
     return True
 
 
+def _singleton(value: Any) -> bool:
+    """Whether `value` is a module-level identity object `shared_name` names."""
+    return (
+        _plain_object(value)
+        and not isinstance(value, _IMMUTABLE_BASES)
+        and (shared_name(value) is not None)
+    )
+
+
 def dump(value: Any, depth: int = 4, _seen: set[int] | None = None) -> str:
     """A structural, readable form of a value: `Class(field=value, ...)` nested (`__dict__`
     and `__slots__`), literals as repr, `<cycle Class>` where a reference loops back; no
@@ -990,6 +1004,8 @@ def dump(value: Any, depth: int = 4, _seen: set[int] | None = None) -> str:
     seen = set() if _seen is None else _seen
     if isinstance(value, (*_PLAIN, float)):
         return repr(value)
+    if _singleton(value):
+        return f"named({shared_name(value)!r})"
     if id(value) in seen:
         return f"<cycle {type(value).__qualname__}>"
     if depth < 0:
