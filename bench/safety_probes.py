@@ -15,15 +15,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import hashlib
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -36,6 +33,8 @@ from backends.docker.disk import images_dir
 from simulator.events import Actor, Event, Kind
 from simulator.session import Session, open_session
 from simulator.trajectory import TrajectoryHeader, TrajectoryWriter, read_trajectory
+from tests.engine.test_confinement_races import _SWAPPER
+from tests.replay.test_untrusted import old_host_id
 
 GIB = 1 << 30
 
@@ -97,17 +96,16 @@ async def gc_ownership(image: str, work: Path) -> Probe:
 # -- 2: no host run on a forged claim --------------------------------------------------------------
 
 
-def _host_claim() -> str:
-    """The `host` value trajectories recorded here used to carry: a digest of the world-readable
-    machine id and the uid, which anyone can compute (the forged claim of issue 25 item 2)."""
-    machine = ""
-    for candidate in ("/etc/machine-id", "/var/lib/dbus/machine-id"):
-        with contextlib.suppress(OSError):
-            machine = Path(candidate).read_text(encoding="ascii", errors="replace").strip()
-        if machine:
-            break
-    seed = f"{machine or socket.gethostname()}:{os.getuid()}"
-    return hashlib.sha256(seed.encode()).hexdigest()[:16]
+def _verified_on_the_host(name: str, path: Path, marker: Path) -> Probe:
+    """`replay --verify` of `path` on the local backend, with no terminal to confirm at:
+    contained when the command that would create `marker` did not run."""
+    out = path.with_name(path.stem + "-out.jsonl")
+    result = reposim(
+        "replay", "--verify", str(path), "--backend", "local", "--trajectory", str(out)
+    )
+    ran = marker.exists()
+    seen = f"exit {result.returncode}: {result.stderr.strip()[:160]!r}; the command ran: {ran}"
+    return Probe(name, not ran, seen)
 
 
 async def forged_claim(work: Path) -> Probe:
@@ -120,16 +118,10 @@ async def forged_claim(work: Path) -> Probe:
     lines = path.read_text().splitlines(keepends=True)
     head = json.loads(lines[0])
     head.pop("seal", None)  # a stranger has no key to seal with; the claim is the host field
-    head["host"] = _host_claim()
+    head["host"] = old_host_id()  # the digest older RepoSim trusted; anyone can compute it
     lines[0] = json.dumps(head) + "\n"
     path.write_text("".join(lines))
-    result = reposim(
-        "replay", "--verify", str(path), "--backend", "local", "--trajectory",
-        str(work / "forged-out.jsonl"),
-    )  # fmt: skip
-    ran = marker.exists()
-    seen = f"exit {result.returncode}: {result.stderr.strip()[:160]!r}; the command ran: {ran}"
-    return Probe("replay --verify of a forged host claim", not ran, seen)
+    return _verified_on_the_host("replay --verify of a forged host claim", path, marker)
 
 
 async def edited_events(repo: Path, work: Path) -> Probe:
@@ -141,13 +133,7 @@ async def edited_events(repo: Path, work: Path) -> Probe:
     text = recorded.read_text()
     edited = work / "edited.jsonl"
     edited.write_text(text.replace("echo harmless", f"touch {marker}"))
-    result = reposim(
-        "replay", "--verify", str(edited), "--backend", "local", "--trajectory",
-        str(work / "edited-out.jsonl"),
-    )  # fmt: skip
-    ran = marker.exists()
-    seen = f"exit {result.returncode}: {result.stderr.strip()[:160]!r}; the command ran: {ran}"
-    return Probe("replay --verify of my own file, events edited", not ran, seen)
+    return _verified_on_the_host("replay --verify of my own file, events edited", edited, marker)
 
 
 # -- 3: a disk limit with a background writer ----------------------------------------------------
@@ -286,17 +272,6 @@ async def exact_bytes(repo: Path, image: str, work: Path) -> Probe:
 
 
 # -- 7: search under a directory-swap race (local backend) ---------------------------------------
-
-_SWAPPER = textwrap.dedent(
-    """
-    import ctypes, os, sys
-    libc = ctypes.CDLL(None, use_errno=True)
-    a, b = os.fsencode(sys.argv[1]), os.fsencode(sys.argv[2])
-    print("swapping", flush=True)
-    while True:
-        libc.renameat2(-100, a, -100, b, 2)  # AT_FDCWD, RENAME_EXCHANGE
-    """
-)
 
 
 async def search_race(work: Path, searches: int) -> Probe:
