@@ -159,7 +159,11 @@ async def test_m_asks_before_a_worse_harness_replaces_a_better_one(
                 await pilot.pause(0.1)
             status = str(screen.query_one("#curation-status", Static).render())
             assert isinstance(app.screen, AskYesNo), (status, screen.problems[sign].validation)
-            question = str(app.screen.query_one(Label).render())
+            # The dialog is pushed before its question is mounted (CI run 20 at load ~10 found
+            # no Label yet): wait for it.
+            dialog = app.screen
+            await wait_for(pilot, lambda: bool(dialog.query(Label)), "the question")
+            question = str(dialog.query_one(Label).render())
             assert "scores" in question and "100% coverage, 100% mutation" in question
             await pilot.press("n")
             await wait_for(pilot, lambda: screen.busy == 0, "the regeneration to end")
