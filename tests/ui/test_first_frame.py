@@ -308,7 +308,25 @@ def test_the_late_panes_modules_load_after_the_first_frame(
     )
 
 
-OPEN_FIRST_FRAME = """
+# The end of both `reposim open` scripts below: their Watched app runs headless, as the CLI's
+# `open` command would start it, and the script prints what it saw.
+_RUN_OPEN = """
+    async def run_async(self, **options: object) -> None:
+        await super().run_async(headless=True, size=(160, 48))
+
+
+widgets.app.RepoSimApp = Watched
+sys.argv = ["reposim", "open", sys.argv[1], "--trajectory", sys.argv[2]]
+try:
+    main()
+except SystemExit:
+    pass
+print(json.dumps(seen))
+"""
+
+
+OPEN_FIRST_FRAME = (
+    """
 import json, sys
 
 import widgets.app
@@ -332,18 +350,9 @@ class Watched(widgets.app.RepoSimApp):
             seen["detection when asked"] = "simulator.setup.detect" in sys.modules
             self.exit()
 
-    async def run_async(self, **options: object) -> None:
-        await super().run_async(headless=True, size=(160, 48))
-
-
-widgets.app.RepoSimApp = Watched
-sys.argv = ["reposim", "open", sys.argv[1], "--trajectory", sys.argv[2]]
-try:
-    main()
-except SystemExit:
-    pass
-print(json.dumps(seen))
 """
+    + _RUN_OPEN
+)
 
 
 def test_reposim_open_chooses_the_test_command_after_the_first_frame(
@@ -360,7 +369,8 @@ def test_reposim_open_chooses_the_test_command_after_the_first_frame(
     }
 
 
-OPEN_STACK_AFTER_THE_FRAME = """
+OPEN_STACK_AFTER_THE_FRAME = (
+    """
 import gc, json, sys
 
 import widgets.app
@@ -386,18 +396,9 @@ class Watched(widgets.app.RepoSimApp):
             seen["once open"] = [name for name in STACK if name in sys.modules]
             self.exit()
 
-    async def run_async(self, **options: object) -> None:
-        await super().run_async(headless=True, size=(160, 48))
-
-
-widgets.app.RepoSimApp = Watched
-sys.argv = ["reposim", "open", sys.argv[1], "--trajectory", sys.argv[2]]
-try:
-    main()
-except SystemExit:
-    pass
-print(json.dumps(seen))
 """
+    + _RUN_OPEN
+)
 
 
 def test_reposim_open_loads_the_session_stack_after_the_first_frame(
