@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 import zipfile
 from pathlib import Path
 
@@ -156,6 +157,11 @@ def unpack(archive: Path, target: Path) -> None:
         if archive.suffix == ".zip":
             with zipfile.ZipFile(archive) as zf:
                 zf.extractall(tmp)
+                # extractall leaves a zip's files dated now (tar keeps its times); the commit's
+                # date is the newest file time, so each file gets the time the zip records.
+                for info in zf.infolist():
+                    stamp = time.mktime((*info.date_time, 0, 0, -1))
+                    os.utime(Path(tmp) / info.filename, (stamp, stamp))
         else:
             with tarfile.open(archive) as tf:
                 tf.extractall(tmp, filter="data")

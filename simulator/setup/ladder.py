@@ -61,6 +61,7 @@ from simulator.setup.pins import (
     REMOVED_FROM_SCRIPT,
     Removed,
     candidates,
+    nearest_with,
     newest_with,
 )
 from simulator.setup.repair import (
@@ -2192,9 +2193,26 @@ async def _pin_removed(env: _Env, subject: str, state: RepairState) -> bool:
         return 2 if code is None else code
 
     chosen, why = None, ""
+    day = (date or "")[:10]
     if found.before is not None and await has(found.before) == 0:
         chosen = found.before
-        why = f"the newest release before the project's date ({(date or '')[:10]})"
+        why = f"the newest release before the project's date ({day})"
+    elif date is not None:
+        # No release of the project's time has a wheel for this Python (or it does not import
+        # here): the nearest later one that has the name behaves most like what the project
+        # was written against.
+        nearest = await nearest_with(found.after, has)
+        chosen = nearest.chosen
+        why = (
+            f"the release nearest the project's date ({day}) that has a wheel here and still "
+            "has it (none before that date installs here)"
+        )
+        if chosen is None and nearest.rest:
+            chosen = await newest_with(nearest.rest, has)
+            why = (
+                "the newest release that still has it (the releases nearest the project's "
+                f"date, {day}, do not import here)"
+            )
     else:
         chosen = await newest_with(found.after, has)
         why = "the newest release that still has it (none before the project's date does here)"

@@ -13,9 +13,14 @@ a person makes is to pin that dependency to a release that still has the name. H
    standard library and the project itself are never pinned (that is the interpreter).
 2. `RELEASES_SCRIPT` lists that distribution's releases with a wheel for this interpreter and the
    date each was first uploaded, from the index's JSON Simple API (PEP 691/700).
-3. The ladder tries the newest release before the project's date; when that has no wheel here
-   or lacks the name too, it bisects the later releases (older than the installed one) for the
-   newest that still has it, installing each (`--no-deps`) and asking `HAS_SCRIPT`.
+3. The ladder tries the newest release before the project's date. When none before it has a
+   wheel here (an old project on today's interpreter: quantities 0.12.4, dated 2020-01-08, and
+   numpy, whose first cp311 wheels are 1.23.2's of 2022-08), it takes the release nearest the
+   date among the later ones (`nearest_with`: walking up from the oldest, each installed
+   `--no-deps` and asked `HAS_SCRIPT`), since the nearest is the one whose behaviour the
+   project was written against: numpy 2.3.5, the newest that still has `ndarray.ptp`, kept
+   NumPy 2's scalar and casting semantics and failed 30 of quantities' 160 tests. Only when the
+   nearest few do not import here does it bisect the rest for the newest that has the name.
 """
 
 from __future__ import annotations
@@ -169,6 +174,37 @@ def _instant(text: str) -> str:
     from datetime import UTC, datetime
 
     return datetime.fromisoformat(re.sub(r"Z$", "+00:00", text)).astimezone(UTC).isoformat()
+
+
+NEAREST_TRIES = 3  # later releases looked at, nearest the date first, before a bisection
+
+
+@dataclass(frozen=True)
+class Nearest:
+    """What the walk up from the project's date found: the release chosen (None when none was),
+    and the releases it did not reach (the nearest `NEAREST_TRIES` did not import here)."""
+
+    chosen: str | None
+    rest: tuple[str, ...]
+
+
+async def nearest_with(
+    releases: Sequence[str], has: Callable[[str], Awaitable[int]], tries: int = NEAREST_TRIES
+) -> Nearest:
+    """The oldest of `releases` (oldest first: those after the project's date) that has the name
+    and imports here. `has(version)` as for `newest_with`: a release that lacks the name (1)
+    ends the walk with none (the name went before it, so every later one lacks it too); one
+    that does not import here (2: built for other releases of its own dependencies) is passed
+    over, at most `tries` of them, after which the rest is left to the caller."""
+    for looked, version in enumerate(releases):
+        if looked >= tries:
+            return Nearest(None, tuple(releases[looked:]))
+        code = await has(version)
+        if code == 0:
+            return Nearest(version, ())
+        if code == 1:
+            return Nearest(None, ())
+    return Nearest(None, ())
 
 
 async def newest_with(releases: Sequence[str], has: Callable[[str], Awaitable[int]]) -> str | None:

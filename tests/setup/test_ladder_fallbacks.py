@@ -799,6 +799,44 @@ async def test_a_name_a_dependency_removed_pins_it_at_its_release_before_the_pro
     )
 
 
+async def test_with_no_release_of_the_projects_time_here_the_pin_is_the_nearest_later_one(
+    tmp_path: Path, set_up: SetUp
+) -> None:
+    """quantities 0.12.4 in the hard corpus (2020-01-08, no declared requirements, so today's
+    NumPy from the import scan): `np.ndarray.ptp` is gone from NumPy 2.4, and no NumPy of 2020
+    has a wheel for Python 3.11. The pin took the newest release that still has the name,
+    2.3.5, which kept NumPy 2's behaviour, and 30 of its 160 tests failed on it. With no
+    release of the project's time here, the pin is the release nearest its date that has a
+    wheel here and the name (NumPy 1.23.x). The fixture: a 2019 commit subclassing ndarray with
+    `ndarray.ptp`'s docstring and testing the scalar repr NumPy 2 changed (`1.5`, now
+    `np.float64(1.5)`): before, 6 of 12 failed under 2.3.5; now 12 pass."""
+    files = {
+        "setup.py": (
+            "from setuptools import setup\n\n"
+            "setup(name='oldarr', version='0.1', packages=['oldarr'])\n"
+        ),
+        "oldarr/__init__.py": (
+            "import numpy as np\n\n\n"
+            "class Table(np.ndarray):\n"
+            "    spread_doc = np.ndarray.ptp.__doc__\n\n\n"
+            "def show(x):\n    return repr(np.float64(x))\n"
+        ),
+        "tests/test_oldarr.py": (
+            "import pytest\nfrom oldarr import show\n\n"
+            "@pytest.mark.parametrize('x', [0.5, 1.5, 2.5, 3.5, 4.5, 5.5])\n"
+            "def test_show(x):\n    assert show(x) == str(x)\n\n"
+            "@pytest.mark.parametrize('x', range(6))\n"
+            "def test_plain(x):\n    assert x + 1 > x\n"
+        ),
+    }
+    result = await _set_up(set_up, tmp_path / "repo", files, as_of="2019-06-01T00:00:00+00:00")
+    assert result.verdict.ready and result.verdict.tests["passed"] == 12, result.verdict.line()
+    numpy = next((p for p in result.lock if p.lower().startswith("numpy==")), "")
+    assert numpy.startswith("numpy==1.23."), result.lock
+    note = next((n for n in result.notes if "pinned numpy" in n), "")
+    assert "nearest the project's date (2019-06-01)" in note, result.notes
+
+
 async def test_a_plugin_no_pytest_release_here_loads_is_removed_and_the_suite_runs(
     tmp_path: Path, set_up: SetUp
 ) -> None:

@@ -3,7 +3,9 @@ releases split at the project's date, and the bisection for the newest that stil
 
 from __future__ import annotations
 
-from simulator.setup.pins import candidates, newest_with
+from collections.abc import Awaitable, Callable
+
+from simulator.setup.pins import candidates, nearest_with, newest_with
 
 # matplotlib releases with a cp311 wheel (first upload), as the index lists them; seaborn
 # 0.11.2 is dated 2021-08-15, before any of them.
@@ -39,6 +41,34 @@ async def test_the_bisection_finds_the_newest_release_that_still_has_the_name() 
     assert await newest_with(releases, has) == "3.8.4"
     assert len(asked) <= 3, asked  # a bisection, not a walk
     assert await newest_with(["3.9.0"], has) is None
+
+
+async def test_with_no_release_before_the_date_the_nearest_later_one_that_has_it_is_chosen() -> (
+    None
+):
+    """quantities 0.12.4 (2020-01-08) and numpy, whose first cp311 wheels are 1.23.2's: the walk
+    starts at the release nearest the date, passes over one that does not import here, and stops
+    at the first that has the name; a release that lacks it ends the walk (the name went before
+    it); past `tries` releases that do not import, the rest is left for a bisection."""
+    asked: list[str] = []
+
+    def answers(code: dict[str, int]) -> Callable[[str], Awaitable[int]]:
+        async def has(version: str) -> int:
+            asked.append(version)
+            return code[version]
+
+        return has
+
+    numpy = {"1.23.2": 2, "1.23.3": 0, "1.24.0": 0, "2.3.5": 0, "2.4.1": 1}
+    found = await nearest_with(list(numpy), answers(numpy))
+    assert (found.chosen, found.rest, asked) == ("1.23.3", (), ["1.23.2", "1.23.3"])
+    asked.clear()
+    gone = {"1.23.2": 1, "1.23.3": 0}
+    assert await nearest_with(list(gone), answers(gone)) == type(found)(None, ())
+    assert asked == ["1.23.2"]
+    broken = {"1.0": 2, "1.1": 2, "1.2": 0, "1.3": 0}
+    found = await nearest_with(list(broken), answers(broken), tries=2)
+    assert (found.chosen, found.rest) == (None, ("1.2", "1.3"))
 
 
 def _removed_from(*args: str) -> object:
