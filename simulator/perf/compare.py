@@ -39,6 +39,7 @@ from simulator.perf.environment import PerfEnvironment, QuickcheckReport, shared
 from simulator.perf.stats import (
     LOADED_PER_CPU,
     NOISY_CV,
+    SYSTEMATIC,
     SideStats,
     Verdict,
     compare_runs,
@@ -50,6 +51,7 @@ from simulator.perf.stats import (
     pyperf_metadata,
     run_means,
     side_stats,
+    systematic_half,
 )
 from simulator.session import Subscriber
 from simulator.workflow import WorkflowFailure, WorkflowRun
@@ -68,7 +70,10 @@ class MeasureSettings:
     speed-up (`stats.pairs_needed`), and the rounds go on in pairs until that many are done,
     `max_rounds` are or the `budget` (seconds of measuring) would be exceeded; the interval is
     then at least as wide as the first rounds' spread gives (`stats._paired_verdict`), not the
-    narrowest that chance offered on the way. `rounds` N measures exactly N rounds.
+    narrowest that chance offered on the way, and holds `systematic` (the sd in log of an
+    offset each compare carries that its pairs do not show, `stats.SYSTEMATIC`; the rounds aim
+    at what of `precision` it leaves). `rounds` N measures exactly N rounds, with the plain
+    t interval of their pairs (as a by-hand ABBA).
     `values`/`warmups` None: 3 values after 1 warm-up per worker for an API; for a command no
     warm-up and as many values as fill about `COMMAND_WORKER_SECONDS` (2 to 10, from its
     quickcheck's time): each value is a fresh process of the command already, like a run of a
@@ -90,6 +95,7 @@ class MeasureSettings:
     max_rounds: int = 60
     precision: float = 0.02  # target half-width of the 95% interval, relative to the speed-up
     budget: float = 120.0  # seconds of measuring (calibration and rounds) at most
+    systematic: float = SYSTEMATIC  # adaptive rounds only: see `stats._paired_verdict`
     busy_load: float = LOADED_PER_CPU  # load average per CPU from which `auto` takes CPU time
     # after its values, each worker of a traced harness also times the call groups (each test's
     # calls, and on scaled inputs) alone, for about half of its values' time
@@ -730,16 +736,26 @@ async def _compare(
         if not pilot:
             pilot, pilot_rounds = len(means_a), done
         per_pair_round = len(means_a) / done
-        needed = pairs_needed(means_a[:pilot], means_b[:pilot], settings.precision)
+        needed = pairs_needed(
+            means_a[:pilot], means_b[:pilot], settings.precision, systematic=settings.systematic
+        )
         target = math.ceil(needed / per_pair_round)
         target += target % 2
-        check = compare_runs(means_a, means_b, paired=True, pilot=pilot)
+        check = compare_runs(
+            means_a, means_b, paired=True, pilot=pilot, systematic=settings.systematic
+        )
         half = (check.ci_high - check.ci_low) / 2 / check.speedup
+        offset = (
+            f" (+-{systematic_half(settings.systematic):.1%} of it held for an offset "
+            "between compares that no pair shows)"
+            if settings.systematic
+            else ""
+        )
         if done >= target:
             stop = (
                 f"stopped after {done} rounds, as many as the first {pilot_rounds} "
                 f"rounds' spread called for to bring the 95% interval within "
-                f"+-{settings.precision:.0%} of the speed-up; it is +-{half:.1%}"
+                f"+-{settings.precision:.0%} of the speed-up{offset}; it is +-{half:.1%}"
             )
             break
         spent = time.monotonic() - started
@@ -773,7 +789,11 @@ async def _compare(
     stats_b = side_stats(bench_b, each_value=each_value)
     # the k-th runs of A and B ran in the same round: compared in pairs (see stats)
     verdict = compare_runs(
-        list(stats_a.run_means), list(stats_b.run_means), paired=True, pilot=pilot
+        list(stats_a.run_means),
+        list(stats_b.run_means),
+        paired=True,
+        pilot=pilot,
+        systematic=0.0 if fixed else settings.systematic,
     )
     if verdict.set_aside:
         actions.append(set_aside_sentence(stats_a.run_means, stats_b.run_means, verdict))
