@@ -15,20 +15,26 @@ import contextlib
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
 from textual.binding import BindingType
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from simulator.session import BackendError, RecordedPty, Session, SessionError
 from widgets.keybindings import default_bindings
-from widgets.terminal_screen import DEFAULT_SCROLLBACK, Line, TerminalScreen, line_segments
+from widgets.terminal_screen import (
+    DEFAULT_SCROLLBACK,
+    Line,
+    TerminalScreen,
+    line_segments,
+    style_for,
+)
 
 _CURSOR_KEYS = {"up": "A", "down": "B", "right": "C", "left": "D", "home": "H", "end": "F"}
 _KEYS = {
@@ -99,6 +105,15 @@ def key_to_bytes(key: str, character: str | None, app_cursor_keys: bool = False)
     return None
 
 
+class _RenderPass(NamedTuple):
+    """What every row of one render pass shares."""
+
+    base: Style
+    width: int
+    height: int
+    offset: int
+
+
 class TerminalPane(ScrollView, can_focus=True):
     """A VT100/xterm terminal on the session's PTY, with scrollback, resize, paste and copy."""
 
@@ -139,6 +154,11 @@ class TerminalPane(ScrollView, can_focus=True):
         self._scrollback = scrollback
         self._reader: asyncio.Task[None] | None = None
         self._raw_cache: OrderedDict[tuple[str, int], Strip] = OrderedDict()
+        # Rich styles of the attributes drawn, on top of the pane's own style (`_style`).
+        self._base_style = Style()
+        self._styles: dict[int, Style] = {}
+        self._style_generation = 0  # a line's cached strip is valid for one generation
+        self._pass: _RenderPass | None = None
         self._update_pending = False
         self._last_update = 0.0
         self._bytes_since_update = 0
@@ -283,13 +303,41 @@ class TerminalPane(ScrollView, can_focus=True):
 
     # -- rendering -----------------------------------------------------------------------------
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # One pass draws every row: the pane's style, size and offset are read once for all.
+        self._pass = self._render_pass()
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._pass = None
+
+    def _render_pass(self) -> _RenderPass:
+        base = self.rich_style
+        if base != self._base_style:
+            # A new theme (or style): every strip drawn with the old one is stale.
+            self._base_style = base
+            self._styles = {}
+            self._style_generation += 1
+            self._raw_cache.clear()
+        region = self.scrollable_content_region
+        return _RenderPass(base, region.width, region.height, int(self.scroll_offset.y))
+
+    def _style(self, attr: int) -> Style:
+        """An attribute's Rich style on top of the pane's own (what `Strip.apply_style` would
+        give), made once per attribute instead of once per segment drawn."""
+        style = self._styles.get(attr)
+        if style is None:
+            style = self._styles[attr] = self._base_style + style_for(attr)
+        return style
+
     def render_line(self, y: int) -> Strip:
         term = self.term
-        width = self.scrollable_content_region.width
-        index = self.scroll_offset.y + y
+        frame = self._pass or self._render_pass()
+        width = frame.width
+        index = frame.offset + y
         history = term.history_size
         if index >= history + term.rows:
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(width, frame.base)
         if index < history:
             stored = term.scrollback[index]
             strip = (
@@ -305,26 +353,26 @@ class TerminalPane(ScrollView, can_focus=True):
             index == history + term.y
             and term.cursor_visible
             and not self.exited
-            and index - self.scroll_offset.y < self.scrollable_content_region.height
+            and index - frame.offset < frame.height
         ):
             strip = self._with_cursor(strip, min(term.x, width - 1))
         return strip
 
     def _line_strip(self, line: Line, width: int) -> Strip:
         cached = line.cache
-        if isinstance(cached, Strip) and cached.cell_length == width:
-            return cached
-        strip = Strip(line_segments(line, width), width).apply_style(self.rich_style)
-        line.cache = strip
+        if isinstance(cached, tuple) and cached[0] == self._style_generation:
+            strip: Strip = cached[1]
+            if strip.cell_length == width:
+                return strip
+        strip = Strip(line_segments(line, width, self._style), width)
+        line.cache = (self._style_generation, strip)
         return strip
 
     def _raw_strip(self, raw: str, width: int) -> Strip:
         key = (raw, width)
         strip = self._raw_cache.get(key)
         if strip is None:
-            strip = Strip(line_segments(Line.lazy(raw, 0), width), width).apply_style(
-                self.rich_style
-            )
+            strip = Strip(line_segments(Line.lazy(raw, 0), width, self._style), width)
             self._raw_cache[key] = strip
             if len(self._raw_cache) > 4096:
                 self._raw_cache.popitem(last=False)

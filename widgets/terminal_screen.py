@@ -129,7 +129,7 @@ class Line:
         parts = _SGR.split(self.raw)
         for index, part in enumerate(parts):
             if index % 2:
-                attr = apply_sgr(attr, part)
+                attr = sgr_step(attr, part)
             elif part:
                 yield part, attr
 
@@ -170,6 +170,22 @@ def sgr_prefix(attr: int) -> str:
                 codes.append(f"{base};5;{colour - 1}")
         prefix = _PREFIXES[attr] = f"\x1b[{';'.join(codes)}m"
     return prefix
+
+
+_SGR_STEPS: dict[tuple[int, str], int] = {}
+
+
+def sgr_step(attr: int, params: str) -> int:
+    """`apply_sgr`, remembered: a flood repeats a few dozen (attribute, parameters) pairs."""
+    key = (attr, params)
+    after = _SGR_STEPS.get(key)
+    if after is None:
+        after = apply_sgr(attr, params)
+        if len(params) <= 64:
+            if len(_SGR_STEPS) >= 4096:
+                _SGR_STEPS.clear()
+            _SGR_STEPS[key] = after
+    return after
 
 
 def apply_sgr(attr: int, params: str) -> int:
@@ -295,9 +311,13 @@ def rgb(r: int, g: int, b: int) -> int:
     return _RGB | (r << 16) | (g << 8) | b
 
 
-def line_segments(line: Line, width: int) -> list[Segment]:
-    """Segments for one row, cut or padded to `width` cells."""
+def line_segments(
+    line: Line, width: int, style: Callable[[int], Style] = style_for
+) -> list[Segment]:
+    """Segments for one row, cut or padded to `width` cells; `style` gives each attribute's
+    Rich style (a viewer passes one that already holds its own base style)."""
     segments: list[Segment] = []
+    append = segments.append
     used = 0
     for text, attr in line.runs():
         if used >= width:
@@ -308,10 +328,10 @@ def line_segments(line: Line, width: int) -> list[Segment]:
         else:
             text = text[: width - used]
             size = len(text)
-        segments.append(Segment(text, style_for(attr)))
+        append(Segment(text, style(attr)))
         used += size
     if used < width:
-        segments.append(Segment(" " * (width - used), style_for(0)))
+        append(Segment(" " * (width - used), style(0)))
     return segments
 
 
@@ -498,7 +518,7 @@ class TerminalScreen:
                     if cut >= 0:
                         attr = 0
                     for params in _SGR.findall(raw, max(cut, 0)):
-                        attr = apply_sgr(attr, params)
+                        attr = sgr_step(attr, params)
         if not new:
             return 0
         if len(new) == len(lines):
@@ -728,7 +748,7 @@ class TerminalScreen:
                 self.responses.append("\x1b[>0;0;0c")
             return
         if final == "m":
-            self.attr = apply_sgr(self.attr, params)
+            self.attr = sgr_step(self.attr, params)
             return
         self.wrap_pending = False if final not in "nc" else self.wrap_pending
         counted = _COUNTED.get(final)

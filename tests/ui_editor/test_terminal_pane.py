@@ -271,3 +271,23 @@ async def test_cursor_is_drawn_where_the_shell_put_it(session: Session) -> None:
             column += len(text)
         assert cursor_at == pane.term.x
         assert pane.screen_text()[pane.term.y][cursor_at] == "b"
+
+
+async def test_lines_already_drawn_follow_a_change_of_theme(session: Session) -> None:
+    async with terminal(session, (100, 30)) as (app, pilot, pane):
+        await pane.send(b"printf 'plain \\033[31mred\\033[0m\\n'\r")
+        await wait_for(pilot, lambda: "plain red" in pane.screen_text())
+        row = pane.screen_text().index("plain red")
+        y = pane.term.history_size + row - int(pane.scroll_offset.y)
+
+        def background() -> object:
+            first = pane.render_line(y)._segments[0]
+            assert first.text.startswith("plain") and first.style is not None
+            return first.style.bgcolor
+
+        await pilot.pause()
+        before = background()
+        assert before == pane.rich_style.bgcolor
+        app.theme = "textual-light" if app.current_theme.dark else "textual-dark"
+        await wait_for(pilot, lambda: pane.rich_style.bgcolor != before)
+        assert background() == pane.rich_style.bgcolor
