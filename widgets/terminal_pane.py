@@ -81,10 +81,12 @@ _SCROLL_KEYS = {"shift+pageup", "shift+pagedown", "shift+home", "shift+end"}
 _EXITED = "\r\n\x1b[2m[the shell has exited; press Enter to start a new one]\x1b[0m"
 # The most bytes taken from the PTY in one batch before they are parsed.
 _BATCH = 256 * 1024
-# Repaints: at most one per frame, and fewer while output floods in.
+# Repaints: at most one per frame, and fewer while output floods in: a flood repaints all the
+# rows each time, and Textual's styling of a row costs more than parsing the row did.
 _FRAME = 1 / 60
-_FLOOD_FRAME = 1 / 20
+_FLOOD_FRAME = 1 / 10
 _FLOOD_BYTES = 64 * 1024
+"""Output this big since the last repaint, or covered by it, makes the next one a flood's."""
 
 
 def key_to_bytes(key: str, character: str | None, app_cursor_keys: bool = False) -> bytes | None:
@@ -162,6 +164,7 @@ class TerminalPane(ScrollView, can_focus=True):
         self._update_pending = False
         self._last_update = 0.0
         self._bytes_since_update = 0
+        self._bytes_last_update = 0  # the output the last repaint covered
         self._cursor_row = 0
         self._follow = True
         self._selection: tuple[tuple[int, int], tuple[int, int]] | None = None
@@ -269,7 +272,9 @@ class TerminalPane(ScrollView, can_focus=True):
             return
         self._update_pending = True
         # Under a flood nobody reads a frame in full: fewer frames leave the time to parsing.
-        frame = _FLOOD_FRAME if self._bytes_since_update > _FLOOD_BYTES else _FRAME
+        # A flood lasts while each repaint covers that much (batches may each be smaller).
+        flooding = max(self._bytes_since_update, self._bytes_last_update) > _FLOOD_BYTES
+        frame = _FLOOD_FRAME if flooding else _FRAME
         delay = self._last_update + frame - time.monotonic()
         if delay > 0:
             self.set_timer(delay, self._apply_updates)
@@ -278,7 +283,7 @@ class TerminalPane(ScrollView, can_focus=True):
 
     def _apply_updates(self) -> None:
         self._update_pending = False
-        self._bytes_since_update = 0
+        self._bytes_last_update, self._bytes_since_update = self._bytes_since_update, 0
         self._last_update = time.monotonic()
         term = self.term
         scrolled, dirty = term.take_dirty()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -291,3 +292,26 @@ async def test_lines_already_drawn_follow_a_change_of_theme(session: Session) ->
         app.theme = "textual-light" if app.current_theme.dark else "textual-dark"
         await wait_for(pilot, lambda: pane.rich_style.bgcolor != before)
         assert background() == pane.rich_style.bgcolor
+
+
+async def test_a_flood_is_repainted_at_most_ten_times_a_second(session: Session) -> None:
+    async with terminal(session, (100, 30)) as (_, pilot, pane):
+        repaints: list[float] = []
+        apply_updates = pane._apply_updates
+
+        def counted() -> None:
+            repaints.append(time.monotonic())
+            apply_updates()
+
+        pane._apply_updates = counted  # type: ignore[method-assign]
+        start = time.monotonic()
+        await pane.send(b"seq 1 1500000\r")  # 10.9 MB
+        await wait_for(
+            pilot,
+            lambda: pane.term.y > 0 and pane.screen_text()[pane.term.y - 1] == "1500000",
+            timeout=120,
+        )
+        elapsed = time.monotonic() - start
+        await wait_for(pilot, lambda: at_prompt(pane))
+        # 20 a second before; the first repaint comes at once, the last after the prompt.
+        assert 2 <= len(repaints) <= elapsed * 10 + 3, (len(repaints), elapsed)
