@@ -5,7 +5,9 @@ Measures, on one machine in one run:
   - our emulator core (TerminalScreen) fed the whole file;
   - the whole pane end to end: a real shell on a local Session's recorded PTY in a headless
     Textual app, `cat FILE` typed into it, until the shell's next prompt is on screen; every
-    byte read is counted, and key events posted to the app during the flood are timed.
+    byte read is counted, and key events posted to the app during the flood are timed; the
+    process's CPU per MB is split by thread (the event loop, the PTY reader, the recorder's
+    blob writer) and the pane's repaints are counted.
 Targets: issue 4, >= 20 MB/s end to end with the UI still answering keys (pyte about 0.6 MB/s);
 issue 29, end to end >= 50% of the kernel PTY ceiling measured in the same run, every byte parsed.
 Run: uv run python bench/ui_terminal.py [--mb 50]   (quick, on a loaded machine: --mb 10)
@@ -20,6 +22,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -103,6 +106,23 @@ def raw_pty_rate(path: Path) -> float:
     return total / elapsed
 
 
+def thread_cpu() -> dict[str, float]:
+    """CPU seconds of each of this process's threads, by name (Python's names, found through
+    their native ids; a thread that ended is missing)."""
+    names = {thread.native_id: thread.name for thread in threading.enumerate()}
+    tick = os.sysconf("SC_CLK_TCK")
+    out: dict[str, float] = {}
+    for task in Path("/proc/self/task").iterdir():
+        try:
+            fields = (task / "stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        name = names.get(int(task.name), "other")
+        name = name.rstrip("0123456789").rstrip("-_") or name  # pty-reader-9 -> pty-reader
+        out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
 def back_at_prompt(pane: TerminalPane, after: str) -> bool:
     rows, y = pane.screen_text(), pane.term.y
     return y > 0 and rows[y] == "READY$" and rows[y - 1] == "READY$ " + after
@@ -151,6 +171,16 @@ async def end_to_end(repo: Path, file_size: int, newline_count: int) -> dict[str
             start_bytes = pane.bytes_read
             command = b"cat big.log\r"
             expected = len("cat big.log") + file_size + newline_count + framing
+            repaints = 0
+            apply_updates = pane._apply_updates
+
+            def counted() -> None:
+                nonlocal repaints
+                repaints += 1
+                apply_updates()
+
+            pane._apply_updates = counted  # type: ignore[method-assign]
+            threads_start = thread_cpu()
             start = time.perf_counter()
             cpu_start = time.process_time()
             await pane.send(command)
@@ -161,6 +191,10 @@ async def end_to_end(repo: Path, file_size: int, newline_count: int) -> dict[str
                 await asyncio.sleep(0.05)
             elapsed = time.perf_counter() - start
             result["cpu"] = time.process_time() - cpu_start
+            threads_end = thread_cpu()
+            for name, cpu in threads_end.items():
+                result[f"thread:{name}"] = cpu - threads_start.get(name, 0.0)
+            result["repaints"] = repaints
             await pilot.pause(0.5)
             result["elapsed"] = elapsed
             result["read"] = pane.bytes_read - start_bytes
@@ -211,7 +245,22 @@ def main() -> None:
                     "pane's process CPU (all threads) per MB",
                     "-",
                     f"{e2e['cpu'] / (e2e['read'] / mb) * 1000:.1f} ms  "
-                    f"({e2e['read'] / e2e['cpu'] / mb:.1f} MB per CPU second; load-independent)",
+                    f"({e2e['read'] / e2e['cpu'] / mb:.1f} MB per CPU second; "
+                    "a slower run has more repaints per MB)",
+                ),
+                (
+                    "  of which, by thread (ms per MB)",
+                    "-",
+                    ", ".join(
+                        f"{name[len('thread:') :]} {cpu / (e2e['read'] / mb) * 1000:.1f}"
+                        for name, cpu in sorted(e2e.items(), key=lambda item: -item[1])
+                        if name.startswith("thread:") and cpu > 0
+                    ),
+                ),
+                (
+                    "repaints during the flood",
+                    "-",
+                    f"{int(e2e['repaints'])} ({e2e['repaints'] / e2e['elapsed']:.1f} a second)",
                 ),
                 (
                     "pane end to end / PTY ceiling",
