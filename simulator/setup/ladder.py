@@ -61,6 +61,7 @@ from simulator.setup.pins import (
     REMOVED_FROM_SCRIPT,
     Removed,
     candidates,
+    nearest_moment,
     nearest_with,
     newest_with,
 )
@@ -599,6 +600,7 @@ async def _python_ladder(
             )
         await _install_each(env, wanted, detail)
         await _runner_that_starts(env, detail)
+    dists: list[str] = []
     if options.install_imports:
         with run.stage("imports") as detail:
             missing = await _missing_imports(env, sorted(imports.required))
@@ -615,6 +617,9 @@ async def _python_ladder(
                 await _install_each(env, dists, detail)
     versions = await env.versions()
     state.versions = versions
+    if install_failure is None:
+        scanned = dists if options.install_imports else []
+        state.nearest = tuple(await _nearest_requirements(env, project, scanned))
     with run.stage("oracle") as detail:
         verdict = await _oracle(env, project, imports, install_failure, options)
         detail.update(verdict.to_dict())
@@ -817,7 +822,30 @@ def _next_fix(verdict: Verdict, state: RepairState) -> Fix | None:
         fix = plan(skipped, state)
         if fix is not None:
             return fix
+    if not verdict.ready and state.nearest and verdict.category in NEAREST_CAUSES:
+        # Last: no rule names the cause, and today's releases of dependencies the project's
+        # date had no wheel here for are in the environment.
+        fix = Fix(
+            "nearest-date",
+            reason="today's releases of the dependencies that had no wheel for this Python at "
+            "the project's date: their releases nearest that date instead",
+            modules=state.nearest,
+        )
+        if fix.key not in state.tried:
+            return fix
     return None
+
+
+# What the project's own code or tests do wrong with a dependency's newer behaviour (filterpy
+# 1.4.5 on NumPy 2 and SciPy 1.17: "only 0-dimensional arrays can be converted to Python
+# scalars", "Input vector should be 1-D"), not a build, a time limit or the runner.
+NEAREST_CAUSES = (
+    Category.TEST_FAILURES,
+    Category.ATTRIBUTE_ERROR,
+    Category.IMPORT_ERROR,
+    Category.NAME_ERROR,
+    Category.COLLECTION,
+)
 
 
 def _time_for(env: _Env, seconds: float) -> bool:
@@ -1073,6 +1101,101 @@ def unavailable_as_of(output: str) -> list[str]:
         if valid_distribution_name(name) and name not in found:
             found.append(name)
     return found
+
+
+async def _nearest_requirements(env: _Env, project: Project, scanned: list[str]) -> list[str]:
+    """The requirements the nearest-date rung resolves: the project's declared requirements and
+    the distributions the import scan installed, when its commit is old enough for time travel
+    and some of them were left at today's releases (time travel found no set, or lifted the
+    packages that had no wheel here then, or there was nothing declared to travel with).
+    Empty when this is not the case."""
+    from datetime import UTC, datetime
+
+    date = commit_date(Path(project.root))
+    if date is None or env.uv is None or env.interpreter != "python3":
+        return []
+    if datetime.now(UTC).timestamp() - datetime.fromisoformat(date).timestamp() < TIME_TRAVEL_AGE:
+        return []
+    if env.resolution.get("mode") == "as-of-commit" and not env.resolution.get("today"):
+        return []  # everything is as of the date already
+    wanted = [*await _declared_requirements(env, project), *scanned]
+    return sorted({r for r in wanted if checked_requirement(r) is not None})
+
+
+async def _nearest_date(env: _Env, requirements: list[str]) -> bool:
+    """filterpy 1.4.5 (2018-10-10) declares numpy, scipy and matplotlib, none of which had a
+    wheel for Python 3.11 then, so time travel took today's releases (NumPy 2, SciPy 1.17) and
+    10 of its 68 tests failed on their newer behaviour, with no name a rule could pin. Here
+    the project's requirements are resolved as of its date again (`uv pip compile
+    --exclude-newer DATE --only-binary :all:`), and each package uv says has nothing usable
+    then takes, instead of today's releases, those up to one common moment: the first after
+    the date at which each of them had a wheel here (the index's upload times,
+    `pins.nearest_moment`), so they come from one time and agree with each other. The set is
+    installed and constrains later installs; False (and the environment as it was) when no set
+    is found or it does not install."""
+    date = commit_date(Path(env.session.source))
+    if date is None or env.uv is None or not requirements:
+        return False
+    source = ".reposim/nearest-date.in"  # a helper file: the session writes only there
+    target = f"{env.venv}.nearest.txt"
+    await env.session.write_helper(source, ("\n".join(requirements) + "\n").encode())
+    lifted: list[str] = []
+    moment: str | None = None
+    for _attempt in range(2 * TIME_TRAVEL_LIFTS):
+        lifts = [f"--exclude-newer-package={name}={moment}" for name in lifted]
+        argv = [
+            env.uv, "pip", "compile", "--quiet", "--python", env.python, "--exclude-newer", date,
+            *lifts, "--only-binary", ":all:", "--no-header", "--no-annotate", "-o", target,
+            source,
+        ]  # fmt: skip
+        result = await env.sh(
+            " ".join(shlex.quote(a) for a in argv) + " 2>&1", timeout=env.install_timeout()
+        )
+        text = result.output.decode("utf-8", "replace")
+        if result.exit_code == 0:
+            break
+        new = [n for n in unavailable_as_of(text) if n not in lifted]
+        if not new:
+            env.notes.append(
+                f"no set of releases nearest the project's date ({date[:10]}) resolves: "
+                + diagnose(text).evidence[:200]
+            )
+            return False
+        for name in new:
+            releases = await env.python_json(RELEASES_SCRIPT, name)
+            pairs = [
+                (str(r[0]), str(r[1] or ""))
+                for r in releases or []
+                if isinstance(r, list) and len(r) == 2
+            ]
+            first = nearest_moment(pairs, date)
+            if first is None:
+                env.notes.append(f"{name} has no release with a wheel here after {date[:10]}")
+                return False
+            moment = max(moment or first, first)
+        lifted += new
+    else:
+        return False
+    before = env.constraints
+    env.constraints = None  # the set replaces time travel's pins, which it was resolved beside
+    ok, _ = await env.install([], options=["-r", target], what=f"nearest {date[:10]}")
+    if not ok:
+        env.constraints = before
+        return False
+    env.constraints = target
+    day = (moment or date)[:10]
+    env.resolution = {
+        "mode": "as-of-commit",
+        "date": date,
+        "nearest": {"moment": moment, "packages": sorted(lifted)},
+        "reason": f"no usable wheel for this Python as of the commit: {', '.join(sorted(lifted))}"
+        f" (their releases as of {day}, the nearest date they had one here)",
+    }
+    env.notes.append(
+        f"resolved as of the project's date ({date[:10]}), with {', '.join(sorted(lifted))} "
+        f"as of {day}, the nearest date all had a wheel for this Python (not today's releases)"
+    )
+    return True
 
 
 async def _declared_requirements(env: _Env, project: Project) -> list[str]:
@@ -2168,6 +2291,8 @@ async def _apply(env: _Env, fix: Fix, state: RepairState) -> bool:
         return await _install_system(env, fix, state)
     if fix.kind == "removed":
         return await _pin_removed(env, fix.modules[0], state)
+    if fix.kind == "nearest-date":
+        return await _nearest_date(env, list(fix.modules))
     requirements = list(fix.requirements)
     if fix.modules:
         # Import names from a traceback: the table or the index decides, never a guess.

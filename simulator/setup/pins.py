@@ -169,6 +169,23 @@ def candidates(
     return Candidates(before[-1] if before else None, after)
 
 
+NEAREST_SLACK_HOURS = 24  # the other platforms' wheels of a release follow its first within a day
+
+
+def nearest_moment(releases: list[tuple[str, str]], date: str) -> str | None:
+    """The first moment after `date` a release of these (version, first upload of a wheel for
+    this interpreter) pairs had a wheel here, with a day's slack, as uv's `exclude-newer` takes
+    it (`2022-08-15T00:17:33Z`); None when no release after the date has one."""
+    from datetime import UTC, datetime, timedelta
+
+    moment = _instant(date)
+    later = sorted(_instant(t) for _, t in releases if t and _instant(t) > moment)
+    if not later:
+        return None
+    first = datetime.fromisoformat(later[0]) + timedelta(hours=NEAREST_SLACK_HOURS)
+    return first.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def _instant(text: str) -> str:
     """An ISO 8601 time as a UTC string that sorts (`2021-08-15T14:07:22Z`)."""
     from datetime import UTC, datetime

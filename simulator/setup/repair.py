@@ -291,6 +291,10 @@ class RepairState:
     # Test classes that set themselves up in nose-style `setup(self)`/`teardown(self)` methods
     # (the test files, `nose_style_classes`): the names of those classes
     nose_classes: set[str] = field(default_factory=set)
+    # The project's runtime requirements (declared, and what its code imports), when its commit
+    # is old and some of them run at today's releases (no wheel here as of its date): the
+    # nearest-date rung resolves them again (`ladder._nearest_date`). Empty: not this case.
+    nearest: tuple[str, ...] = ()
 
 
 def plan(diagnosis: Diagnosis, state: RepairState) -> Fix | None:

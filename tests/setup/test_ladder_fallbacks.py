@@ -837,6 +837,43 @@ async def test_with_no_release_of_the_projects_time_here_the_pin_is_the_nearest_
     assert "nearest the project's date (2019-06-01)" in note, result.notes
 
 
+async def test_a_dependency_with_no_wheel_here_at_the_projects_date_is_tried_at_the_nearest_date(
+    tmp_path: Path, set_up: SetUp
+) -> None:
+    """filterpy 1.4.5 in the hard corpus (2018-10-10) declares numpy, scipy and matplotlib; none
+    had a wheel for Python 3.11 then, so time travel took today's releases, and 10 of its 68
+    tests failed on NumPy 2's and SciPy's newer behaviour, with nothing a rule could name. The
+    rung: its requirements resolved as of its date, those with no wheel here then as of the
+    nearest date they had one. The fixture: a 2019 commit declaring numpy and testing the
+    scalar repr NumPy 2 changed (`1.5`, now `np.float64(1.5)`). Before: 6 of 12 failed under
+    today's NumPy, not ready; now NumPy 1.23.x (its first wheels for 3.11) and 12 pass."""
+    files = {
+        "setup.py": (
+            "from setuptools import setup\n\n"
+            "setup(name='oldrepr', version='0.1', packages=['oldrepr'],\n"
+            "      install_requires=['numpy'])\n"
+        ),
+        "oldrepr/__init__.py": (
+            "import numpy as np\n\n\ndef show(x):\n    return repr(np.float64(x))\n"
+        ),
+        "tests/test_oldrepr.py": (
+            "import pytest\nfrom oldrepr import show\n\n"
+            "@pytest.mark.parametrize('x', [0.5, 1.5, 2.5, 3.5, 4.5, 5.5])\n"
+            "def test_show(x):\n    assert show(x) == str(x)\n\n"
+            "@pytest.mark.parametrize('x', range(6))\n"
+            "def test_plain(x):\n    assert x + 1 > x\n"
+        ),
+    }
+    result = await _set_up(set_up, tmp_path / "repo", files, as_of="2019-06-01T00:00:00+00:00")
+    assert result.verdict.ready and result.verdict.tests["passed"] == 12, result.verdict.line()
+    numpy = next((p for p in result.lock if p.lower().startswith("numpy==")), "")
+    assert numpy.startswith("numpy==1.23."), result.lock
+    assert [r["fix"] for r in result.repairs] == ["nearest-date"], result.repairs
+    assert result.resolution.get("nearest", {}).get("packages") == ["numpy"], result.resolution
+    note = next((n for n in result.notes if "the nearest date" in n), "")
+    assert "(2019-06-01)" in note and "numpy as of 2022-08" in note, result.notes
+
+
 async def test_a_plugin_no_pytest_release_here_loads_is_removed_and_the_suite_runs(
     tmp_path: Path, set_up: SetUp
 ) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from simulator.setup.pins import candidates, nearest_with, newest_with
+from simulator.setup.pins import candidates, nearest_moment, nearest_with, newest_with
 
 # matplotlib releases with a cp311 wheel (first upload), as the index lists them; seaborn
 # 0.11.2 is dated 2021-08-15, before any of them.
@@ -69,6 +69,15 @@ async def test_with_no_release_before_the_date_the_nearest_later_one_that_has_it
     broken = {"1.0": 2, "1.1": 2, "1.2": 0, "1.3": 0}
     found = await nearest_with(list(broken), answers(broken), tries=2)
     assert (found.chosen, found.rest) == (None, ("1.2", "1.3"))
+
+
+def test_the_nearest_moment_is_the_first_wheel_here_after_the_date_with_a_days_slack() -> None:
+    """filterpy 1.4.5 (2018-10-10): the first cp311 wheels of matplotlib came in 3.6.2's list
+    here; a release before the date does not count, and none after gives None."""
+    numpy = [("1.16.0", "2019-01-14T00:00:00Z"), ("1.23.2", "2022-08-14T00:17:33.693577Z")]
+    assert nearest_moment(numpy, "2019-06-01T00:00:00+00:00") == "2022-08-15T00:17:33Z"
+    assert nearest_moment(MATPLOTLIB, "2018-10-10T15:35:48+00:00") == "2022-11-04T01:10:03Z"
+    assert nearest_moment(numpy, "2023-01-01T00:00:00+00:00") is None
 
 
 def _removed_from(*args: str) -> object:
