@@ -244,3 +244,32 @@ def test_a_test_module_imported_afresh_is_rewritten_once(
     module.write_text("def test_sum():\n    assert 1 + 1 == 3\n")  # a changed file: again
     assert run_afresh() == 1
     assert rewritten.count("test_kept.py") == 2
+
+
+class Text(str):
+    """What tomlkit's `Source` looks like: a string that carries a state of its own (its
+    parser's position, and its characters yet to read), far over the size limit."""
+
+    def __new__(cls, text: str, rest: list[Counted]) -> Text:
+        made = super().__new__(cls, text)
+        made.rest = rest
+        return made
+
+
+def test_a_string_carrying_a_state_too_big_is_not_pickled_again_in_the_same_test(
+    tmp_path: Path,
+) -> None:
+    """A str subclass counts as an immutable value (no identity to keep), so it was never
+    remembered as too big: tomlkit's `Source.consume`, called ~12,000 times in its suite with
+    the document as `self`, had each call's arguments pickled as far as the limit, only to be
+    found too big again — 44 of the 61 CPU seconds of its spec tests under the tracer."""
+    box = Text("a = 1", [Counted(i) for i in range(20_000)])
+    for test in ("test_one", "test_two"):
+        Counted.reduced = 0
+        recorder, target = _stepped(tmp_path, f"text_steps_{test}", box)
+        # about one pickle as far as the limit per test (200 calls: ~200 times as much)
+        assert 0 < Counted.reduced < 15_000
+        # its calls still come to the pool, checked in situ: the test's share, then the call
+        # after the first with new arcs (n=151), as for any argument no pickle keeps
+        chosen = recorder.choose(target["id"])
+        assert 151 in {c["in_situ"]["call"] - 1 for c in chosen}

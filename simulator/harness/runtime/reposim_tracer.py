@@ -27,6 +27,7 @@ import ast
 import base64
 import collections
 import datetime
+import enum
 import functools
 import importlib
 import inspect
@@ -192,6 +193,20 @@ def _has_identity(value: Any) -> bool:
     if type(value) in (list, dict, set, bytearray):
         return True
     return support.shared_name(value) is None
+
+
+def _remembered(value: Any) -> bool:
+    """Whether a value found too big (or unpicklable) is taken as such for the rest of a test
+    without trying again: an object with an identity, or a subclass of an immutable builtin
+    that carries a state of its own (tomlkit's `Source`, a str holding its parser's position
+    and the characters yet to read). A plain number or string is not: one that came in the
+    same call as the culprit is innocent."""
+    if _has_identity(value):
+        return True
+    kind = type(value)
+    if kind.__module__ == "builtins" or isinstance(value, enum.Enum):
+        return False
+    return bool(getattr(value, "__dict__", None))
 
 
 class _Builder:
@@ -998,7 +1013,7 @@ class Recorder:
             return bytes(_support().dumps((positional, keywords), limit=self.max_bytes))
         except Exception:
             for value in values:
-                if _has_identity(value):
+                if _remembered(value):
                     self._unpickled[id(value)] = value
             return None
 
@@ -1177,7 +1192,7 @@ class Recorder:
         try:
             return encode(value, self.max_bytes, lazy=True)
         except Unencodable as exc:
-            if str(exc) == "too big" and _has_identity(value):
+            if str(exc) == "too big" and _remembered(value):
                 self._too_big[id(value)] = value
             raise
 
