@@ -229,11 +229,13 @@ async def test_history_scrolls_back_and_typing_returns_to_the_bottom(session: Se
     async with terminal(session, (100, 30)) as (_, pilot, pane):
         await pane.send(b"seq 1 500\r")
         await wait_for(pilot, lambda: "500" in pane.screen_text())
-        # The view follows the output to the bottom (what is asserted next).
+        # The view follows the output to the bottom (what is asserted next), once its last
+        # repaint has taken in all of it: until then the view's bottom is an earlier one.
         await wait_for(
             pilot,
             lambda: (
                 at_prompt(pane)
+                and pane.virtual_size.height == pane.term.history_size + pane.term.rows
                 and pane.max_scroll_y > 0
                 and pane.scroll_offset.y == pane.max_scroll_y
             ),
