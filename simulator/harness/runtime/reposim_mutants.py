@@ -201,7 +201,19 @@ class _MutantLoop:
     Each test first runs once on the reference with the target's lines traced; a mutant then
     runs only the tests that reached its statement (its "lines"): a test that never runs the
     mutated statement takes the same path on the mutant as on the reference and cannot kill
-    it. A mutant no test reaches survives without a run."""
+    it. A mutant no test reaches survives without a run.
+
+    A mutant's run is cut once it has spent CPU_FACTOR times the CPU time its tests took on
+    the reference in that pass, plus CPU_FLOOR seconds (an infinite loop, most often), or
+    WALL_FACTOR times that in wall time, as measured the same way (a mutant that blocks; this
+    limit never under the spec's "timeout"). Wall time alone cut runs a loaded machine had starved:
+    on tomlkit at load 17, mutants of Source.consume whose tests took 2 s of CPU, as on the
+    reference, were cut at the 10 s limit and counted killed, and others of the same kind
+    survived. With no measure from the reach pass, the spec's wall-clock limit alone."""
+
+    CPU_FLOOR = 1.0
+    CPU_FACTOR = 10.0
+    WALL_FACTOR = 3.0
 
     def __init__(
         self, mutants: list[dict[str, Any]], swap: _Swap, timeout: float, select: bool = True
@@ -209,6 +221,8 @@ class _MutantLoop:
         self.mutants, self.swap, self.timeout = mutants, swap, timeout
         self.select = select
         self.results: list[dict[str, Any]] = []
+        # each test's (CPU, wall) seconds on the reference in the reach pass
+        self.costs: list[tuple[float, float] | None] = []
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: Any) -> bool:
@@ -216,21 +230,24 @@ class _MutantLoop:
 
         items = list(session.items)
         reached = self._reach(items, runtestprotocol) if self.select else [None] * len(items)
+        costs = self.costs if len(self.costs) == len(items) else [None] * len(items)
         for mutant in self.mutants:
-            t0 = time.monotonic()
+            t0, cpu0 = time.monotonic(), time.process_time()
             lines = set(mutant.get("lines") or ())
-            chosen = [
-                item
-                for item, seen in zip(items, reached, strict=True)
+            picked = [
+                (item, cost)
+                for item, seen, cost in zip(items, reached, costs, strict=True)
                 if seen is None or not lines or seen & lines
             ]
+            chosen = [item for item, _ in picked]
+            limits = self._limits([cost for _, cost in picked])
             why = self.swap.apply(mutant)
             if why:
                 self.results.append({"id": mutant["id"], "status": "invalid", "why": why})
                 continue
             try:
                 passed, how = (
-                    self._run_items(session, chosen, runtestprotocol)
+                    self._run_items(session, chosen, runtestprotocol, *limits)
                     if chosen
                     else (True, "no test reaches it")
                 )
@@ -243,9 +260,19 @@ class _MutantLoop:
                     "how": how,
                     "tests": len(chosen),
                     "seconds": round(time.monotonic() - t0, 4),
+                    "cpu": round(time.process_time() - cpu0, 4),
+                    "limits": [None if v is None else round(v, 4) for v in limits],
                 }
             )
         return True
+
+    def _limits(self, costs: list[tuple[float, float] | None]) -> tuple[float, float | None]:
+        """(wall seconds, CPU seconds or None) a mutant's run of the tests of `costs` may take."""
+        if not costs or any(cost is None for cost in costs):
+            return self.timeout, None
+        cpu = self.CPU_FLOOR + self.CPU_FACTOR * sum(c[0] for c in costs if c is not None)
+        wall = self.CPU_FLOOR + self.CPU_FACTOR * sum(c[1] for c in costs if c is not None)
+        return max(self.timeout, self.WALL_FACTOR * wall), max(cpu, 0.1)
 
     def _reach(self, items: list[Any], protocol: Any) -> list[set[int] | None]:
         """The target's lines each test runs on the reference (None for a test that fails
@@ -278,6 +305,7 @@ class _MutantLoop:
             following = items[index + 1] if index + 1 < len(items) else None
             sys.settrace(calls)
             threading.settrace(calls)  # (a test may call the target in a thread of its own)
+            cpu0, wall0 = time.process_time(), time.monotonic()
             try:
                 reports = protocol(item, nextitem=following, log=False)
             except BaseException:
@@ -285,19 +313,28 @@ class _MutantLoop:
             finally:
                 sys.settrace(previous)
                 threading.settrace(None)
+            # (traced, so more than the test costs untraced: the limit errs on the long side)
+            self.costs.append((time.process_time() - cpu0, time.monotonic() - wall0))
             failed = any(report.failed for report in reports)
             reached.append(None if failed or not seen else set(seen))
         return reached
 
-    def _run_items(self, session: Any, items: list[Any], protocol: Any) -> tuple[bool, str]:
+    def _run_items(
+        self, session: Any, items: list[Any], protocol: Any, wall: float, cpu: float | None
+    ) -> tuple[bool, str]:
+        """(passed, how) for the tests `items` on the mutant in place, cut at the first
+        failing one, past `wall` seconds or past `cpu` seconds of CPU time."""
         expired = [False]
 
         def expire(signum: int, frame: FrameType | None) -> None:
             expired[0] = True
-            raise MutantTimeout(f"over {self.timeout} s")
+            raise MutantTimeout(f"over {wall} s" if signum == signal.SIGALRM else f"{cpu} s CPU")
 
         previous = signal.signal(signal.SIGALRM, expire)
-        signal.setitimer(signal.ITIMER_REAL, self.timeout)
+        signal.setitimer(signal.ITIMER_REAL, wall)
+        previous_cpu = signal.signal(signal.SIGPROF, expire) if cpu is not None else None
+        if cpu is not None:
+            signal.setitimer(signal.ITIMER_PROF, cpu)
         outcome = (True, "passed")
         try:
             for index, item in enumerate(items):
@@ -314,6 +351,9 @@ class _MutantLoop:
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
+            if cpu is not None:
+                signal.setitimer(signal.ITIMER_PROF, 0)
+                signal.signal(signal.SIGPROF, previous_cpu)
         if not outcome[0]:  # cut short: what the tests set up is torn down for the next mutant
             state: Any = getattr(session, "_setupstate", None)
             with contextlib.suppress(Exception):
