@@ -220,7 +220,13 @@ def N(label: int, value: Any) -> Any:
 
 
 def R(label: int) -> Any:
-    """A reference to object `label` of the enclosing G(...) (made N(label, ...))."""
+    """A reference to object `label` of the enclosing G(...) (made N(label, ...)): the object
+    itself once N has made it (what is shared, met again), else a reference G joins up (a
+    cycle: R inside the N of its own label). (The object itself, so that a constructor given
+    the value sees it whole: tomlkit's Table reads `.key` of each key of its container, and
+    got a reference.)"""
+    if label in _LABELLED:
+        return _LABELLED[label]
     return _Ref(label)
 
 
@@ -278,17 +284,10 @@ def _join(value: Any, labelled: dict[int, Any], done: dict[int, Any]) -> Any:
         return made
     if isinstance(value, MethodType):  # (its object is joined in place)
         _join(value.__self__, labelled, done)
-    elif isinstance(value, dict):
-        items = [(_join(k, labelled, done), _join(v, labelled, done)) for k, v in value.items()]
-        value.clear()
-        value.update(items)
-    elif isinstance(value, list | collections.deque):
-        for index, item in enumerate(list(value)):
-            value[index] = _join(item, labelled, done)
-    elif isinstance(value, set):
-        items = [_join(item, labelled, done) for item in value]
-        value.clear()
-        value.update(items)
+    elif isinstance(value, dict | list | collections.deque | set):
+        _join_content(value, labelled, done)
+        if type(value).__module__ not in ("builtins", "collections"):
+            _join_fields(value, labelled, done)  # (a subclass's own fields, beside its content)
     elif isinstance(value, tuple | frozenset):
         items = [_join(item, labelled, done) for item in value]
         if any(a is not b for a, b in zip(items, value, strict=True)):
@@ -297,11 +296,40 @@ def _join(value: Any, labelled: dict[int, Any], done: dict[int, Any]) -> Any:
             done[key] = made
             return made
     elif not (isinstance(value, type) or value is None or type(value) in _PLAIN):
-        for name, item in (state(value) or {}).items():
-            joined = _join(item, labelled, done)
-            if joined is not item:
-                object.__setattr__(value, name, joined)
+        _join_fields(value, labelled, done)
     return value
+
+
+def _join_content(value: Any, labelled: dict[int, Any], done: dict[int, Any]) -> None:
+    """A container's items joined up in place, with its builtin base's own methods, as S(...)
+    wrote them (tomlkit's Container and Table, dict subclasses, convert what their own
+    `__setitem__` is given, and failed on a reference not yet joined up)."""
+    if isinstance(value, dict):
+        items = [(_join(k, labelled, done), _join(v, labelled, done)) for k, v in value.items()]
+        mapping: Any = _builtin_base(value, (collections.OrderedDict, dict))
+        mapping.clear(value)
+        for k, v in items:
+            mapping.__setitem__(value, k, v)
+    elif isinstance(value, list | collections.deque):
+        sequence: Any = _builtin_base(value, (collections.deque, list))
+        for index, item in enumerate(list(value)):
+            sequence.__setitem__(value, index, _join(item, labelled, done))
+    else:
+        items = [_join(item, labelled, done) for item in value]
+        set.clear(value)
+        set.update(value, items)
+
+
+def _join_fields(value: Any, labelled: dict[int, Any], done: dict[int, Any]) -> None:
+    for name, item in (state(value) or {}).items():
+        joined = _join(item, labelled, done)
+        if joined is not item:
+            object.__setattr__(value, name, joined)
+
+
+def _builtin_base(value: Any, bases: tuple[type, ...]) -> type:
+    """The first of `bases` in the MRO of `value`'s class (its builtin container class)."""
+    return next(base for base in type(value).__mro__ if base in bases)
 
 
 def import_paths(paths: list[str]) -> None:

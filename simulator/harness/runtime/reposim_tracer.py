@@ -605,6 +605,7 @@ def encode(value: Any, max_bytes: int, *, lazy: bool = False) -> dict[str, str]:
             # test run's own iterator) a pickle copies it without reading it
             raise Unencodable("an iterator")
         text = _Builder(max_bytes).expression(value)
+        support._LABELLED.clear()  # (an expression that failed half-way left its labels)
         rebuilt = eval(text, vars(support))
         with support.live_values():  # (the test goes on with `value`: its iterators stay unread)
             equal = support.same(rebuilt, value)
