@@ -246,6 +246,56 @@ async def test_a_sample_that_falls_short_on_a_cause_a_rule_repairs_is_repaired_a
     assert any("a sample of the cut suite fell short" in n for n in result.notes), result.notes
 
 
+async def test_a_cut_suite_with_a_test_the_memory_limit_killed_is_still_judged_on_a_sample(
+    tmp_path: Path,
+) -> None:
+    """lz4 3.1.10 in the hard corpus (stop 41, budget 900 s): `test_huge` was killed by the
+    memory limit and left out (named), the rest ran into the time limit with 14,131 of 14,131
+    passed, and no sample followed, since a sample was only taken of a cut run with nothing
+    left out: the cut stayed the verdict, at every stop. A test the memory limit killed is
+    named in the verdict either way; the sample now decides, and the ready verdict still names
+    it. A 300 MB container, the 800 MB test first, then 300 slow tests and 40 quick ones.
+    Before: runs [timeout], not ready; now ready on a sample, `test_huge` named. About 3
+    minutes: two killed runs, a run cut at 60 s (the least a run gets) and a sample."""
+    from simulator.backend_factory import BackendOptions, make_backend
+    from simulator.session import Session
+    from tests.setup.conftest import SETUP_IMAGE, docker_or_skip
+
+    docker_or_skip()
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": repos.setuptools_pyproject("hungrycut", package="hungrycut"),
+            "hungrycut/__init__.py": "def one():\n    return 1\n",
+            "tests/test_0big.py": ("def test_huge():\n    assert len(b'x' * (800 * 2**20)) > 0\n"),
+            "tests/test_a.py": (
+                "import time\nimport pytest\nfrom hungrycut import one\n\n"
+                "@pytest.mark.parametrize('i', range(300))\n"
+                "def test_a(i):\n    time.sleep(0.25)\n    assert one() == 1\n"
+            ),
+            "tests/test_b.py": (
+                "import pytest\nfrom hungrycut import one\n\n"
+                "@pytest.mark.parametrize('i', range(40))\n"
+                "def test_b(i):\n    assert one() + i >= 1\n"
+            ),
+        },
+    )
+    backend = make_backend(
+        "docker", repo, options=BackendOptions(image=SETUP_IMAGE, network=True, memory="300m")
+    )
+    session = await Session.open(repo, backend=backend, trajectory_path=tmp_path / "t.jsonl")
+    try:
+        result = await run_setup(session, SetupOptions(test_timeout=30.0))
+    finally:
+        await session.close()
+    verdict = result.verdict
+    assert verdict.ready, (verdict.line(), result.notes)
+    assert verdict.sample and "collected tests" in verdict.sample, verdict.line()
+    assert any("tests/test_0big.py::test_huge" in s and "killed" in s for s in verdict.skipped), (
+        verdict.skipped
+    )
+
+
 async def test_the_projects_own_command_cut_at_its_limit_decides(
     tmp_path: Path, docker_session: SessionFactory
 ) -> None:
