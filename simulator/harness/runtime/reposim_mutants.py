@@ -203,13 +203,15 @@ class _MutantLoop:
     mutated statement takes the same path on the mutant as on the reference and cannot kill
     it. A mutant no test reaches survives without a run.
 
-    A mutant's run is cut once it has spent CPU_FACTOR times the CPU time its tests took on
-    the reference in that pass, plus CPU_FLOOR seconds (an infinite loop, most often), or
-    WALL_FACTOR times that in wall time, as measured the same way (a mutant that blocks; this
-    limit never under the spec's "timeout"). Wall time alone cut runs a loaded machine had starved:
-    on tomlkit at load 17, mutants of Source.consume whose tests took 2 s of CPU, as on the
-    reference, were cut at the 10 s limit and counted killed, and others of the same kind
-    survived. With no measure from the reach pass, the spec's wall-clock limit alone."""
+    A mutant's run of a test is cut once it has spent CPU_FACTOR times the CPU time that test
+    took on the reference in that pass, plus CPU_FLOOR seconds (an infinite loop, most often),
+    or WALL_FACTOR times that in wall time, as measured the same way (a mutant that blocks; this
+    limit never under the spec's "timeout"): each test has its own limits (a loop in a cheap
+    test is cut in about a second, whatever the other tests cost). Wall time alone cut runs a
+    loaded machine had starved: on tomlkit at load 17, mutants of Source.consume whose tests
+    took 2 s of CPU, as on the reference, were cut at the 10 s limit and counted killed, and
+    others of the same kind survived. With no measure from the reach pass, the spec's
+    wall-clock limit alone."""
 
     CPU_FLOOR = 1.0
     CPU_FACTOR = 10.0
@@ -240,14 +242,14 @@ class _MutantLoop:
                 if seen is None or not lines or seen & lines
             ]
             chosen = [item for item, _ in picked]
-            limits = self._limits([cost for _, cost in picked])
+            limits = [self._limits(cost) for _, cost in picked]
             why = self.swap.apply(mutant)
             if why:
                 self.results.append({"id": mutant["id"], "status": "invalid", "why": why})
                 continue
             try:
                 passed, how = (
-                    self._run_items(session, chosen, runtestprotocol, *limits)
+                    self._run_items(session, chosen, runtestprotocol, limits)
                     if chosen
                     else (True, "no test reaches it")
                 )
@@ -261,18 +263,23 @@ class _MutantLoop:
                     "tests": len(chosen),
                     "seconds": round(time.monotonic() - t0, 4),
                     "cpu": round(time.process_time() - cpu0, 4),
-                    "limits": [None if v is None else round(v, 4) for v in limits],
+                    # (the largest of its tests' limits: wall, CPU)
+                    "limits": [
+                        max(wall for wall, _ in limits) if limits else None,
+                        max((cpu or 0.0 for _, cpu in limits), default=None) or None,
+                    ],
                 }
             )
         return True
 
-    def _limits(self, costs: list[tuple[float, float] | None]) -> tuple[float, float | None]:
-        """(wall seconds, CPU seconds or None) a mutant's run of the tests of `costs` may take."""
-        if not costs or any(cost is None for cost in costs):
+    def _limits(self, cost: tuple[float, float] | None) -> tuple[float, float | None]:
+        """(wall seconds, CPU seconds or None) a mutant's run of a test of reference `cost`
+        may take."""
+        if cost is None:
             return self.timeout, None
-        cpu = self.CPU_FLOOR + self.CPU_FACTOR * sum(c[0] for c in costs if c is not None)
-        wall = self.CPU_FLOOR + self.CPU_FACTOR * sum(c[1] for c in costs if c is not None)
-        return max(self.timeout, self.WALL_FACTOR * wall), max(cpu, 0.1)
+        cpu = self.CPU_FLOOR + self.CPU_FACTOR * cost[0]
+        wall = self.CPU_FLOOR + self.CPU_FACTOR * cost[1]
+        return max(self.timeout, self.WALL_FACTOR * wall), cpu
 
     def _reach(self, items: list[Any], protocol: Any) -> list[set[int] | None]:
         """The target's lines each test runs on the reference (None for a test that fails
@@ -320,26 +327,33 @@ class _MutantLoop:
         return reached
 
     def _run_items(
-        self, session: Any, items: list[Any], protocol: Any, wall: float, cpu: float | None
+        self,
+        session: Any,
+        items: list[Any],
+        protocol: Any,
+        limits: list[tuple[float, float | None]],
     ) -> tuple[bool, str]:
         """(passed, how) for the tests `items` on the mutant in place, cut at the first
-        failing one, past `wall` seconds or past `cpu` seconds of CPU time."""
+        failing one, or when a test runs past its limits (wall seconds, CPU seconds)."""
         expired = [False]
 
         def expire(signum: int, frame: FrameType | None) -> None:
             expired[0] = True
-            raise MutantTimeout(f"over {wall} s" if signum == signal.SIGALRM else f"{cpu} s CPU")
+            raise MutantTimeout("over its wall-clock or CPU limit")
 
         previous = signal.signal(signal.SIGALRM, expire)
-        signal.setitimer(signal.ITIMER_REAL, wall)
-        previous_cpu = signal.signal(signal.SIGPROF, expire) if cpu is not None else None
-        if cpu is not None:
-            signal.setitimer(signal.ITIMER_PROF, cpu)
+        previous_cpu = signal.signal(signal.SIGPROF, expire)
         outcome = (True, "passed")
         try:
             for index, item in enumerate(items):
                 following = items[index + 1] if index + 1 < len(items) else None
+                wall, cpu = limits[index] if index < len(limits) else (self.timeout, None)
+                signal.setitimer(signal.ITIMER_REAL, wall)
+                if cpu is not None:
+                    signal.setitimer(signal.ITIMER_PROF, cpu)
                 reports = protocol(item, nextitem=following, log=False)
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.setitimer(signal.ITIMER_PROF, 0)
                 if expired[0]:
                     outcome = (False, "timeout")
                     break
@@ -350,10 +364,9 @@ class _MutantLoop:
             outcome = (False, "timeout")
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.setitimer(signal.ITIMER_PROF, 0)
             signal.signal(signal.SIGALRM, previous)
-            if cpu is not None:
-                signal.setitimer(signal.ITIMER_PROF, 0)
-                signal.signal(signal.SIGPROF, previous_cpu)
+            signal.signal(signal.SIGPROF, previous_cpu)
         if not outcome[0]:  # cut short: what the tests set up is torn down for the next mutant
             state: Any = getattr(session, "_setupstate", None)
             with contextlib.suppress(Exception):
