@@ -82,19 +82,21 @@ def bench():
 
 # Every process that imports it counts itself in `log` (2 quickchecks, 2 calibrations, then one
 # A and one B per round: A B, B A, A B, ...). B's processes of rounds 2, 4 and 6 (the 7th, 11th
-# and 15th) checksum 1.67 times the data: B is 2x faster than A in every round but those three,
-# where it is 1.2x. The first six rounds spread widely, the later ones little: a quiet stretch
-# after a busy one, as on a shared machine. Three such rounds of six (half the pilot: no pilot
-# round is then far from the median, none set aside) and 1.2x (0.51 in log off 2x, not 0.30):
-# with two of four and 1.48x, at load ~9-11 a pilot pair whose extra work the noise hid (sd
-# ~0.15 a pair at 10 ms a value) left the pilot tight, and the rounds stopped at 4-10.
+# and 15th) checksum twice the data: B is 2x faster than A in every round but those three,
+# where it is as fast as A. The first six rounds spread widely, the later ones little: a quiet
+# stretch after a busy one, as on a shared machine. Three such rounds of six (half the pilot: no
+# pilot round is then far from the median, none set aside) and 1.0x (0.69 in log off 2x, not
+# 0.30): with two of four and 1.48x, at load ~9-11 a pilot pair whose extra work the noise hid
+# (sd ~0.15 a pair at 10 ms a value) left the pilot tight, and the rounds stopped at 4-10.
+# Simulated with that noise (a tenth of the pairs 3x), the pilot asks 12 rounds or fewer 9
+# times in 20,000 (sd 0.25: 54).
 SPREAD = """from fastlib.core import checksum
 
 with open({log!r}, "a+") as log:
     log.seek(0)
     n = len(log.read().splitlines())
     log.write(f"{{n}}\\n")
-EXTRA = list(range(1000 if n in (6, 10, 14) else 0))
+EXTRA = list(range(1500 if n in (6, 10, 14) else 0))
 DATA = list(range(1500))
 
 
@@ -201,11 +203,12 @@ async def test_the_first_rounds_spread_sets_the_rounds_and_the_interval(
     rounds = t_quantile(0.95, len(kept) - 1) * statistics.stdev(kept) / math.sqrt(len(kept))
     half = math.log(verdict.ci_high / verdict.ci_low) / 2
     # the offset between compares that no pair shows is added in squares (see the test above)
-    floored = math.hypot(first, systematic_half(SYSTEMATIC))
-    # the floor is what sets it: quiet, the first six pairs' t(5) s0 is ~1.4x the t interval
-    # of all twelve; the load's noise, alike in all rounds, brings the two closer (1.16x once
-    # at load ~9), never the floor below
-    assert half == pytest.approx(floored) and first > rounds, (half, first, rounds, kept)
+    # the floor sets it: quiet, the first six pairs' t(5) s0 is ~1.4x the t interval of all
+    # twelve (or far more, the three slow rounds set aside), but the load's noise, alike in all
+    # rounds, can bring the two together (simulated, sd 0.15 a pair: the floor is the narrower
+    # 725 times in 20,000), so the check is the wider of the two, and the offset's part
+    floored = math.hypot(max(first, rounds), systematic_half(SYSTEMATIC))
+    assert half == pytest.approx(floored), (half, first, rounds, kept)
     assert verdict.pilot == 6
     # significant exactly when the interval excludes 1.0
     assert verdict.significant == (verdict.ci_low > 1.0), result.summary()
