@@ -1018,16 +1018,9 @@ async def _time_travel(env: _Env, project: Project) -> None:
     today: list[str] = []
     text = ""
     for _attempt in range(TIME_TRAVEL_LIFTS):
-        lifts = [f"--exclude-newer-package={name}={LIFTED}" for name in today]
-        argv = [
-            env.uv, "pip", "compile", "--quiet", "--python", env.python, "--exclude-newer", date,
-            *lifts, "--only-binary", ":all:", "--no-header", "--no-annotate", "-o", target,
-            source,
-        ]  # fmt: skip
-        result = await env.sh(
-            " ".join(shlex.quote(a) for a in argv) + " 2>&1", timeout=env.install_timeout()
+        result, text = await _compile_as_of(
+            env, date, {name: LIFTED for name in today}, source, target
         )
-        text = result.output.decode("utf-8", "replace")
         if result.exit_code == 0:
             break
         new = [n for n in unavailable_as_of(text) if n not in today]
@@ -1103,6 +1096,23 @@ def unavailable_as_of(output: str) -> list[str]:
     return found
 
 
+async def _compile_as_of(
+    env: _Env, date: str, lifts: dict[str, str], source: str, target: str
+) -> tuple[ExecResult, str]:
+    """`uv pip compile` of `source` into `target` as of `date`, wheels only, each package of
+    `lifts` as of its own moment instead (`--exclude-newer-package`): the run and its output."""
+    assert env.uv is not None
+    argv = [
+        env.uv, "pip", "compile", "--quiet", "--python", env.python, "--exclude-newer", date,
+        *(f"--exclude-newer-package={name}={moment}" for name, moment in lifts.items()),
+        "--only-binary", ":all:", "--no-header", "--no-annotate", "-o", target, source,
+    ]  # fmt: skip
+    result = await env.sh(
+        " ".join(shlex.quote(a) for a in argv) + " 2>&1", timeout=env.install_timeout()
+    )
+    return result, result.output.decode("utf-8", "replace")
+
+
 async def _nearest_requirements(env: _Env, project: Project, scanned: list[str]) -> list[str]:
     """The requirements the nearest-date rung resolves: the project's declared requirements and
     the distributions the import scan installed, when its commit is old enough for time travel
@@ -1142,16 +1152,8 @@ async def _nearest_date(env: _Env, requirements: list[str]) -> bool:
     lifted: list[str] = []
     moment: str | None = None
     for _attempt in range(2 * TIME_TRAVEL_LIFTS):
-        lifts = [f"--exclude-newer-package={name}={moment}" for name in lifted]
-        argv = [
-            env.uv, "pip", "compile", "--quiet", "--python", env.python, "--exclude-newer", date,
-            *lifts, "--only-binary", ":all:", "--no-header", "--no-annotate", "-o", target,
-            source,
-        ]  # fmt: skip
-        result = await env.sh(
-            " ".join(shlex.quote(a) for a in argv) + " 2>&1", timeout=env.install_timeout()
-        )
-        text = result.output.decode("utf-8", "replace")
+        lifts = {name: moment or date for name in lifted}
+        result, text = await _compile_as_of(env, date, lifts, source, target)
         if result.exit_code == 0:
             break
         new = [n for n in unavailable_as_of(text) if n not in lifted]
