@@ -38,11 +38,21 @@ def terminal_settled(app: Any) -> bool:
     return pane.pty is not None and redrawn and not pane.pty.output_pending
 
 
+# The agent's card shows the edit's step number, the trajectory's. Before it come the session's
+# checkpoint, the editor's read and the shell's start, which records 2 events on a quiet machine
+# (its size, its prompt) and more under load (the prompt read in two batches, a first size before
+# the final layout). The test tops the trajectory up to this many steps with reads, so the edit's
+# number does not depend on how the load split the shell's start.
+STEPS_BEFORE_THE_EDIT = 12
+
+
 @every_theme_at_both_sizes
 def test_workspace_with_an_agent_change(
     snap_compare: Any, sample_repo: Path, tmp_path: Path, size: tuple[int, int], theme: str
 ) -> None:
     session = unstarted_session(sample_repo, tmp_path / "trajectory.jsonl")
+    steps: list[int] = []
+    session.subscribe(lambda event: steps.append(event.seq) if event.seq else None)
     app = StartingApp(session, theme_name=theme)
 
     async def run_before(pilot: Any) -> None:
@@ -56,6 +66,9 @@ def test_workspace_with_an_agent_change(
         # The shell's prompt at the panel's final width, recorded: its events come before the
         # agent's edit, whose step number the Changes tab shows.
         await wait_for(pilot, lambda: terminal_settled(app), "the terminal's prompt recorded")
+        assert max(steps) <= STEPS_BEFORE_THE_EDIT, f"{max(steps)} steps before the edit"
+        for _ in range(STEPS_BEFORE_THE_EDIT - max(steps)):
+            await session.read("calc/__init__.py")
         await session.edit("calc/ops.py", "(len(values) - 1)", "len(values)", actor=Actor.AGENT)
         area = editor.current_editor
         assert area is not None
