@@ -808,6 +808,15 @@ def _next_fix(verdict: Verdict, state: RepairState) -> Fix | None:
         off = Fix("no-deadline", reason=f"hypothesis: {deadline.group(0)}")
         if off.key not in state.tried:
             return off
+    for module in verdict.missing if not verdict.ready else ():
+        # Before the diagnosis: numdifftools 0.9.39's code warned that line_profiler, which it
+        # imports in a try block, was missing; two tests failed on what it then did not do,
+        # and the diagnosis named a pytest config warning. Only a module the project imports.
+        if module.split(".")[0] in state.imported:
+            evidence = f"the project warned: No module named '{module}'"
+            fix = plan(Diagnosis(Category.MODULE_NOT_FOUND, evidence, module), state)
+            if fix is not None:
+                return replace(fix, reason=f"{fix.reason}; {evidence}")
     if not verdict.ready and verdict.category is not None:
         fix = plan(Diagnosis(verdict.category, verdict.evidence or "", verdict.subject), state)
         if fix is not None:

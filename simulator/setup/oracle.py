@@ -266,6 +266,9 @@ class Verdict:
     cause: Diagnosis | None = None
     # A verdict from a sample of the suite (the whole ran into its time limit): what was run
     sample: str | None = None
+    # Modules a run short of ready warned were missing (`UserWarning: No module named 'X'`,
+    # the project's own fallback for a guarded import), for the repair loop (`warned_missing`)
+    missing: list[str] = field(default_factory=list)
 
     @property
     def ready(self) -> bool:
@@ -280,6 +283,7 @@ class Verdict:
         data.pop("retest")
         data.pop("seconds")
         data.pop("cause")
+        data.pop("missing")
         return data
 
     def line(self) -> str:
@@ -459,6 +463,7 @@ def verdict_from_tests(
             output_tail=tail,
             skipped=skipped,
             skipped_diagnoses=[d for _, d in broken],
+            missing=warned_missing(output),
         )
 
     if ratio >= READY_RATIO and (code_errors or len(broken) > max(1, modules // 4)):
@@ -490,6 +495,17 @@ def verdict_from_tests(
             f"{ran - counts.get('passed', 0)} of {ran} tests failed; {_first_failure(output)}"
         )
     return runs(category, evidence, diagnosis.subject)
+
+
+# A warning that a module is missing, in pytest's warnings summary or on stderr:
+# `src/numdifftools/profiletools.py:76: UserWarning: No module named 'line_profiler'`, what a
+# project's guarded import does without it (numdifftools 0.9.39 then profiles nothing).
+_WARNED_MISSING = re.compile(r"\b\w*Warning: No module named '([A-Za-z_][\w.]*)'")
+
+
+def warned_missing(output: str) -> list[str]:
+    """The modules a run's warnings say are missing, in the order first seen."""
+    return list(dict.fromkeys(_WARNED_MISSING.findall(output)))
 
 
 # What says nothing a repair could act on.

@@ -939,3 +939,45 @@ async def test_a_conftest_hook_todays_pytest_refuses_takes_the_pytest_below_its_
     result = await _set_up(set_up, tmp_path / "repo", files)
     assert result.verdict.ready, result.verdict.line()
     assert [r["fix"] for r in result.repairs] == ["downgrade"], result.repairs
+
+
+async def test_rule_an_optional_import_the_code_warns_is_missing_is_installed(
+    tmp_path: Path, set_up: SetUp
+) -> None:
+    """numdifftools 0.9.39 in the hard corpus: its profiletools module imports line_profiler in
+    a try block and, without it, warns `UserWarning: No module named 'line_profiler'` and
+    profiles nothing; two tests failed on that (`assert 0 > 0`). The import is guarded, so the
+    scan left it out, and the failures named nothing a rule acted on. The rule: a run short of
+    ready whose output has the project's own warning that a module it imports is missing
+    installs that module's distribution. Here a guarded `import tomli_w` (12 tests pass, 2 need
+    it: 12 of 14 is below the 95% a ready verdict needs)."""
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        _package(
+            "optwarn",
+            [],
+            {
+                "optwarn/__init__.py": (
+                    "import warnings\n\ntry:\n    import tomli_w\nexcept ImportError as error:\n"
+                    "    tomli_w = None\n    warnings.warn(str(error))\n\n\n"
+                    "def render(data):\n"
+                    "    return tomli_w.dumps(data) if tomli_w is not None else ''\n\n\n"
+                    "def twice(x):\n    return 2 * x\n"
+                ),
+                "tests/test_render.py": (
+                    "from optwarn import render\n\n\n"
+                    "def test_render_one():\n    assert len(render({'a': 1})) > 0\n\n\n"
+                    "def test_render_two():\n    assert 'b = 2' in render({'b': 2})\n"
+                ),
+                "tests/test_plain.py": "from optwarn import twice\n\n"
+                + "".join(
+                    f"def test_{n}():\n    assert twice({n}) == {2 * n}\n\n" for n in range(12)
+                ),
+            },
+        ),
+    )
+    _, result = await set_up(repo)
+    verdict = result.verdict
+    assert verdict.ready and verdict.tests.get("passed") == 14, (verdict.line(), result.repairs)
+    assert any("tomli" in item for item in result.installed), result.installed
+    assert any("No module named 'tomli_w'" in r["reason"] for r in result.repairs), result.repairs
