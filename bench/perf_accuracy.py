@@ -10,15 +10,18 @@ Fixtures (one git repository, three commits):
   speed-up: an offset that follows the tree changes sign when the sides are swapped.
 - every interval: the 95% CI contains the truth in >= 19 of 20 (here: of all the runs above).
 - "command": a command of about `--command-seconds` (default 2 s) of CPU time at A (sized by a
-  probe run's CPU time, not its elapsed time, which the load inflates), 10% less at B: our cost
-  against the by-hand ABBA x 10's cost for the same interval width (cost x width^2, since the
-  width shrinks as 1/sqrt(runs)). Target <= 2x. `--command-runs N` makes N pairs (by hand and
-  ours back to back, alternating which goes first) and prints each pair's ratio, their median,
-  min and max, and the pooled ratio (the mean cost x width^2 of ours over that of by hand): one
-  width from 20 pairs varies by +-30%, so one pair of runs does not settle the target. Each
-  ratio is given in elapsed seconds and in CPU seconds (this process and the children it waited
-  for): elapsed time swings with other users' load between the two halves of a pair, CPU time
-  much less; and the runs needed for the same width (runs x width^2), which the pairing sets.
+  probe run's CPU time, not its elapsed time, which the load inflates), 10% less at B (truth
+  1.1 less the interpreter's start, from the probe), and the same command A against the
+  comment-only commit (truth 1.0). `--command-runs N` makes N jobs of each, in turn (10%,
+  identical, 10%, ...): a job is a by-hand ABBA x 10 and our default compare back to back, the
+  one going first alternating every two jobs; `--end HH:MM` starts no job that might not end
+  before it. Per job: both intervals and verdicts, our seconds (and CPU seconds: this process
+  and the children it waited for), and the cost for the same interval width, cost x width^2
+  (the width shrinks as 1/sqrt(runs)), ours over by hand. Target <= 2x. Ours is given twice:
+  with its interval (which holds the offset term, a floor of +-1.47%), and with its pairs' plain
+  paired t interval, the by-hand's statistics on the runs the protocol chose to make. One
+  width from 20 pairs varies by +-30%, so one job does not settle the target; the pooled ratio
+  (the mean cost x width^2 of ours over that of by hand) is printed at the end.
 
 By hand: 10 rounds of A B B A, each a fresh process (the API: a Python process that imports the
 harness and times `bench()` for ~0.1 s of loops, reporting the mean per call; the command: one
@@ -28,10 +31,11 @@ interval of the log ratios and the paired t-test, `compare_runs(paired=True)`), 
 analysing an ABBA would.
 
 Sizing (2 loaded cores): a default compare of the API fixture takes ~0.5-2 min, the command
-~2-6 min; `--ten 10 --same 20 --command-runs 3` is the issue's size (~40-90 min at load 5-10);
+~2-3 min and a command job ~4 min; `--ten 10 --same 20 --command-runs 3` is the issue's
+size (~60-100 min at load 5-10);
 smaller numbers give a quicker, rougher table.
 
-Run: uv run python bench/perf_accuracy.py [--ten 10] [--same 20] [--command-runs 3]
+Run: uv run python bench/perf_accuracy.py [--ten 10] [--same 20] [--command-runs 3] [--end HH:MM]
 """
 
 from __future__ import annotations
@@ -209,6 +213,118 @@ def command_by_hand(trees: dict[str, Path], command: str) -> dict[str, Any]:
     return by_hand(lambda side: command_by_hand_once(trees[side], command))
 
 
+# the command's fixtures, in the order their jobs alternate: (name, revision B)
+COMMAND_FIXTURES = (("10%", "b"), ("identical", "same"))
+
+
+def command_part(
+    args: argparse.Namespace,
+    repo: Path,
+    commits: dict[str, str],
+    trees: dict[str, Path],
+    command: str,
+    truth_10: float,
+    root: Path,
+    add: Any,
+) -> None:
+    """The command's cost: `--command-runs` jobs of each fixture (10% then identical, in turn),
+    a job being the by-hand ABBA x 10 and our default compare of the same two revisions back to
+    back, which goes first alternating every two jobs (each fixture has both orders over two
+    runs). No job starts unless it can end before `--end` (its length estimated as the longest
+    so far). Per job: both intervals, ours' pairs also under the by-hand statistics (the plain
+    paired t interval: the same statistics on the runs the protocol chose to make), and the
+    cost for the same width (cost x width^2) ours over by hand."""
+    end = at_time(args.end) if args.end else None
+    longest = args.job_estimate
+    costs = {"offset": SameWidthCost(), "plain": SameWidthCost()}
+    jobs = [fixture for _ in range(args.command_runs) for fixture in COMMAND_FIXTURES]
+    for j, (fixture_name, b) in enumerate(jobs):
+        truth = truth_10 if fixture_name == "10%" else 1.0
+        if end is not None and time.time() + longest > end:
+            print(
+                f"command: stopped before job {j + 1} of {len(jobs)} at "
+                f"{time.strftime('%H:%M:%S')}: a job may take {longest:.0f} s, --end is "
+                f"{args.end}",
+                flush=True,
+            )
+            break
+        started = time.monotonic()
+        order = ("hand", "ours") if (j // 2) % 2 == 0 else ("ours", "hand")
+        pair: dict[str, dict[str, Any]] = {}
+        timer = "cpu"
+        for who in order:
+            if who == "hand":
+                hand = command_by_hand({"a": trees["a"], "b": trees[b]}, command)
+                for name in ("wall", "cpu"):
+                    pair[name] = row(
+                        f"command {fixture_name}",
+                        truth,
+                        hand[name],
+                        hand["cost"],
+                        f"by hand, {name}",
+                    )
+                    pair[name].update(cpu_cost=hand["cpu_cost"], job=j + 1, first=order[0])
+            else:
+                result, cost, cpu_cost = ours(
+                    repo, commits["a"], commits[b], root / f"cmd{j}", command=command
+                )
+                timer = result.settings["timer"]
+                pairs_a, pairs_b = list(result.a.run_means), list(result.b.run_means)
+                plain = compare_runs(pairs_a, pairs_b, paired=True)
+                mine = row(
+                    f"command {fixture_name}", truth, result.verdict, cost, f"ours ({timer})"
+                )
+                mine.update(
+                    cpu_cost=cpu_cost,
+                    job=j + 1,
+                    first=order[0],
+                    values=result.a.values + result.b.values,
+                    pairs=len(pairs_a) - len(result.verdict.set_aside),
+                    set_aside=len(result.verdict.set_aside),
+                    switched=any(a.startswith("switched to CPU") for a in result.actions),
+                    loops=[result.a.loops, result.b.loops],
+                    measure_seconds=result.environment["measure_seconds"],
+                    plain_ci=[plain.ci_low, plain.ci_high],
+                    plain_width=plain.ci_high - plain.ci_low,
+                    plain_significant=bool(plain.significant),
+                    stop=result.actions[-1] if result.actions else "",
+                    protocol=result.environment["protocol"],
+                    runs=[pairs_a, pairs_b],
+                )
+                pair["ours"] = mine
+        for shown in order:
+            for key in ("wall", "cpu") if shown == "hand" else ("ours",):
+                add(pair[key])
+        mine, ref = pair["ours"], pair[timer]
+        elapsed, cpu = costs["offset"].add(mine, ref)
+        plain_elapsed, plain_cpu = costs["plain"].add({**mine, "width": mine["plain_width"]}, ref)
+        print(
+            f"command job {j + 1} ({fixture_name}, {order[0]} first): ours {mine['cost']:.0f} s "
+            f"({mine['measure_seconds']:.0f} s measuring, {mine['cpu_cost']:.0f} s CPU, "
+            f"{mine['values']} runs, {mine['pairs']} pairs), CI {mine['ci'][0]:.3f}-"
+            f"{mine['ci'][1]:.3f} (width {mine['width']:.3f}; its pairs' plain t interval "
+            f"{mine['plain_ci'][0]:.3f}-{mine['plain_ci'][1]:.3f}, width "
+            f"{mine['plain_width']:.3f}); by hand ({ref['how']}) {ref['cost']:.0f} s "
+            f"({ref['cpu_cost']:.0f} s CPU, 40 runs), CI {ref['ci'][0]:.3f}-{ref['ci'][1]:.3f} "
+            f"(width {ref['width']:.3f}). Cost for the same width, ours / by hand: "
+            f"{elapsed:.2f}x elapsed, {cpu:.2f}x CPU; with ours' plain t width "
+            f"{plain_elapsed:.2f}x elapsed, {plain_cpu:.2f}x CPU (target <= 2); job "
+            f"{time.monotonic() - started:.0f} s, load {os.getloadavg()[0]:.1f}",
+            flush=True,
+        )
+        longest = max(longest if j else 0.0, time.monotonic() - started)
+    if costs["offset"].ratios:
+        print(costs["offset"].summary("command (ours' interval)"), flush=True)
+        print(costs["plain"].summary("command (ours' pairs, plain t)"), flush=True)
+
+
+def at_time(hhmm: str) -> float:
+    """HH:MM today, in seconds since the epoch."""
+    hour, minute = (int(x) for x in hhmm.split(":"))
+    now = time.localtime()
+    return time.mktime((*now[:3], hour, minute, 0, 0, 0, now.tm_isdst))
+
+
 def ours(repo: Path, a: str, b: str, out: Path, **target: Any) -> tuple[Any, float, float]:
     """A default compare: its result, elapsed seconds and CPU seconds (see cpu_used)."""
     t0, c0 = time.monotonic(), cpu_used()
@@ -255,7 +371,21 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--ten", type=int, default=10, help="runs of the 10%% fixture")
     parser.add_argument("--same", type=int, default=20, help="runs of the identical fixture")
-    parser.add_argument("--command-runs", type=int, default=3)
+    parser.add_argument(
+        "--command-runs",
+        type=int,
+        default=3,
+        help="jobs of each command fixture (10%% and identical, in turn): by hand and ours",
+    )
+    parser.add_argument(
+        "--end", help="HH:MM (today): start no command job that might not end before it"
+    )
+    parser.add_argument(
+        "--job-estimate",
+        type=float,
+        default=240.0,
+        help="seconds a command job may take, until one has run (then the longest so far)",
+    )
     parser.add_argument("--command-seconds", type=float, default=2.0)
     parser.add_argument("--json", type=Path, help="also write every row here, at the end")
     parser.add_argument("--jsonl", type=Path, help="append each row here as it is measured")
@@ -311,11 +441,7 @@ def main() -> None:
         jobs = [(f, i) for f in fixtures for i in range(f[3])]
         if args.interleave:  # each fixture's k-th compare at k / runs of the way through
             jobs.sort(key=lambda job: ((job[1] + 0.5) / job[0][3], job[0][0] != "10%"))
-        until = None
-        if args.until:
-            hour, minute = (int(x) for x in args.until.split(":"))
-            now = time.localtime()
-            until = time.mktime((*now[:3], hour, minute, 0, 0, 0, now.tm_isdst))
+        until = at_time(args.until) if args.until else None
         for (fixture_name, truth, b, _runs, folder), i in jobs:
             if until is not None and time.time() > until:
                 print(f"stopped at {time.strftime('%H:%M:%S')} (--until {args.until})")
@@ -372,54 +498,13 @@ def main() -> None:
                 f"{probe_cpu:.2f} s for {PROBE_SIZE} items, {start_cpu:.2f} s to start)"
             )
         command = f"{sys.executable} -c 'from fastlib.core import work; work(range({size}))'"
-        same_width = SameWidthCost()
-        for i in range(args.command_runs):
-            # by hand and ours back to back, the one that goes first alternating, so that a
-            # change of the machine's load falls on both alike
-            order = ("hand", "ours") if i % 2 == 0 else ("ours", "hand")
-            pair: dict[str, dict[str, Any]] = {}
-            result = None
-            for who in order:
-                if who == "hand":
-                    hand = command_by_hand(trees, command)
-                    pair["wall"] = row("command", 1.1, hand["wall"], hand["cost"], "by hand, wall")
-                    pair["cpu"] = row("command", 1.1, hand["cpu"], hand["cost"], "by hand, cpu")
-                    for timer in ("wall", "cpu"):
-                        pair[timer]["cpu_cost"] = hand["cpu_cost"]
-                    add(pair["wall"])
-                    add(pair["cpu"])
-                else:
-                    result, cost, cpu_cost = ours(
-                        root / "fastlib",
-                        commits["a"],
-                        commits["b"],
-                        root / f"cmd{i}",
-                        command=command,
-                    )
-                    pair["ours"] = row(
-                        "command", 1.1, result.verdict, cost, f"ours ({result.settings['timer']})"
-                    )
-                    pair["ours"]["values"] = result.a.values + result.b.values
-                    pair["ours"]["cpu_cost"] = cpu_cost
-                    add(pair["ours"])
-            assert result is not None
-            # the by-hand timer that ours used (CPU time on a busy machine)
-            ref = pair[result.settings["timer"]]
-            mine_row = pair["ours"]
-            normalized, by_cpu = same_width.add(mine_row, ref)
-            # width per run: what the pairing gives, whatever each run cost
-            per_run = (mine_row["values"] * mine_row["width"] ** 2) / (40 * ref["width"] ** 2)
-            print(
-                f"command run {i + 1}: ours {mine_row['cost']:.0f} s ({mine_row['cpu_cost']:.0f} s "
-                f"CPU), width {mine_row['width']:.3f}, {mine_row['values']} command runs; by hand "
-                f"({ref['how']}) {ref['cost']:.0f} s ({ref['cpu_cost']:.0f} s CPU), width "
-                f"{ref['width']:.3f}, 40 command runs: cost for the same width = "
-                f"{normalized:.2f}x by hand elapsed, {by_cpu:.2f}x in CPU (target <= 2); "
-                f"runs for the same width {per_run:.2f}x",
-                flush=True,
-            )
-        if same_width.ratios:
-            print(same_width.summary("command"), flush=True)
+        if args.command_runs:
+            # the truth in CPU time: the interpreter's start and import cost the same at both
+            work_cpu = per_item * size
+            truth = (start_cpu + work_cpu) / (start_cpu + work_cpu * 10 / 11)
+            print(f"command: truth {truth:.4f} (1.1 less the start's share)", flush=True)
+            trees["same"] = checkout(repo, commits["same"], root / "tree-same")
+            command_part(args, repo, commits, trees, command, truth, root, add)
     mine = [r for r in rows if r["how"].startswith("ours")]
     ten = [r for r in mine if r["fixture"] == "10%"]
     same = [r for r in mine if r["fixture"] == "identical"]
@@ -450,6 +535,19 @@ def main() -> None:
             f"API compare cost (s)        -          median {statistics.median(costs):.0f}, "
             f"min {min(costs):.0f}, max {max(costs):.0f}"
         )
+    for fixture_name in ("command 10%", "command identical"):
+        for how in ("ours", "by hand, cpu", "by hand, wall"):
+            found = [r for r in rows if r["fixture"] == fixture_name and r["how"].startswith(how)]
+            if found:
+                print(
+                    f"{fixture_name + ', ' + how:<38} {len(found)} job(s): significant "
+                    f"{sum(r['significant'] for r in found)}, interval holds the truth "
+                    f"{sum(r['contains'] for r in found)}, widths "
+                    + ", ".join(f"{r['width']:.3f}" for r in found)
+                    + ", cost "
+                    + ", ".join(f"{r['cost']:.0f}" for r in found)
+                    + " s"
+                )
     print(f"end: {time.strftime('%H:%M:%S')}, uptime: {os.popen('uptime').read().strip()}")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n")
