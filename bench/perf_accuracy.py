@@ -287,7 +287,8 @@ def command_part(
                     plain_ci=[plain.ci_low, plain.ci_high],
                     plain_width=plain.ci_high - plain.ci_low,
                     plain_significant=bool(plain.significant),
-                    stop=result.actions[-1] if result.actions else "",
+                    stop=next((a for a in result.actions if "stopped" in a or "as asked" in a), ""),
+                    actions=list(result.actions),
                     protocol=result.environment["protocol"],
                     runs=[pairs_a, pairs_b],
                 )
