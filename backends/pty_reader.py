@@ -1,4 +1,4 @@
-"""Drain a PTY master in a thread and hand its output to the event loop in batches.
+"""Drain a PTY master off the event loop and hand its output to the loop in batches.
 
 A Linux PTY gives its reader at most 4 KB per read (the line discipline's buffer) and keeps only
 a few KB queued, so a reader on the event loop pays a loop wake-up per 4 KB and, whenever the
@@ -6,13 +6,25 @@ loop is busy (parsing a flood, painting), stalls the program writing. Here a thr
 descriptor (`poll` and `read` release the GIL), appends what it reads to a buffer, and wakes the
 loop once per batch rather than once per read. The buffer is bounded: past `limit` bytes the
 thread stops reading, so the kernel's flow control still holds back a writer nobody reads.
+
+A thread alone still takes the GIL back after every 4 KB read, and while the loop holds it (a
+parse, a repaint) that wait lasts up to the interpreter's switch interval (5 ms): the PTY's few
+KB fill and the program stalls. So a PTY is drained by a relay process (`_RELAY`, a few lines of
+Python with no GIL to share) into a pipe of up to `RELAY_PIPE` bytes, which the thread reads in
+large reads. The bytes pass unchanged. The relay ends at the PTY's end, when the reader stops,
+and when this process dies (the wake-up pipe it watches hangs up); without one (it could not be
+started) the thread reads the PTY itself.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import os
 import select
+import subprocess
+import sys
 import threading
 
 READ_CHUNK = 65536
@@ -20,13 +32,38 @@ BATCH = 256 * 1024
 """The most bytes one `read()` returns: the loop parses a batch before it answers a key."""
 LIMIT = 1024 * 1024
 """Bytes held unread before the thread stops reading."""
+RELAY_PIPE = 1024 * 1024
+"""The relay's pipe, in bytes (Linux's default most for an unprivileged process; a smaller pipe,
+if refused, only means more reads)."""
+
+_RELAY = """
+import os, select, sys
+source, stop = 0, int(sys.argv[1])
+poller = select.poll()
+poller.register(source, select.POLLIN)
+poller.register(stop, select.POLLIN)
+while not any(fd == stop for fd, _ in poller.poll()):
+    while True:
+        try:
+            data = os.read(source, 65536)
+        except BlockingIOError:
+            break
+        except OSError:
+            raise SystemExit
+        if not data:
+            raise SystemExit
+        view = memoryview(data)
+        while view:
+            view = view[os.write(1, view):]
+"""
+"""The relay: copies the PTY (its stdin, non-blocking) to its stdout (the pipe), until the PTY
+ends (EIO once every slave is closed) or the stop descriptor is readable or hung up."""
 
 
 class PtyReader:
     """Reads `fd` (non-blocking) in a thread; `await read()` returns everything read so far."""
 
     def __init__(self, fd: int, *, batch: int = BATCH, limit: int = LIMIT) -> None:
-        self._fd = fd
         self._batch = batch
         self._limit = limit
         self._loop = asyncio.get_running_loop()
@@ -38,8 +75,33 @@ class PtyReader:
         self._waiter: asyncio.Future[None] | None = None
         self._cond = threading.Condition()
         self._wake_r, self._wake_w = os.pipe()
+        self._relay: subprocess.Popen[bytes] | None = None
+        self._fd = self._start_relay(fd) if os.isatty(fd) else fd
+        """What the thread reads: the relay's pipe, or `fd` itself."""
         self._thread = threading.Thread(target=self._pump, name=f"pty-reader-{fd}", daemon=True)
         self._thread.start()
+
+    def _start_relay(self, fd: int) -> int:
+        """The read end of a relay's pipe fed from `fd`; `fd` itself if no relay starts."""
+        out_r, out_w = os.pipe()
+        try:
+            with contextlib.suppress(OSError):
+                fcntl.fcntl(out_w, fcntl.F_SETPIPE_SZ, RELAY_PIPE)
+            self._relay = subprocess.Popen(
+                [sys.executable, "-S", "-I", "-c", _RELAY, str(self._wake_r)],
+                stdin=fd,
+                stdout=out_w,
+                stderr=subprocess.DEVNULL,
+                pass_fds=(self._wake_r,),
+                start_new_session=True,  # a Ctrl+C meant for the UI's process group is not its
+            )
+        except OSError:
+            os.close(out_r)
+            return fd
+        finally:
+            os.close(out_w)
+        os.set_blocking(out_r, False)
+        return out_r
 
     # -- the thread ----------------------------------------------------------------------------
 
@@ -131,9 +193,12 @@ class PtyReader:
             await self._stopped.wait()
             return
         try:
-            os.write(self._wake_w, b"x")
+            os.write(self._wake_w, b"x")  # seen by the thread and the relay
             self._wake()
             await asyncio.to_thread(self._thread.join)
+            if self._relay is not None:
+                os.close(self._fd)  # a relay blocked on a full pipe now ends too
+                await asyncio.to_thread(_end, self._relay)
             os.close(self._wake_r)
             os.close(self._wake_w)
         finally:
@@ -144,3 +209,12 @@ class PtyReader:
         """The descriptor reached its end and everything read has been taken."""
         with self._cond:
             return (self._eof or self._stopping) and not self._buffer
+
+
+def _end(relay: subprocess.Popen[bytes]) -> None:
+    """Wait for a relay told to stop; one that has not ended within seconds is killed."""
+    try:
+        relay.wait(5)
+    except subprocess.TimeoutExpired:
+        relay.kill()
+        relay.wait()

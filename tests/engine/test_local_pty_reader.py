@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
+import subprocess
+import sys
 import threading
 import time
+import tty
 from pathlib import Path
 
 from backends.local import LocalBackend
@@ -90,3 +94,86 @@ async def test_a_second_stop_returns_only_once_the_thread_is_gone() -> None:
         release.set()
         os.close(read_end)
         os.close(write_end)
+
+
+async def test_a_pty_is_drained_by_a_relay_that_passes_every_byte_unchanged() -> None:
+    """A PTY is read through a relay process (no GIL to share with the loop): what it hands
+    over is exactly what was written, every byte value, in order, then the end."""
+    master, slave = os.openpty()
+    tty.setraw(slave)  # no newline translation: the bytes written are the bytes read
+    os.set_blocking(master, False)
+    data = bytes(range(256)) * 4096 + b"A\377Z"  # 1 MB of every byte value
+    reader = PtyReader(master)
+    relay = reader._relay
+    try:
+        assert relay is not None, "a PTY is read without a relay"
+        assert relay.poll() is None
+        writer = threading.Thread(target=os.write, args=(slave, data))
+        writer.start()
+        got = bytearray()
+        async with asyncio.timeout(60):
+            while len(got) < len(data):
+                got += await reader.read()
+        await asyncio.to_thread(writer.join, 60)
+        os.close(slave)
+        slave = -1
+        async with asyncio.timeout(60):
+            while chunk := await reader.read():
+                got += chunk
+        assert bytes(got) == data
+    finally:
+        if slave >= 0:
+            os.close(slave)
+        await reader.stop()
+        os.close(master)
+    assert relay.returncode is not None, "the relay outlived stop()"
+
+
+_OWNER = """
+import asyncio, os, subprocess, sys
+sys.path.insert(0, sys.argv[1])
+from backends.pty_reader import PtyReader
+
+async def main():
+    master, slave = os.openpty()
+    # The terminal's program outlives this process: the PTY does not end with it.
+    program = subprocess.Popen(["sleep", "600"], stdin=slave, start_new_session=True)
+    os.set_blocking(master, False)
+    reader = PtyReader(master)
+    print(reader._relay.pid, program.pid, flush=True)
+    await asyncio.sleep(600)
+
+asyncio.run(main())
+"""
+
+
+def _gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except OSError:
+        return True
+    return state in ("Z", "X")
+
+
+def test_the_relay_ends_when_the_process_that_started_it_is_killed() -> None:
+    """No relay is left behind by a reader that never stopped (its process was killed)."""
+    root = Path(__file__).resolve().parents[2]
+    owner = subprocess.Popen(
+        [sys.executable, "-c", _OWNER, str(root)], stdout=subprocess.PIPE, text=True
+    )
+    program = -1
+    try:
+        assert owner.stdout is not None
+        relay, program = map(int, owner.stdout.readline().split())
+        assert not _gone(relay)
+        owner.kill()  # SIGKILL: no cleanup code runs
+        owner.wait()
+        deadline = time.monotonic() + 60
+        while not _gone(relay) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _gone(relay), "the relay outlived its process"
+    finally:
+        owner.kill()
+        owner.wait()
+        if program > 0:
+            os.kill(program, signal.SIGKILL)
