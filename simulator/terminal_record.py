@@ -131,6 +131,12 @@ class RecordedPty:
         self._pause_handle: asyncio.TimerHandle | None = None
 
     async def read(self) -> bytes:
+        return (await self.read_text())[0]
+
+    async def read_text(self) -> tuple[bytes, str]:
+        """The output read (b"" at the end) and its text: the stream decoded as UTF-8, what is
+        not UTF-8 as U+FFFD, a character split across reads given whole with the later read.
+        A reader that shows the text takes it from here rather than decoding it again."""
         data = await self._pty.read()
         text = self._decoder.decode(data, final=not data)
         if text:
@@ -140,7 +146,7 @@ class RecordedPty:
                 self._schedule_output()
         if not data:
             self.flush()
-        return data
+        return data, text
 
     def _schedule_output(self) -> None:
         loop = asyncio.get_running_loop()

@@ -10,7 +10,6 @@ in the trajectory by the session's `RecordedPty`.
 from __future__ import annotations
 
 import asyncio
-import codecs
 import contextlib
 import time
 from collections import OrderedDict
@@ -230,32 +229,32 @@ class TerminalPane(ScrollView, can_focus=True):
         await self._stop()
 
     async def _read_loop(self, pty: RecordedPty) -> None:
-        decoder = codecs.getincrementaldecoder("utf-8")("replace")
         term = self.term
-        pending: asyncio.Future[bytes] | None = None
+        pending: asyncio.Future[tuple[bytes, str]] | None = None
         while True:
             # A PTY hands over about 4 KB per read. Whatever else is already waiting is taken
             # in the same batch: bigger batches keep more lines on the emulator's fast path.
-            first = await (pending if pending is not None else pty.read())
+            # The text comes decoded by the recorder (which decodes it for the trajectory).
+            first, text = await (pending if pending is not None else pty.read_text())
             pending = None
-            parts = [first]
-            size = len(first)
-            while parts[-1] and size < _BATCH:
-                pending = asyncio.ensure_future(pty.read())
+            texts = [text]
+            size = last = len(first)
+            while last and size < _BATCH:
+                pending = asyncio.ensure_future(pty.read_text())
                 await asyncio.sleep(0)
                 if not pending.done():
                     break
-                parts.append(pending.result())
-                size += len(parts[-1])
+                data, text = pending.result()
+                texts.append(text)
+                last = len(data)
+                size += last
                 pending = None
-            data = b"".join(parts)
-            self.bytes_read += len(data)
-            term.feed(decoder.decode(data))
+            self.bytes_read += size
+            term.feed("".join(texts))
             if term.responses:
                 await pty.write(term.take_responses().encode())
-            self._schedule_update(len(data))
-            if not parts[-1]:
-                term.feed(decoder.decode(b"", final=True))
+            self._schedule_update(size)
+            if not last:
                 term.feed(
                     "\r\n\x1b[2m[the shell has exited; press Enter to start a new one]\x1b[0m"
                 )
