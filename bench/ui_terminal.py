@@ -7,7 +7,8 @@ Measures, on one machine in one run:
     Textual app, `cat FILE` typed into it, until the shell's next prompt is on screen; every
     byte read is counted, and key events posted to the app during the flood are timed; the
     process's CPU per MB is split by thread (the event loop, the PTY reader, the recorder's
-    blob writer) and the pane's repaints are counted.
+    blob writer), with the CPU of its child processes (the PTY's relay, the shell) beside it, and
+    the pane's repaints are counted.
 Targets: issue 4, >= 20 MB/s end to end with the UI still answering keys (pyte about 0.6 MB/s);
 issue 29, end to end >= 50% of the kernel PTY ceiling measured in the same run, every byte parsed.
 Run: uv run python bench/ui_terminal.py [--mb 50]   (quick, on a loaded machine: --mb 10)
@@ -123,6 +124,25 @@ def thread_cpu() -> dict[str, float]:
     return out
 
 
+def children_cpu() -> float:
+    """CPU seconds of this process's direct children themselves (the PTY's relay, the shell;
+    not their children: `cat` is the shell's)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for task in Path("/proc/self/task").iterdir():
+        try:
+            pids = (task / "children").read_text().split()
+        except OSError:
+            continue
+        for pid in pids:
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+            except OSError:
+                continue
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
 def back_at_prompt(pane: TerminalPane, after: str) -> bool:
     rows, y = pane.screen_text(), pane.term.y
     return y > 0 and rows[y] == "READY$" and rows[y - 1] == "READY$ " + after
@@ -181,6 +201,7 @@ async def end_to_end(repo: Path, file_size: int, newline_count: int) -> dict[str
 
             pane._apply_updates = counted  # type: ignore[method-assign]
             threads_start = thread_cpu()
+            children_start = children_cpu()
             start = time.perf_counter()
             cpu_start = time.process_time()
             await pane.send(command)
@@ -192,6 +213,7 @@ async def end_to_end(repo: Path, file_size: int, newline_count: int) -> dict[str
             elapsed = time.perf_counter() - start
             result["cpu"] = time.process_time() - cpu_start
             threads_end = thread_cpu()
+            result["children"] = children_cpu() - children_start
             for name, cpu in threads_end.items():
                 result[f"thread:{name}"] = cpu - threads_start.get(name, 0.0)
             result["repaints"] = repaints
@@ -256,6 +278,11 @@ def main() -> None:
                         for name, cpu in sorted(e2e.items(), key=lambda item: -item[1])
                         if name.startswith("thread:") and cpu > 0
                     ),
+                ),
+                (
+                    "  child processes (the PTY's relay, the shell) per MB",
+                    "-",
+                    f"{e2e['children'] / (e2e['read'] / mb) * 1000:.1f} ms (not in the line above)",
                 ),
                 (
                     "repaints during the flood",
