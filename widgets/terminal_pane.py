@@ -254,6 +254,10 @@ class TerminalPane(ScrollView, can_focus=True):
             if term.responses:
                 await pty.write(term.take_responses().encode())
             self._schedule_update(size)
+            if size >= _BATCH:
+                # A full batch may have been read without waiting (output always ready, from
+                # the PTY's relay): give way once, or repaints and keys wait for the flood's end.
+                await asyncio.sleep(0)
             if not last:
                 term.feed(
                     "\r\n\x1b[2m[the shell has exited; press Enter to start a new one]\x1b[0m"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import time
@@ -323,3 +324,46 @@ async def test_a_flood_is_repainted_at_most_ten_times_a_second(session: Session)
         ]
         assert len(gaps) >= 2, repaints
         assert min(gaps) >= 0.095, sorted(gaps)[:5]
+
+
+class _AlwaysReady:
+    """A terminal whose output is always waiting, a full batch at each read (as a fast relay
+    leaves it): a read never has to wait."""
+
+    LINE = "x" * 78 + "\r\n"
+
+    def __init__(self, batches: int) -> None:
+        self.left = batches
+        self.served = 0
+        self.text = self.LINE * (256 * 1024 // len(self.LINE) + 1)
+        self.data = self.text.encode()
+
+    async def read_text(self) -> tuple[bytes, str]:
+        if not self.left:
+            return b"", ""
+        self.left -= 1
+        self.served += 1
+        return self.data, self.text
+
+    async def write(self, data: bytes) -> None:
+        pass
+
+
+async def test_output_always_waiting_leaves_the_event_loop_to_others_between_batches(
+    session: Session,
+) -> None:
+    """The reading loop gives way after each batch: repaints, keys and timers are not held
+    back until the output stops (they were, whenever a read found a full batch waiting)."""
+    pane = TerminalPane(session)
+    pane._schedule_update = lambda size: None  # type: ignore[method-assign]  # not mounted
+    pty = _AlwaysReady(batches=20)
+    others_ran_at: list[int] = []
+
+    async def other() -> None:
+        others_ran_at.append(pty.served)
+
+    waiting = asyncio.create_task(other())
+    await pane._read_loop(pty)  # type: ignore[arg-type]
+    await waiting
+    assert pane.bytes_read == 20 * len(pty.data)
+    assert others_ran_at[0] <= 2, f"another task ran only after {others_ran_at[0]} batches"
