@@ -1279,6 +1279,14 @@ SUITE_FLAGS = ["-q", "-p", "no:cacheprovider", "-p", "no:cov", "-p", "no:randoml
 SUITE_FLAGS += ["-p", "no:xdist", "-p", "no:reposim_tracer", "-p", "no:warnings"]
 _DISPATCH = "__reposim_in_situ__"
 _in_situ_runs: dict[str, tuple[Any, Any, dict[str, Any]]] = {}  # test -> (who, code, outcome)
+# Set by the mutant runner for its reach pass, which only asks which of the target's lines each
+# harness test runs: a check in situ then runs the repository's test as it is (the target's
+# own code, no trampoline, no copies, no reference calls; those lines are the ones a mutant's
+# run reaches) and checks only that it passes. Counted, so the runner knows which harness
+# tests did (their cost is taken from the first run on the reference, which did the checks).
+_reach_only = [False]
+_reach_checks = [0]
+_REACHED = object()  # the `who` of a repository test's run in the reach pass
 
 
 def _live_function(target: dict[str, str]) -> Any:
@@ -1606,9 +1614,6 @@ def _run_in_situ(
     target: dict[str, str], candidate: Any, test: str, calls: set[int]
 ) -> dict[str, Any]:
     """One run of the repository's test `test` with the target swapped for `candidate`."""
-    import pytest
-
-    remember_rewrites()
     live = _live_function(target)
     before = live.__code__
     if candidate is live:
@@ -1621,11 +1626,8 @@ def _run_in_situ(
     module_globals = live.__globals__
     module_globals[_DISPATCH] = dispatch
     live.__code__ = _trampoline(before)
-    outcome = _Outcome()
-    _forget_module_of(test)
     try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            pytest.main([test, *SUITE_FLAGS], plugins=[outcome])
+        outcome = _pytest_run(test)
     finally:
         live.__code__ = before
         module_globals.pop(_DISPATCH, None)
@@ -1637,6 +1639,18 @@ def _run_in_situ(
         "differences": dispatch.differences,
         "checked": dispatch.checked,
     }
+
+
+def _pytest_run(test: str) -> _Outcome:
+    """One quiet pytest run of the repository's test `test`, its module imported afresh."""
+    import pytest
+
+    remember_rewrites()
+    outcome = _Outcome()
+    _forget_module_of(test)
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        pytest.main([test, *SUITE_FLAGS], plugins=[outcome])
+    return outcome
 
 
 def _forget_module_of(test: str) -> None:
@@ -1658,6 +1672,16 @@ def check_in_situ(
     """The repository's test `test` run with `candidate` in the target's place: its `call`-th
     call of the target must do what the reference does on a copy of the same arguments, and
     the test itself must pass. One run of each test serves all its cases (per candidate)."""
+    if _reach_only[0]:
+        _reach_checks[0] += 1
+        reached = _in_situ_runs.get(test)
+        if reached is None or reached[0] is not _REACHED:
+            plain = _pytest_run(test)
+            failure = plain.failure or ("" if plain.ran else "the test did not run")
+            reached = (_REACHED, _REACHED, {"failure": failure})
+            _in_situ_runs[test] = reached
+        assert not reached[2]["failure"], f"the repository's test fails: {reached[2]['failure']}"
+        return
     who = candidate if candidate is not _live_function(target) else candidate.__code__
     kept = _in_situ_runs.get(test)
     if kept is None or kept[0] is not who:

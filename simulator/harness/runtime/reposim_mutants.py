@@ -112,6 +112,19 @@ class _Failures:
             self.outcomes["<collection>"] = "error"
 
 
+class _Costs:
+    """A pytest plugin noting each test's (CPU, wall) seconds, setup to teardown."""
+
+    def __init__(self) -> None:
+        self.costs: dict[str, tuple[float, float]] = {}
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item: Any, nextitem: Any) -> Any:
+        cpu0, wall0 = time.process_time(), time.monotonic()
+        yield
+        self.costs[item.nodeid] = (time.process_time() - cpu0, time.monotonic() - wall0)
+
+
 SUITE_FLAGS = ["-q", "-p", "no:cacheprovider", "-p", "no:cov", "-p", "no:randomly"]
 SUITE_FLAGS += ["-p", "no:xdist", "-p", "no:reposim_tracer"]
 
@@ -128,11 +141,15 @@ HARNESS_FLAGS = ["-q", "-p", "no:cacheprovider", "-p", "no:cov", "-o", "addopts=
 
 
 def run_harness(
-    harness: str, timeout: float, stop: bool = True, notes: _Failures | None = None
+    harness: str,
+    timeout: float,
+    stop: bool = True,
+    notes: _Failures | None = None,
+    more: list[Any] | None = None,
 ) -> tuple[bool, str]:
     """(passed, how) for one pytest run of the harness, quietly, under a time limit."""
     args = [harness, *(["-x"] if stop else []), *HARNESS_FLAGS]
-    return _run(args, timeout, [notes] if notes is not None else [])
+    return _run(args, timeout, [*([notes] if notes is not None else []), *(more or [])])
 
 
 _last_output = [""]  # what the last run printed (kept for a run on the reference that failed)
@@ -218,10 +235,18 @@ class _MutantLoop:
     WALL_FACTOR = 3.0
 
     def __init__(
-        self, mutants: list[dict[str, Any]], swap: _Swap, timeout: float, select: bool = True
+        self,
+        mutants: list[dict[str, Any]],
+        swap: _Swap,
+        timeout: float,
+        select: bool = True,
+        reference_costs: dict[str, tuple[float, float]] | None = None,
     ) -> None:
         self.mutants, self.swap, self.timeout = mutants, swap, timeout
         self.select = select
+        # each test's cost in the first run on the reference (the one that did the checks in
+        # situ): the cost of a test whose checks in situ the reach pass does not make
+        self.reference_costs = reference_costs or {}
         self.results: list[dict[str, Any]] = []
         # each test's (CPU, wall) seconds on the reference in the reach pass
         self.costs: list[tuple[float, float] | None] = []
@@ -284,12 +309,34 @@ class _MutantLoop:
     def _reach(self, items: list[Any], protocol: Any) -> list[set[int] | None]:
         """The target's lines each test runs on the reference (None for a test that fails
         there, that runs none of them, or when the run is cut short: such a test runs for
-        every mutant). A harness's checks in situ keep one run of a repository test per
-        candidate: the runs on the reference made before are forgotten, so that these run."""
+        every mutant).
+
+        A harness's check in situ runs a repository test; here it runs that test as it is,
+        without its checks (support's `_reach_only`): the target's lines it runs are the same,
+        and the copies of the arguments and the reference's calls, which the first run on the
+        reference made, are not made again (on tomlkit's Parser._parse_quoted_key they were
+        half the runner's CPU time, repeated). Such a test's cost, which its mutants' limits
+        are measured from, is the one it had in that first run, checks included (under
+        coverage.py: the limit errs on the long side)."""
         support = sys.modules.get("reposim_harness_support")
         runs = getattr(support, "_in_situ_runs", None)
+        reach_only = getattr(support, "_reach_only", None)
+        checks = getattr(support, "_reach_checks", None)
         if isinstance(runs, dict):
             runs.clear()
+        try:
+            if isinstance(reach_only, list):
+                reach_only[0] = True
+            return self._reach_traced(items, protocol, checks)
+        finally:
+            if isinstance(reach_only, list):
+                reach_only[0] = False
+            if isinstance(runs, dict):
+                runs.clear()
+
+    def _reach_traced(
+        self, items: list[Any], protocol: Any, checks: list[int] | None
+    ) -> list[set[int] | None]:
         codes = _codes_of(self.swap.original)
         seen: set[int] = set()
 
@@ -312,6 +359,7 @@ class _MutantLoop:
             following = items[index + 1] if index + 1 < len(items) else None
             sys.settrace(calls)
             threading.settrace(calls)  # (a test may call the target in a thread of its own)
+            checked = checks[0] if checks else 0
             cpu0, wall0 = time.process_time(), time.monotonic()
             try:
                 reports = protocol(item, nextitem=following, log=False)
@@ -321,7 +369,11 @@ class _MutantLoop:
                 sys.settrace(previous)
                 threading.settrace(None)
             # (traced, so more than the test costs untraced: the limit errs on the long side)
-            self.costs.append((time.process_time() - cpu0, time.monotonic() - wall0))
+            cost = (time.process_time() - cpu0, time.monotonic() - wall0)
+            first = self.reference_costs.get(item.nodeid)
+            if checks and checks[0] != checked and first is not None:
+                cost = (max(cost[0], first[0]), max(cost[1], first[1]))
+            self.costs.append(cost)
             failed = any(report.failed for report in reports)
             reached.append(None if failed or not seen else set(seen))
         return reached
@@ -377,10 +429,13 @@ class _MutantLoop:
         return outcome
 
 
-def reference_runs(spec: dict[str, Any], out: dict[str, Any]) -> bool:
+def reference_runs(
+    spec: dict[str, Any], out: dict[str, Any], costs: dict[str, tuple[float, float]] | None = None
+) -> bool:
     """The harness's runs on the reference ("repeats" of them, the first under coverage.py when
     asked): every test's outcome per run in out["runs"], the output of the first run that
-    failed in out["log"]. True when every run passed."""
+    failed in out["log"], each test's (CPU, wall) seconds in the first run in `costs`. True
+    when every run passed."""
     measure = spec.get("coverage")
     cov: Any = None
     if measure:
@@ -402,9 +457,16 @@ def reference_runs(spec: dict[str, Any], out: dict[str, Any]) -> bool:
     timeout = float(spec.get("run_timeout") or float(spec.get("timeout", 10.0)) * 3)
     for number in range(max(1, int(spec.get("repeats") or 1))):
         notes = _Failures()
+        timed = _Costs()
         t0 = time.monotonic()
         try:
-            passed, how = run_harness(spec["harness"], timeout, stop=False, notes=notes)
+            passed, how = run_harness(
+                spec["harness"],
+                timeout,
+                stop=False,
+                notes=notes,
+                more=[timed] if number == 0 else [],
+            )
         finally:
             if number == 0 and cov is not None:
                 cov.stop()
@@ -414,6 +476,8 @@ def reference_runs(spec: dict[str, Any], out: dict[str, Any]) -> bool:
         if not notes.outcomes:
             notes.outcomes["<collection>"] = "passed" if passed else "error"
         runs.append(notes.outcomes)
+        if number == 0 and costs is not None:
+            costs.update(timed.costs)
         if not passed:
             everything = False
             out.setdefault("log", _last_output[0][-4000:])
@@ -428,9 +492,10 @@ def main(argv: list[str]) -> int:
     sys.path.insert(0, str(Path.cwd()))
     timeout = float(spec.get("timeout", 10.0))
     out: dict[str, Any] = {"baseline": None, "mutants": []}
+    costs: dict[str, tuple[float, float]] = {}
     if spec.get("repeats"):
         # the reference runs first: coverage.py must start before the module is imported
-        if not reference_runs(spec, out):
+        if not reference_runs(spec, out, costs):
             out["baseline"] = {"passed": False, "how": "the harness fails on the reference"}
             return _write(argv[2], out)
         if not spec["mutants"]:
@@ -475,7 +540,13 @@ def main(argv: list[str]) -> int:
 
     if passed:
         swap = _Swap(spec, function, original)
-        loop = _MutantLoop(spec["mutants"], swap, timeout, select=bool(spec.get("select", True)))
+        loop = _MutantLoop(
+            spec["mutants"],
+            swap,
+            timeout,
+            select=bool(spec.get("select", True)),
+            reference_costs=costs,
+        )
         _run(args, timeout * (len(spec["mutants"]) + 3), [loop])
         out["mutants"] = loop.results
         done = {r["id"] for r in loop.results}
