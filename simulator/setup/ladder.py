@@ -50,6 +50,7 @@ from simulator.setup.oracle import (
     collection_errors,
     count_generic,
     diagnose,
+    failure_causes,
     killed_test,
     module_crash,
     verdict_from_tests,
@@ -650,17 +651,16 @@ async def _python_ladder(
             continue  # what the whole suite shows may still be repaired, rounds permitting
         round_no += 1
         started = time.monotonic()
-        state.tried.add(fix.key)
-        with run.stage("repair", round=round_no, fix=fix.kind, reason=fix.reason) as detail:
-            ok = await _apply(env, fix, state)
-            detail.update(applied=ok, requirements=list(fix.requirements))
-            repairs.append({"round": round_no, "fix": fix.kind, "reason": fix.reason, "ok": ok})
-            if not ok:
-                detail["failed"] = True
+        fixes = [fix, *_together(fix, verdict, state)]
+        ok = await _apply_round(env, run, fixes, state, round_no, repairs)
         if not ok:
             continue
         reinstalled = False
-        if fix.kind in ("binary", "system") and project.installable and install_failure:
+        if (
+            any(f.kind in ("binary", "system") for f in fixes)
+            and project.installable
+            and install_failure
+        ):
             ok, output = await _install_project(env, project)
             install_failure = None if ok else diagnose(output, fallback=Category.DEPENDENCY)
             reinstalled = True
@@ -843,6 +843,71 @@ def _next_fix(verdict: Verdict, state: RepairState) -> Fix | None:
         if fix.key not in state.tried:
             return fix
     return None
+
+
+# Fixes that only add to the environment (a distribution, a Debian package, setup's plugin
+# modules): independent of each other, so those one run shows go in one round, before the one
+# (re-)run that tells whether they helped. cffi 1.15.0 (stop 41): libffi-dev, then a whole
+# suite run of 450 s at a quarter of a CPU, before the `py` its failures had shown all along.
+ADDITIVE_FIXES = ("install", "system", "no-deadline", "ignore-option")
+MAX_FIXES_A_ROUND = 4
+
+
+def _together(first: Fix, verdict: Verdict, state: RepairState) -> list[Fix]:
+    """The other additive fixes the run behind `verdict` shows beside `first` (an additive
+    one): what `_next_fix` names next, then the rules for its failures' other causes
+    (`Verdict.causes`), each once, at most MAX_FIXES_A_ROUND in all. A fix that changes
+    what is there (a downgrade, a pin, another resolution) waits for its own round."""
+    if first.kind not in ADDITIVE_FIXES:
+        return []
+    tried = set(state.tried)
+    found: list[Fix] = []
+    try:
+        state.tried.add(first.key)
+        while len(found) < MAX_FIXES_A_ROUND - 1:
+            fix = _next_fix(verdict, state)
+            if fix is None or fix.kind not in ADDITIVE_FIXES:
+                fix = next(
+                    (
+                        f
+                        for f in (plan(cause, state) for cause in verdict.causes)
+                        if f is not None and f.kind in ADDITIVE_FIXES
+                    ),
+                    None,
+                )
+            if fix is None:
+                break
+            found.append(fix)
+            state.tried.add(fix.key)
+    finally:
+        state.tried = tried
+    return found
+
+
+async def _apply_round(
+    env: _Env,
+    run: WorkflowRun,
+    fixes: list[Fix],
+    state: RepairState,
+    round_no: int,
+    repairs: list[dict[str, Any]],
+    after: str | None = None,
+) -> bool:
+    """Applies `fixes` as one repair round (a stage and a `repairs` entry each): whether any
+    applied. A fix that did not apply is named as failed; the others stand."""
+    applied = False
+    for fix in fixes:
+        state.tried.add(fix.key)
+        with run.stage("repair", round=round_no, fix=fix.kind, reason=fix.reason) as detail:
+            ok = await _apply(env, fix, state)
+            detail.update(applied=ok, requirements=list(fix.requirements))
+            if after:
+                detail["after"] = after
+            repairs.append({"round": round_no, "fix": fix.kind, "reason": fix.reason, "ok": ok})
+            if not ok:
+                detail["failed"] = True
+        applied = applied or ok
+    return applied
 
 
 # What the project's own code or tests do wrong with a dependency's newer behaviour (filterpy
@@ -1809,7 +1874,7 @@ def _judge(
 ) -> Verdict:
     """The oracle's verdict on a test run of `command` with these per-test counts (`modules`:
     how many test modules it was to import, when known)."""
-    return verdict_from_tests(
+    verdict = verdict_from_tests(
         counts,
         output=run.output,
         exit_code=run.exit_code,
@@ -1818,6 +1883,11 @@ def _judge(
         min_tests=options.min_tests,
         modules=modules,
     )
+    if not verdict.ready and run.structured:
+        verdict.causes = failure_causes(
+            [t.message for t in run.tests if t.outcome in ("failed", "error") and t.message]
+        )
+    return verdict
 
 
 DEFAULT_PYTEST = TestCommand("pytest", (), "default")
@@ -1976,19 +2046,14 @@ async def _sample_and_repair(
             )
             return verdict
         round_no += 1
-        state.tried.add(fix.key)
-        with run.stage("repair", round=round_no, fix=fix.kind, reason=fix.reason) as detail:
-            ok = await _apply(env, fix, state)
-            detail.update(applied=ok, requirements=list(fix.requirements), after="sample")
-            repairs.append({"round": round_no, "fix": fix.kind, "reason": fix.reason, "ok": ok})
-            if not ok:
-                detail["failed"] = True
+        fixes = [fix, *_together(fix, short, state)]
+        ok = await _apply_round(env, run, fixes, state, round_no, repairs, after="sample")
         if not ok:
             return verdict
         state.versions = await env.versions()
         env.notes.append(
-            f"a sample of the cut suite fell short ({short.line()}): repaired ({fix.reason}), "
-            "and a new sample decides"
+            f"a sample of the cut suite fell short ({short.line()}): repaired "
+            f"({'; '.join(f.reason for f in fixes)}), and a new sample decides"
         )
 
 

@@ -269,6 +269,9 @@ class Verdict:
     # Modules a run short of ready warned were missing (`UserWarning: No module named 'X'`,
     # the project's own fallback for a guarded import), for the repair loop (`warned_missing`)
     missing: list[str] = field(default_factory=list)
+    # What the failed tests' own messages show, each cause once (a run's diagnosis names one):
+    # the repair loop applies the additive fixes among them in one round (`ladder._together`)
+    causes: list[Diagnosis] = field(default_factory=list)
 
     @property
     def ready(self) -> bool:
@@ -284,6 +287,7 @@ class Verdict:
         data.pop("seconds")
         data.pop("cause")
         data.pop("missing")
+        data.pop("causes")
         return data
 
     def line(self) -> str:
@@ -501,6 +505,27 @@ def verdict_from_tests(
 # `src/numdifftools/profiletools.py:76: UserWarning: No module named 'line_profiler'`, what a
 # project's guarded import does without it (numdifftools 0.9.39 then profiles nothing).
 _WARNED_MISSING = re.compile(r"\b\w*Warning: No module named '([A-Za-z_][\w.]*)'")
+
+
+def failure_causes(messages: list[str], limit: int = 8) -> list[Diagnosis]:
+    """The distinct causes the failed tests' messages show, most frequent first (cffi 1.15.0:
+    884 `No module named '_cffi_backend'`, 173 `No module named 'pycparser'`, 62 `module 'py'
+    has no attribute 'test'`), none a test's plain assertion; at most `limit`."""
+    counted: dict[tuple[Category, str], tuple[int, Diagnosis]] = {}
+    distinct: dict[str, int] = {}
+    for message in messages:
+        distinct[message] = distinct.get(message, 0) + 1
+    for message, times in list(distinct.items())[:200]:
+        found = diagnose(message)
+        if found.category in _NO_REPAIR or (
+            found.subject is None and found.category not in (Category.MISSING_PLUGIN,)
+        ):
+            continue
+        key = (found.category, found.subject or found.evidence)
+        n, first = counted.get(key, (0, found))
+        counted[key] = (n + times, first)
+    ranked = sorted(counted.values(), key=lambda pair: -pair[0])
+    return [d for _, d in ranked[:limit]]
 
 
 def warned_missing(output: str) -> list[str]:

@@ -981,3 +981,50 @@ async def test_rule_an_optional_import_the_code_warns_is_missing_is_installed(
     assert verdict.ready and verdict.tests.get("passed") == 14, (verdict.line(), result.repairs)
     assert any("tomli" in item for item in result.installed), result.installed
     assert any("No module named 'tomli_w'" in r["reason"] for r in result.repairs), result.repairs
+
+
+async def test_independent_fixes_one_run_shows_go_in_one_round(
+    tmp_path: Path, set_up: SetUp
+) -> None:
+    """cffi 1.15.0 and numdifftools 0.9.39 in the hard corpus (stop 41): each needed two fixes
+    that only add to the environment (cffi: libffi-dev and the `py` library; numdifftools:
+    hypothesis's deadline off and line_profiler), and each fix had a round of its own, with a
+    whole-suite run or a sample (450 s and 310 s at a quarter of a CPU) between: the budget ran
+    out before the second. Fixes that only add (a distribution, a Debian package, setup's
+    plugins) now go in one round, then one run tells. Here a hypothesis example past its
+    deadline and a guarded `import tomli_w` the code warns about (12 plain tests pass)."""
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        _package(
+            "twoadd",
+            ["hypothesis"],
+            {
+                "twoadd/__init__.py": (
+                    "import warnings\n\ntry:\n    import tomli_w\nexcept ImportError as error:\n"
+                    "    tomli_w = None\n    warnings.warn(str(error))\n\n\n"
+                    "def render(data):\n"
+                    "    return tomli_w.dumps(data) if tomli_w is not None else ''\n\n\n"
+                    "def twice(x):\n    return 2 * x\n"
+                ),
+                "tests/test_render.py": (
+                    "from twoadd import render\n\n\n"
+                    "def test_render_one():\n    assert len(render({'a': 1})) > 0\n"
+                ),
+                "tests/test_prop.py": (
+                    "import time\nfrom hypothesis import given, settings, strategies as st\n"
+                    "from twoadd import twice\n\n\n"
+                    "@settings(max_examples=3)\n@given(st.integers())\n"
+                    "def test_twice(x):\n    time.sleep(0.3)\n    assert twice(x) == x + x\n"
+                ),
+                "tests/test_plain.py": "from twoadd import twice\n\n"
+                + "".join(
+                    f"def test_{n}():\n    assert twice({n}) == {2 * n}\n\n" for n in range(12)
+                ),
+            },
+        ),
+    )
+    _, result = await set_up(repo)
+    verdict = result.verdict
+    assert verdict.ready and verdict.tests.get("passed") == 14, (verdict.line(), result.repairs)
+    fixes = sorted((r["round"], r["fix"]) for r in result.repairs)
+    assert fixes == [(1, "install"), (1, "no-deadline")], result.repairs

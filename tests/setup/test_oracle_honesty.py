@@ -20,7 +20,9 @@ from simulator.setup.oracle import (
     Tier,
     Verdict,
     count_generic,
+    failure_causes,
     verdict_from_tests,
+    warned_missing,
     with_modules_left_out,
 )
 from tests.setup import repos
@@ -301,3 +303,41 @@ async def test_no_further_runner_starts_once_the_budget_is_spent(
         line for line in (tmp_path / "t.jsonl").read_text().splitlines() if '"test.run"' in line
     ]
     assert len(runs) == 1, runs
+
+
+def test_the_failed_tests_messages_give_each_cause_once_most_frequent_first() -> None:
+    """cffi 1.15.0's first cut run (stop 41): 1,279 failures behind one diagnosis. Each cause a
+    rule can act on is named once, by how many failures show it; a plain assertion is none."""
+    messages = [
+        *["ModuleNotFoundError: No module named '_cffi_backend'"] * 5,
+        *["AttributeError: module 'py' has no attribute 'test'"] * 2,
+        "ModuleNotFoundError: No module named 'pycparser'",
+        "ModuleNotFoundError: No module named 'pycparser'",
+        "ModuleNotFoundError: No module named 'pycparser'",
+        "AssertionError: assert 1 == 0",
+    ]
+    causes = failure_causes(messages)
+    assert [(c.category, c.subject) for c in causes] == [
+        (Category.MODULE_NOT_FOUND, "_cffi_backend"),
+        (Category.MODULE_NOT_FOUND, "pycparser"),
+        (Category.ATTRIBUTE_ERROR, "py:test"),
+    ]
+
+
+def test_a_warning_that_a_module_is_missing_names_it_and_a_short_run_carries_it() -> None:
+    """numdifftools 0.9.39: `UserWarning: No module named 'line_profiler'` in pytest's warnings
+    summary, from a guarded import; a run short of ready carries the name for the repair loop,
+    a ready one does not need it."""
+    output = (
+        "src/numdifftools/profiletools.py:76\n"
+        "  /workspace/src/numdifftools/profiletools.py:76: UserWarning: No module named "
+        "'line_profiler'\n    warnings.warn(str(error))\n"
+        "FAILED tests/test_p.py::test_a - AssertionError: assert 0 > 0\n"
+        "1 failed, 3 passed in 0.1s\n"
+    )
+    assert warned_missing(output) == ["line_profiler"]
+    short = verdict_from_tests(
+        {"passed": 3, "failed": 1}, output=output, exit_code=1, timed_out=False, command=PYTEST
+    )
+    assert not short.ready and short.missing == ["line_profiler"], short
+    assert "missing" not in short.to_dict() and "causes" not in short.to_dict()
