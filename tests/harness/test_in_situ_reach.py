@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from simulator.harness.mutate import reach_lines
 from simulator.harness.runtime import source as runtime_source
 
@@ -72,7 +74,7 @@ def test_in_situ(case):
 """
 
 
-def _run(root: Path, mutated: dict[str, tuple[str, int]]) -> dict[str, Any]:
+def _run(root: Path, mutated: dict[str, tuple[str, int]], repeats: int) -> dict[str, Any]:
     files = {
         "shop/__init__.py": "",
         "shop/cart.py": CART,
@@ -91,8 +93,8 @@ def _run(root: Path, mutated: dict[str, tuple[str, int]]) -> dict[str, Any]:
         "qualname": "add",
         "filename": "shop/cart.py",
         "timeout": 120,
-        "repeats": 1,
-        "run_timeout": 300,
+        # with no repeats, one baseline run of the harness (-x), as when mutants are remade
+        **({"repeats": repeats, "run_timeout": 300} if repeats else {}),
         "mutants": [
             {"id": name, "source": source, "lines": reach_lines(source, line)}
             for name, (source, line) in mutated.items()
@@ -109,19 +111,22 @@ def _run(root: Path, mutated: dict[str, tuple[str, int]]) -> dict[str, Any]:
         timeout=600,
     )
     report = json.loads((root / "out.json").read_text())
-    tests = [f".reposim/harness/test_cart_add.py::test_in_situ[{c}]" for c in ("s0", "s1")]
-    assert report["runs"] == [dict.fromkeys(tests, "passed")], report.get("log")
+    assert report["baseline"]["passed"], report
+    if repeats:
+        tests = [f".reposim/harness/test_cart_add.py::test_in_situ[{c}]" for c in ("s0", "s1")]
+        assert report["runs"] == [dict.fromkeys(tests, "passed")], report.get("log")
     return report
 
 
+@pytest.mark.parametrize("repeats", [1, 0])
 def test_the_reach_pass_runs_the_repository_test_without_the_checks_in_situ(
-    tmp_path: Path,
+    tmp_path: Path, repeats: int
 ) -> None:
     mutated = {
         "appends": (CART.replace("append(price)", "append(price * 2)"), 22),
         "sums": (CART.replace("return sum(cart.items)", "return sum(cart.items) + 1"), 23),
     }
-    report = _run(tmp_path, mutated)
+    report = _run(tmp_path, mutated, repeats)
     results = {r["id"]: r for r in report["mutants"]}
     for name in mutated:
         # both harness tests run the mutated line (the reach pass saw them reach it), and the
@@ -131,7 +136,7 @@ def test_the_reach_pass_runs_the_repository_test_without_the_checks_in_situ(
         # a CPU limit, from a cost measured (the first run's, the checks in situ included)
         assert results[name]["limits"][1] is not None
     copies = (tmp_path / "copies.log").read_text().splitlines()
-    # the first run on the reference copies the cart of each of the two calls it checks; each
-    # mutant's run, the cart of the first call, whose difference fails the test. The reach pass
-    # copies none (before, it made the first run's two copies again: 6)
+    # the first run on the reference (or the baseline run) copies the cart of each of the two
+    # calls it checks; each mutant's run, the cart of the first call, whose difference fails
+    # the test. The reach pass copies none (before, it made the first run's two again: 6)
     assert len(copies) == 2 + len(mutated)

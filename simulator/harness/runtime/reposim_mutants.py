@@ -530,7 +530,9 @@ def main(argv: list[str]) -> int:
         args = [*tests, *SUITE_FLAGS]
     else:
         if not spec.get("repeats"):  # (with repeats, the reference runs above were its baseline)
-            passed, how = run_harness(spec["harness"], timeout * 3)
+            timed = _Costs()  # (its checks in situ made: the costs the reach pass cannot see)
+            passed, how = run_harness(spec["harness"], timeout * 3, more=[timed])
+            costs.update(timed.costs)
             seconds = round(time.monotonic() - t0, 4)
             out["baseline"] = {"passed": passed, "how": how, "seconds": seconds}
         else:
