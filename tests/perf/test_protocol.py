@@ -430,7 +430,8 @@ async def test_a_drift_shared_by_each_round_or_one_rounds_accident_does_not_hide
     process is started by the session's shell (not by a second Python, pyperf's spawner) and
     does not inherit the shell's variables."""
     log = tmp_path / "processes.log"
-    # 8 rounds: 7 pairs once round 2 is set aside, |t| > 2.45 (6 rounds left 5, |t| > 2.78)
+    # 8 rounds: 7 pairs once round 2 is set aside, |t| > 2.45 (6 rounds left 5, |t| > 2.78);
+    # 6 pairs (|t| > 2.57) if the load makes one more accident
     settings = replace(PAIRED, rounds=8)
     result = await measure(twox_repo, tmp_path, settings, DRIFTING.format(log=str(log)))
     verdict = result.verdict
@@ -443,8 +444,11 @@ async def test_a_drift_shared_by_each_round_or_one_rounds_accident_does_not_hide
     # (the bounds allow one of the 7 pairs 0.5 in log off 2x, as CI's load 16 gave one of 4)
     assert 1.5 <= verdict.speedup <= 2.7, result.summary()
     assert verdict.ci_low >= 1.2 and verdict.ci_high <= 3.5, result.summary()
-    assert verdict.set_aside == (1,), result.summary()
-    assert "set aside 1 of 8 paired runs as accidents of their round" in result.summary()
+    # Round 2's accident is set aside and said. The load may make one more (CI run 29, load 13:
+    # round 8's A/B of 1.22 against the usual 2.01 was set aside too, and rightly): at most one.
+    assert 1 in verdict.set_aside and len(verdict.set_aside) <= 2, result.summary()
+    aside = len(verdict.set_aside)
+    assert f"set aside {aside} of 8 paired runs as accidents of their round" in result.summary()
     assert "2 (A " in result.actions[-1], result.actions
     processes = [line.split("\t") for line in log.read_text().splitlines()]
     # 2 quickchecks, 2 calibrations, then one process per side and round
