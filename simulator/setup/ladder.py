@@ -801,11 +801,12 @@ async def _on_older_python(
 
 def _next_fix(verdict: Verdict, state: RepairState) -> Fix | None:
     tail = verdict.output_tail or ""
-    deadline = _DEADLINE_MESSAGE.search(tail) or DEADLINE_EXCEEDED.search(tail)
+    found = _DEADLINE_MESSAGE.search(tail) or DEADLINE_EXCEEDED.search(tail)
+    deadline = found.group(0) if found is not None else verdict.deadline
     if not verdict.ready and deadline is not None:
         # Before the diagnosis: numdifftools 0.9.39's failures were these, and the diagnosis
         # named a pytest config warning printed after them.
-        off = Fix("no-deadline", reason=f"hypothesis: {deadline.group(0)}")
+        off = Fix("no-deadline", reason=f"hypothesis: {deadline}")
         if off.key not in state.tried:
             return off
     for module in verdict.missing if not verdict.ready else ():
@@ -1847,6 +1848,9 @@ def _installed_or_not(verdict: Verdict, install_failure: Diagnosis | None) -> Ve
             pass_ratio=verdict.pass_ratio,
             test_command=verdict.test_command,
             output_tail=verdict.output_tail,
+            missing=verdict.missing,
+            causes=verdict.causes,
+            deadline=verdict.deadline,
         )
     return verdict
 
@@ -1884,8 +1888,19 @@ def _judge(
         modules=modules,
     )
     if not verdict.ready and run.structured:
-        verdict.causes = failure_causes(
-            [t.message for t in run.tests if t.outcome in ("failed", "error") and t.message]
+        messages = [t.message for t in run.tests if t.outcome in ("failed", "error") and t.message]
+        verdict.causes = failure_causes(messages)
+        # numdifftools 0.9.39 (stop 42 run D): its cut run's two DeadlineExceeded failures
+        # were above the 60 lines of tail (pytest's warnings summary came after them).
+        verdict.deadline = next(
+            (
+                found.group(0)
+                for found in (
+                    _DEADLINE_MESSAGE.search(m) or DEADLINE_EXCEEDED.search(m) for m in messages
+                )
+                if found is not None
+            ),
+            None,
         )
     return verdict
 

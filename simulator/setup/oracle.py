@@ -272,6 +272,8 @@ class Verdict:
     # What the failed tests' own messages show, each cause once (a run's diagnosis names one):
     # the repair loop applies the additive fixes among them in one round (`ladder._together`)
     causes: list[Diagnosis] = field(default_factory=list)
+    # A failed test's hypothesis deadline message, wherever the output put it (`ladder._judge`)
+    deadline: str | None = None
 
     @property
     def ready(self) -> bool:
@@ -288,6 +290,7 @@ class Verdict:
         data.pop("cause")
         data.pop("missing")
         data.pop("causes")
+        data.pop("deadline")
         return data
 
     def line(self) -> str:

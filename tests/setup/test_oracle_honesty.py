@@ -13,7 +13,7 @@ from simulator.backend_factory import make_backend
 from simulator.session import Session
 from simulator.setup.detect import detect
 from simulator.setup.imports import scan
-from simulator.setup.ladder import SetupOptions, _Env, _unittest
+from simulator.setup.ladder import SetupOptions, _Env, _installed_or_not, _unittest
 from simulator.setup.oracle import (
     Category,
     Diagnosis,
@@ -341,3 +341,23 @@ def test_a_warning_that_a_module_is_missing_names_it_and_a_short_run_carries_it(
     )
     assert not short.ready and short.missing == ["line_profiler"], short
     assert "missing" not in short.to_dict() and "causes" not in short.to_dict()
+
+
+def test_a_project_that_did_not_install_keeps_what_its_failed_tests_show() -> None:
+    """cffi 1.15.0 in stop 42's run D: its build failed on ffi.h, and the verdict that says so
+    (tier none) was rebuilt without the causes its 690 failed tests showed, so libffi-dev had
+    a round alone and `py` waited for another (the budget stopped it)."""
+    py_test = Diagnosis(Category.ATTRIBUTE_ERROR, "module 'py' has no attribute 'test'", "py:test")
+    ran = Verdict(
+        Tier.RUNS,
+        Category.TEST_FAILURES,
+        "680 of 710 tests failed",
+        causes=[py_test],
+        missing=["line_profiler"],
+        deadline="DeadlineExceeded",
+    )
+    build = Diagnosis(Category.SYSTEM_LIBRARY, "fatal error: ffi.h: No such file", "ffi.h")
+    verdict = _installed_or_not(ran, build)
+    assert verdict.tier is Tier.NONE and verdict.subject == "ffi.h", verdict
+    assert verdict.causes == [py_test] and verdict.missing == ["line_profiler"], verdict
+    assert verdict.deadline == "DeadlineExceeded", verdict

@@ -464,3 +464,41 @@ async def test_an_install_is_cut_at_what_is_left_of_the_budget(
         result.notes
     )
     assert result.seconds < 240, result.seconds
+
+
+async def test_a_deadline_failure_above_the_outputs_tail_is_still_seen(
+    tmp_path: Path, set_up: SetUp
+) -> None:
+    """numdifftools 0.9.39 in stop 42's run D: the cut run's two failures were DeadlineExceeded,
+    but pytest's warnings summary (hundreds of lines) came after them, so the 60 lines of tail
+    the rule read did not have it, and nothing was repaired. The failed tests' own messages
+    are read too. Here a deadline failure with a long test id (the short summary line cuts its
+    message) and 40 warnings after it; 13 other tests pass (13 of 14 is below the 95% a
+    ready verdict needs)."""
+    warned = (
+        "import warnings\n\n\ndef test_warns():\n    for n in range(40):\n"
+        "        warnings.warn(f'warning number {n} of the fixture')\n"
+    )
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": repos.setuptools_pyproject(
+                "tailex", ["hypothesis"], package="tailex"
+            ),
+            "tailex/__init__.py": "def twice(x):\n    return 2 * x\n",
+            "tests/test_prop.py": (
+                "import time\nfrom hypothesis import given, settings, strategies as st\n"
+                "from tailex import twice\n\n\n"
+                "@settings(max_examples=3)\n@given(st.integers())\n"
+                "def test_a_property_whose_name_is_long_enough_to_cut_the_summary_line(x):\n"
+                "    time.sleep(0.3)\n    assert twice(x) == x + x\n"
+            ),
+            "tests/test_warns.py": warned,
+            "tests/test_plain.py": "from tailex import twice\n\n"
+            + "".join(f"def test_{n}():\n    assert twice({n}) == {2 * n}\n\n" for n in range(12)),
+        },
+    )
+    _, result = await set_up(repo)
+    verdict = result.verdict
+    assert verdict.ready, (verdict.line(), result.repairs, result.notes)
+    assert [r["fix"] for r in result.repairs] == ["no-deadline"], result.repairs
