@@ -800,9 +800,7 @@ async def _on_older_python(
 
 
 def _next_fix(verdict: Verdict, state: RepairState) -> Fix | None:
-    tail = verdict.output_tail or ""
-    found = _DEADLINE_MESSAGE.search(tail) or DEADLINE_EXCEEDED.search(tail)
-    deadline = found.group(0) if found is not None else verdict.deadline
+    deadline = _deadline_in(verdict.output_tail or "") or verdict.deadline
     if not verdict.ready and deadline is not None:
         # Before the diagnosis: numdifftools 0.9.39's failures were these, and the diagnosis
         # named a pytest config warning printed after them.
@@ -1892,17 +1890,14 @@ def _judge(
         verdict.causes = failure_causes(messages)
         # numdifftools 0.9.39 (stop 42 run D): its cut run's two DeadlineExceeded failures
         # were above the 60 lines of tail (pytest's warnings summary came after them).
-        verdict.deadline = next(
-            (
-                found.group(0)
-                for found in (
-                    _DEADLINE_MESSAGE.search(m) or DEADLINE_EXCEEDED.search(m) for m in messages
-                )
-                if found is not None
-            ),
-            None,
-        )
+        verdict.deadline = next(filter(None, map(_deadline_in, messages)), None)
     return verdict
+
+
+def _deadline_in(text: str) -> str | None:
+    """Hypothesis's deadline message in `text`, if there is one."""
+    found = _DEADLINE_MESSAGE.search(text) or DEADLINE_EXCEEDED.search(text)
+    return found.group(0) if found is not None else None
 
 
 DEFAULT_PYTEST = TestCommand("pytest", (), "default")
