@@ -34,6 +34,12 @@ class BackendUnavailableError(BackendError):
     """The backend cannot start (no daemon, no image, no permission...)."""
 
 
+class BackendTimeoutError(BackendError):
+    """The backend did not answer in time (a process in a container that did not start within
+    its limit: an engine stuck or far over its load). The machinery failed, not the request: the
+    same request may work later, and batch runs try it again."""
+
+
 @dataclass(frozen=True)
 class ExecResult:
     """What one command in the persistent shell did."""

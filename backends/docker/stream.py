@@ -18,7 +18,7 @@ import struct
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
-from backends.base import BackendError, BackendUnavailableError
+from backends.base import BackendError, BackendTimeoutError, BackendUnavailableError
 
 READ_CHUNK = 65536
 _T = TypeVar("_T")
@@ -169,4 +169,4 @@ async def read_marker(
     try:
         return await asyncio.wait_for(loop(), limit)
     except TimeoutError:
-        raise BackendError("A process in the container did not start in time.") from None
+        raise BackendTimeoutError("A process in the container did not start in time.") from None

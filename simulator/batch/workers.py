@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from multiprocessing.process import BaseProcess
 from typing import Any
 
+from backends.base import BackendTimeoutError, BackendUnavailableError
 from simulator.batch.cleanup import collect_leftovers
 from simulator.batch.store import TaskRecord, TaskStatus
 
@@ -305,7 +306,9 @@ def _child_main(fn: TaskFunction, task: Task, conn: multiprocessing.connection.C
                 },
             )
         )
-    except InfrastructureError as exc:
+    except (InfrastructureError, BackendUnavailableError, BackendTimeoutError) as exc:
+        # The machinery failed, not the task: a backend that cannot start or did not answer in
+        # time (CI saw a container process miss its 60 s start at load 10) is tried again.
         conn.send(("error", {"category": "infrastructure", "evidence": str(exc)}))
     except MemoryError:
         conn.send(("crashed", {"category": "oom", "evidence": "MemoryError in the task"}))
