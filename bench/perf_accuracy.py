@@ -209,6 +209,27 @@ def command_by_hand_once(tree: Path, command: str) -> tuple[float, float]:
     return time.perf_counter() - w0, usage.ru_utime + usage.ru_stime
 
 
+def size_command(tree: Path, seconds: float) -> tuple[str, float]:
+    """The command `work(range(N))` of about `seconds` of CPU at A (`tree`), and the truth of
+    A against B (10 passes for 11) in CPU time: 1.1 less the share of the interpreter's start
+    and import, which cost the same at both. Sized by a probe's CPU time: sized by elapsed time
+    (before), the "2 s" command was ~0.25 s of CPU at load 23-56, where start-up costs
+    mattered (the start is 20% of a probe of 200,000 items, so it is measured apart)."""
+    _wall, start_cpu = command_by_hand_once(tree, f"{PROBE.split(';')[0]}'")
+    _wall, probe_cpu = command_by_hand_once(tree, PROBE)
+    per_item = max(probe_cpu - start_cpu, 0.01) / PROBE_SIZE
+    size = int(max(seconds - start_cpu, 0.1) / per_item)
+    print(
+        f"command: work(range({size})), {seconds} s of CPU at A (probe: {probe_cpu:.2f} s for "
+        f"{PROBE_SIZE} items, {start_cpu:.2f} s to start)"
+    )
+    work_cpu = per_item * size
+    truth = (start_cpu + work_cpu) / (start_cpu + work_cpu * 10 / 11)
+    print(f"command: truth {truth:.4f} (1.1 less the start's share)", flush=True)
+    command = f"{sys.executable} -c 'from fastlib.core import work; work(range({size}))'"
+    return command, truth
+
+
 def command_by_hand(trees: dict[str, Path], command: str) -> dict[str, Any]:
     return by_hand(lambda side: command_by_hand_once(trees[side], command))
 
@@ -486,24 +507,8 @@ def main() -> None:
                 started=time.strftime("%H:%M:%S", time.localtime(time.time() - cost)),
             )
             add(measured)
-        # a command of about --command-seconds of CPU at A: sized by elapsed time (before),
-        # the "2 s" command was ~0.25 s of CPU at load 23-56, where start-up costs mattered
-        # (less the interpreter's start and import, which a probe of 200,000 items is 20% of)
-        _wall, start_cpu = command_by_hand_once(trees["a"], f"{PROBE.split(';')[0]}'")
-        _wall, probe_cpu = command_by_hand_once(trees["a"], PROBE)
-        per_item = max(probe_cpu - start_cpu, 0.01) / PROBE_SIZE
-        size = int(max(args.command_seconds - start_cpu, 0.1) / per_item)
         if args.command_runs:
-            print(
-                f"command: work(range({size})), {args.command_seconds} s of CPU at A (probe: "
-                f"{probe_cpu:.2f} s for {PROBE_SIZE} items, {start_cpu:.2f} s to start)"
-            )
-        command = f"{sys.executable} -c 'from fastlib.core import work; work(range({size}))'"
-        if args.command_runs:
-            # the truth in CPU time: the interpreter's start and import cost the same at both
-            work_cpu = per_item * size
-            truth = (start_cpu + work_cpu) / (start_cpu + work_cpu * 10 / 11)
-            print(f"command: truth {truth:.4f} (1.1 less the start's share)", flush=True)
+            command, truth = size_command(trees["a"], args.command_seconds)
             trees["same"] = checkout(repo, commits["same"], root / "tree-same")
             command_part(args, repo, commits, trees, command, truth, root, add)
     mine = [r for r in rows if r["how"].startswith("ours")]
