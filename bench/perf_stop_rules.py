@@ -51,16 +51,27 @@ def narrow_looks(draw: Draw, cap: int, n0: int, looks: int) -> tuple[list[float]
 
 
 def two_stages(
-    draw: Draw, cap: int, mode: str, n0: int = 6, systematic: float = 0.0
+    draw: Draw,
+    cap: int,
+    mode: str,
+    n0: int = 6,
+    systematic: float = 0.0,
+    floor_at_cap: bool = True,
 ) -> tuple[list[float], float]:
+    """`floor_at_cap` False: a compare the cap stopped (the pilot asked more rounds than the
+    cap, the budget, allows) takes the t interval of all its rounds, without Stein's floor:
+    its rounds were set by the cap, not by the pilot's spread."""
     logs = [draw() for _ in range(n0)]
     spread = statistics.stdev(logs)
     extra = systematic_half(systematic)
     aim = math.sqrt(max(PRECISION**2 - extra**2, PRECISION**2 / 4))
     need = math.ceil((T[n0] * spread / aim) ** 2)
+    capped = need + need % 2 > cap
     need = min(cap, max(n0, need + need % 2))
     logs += [draw() for _ in range(need - n0)]
     stein = T[n0] * spread / math.sqrt(len(logs))
+    if capped and not floor_at_cap:
+        mode = "all"
     h = {"all": half(logs), "exact": stein, "max": max(half(logs), stein)}[mode]
     return logs, math.hypot(h, extra)
 
@@ -77,6 +88,8 @@ RULES: dict[str, Rule] = {
     "stein-max + s 0.005": lambda d, c: two_stages(d, c, "max", 6, 0.005),
     "stein-max + s (stop 41)": lambda d, c: two_stages(d, c, "max", 6, SYSTEMATIC),
     "stein-max n0 12 + s": lambda d, c: two_stages(d, c, "max", 12, SYSTEMATIC),
+    "stein-max + s, t at the cap": lambda d, c: two_stages(d, c, "max", 6, SYSTEMATIC, False),
+    "stein-max n0 12 + s, t at cap": lambda d, c: two_stages(d, c, "max", 12, SYSTEMATIC, False),
 }
 
 
@@ -85,12 +98,21 @@ def main() -> None:
     parser.add_argument("--compares", type=int, default=4000, help="compares per case")
     parser.add_argument("--cap", type=int, default=20, help="rounds at most")
     parser.add_argument("--offset", type=float, default=0.0, help="sd of a per-compare offset")
+    parser.add_argument(
+        "--sds", default="0.01,0.02,0.025,0.03,0.04,0.06", help="a pair's sd, the cases"
+    )
+    parser.add_argument("--rules", help="only the rules whose name holds one of these (a,b)")
     args = parser.parse_args()
+    rules = {
+        name: rule
+        for name, rule in RULES.items()
+        if not args.rules or any(part in name for part in args.rules.split(","))
+    }
     print(f"at most {args.cap} rounds; per-compare offset sd {args.offset}")
     for heavy in (False, True):
-        for sd in (0.01, 0.02, 0.025, 0.03, 0.04, 0.06):
+        for sd in (float(x) for x in args.sds.split(",")):
             print(f"{'heavy-tailed' if heavy else 'normal'} pairs, sd {sd}:")
-            for name, rule in RULES.items():
+            for name, rule in rules.items():
                 rng = random.Random(13)
 
                 def draw(rng: random.Random = rng, sd: float = sd, heavy: bool = heavy) -> float:
