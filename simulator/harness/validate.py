@@ -30,7 +30,7 @@ from backends.shell import quote
 from simulator.dataset.schema import Validation
 from simulator.events import Actor
 from simulator.harness.branches import BranchCoverage, executed_arcs, function_branches
-from simulator.harness.env import PythonEnv, ensure_coverage
+from simulator.harness.env import NATIVE_TRACEBACKS, PythonEnv, ensure_coverage
 from simulator.harness.format import HARNESS_DIR, RUNTIME_DIR, SELF_CHECK
 from simulator.harness.mutate import Mutant, MutationError, mutants, reach_lines
 from simulator.harness.target import Target
@@ -83,10 +83,10 @@ async def run_repeatedly(
                 f"{env.prefix(HARNESS_DIR)} -m coverage run --branch "
                 f"--rcfile={RUNTIME_DIR}/empty.coveragerc --data-file={quote(data_file)} "
                 f"--include={quote(target.path)} -m pytest -p no:cacheprovider -p no:cov "
-                "-o addopts= -q"
+                f"-o addopts= -q {NATIVE_TRACEBACKS}"
             )
         else:
-            command = env.pytest(HARNESS_DIR)
+            command = f"{env.pytest(HARNESS_DIR)} {NATIVE_TRACEBACKS}"
         result = await session.run_tests(
             harness_path, command=command, actor=Actor.SYSTEM, timeout=timeout
         )

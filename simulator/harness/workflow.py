@@ -27,7 +27,7 @@ from simulator.dataset.schema import CurationEntry, CurationState, Harness, Prob
 from simulator.events import Actor
 from simulator.harness import traced
 from simulator.harness.derive import derive_calls
-from simulator.harness.env import PythonEnv, install_runtime
+from simulator.harness.env import NATIVE_TRACEBACKS, PythonEnv, install_runtime
 from simulator.harness.format import (
     HARNESS_DIR,
     TracedCall,
@@ -232,7 +232,9 @@ async def _needless_class_state(
     await session.write(
         path, render_traced(target, trace.module, trial + in_situ, trace.paths), actor=Actor.SYSTEM
     )
-    run = await session.run_tests(path, command=env.pytest(HARNESS_DIR), actor=Actor.SYSTEM)
+    run = await session.run_tests(
+        path, command=f"{env.pytest(HARNESS_DIR)} {NATIVE_TRACEBACKS}", actor=Actor.SYSTEM
+    )
     passed = {case_of(t.id) for t in run.tests if t.outcome == "passed"}
     kept = [trial[n] if n in pickled and ("c", n) in passed else c for n, c in enumerate(replayed)]
     return kept + in_situ, sum(n in pickled and ("c", n) in passed for n in range(len(replayed)))
@@ -376,11 +378,27 @@ def _suite_tests(trace: traced.Trace) -> list[str]:
 
 
 def _first_failure(validation: Validation) -> str:
-    """The first assertion message of a failed run, shortened."""
-    for line in validation.log.splitlines():
+    """The first assertion message of a failed run, shortened: pytest's `E` lines, or the
+    exception that ends the first traceback as Python prints it (the mutant runner's
+    `--tb=native`; a chained exception's last), or the short summary's first message."""
+    lines = validation.log.splitlines()
+    for line in lines:
         line = line.strip()
         if line.startswith("E ") and len(line) > 2:
             return line[2:].strip()[:200]
+    found, inside = "", False
+    for line in lines:
+        if line.startswith("Traceback (most recent call last):"):
+            inside = True
+        elif inside and line and not line[0].isspace():
+            found, inside = line.strip(), False
+        elif found and line.startswith(("___", "===")):
+            return found[:200]
+    if found:
+        return found[:200]
+    for line in lines:
+        if line.startswith("FAILED ") and " - " in line:
+            return line.split(" - ", 1)[1].strip()[:200]
     return ""
 
 
