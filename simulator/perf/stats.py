@@ -346,7 +346,9 @@ def _paired_verdict(
 
     `pilot` N: the first N pairs' spread s0 set how many pairs ran (`pairs_needed`), and the
     half-width in log is at least Stein's t(k-1) s0 / sqrt(n) (k the pilot's pairs counted, n
-    all pairs counted). Rounds that stop once the interval is narrow are too narrow: the
+    all pairs counted). `compare` passes it only when the rounds stopped at that count; where
+    its budget or its most rounds stopped them, their number did not hang on s0 (stop 43).
+    Rounds that stop once the interval is narrow are too narrow: the
     compares that stop are those whose pairs happened to spread little. On
     bench/perf_accuracy.py (stop 39) 2 of the 4 compares that stopped so missed the truth,
     against 2 of the 26 that ran to the budget, while the t interval of every compare's first
