@@ -176,7 +176,7 @@ def by_hand(run_one: Any, rounds: int = 10) -> dict[str, Any]:
         for side in ("a", "b", "b", "a"):
             values[side].append(run_one(side))
     cost = time.monotonic() - t0
-    out: dict[str, Any] = {"cost": cost, "cpu_cost": cpu_used() - c0}
+    out: dict[str, Any] = {"cost": cost, "cpu_cost": cpu_used() - c0, "values": values}
     for index, timer in ((0, "wall"), (1, "cpu")):
         a = [v[index] for v in values["a"]]
         b = [v[index] for v in values["b"]]
@@ -284,7 +284,14 @@ def command_part(
                         hand["cost"],
                         f"by hand, {name}",
                     )
-                    pair[name].update(cpu_cost=hand["cpu_cost"], job=j + 1, first=order[0])
+                    index = 0 if name == "wall" else 1
+                    pair[name].update(
+                        cpu_cost=hand["cpu_cost"],
+                        job=j + 1,
+                        first=order[0],
+                        # the runs themselves, as ours' rows keep theirs: A's and B's in order
+                        runs=[[v[index] for v in hand["values"][side]] for side in ("a", "b")],
+                    )
             else:
                 result, cost, cpu_cost = ours(
                     repo, commits["a"], commits[b], root / f"cmd{j}", command=command
