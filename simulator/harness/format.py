@@ -22,7 +22,9 @@ allows, else `P("<base64 pickle>")` with its readable form in a comment above th
 `repr` showed when it was recorded: for reading, the pickle is what runs); the expected return
 value or `raises=(type, message)`; `after=` the arguments' state when the reference changed them
 in place; `classes=CLASS_STATE[i]` the class attributes the test run had set when the call was
-made (written once each in `CLASS_STATE`).
+made (written once each in `CLASS_STATE`). A call whose arguments hold one object between them
+(a node, and the tree it is in) has `shared=` in place of `args=` and `kwargs=`: all of them
+as one value, `(args, kwargs)`, so that what they share stays one object.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ SUPPORT_IMPORT = (
 SELF_CHECK = "test_the_comparator_tells_recorded_results_apart"
 DERIVED_MARK = "derived from the call recorded in"
 _CASE_ID = re.compile(r"\[([cs])(\d+)\]$")
+SHOWN_ARGUMENT = 400  # characters of an argument's readable form in a comment
 
 
 def harness_path(target: Target) -> str:
@@ -105,6 +108,9 @@ class TracedCall:
     # not recorded but derived from the recorded call of `test` (what changed in it), its
     # expected values the reference's (see derive.py)
     derived: str | None = None
+    # the arguments encoded as one value, `(args, kwargs)`, when two of them hold one object
+    # (`args` and `kwargs` then only say what each looks like): the case passes it as `shared`
+    shared: dict[str, str] | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TracedCall:
@@ -123,13 +129,14 @@ class TracedCall:
             stderr=data.get("stderr"),
             in_situ=data.get("in_situ"),
             classes=data.get("classes"),
+            shared=data.get("shared"),
         )
 
     @property
     def pickled(self) -> bool:
         """Whether any value of the call is kept as a pickle (not readable by eye)."""
         values = [*self.args, *self.kwargs.values(), *(self.after or []), *(self.yields or [])]
-        values += [v for v in (self.returns, self.classes) if v is not None]
+        values += [v for v in (self.returns, self.classes, self.shared) if v is not None]
         return any("p" in v or "P(" in v.get("r", "") for v in values)
 
 
@@ -140,16 +147,25 @@ def _value(encoded: dict[str, str]) -> str:
 
 
 def _readable(call: TracedCall) -> list[str]:
-    """Comment lines naming the pickled values of a call as a person can read them."""
+    """Comment lines naming the pickled values of a call as a person can read them (every
+    argument, when they are passed together as a pickle, `shared`)."""
     named: list[tuple[str, dict[str, str]]] = [(f"args[{i}]", v) for i, v in enumerate(call.args)]
     named += [(f"kwargs[{k!r}]", v) for k, v in call.kwargs.items()]
+    lines = []
+    if call.shared is not None:
+        lines.append("    # the arguments hold one object between them: passed together, `shared`")
+        for name, value in named if "p" in call.shared else []:
+            text = " ".join((value.get("s") or value.get("r") or "?").split())
+            text = text if len(text) <= SHOWN_ARGUMENT else text[: SHOWN_ARGUMENT - 1] + "…"
+            lines.append(f"    # {name}: {text}")
+        named = []
     if call.raises is None and call.returns is not None:
         named.append(("returns", call.returns))
     named += [(f"yields[{i}]", v) for i, v in enumerate(call.yields or [])]
     named += [(f"after[{i}]", v) for i, v in enumerate(call.after or [])]
     if call.classes is not None:
         named.append(("classes", call.classes))
-    return [
+    return lines + [
         f"    # {name}: {value['s']}" for name, value in named if "p" in value and value.get("s")
     ]
 
@@ -231,8 +247,11 @@ def _replayed(calls: list[TracedCall]) -> list[str]:
             lines.append(f"    # recorded in {call.test}")
         lines.extend(_readable(call))
         lines.append("    dict(")
-        lines.append(f"        args={_tuple(call.args)},")
-        if call.kwargs:
+        if call.shared is not None:
+            lines.append(f"        shared={_value(call.shared)},")
+        else:
+            lines.append(f"        args={_tuple(call.args)},")
+        if call.kwargs and call.shared is None:
             pairs = ", ".join(f"{k!r}: {_value(v)}" for k, v in call.kwargs.items())
             lines.append(f"        kwargs={{{pairs}}},")
         if call.raises is not None:

@@ -371,15 +371,22 @@ def derive(spec: dict[str, Any]) -> dict[str, Any]:
 
     harness = load_harness(spec["harness"])
     recorded = list(getattr(harness, "CASES", []))
-    seeds = {i: c for i, c in enumerate(recorded) if c.get("yields") is None}
+    plain = {i: c for i, c in enumerate(recorded) if c.get("yields") is None}
+    # (a case whose arguments share an object is not changed: one changed apart from the other
+    # would no longer be what the test made)
+    seeds = {i: c for i, c in plain.items() if c.get("shared") is None}
     function = harness.candidate
     code = target_code(function)
     max_bytes = int(spec.get("max_bytes", 20000))
     covered: set[tuple[int, int]] = set()
-    for case in seeds.values():
+    for case in plain.values():
         with support.class_state(case.get("classes")):
-            args = [support.materialize(a) for a in case.get("args") or ()]
-            kwargs = {k: support.materialize(v) for k, v in (case.get("kwargs") or {}).items()}
+            if case.get("shared") is not None:
+                together = support.materialize(case["shared"])
+                args, kwargs = list(together[0]), dict(together[1])
+            else:
+                args = [support.materialize(a) for a in case.get("args") or ()]
+                kwargs = {k: support.materialize(v) for k, v in (case.get("kwargs") or {}).items()}
             covered |= run(function, code, args, kwargs).arcs
     report: dict[str, Any] = {"calls": [], "tried": 0, "nondeterministic": 0, "unkept": 0}
     # (CPU time: the machine's load stretches wall time, not the work done)

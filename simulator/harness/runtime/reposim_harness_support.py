@@ -1197,16 +1197,24 @@ def check_call(
     stdout: str | None = None,
     stderr: str | None = None,
     classes: dict[str, dict[str, Any]] | None = None,
+    shared: Any = None,
 ) -> None:
     """Call `function` on fresh copies of recorded arguments and compare what it does with what
     the reference did: its return value or the exception it raised (type and message); for a
     generator the items it yielded (`yields`, all of them when `exhausted`, else the first
     ones the tests read); what it printed (`stdout`, `stderr`) when recorded; and the
     arguments' state afterwards when the reference changed them in place. `classes`: the
-    class attributes the test run had set when the call was made (see class_state)."""
+    class attributes the test run had set when the call was made (see class_state).
+    `shared`: the arguments as one value, `(args, kwargs)`, in place of `args` and `kwargs`
+    when two of them hold one object (a node and the tree it is in): copied as one, what they
+    share stays one object."""
     with class_state(classes):
-        call_args = [materialize(a) for a in args]
-        call_kwargs = {k: materialize(v) for k, v in (kwargs or {}).items()}
+        if shared is not None:
+            together = materialize(shared)
+            call_args, call_kwargs = list(together[0]), dict(together[1])
+        else:
+            call_args = [materialize(a) for a in args]
+            call_kwargs = {k: materialize(v) for k, v in (kwargs or {}).items()}
         result, exc, out, err = _call(function, call_args, call_kwargs)
         if yields is not None and exc is None:
             expected_items = [materialize(item) for item in yields]

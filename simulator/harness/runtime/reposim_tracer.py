@@ -14,7 +14,9 @@ value is kept as a Python literal when `repr` gives one back, else as a construc
 of the harness support module (`C(...)`, `O(...)`, `E(...)`, `T(...)`: checked to rebuild a
 structurally equal value), else as a pickle (cloudpickle for what the standard pickle refuses,
 when it is importable) with a structural dump beside it (`shown`: for a person to read, never
-to run); a call with a value that is none of these is dropped and counted by reason. Calls are
+to run); a call with a value that is none of these is dropped and counted by reason. A call
+whose arguments hold one object between them is also kept with all of them as one value
+("shared"), so that a replay gets one object there too. Calls are
 deduplicated per target, pooled with the arcs each one ran, and at most `max_calls` are chosen
 greedily by new arcs (then new exception kinds, then in turn from every test that called the
 target). The plugin also names the tests that failed. Standard library (plus cloudpickle and the
@@ -213,6 +215,44 @@ def _has_identity(value: Any) -> bool:
     if type(value) in (list, dict, set, bytearray):
         return True
     return support.shared_name(value) is None
+
+
+_ATOMS = (str, bytes, int, float, complex, bool, type(None))
+_CONTAINERS = (list, dict, set, tuple, frozenset, collections.deque)
+SHARED_WALK = 50_000  # objects visited at most, over a call's arguments, to find one shared
+
+
+def _shares(values: list[Any], limit: int = SHARED_WALK) -> bool:
+    """Whether two of a call's argument values hold one object with an identity (one holds the
+    other, or both hold a third): each encoded apart, it comes back as two objects. sqlparse's
+    `ReindentFilter._flatten_up_to_token(self, token)` looks for `token` among the nodes of
+    `self._curr_stmt` with `is`: replayed with the two apart, it never found it, and all 40
+    recorded calls differed on the reference. False past `limit` objects (taken as not shared:
+    the arguments are then encoded apart, as before)."""
+    structured = [v for v in values if not isinstance(v, _ATOMS)]
+    if len(structured) < 2:
+        return False
+    support = _support()
+    owners: dict[int, int] = {}
+    common: list[Any] = []
+    budget = limit
+    for index, value in enumerate(structured):
+        stack, seen = [value], set()
+        while stack:
+            item = stack.pop()
+            key = id(item)
+            if key in seen or isinstance(item, _ATOMS):
+                continue
+            seen.add(key)
+            budget -= 1
+            if budget < 0:
+                return False
+            if owners.setdefault(key, index) != index:
+                common.append(item)  # (what it holds is held by both too)
+                continue
+            if type(item) in _CONTAINERS or not support.immutable_value(item):
+                stack.extend(support._members(item))  # (a class, a module... not walked)
+    return any(_has_identity(item) for item in common)
 
 
 def _remembered(value: Any) -> bool:
@@ -1056,6 +1096,7 @@ class Recorder:
             before, keywords = pickle.loads(snapshot)
             args = [self._argument(v) for v in before]
             kwargs = {k: self._argument(v) for k, v in keywords.items()}
+            shared = self._together(before, keywords)
         except Exception:
             return False
         self.modules.setdefault(target, str(frame.f_globals.get("__name__", "")))
@@ -1070,6 +1111,7 @@ class Recorder:
             # call's start cost a third more CPU on glom's suite (its ~100 classes), and a call
             # that changes class attributes itself is rare
             "classes": self.classes.encoded(),
+            "shared": shared,
         }
         self._finish(target, positional, args, kwargs, value, state, output=output)
         return True
@@ -1079,6 +1121,7 @@ class Recorder:
         try:
             args = [self._argument(value) for value in positional]
             kwargs = {k: self._argument(v) for k, v in keywords.items()}
+            shared = self._together(positional, keywords)
         except Unencodable as exc:
             return self._in_situ(frame, target, f"an argument: {exc}", positional, keywords)
         except Exception as exc:  # a repr or a property that raises
@@ -1095,6 +1138,7 @@ class Recorder:
             "error": None,
             "call": self.ordinals.get((target, self.test), 0),
             "classes": self.classes.encoded(),  # as the call starts (it may change them)
+            "shared": shared,
         }
         tees = None
         if not generator:
@@ -1220,6 +1264,17 @@ class Recorder:
             raise Unencodable(TMP_REASON)
         return encoded
 
+    def _together(self, positional: list[Any], keywords: dict[str, Any]) -> dict[str, str] | None:
+        """The call's arguments encoded as one value, `(args, kwargs)`, when two of them hold
+        one object (see _shares): rebuilt together, what they share stays one object. None
+        when they share nothing (each argument's own encoding is the call's, readable apart)."""
+        if not _shares([*positional, *keywords.values()]):
+            return None
+        try:
+            return self._argument((tuple(positional), dict(keywords)))
+        except Unencodable as exc:
+            raise Unencodable(f"the arguments together: {exc}") from None
+
     def _resumed(
         self,
         frame: FrameType,
@@ -1313,13 +1368,17 @@ class Recorder:
             call["after"] = after
         if state.get("classes") is not None:
             call["classes"] = state["classes"]
+        if state.get("shared") is not None:
+            call["shared"] = state["shared"]
         exact_kwargs = {k: _exact([v])[0] for k, v in kwargs.items()}
-        key = json.dumps([_exact(args), exact_kwargs], sort_keys=True)
+        exact_shared = _exact([call["shared"]]) if "shared" in call else []
+        key = json.dumps([_exact(args), exact_kwargs, *exact_shared], sort_keys=True)
         values = [
             *args,
             *kwargs.values(),
             *after,
             *([call["returns"]] if "returns" in call else []),
+            *([call["shared"]] if "shared" in call else []),
         ]
         if not generator and state["test"] and any("c" in v for v in values):
             # a value only cloudpickle keeps (a lambda, a class defined in the test): a pickle
