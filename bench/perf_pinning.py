@@ -51,7 +51,7 @@ from bench.perf_accuracy import at_time, checkout, command_by_hand_once, fixture
 from simulator.perf import CompareRequest, envcache
 from simulator.perf.compare import _time_runs, _TimedRuns, choose_affinity
 from simulator.perf.environment import PerfEnvironment, shared_tools
-from simulator.perf.stats import outlier_rounds
+from simulator.perf.stats import SYSTEMATIC, compare_runs, outlier_rounds, pairs_needed
 from simulator.workflow import WorkflowRun
 
 ARMS = ("hand", "pinned", "unpinned", "cpu0")
@@ -207,7 +207,78 @@ def summarize(rows: list[dict[str, Any]]) -> str:
             + ", ".join(f"CPU {c}: {n / seconds:.0f}/s" for c, n in enumerate(irqs))
             + f"; steal {steal}"
         )
+    lines.append(projection(rows, arms))
     return "\n".join(lines)
+
+
+def projection(rows: list[dict[str, Any]], arms: list[str], compares: int = 2000) -> str:
+    """What the arms' pairs mean for a whole compare (derived, not measured): compares drawn
+    from each arm's pairs (with replacement) through the protocol's stop rule (2 pairs a round,
+    as for a 2-s command; the first 6 rounds' spread sets the rounds for +-2%; the budget of
+    120 s of measuring at the arm's seconds a pair; the offset term; Stein's floor only where
+    the rounds stopped at the count it asked, as since fac0ce8), plus 4 s of fixed cost (stop
+    42: a compare's seconds less its measuring, 3.7-4.3 s); by hand 20 pairs drawn from `hand`.
+    The same-width cost ratio is mean(cost x width^2) ours over by hand, as perf_accuracy.py
+    pools it."""
+    if "hand" not in arms:
+        return ""
+    rng = random.Random(43)
+    lines = ["\na whole compare, simulated from each arm's pairs (derived, not measured):"]
+    for timer, name in ((0, "wall"), (1, "cpu")):
+        pairs = {
+            arm: [x for r in rows if r["arm"] == arm for x in pair_logs(r, timer)] for arm in arms
+        }
+        seconds = {
+            arm: sum(r["seconds"] for r in rows if r["arm"] == arm) / len(pairs[arm])
+            for arm in arms
+        }
+        hand = []
+        for _ in range(compares):
+            drawn = [rng.choice(pairs["hand"]) for _ in range(20)]
+            v = compare_runs([math.exp(x) for x in drawn], [1.0] * 20, paired=True)
+            hand.append(20 * seconds["hand"] * math.log(v.ci_high / v.ci_low) ** 2)
+        for arm in arms:
+            if arm == "hand":
+                continue
+            ours = [simulated_compare(pairs[arm], seconds[arm], rng) for _ in range(compares)]
+            ratio = statistics.fmean(c * w**2 for c, w, _ in ours) / statistics.fmean(hand)
+            lines.append(
+                f"  {name} {arm:<9} pairs median {statistics.median(n for _, _, n in ours):.0f}, "
+                f"same-width cost ours / by hand {ratio:.2f}x (target <= 2)"
+            )
+    return "\n".join(lines)
+
+
+def simulated_compare(
+    logs: list[float], pair_seconds: float, rng: random.Random
+) -> tuple[float, float, int]:
+    """(cost, width in log, pairs) of one compare drawn from `logs` (see `projection`)."""
+    drawn: list[float] = []
+    done, target, by_pilot = 0, 0, False
+    while True:
+        drawn += [rng.choice(logs), rng.choice(logs)]
+        done += 1
+        if done < 6 or done % 2:
+            continue
+        if not target:
+            needed = pairs_needed(
+                [math.exp(x) for x in drawn[:12]], [1.0] * 12, 0.02, systematic=SYSTEMATIC
+            )
+            target = math.ceil(needed / 2)
+            target += target % 2
+        if done >= target:
+            by_pilot = True
+            break
+        if (done + 2) * 2 * pair_seconds > 120.0:
+            break
+    verdict = compare_runs(
+        [math.exp(x) for x in drawn],
+        [1.0] * len(drawn),
+        paired=True,
+        pilot=12 if by_pilot else 0,
+        systematic=SYSTEMATIC,
+    )
+    return 4.0 + done * 2 * pair_seconds, math.log(verdict.ci_high / verdict.ci_low), len(drawn)
 
 
 async def measure(args: argparse.Namespace, root: Path) -> list[dict[str, Any]]:
