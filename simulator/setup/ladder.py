@@ -72,6 +72,7 @@ from simulator.setup.repair import (
     SYSTEM_LOOKUP,
     Fix,
     RepairState,
+    moved_back,
     nose_style_classes,
     plan,
 )
@@ -816,6 +817,9 @@ def _next_fix(verdict: Verdict, state: RepairState) -> Fix | None:
             fix = plan(Diagnosis(Category.MODULE_NOT_FOUND, evidence, module), state)
             if fix is not None:
                 return replace(fix, reason=f"{fix.reason}; {evidence}")
+    era = _era_wanted(verdict, state)
+    if era is not None:
+        return era
     if not verdict.ready and verdict.category is not None:
         fix = plan(Diagnosis(verdict.category, verdict.evidence or "", verdict.subject), state)
         if fix is not None:
@@ -833,15 +837,51 @@ def _next_fix(verdict: Verdict, state: RepairState) -> Fix | None:
     if not verdict.ready and state.nearest and verdict.category in NEAREST_CAUSES:
         # Last: no rule names the cause, and today's releases of dependencies the project's
         # date had no wheel here for are in the environment.
-        fix = Fix(
-            "nearest-date",
-            reason="today's releases of the dependencies that had no wheel for this Python at "
-            "the project's date: their releases nearest that date instead",
-            modules=state.nearest,
+        fix = _nearest_fix(
+            state,
+            "today's releases of the dependencies that had no wheel for this Python at the "
+            "project's date: their releases nearest that date instead",
         )
         if fix.key not in state.tried:
             return fix
     return None
+
+
+def _nearest_fix(state: RepairState, reason: str) -> Fix:
+    return Fix("nearest-date", reason=reason, modules=state.nearest)
+
+
+def _era_wanted(verdict: Verdict, state: RepairState) -> Fix | None:
+    """The nearest-date rung before the rules' pins, when names today's releases removed are
+    seen in two or more of the dependencies it resolves (those pinned back already, and those
+    the run's diagnosis and its failures' causes name). seaborn 0.11.2 (2021, at today's
+    matplotlib, pandas, NumPy and SciPy): one pin a round (matplotlib's register_cmap, pandas'
+    iteritems, NumPy 2's binary interface, SciPy's trapz, matplotlib's GrouperView.join), each
+    round followed by a run of the whole suite, and the budget ran out before the rung, which
+    takes one moment's releases of all of them, came last. None when not this case."""
+    if verdict.ready or not state.nearest:
+        return None
+    fix = _nearest_fix(state, "")
+    if fix.key in state.tried:
+        return None
+    wanted = {_normal(_pinned_name(r)) for r in state.nearest}
+    seen = state.moved & wanted
+    shown = [verdict.cause, *verdict.causes]
+    if verdict.category is not None:
+        shown.insert(0, Diagnosis(verdict.category, verdict.evidence or "", verdict.subject))
+    for diagnosis in filter(None, shown):
+        rule = plan(diagnosis, state)
+        dependency = moved_back(rule) if rule is not None else None
+        if dependency in wanted:
+            seen.add(dependency)
+    if len(seen) < 2:
+        return None
+    return _nearest_fix(
+        state,
+        f"names today's releases removed are used from {len(seen)} of the dependencies that "
+        f"had no wheel for this Python at the project's date ({', '.join(sorted(seen))}): "
+        "their releases nearest that date, all at once, instead of a pin each",
+    )
 
 
 # Fixes that only add to the environment (a distribution, a Debian package, setup's plugin
@@ -899,6 +939,9 @@ async def _apply_round(
         state.tried.add(fix.key)
         with run.stage("repair", round=round_no, fix=fix.kind, reason=fix.reason) as detail:
             ok = await _apply(env, fix, state)
+            moved = moved_back(fix) if ok else None
+            if moved is not None:
+                state.moved.add(moved)
             detail.update(applied=ok, requirements=list(fix.requirements))
             if after:
                 detail["after"] = after

@@ -295,6 +295,23 @@ class RepairState:
     # is old and some of them run at today's releases (no wheel here as of its date): the
     # nearest-date rung resolves them again (`ladder._nearest_date`). Empty: not this case.
     nearest: tuple[str, ...] = ()
+    # The dependencies a fix has moved below today's release for a name it removed (normalized
+    # distribution names, `moved_back`): with `nearest`, what says the project's era is wanted
+    moved: set[str] = field(default_factory=set)
+
+
+def moved_back(fix: Fix) -> str | None:
+    """The dependency `fix` moves below today's release for a name that release removed (a
+    `downgrade` pin's distribution, the dependency a `removed` name belongs to), normalized;
+    None for another fix, or a name on an object whose class says nothing of its package."""
+    if fix.kind == "downgrade" and fix.requirements:
+        dist = _name(fix.requirements[0])
+    elif fix.kind == "removed" and fix.modules and not fix.modules[0].startswith("object:"):
+        top = fix.modules[0].split(":")[0].split(".")[0]
+        dist = _name(distribution_for(top) or top)
+    else:
+        return None
+    return re.sub(r"[-_.]+", "-", dist).lower() if valid_distribution_name(dist) else None
 
 
 def plan(diagnosis: Diagnosis, state: RepairState) -> Fix | None:

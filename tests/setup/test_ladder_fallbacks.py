@@ -874,6 +874,49 @@ async def test_a_dependency_with_no_wheel_here_at_the_projects_date_is_tried_at_
     assert "(2019-06-01)" in note and "numpy as of 2022-08" in note, result.notes
 
 
+async def test_names_removed_from_two_old_dependencies_take_the_nearest_date_before_a_pin_each(
+    tmp_path: Path, set_up: SetUp
+) -> None:
+    """seaborn 0.11.2 in the hard corpus (2021; matplotlib, pandas, NumPy and SciPy had no
+    wheel for Python 3.11 then, so today's): one pin a round for each name today's releases
+    removed (register_cmap, iteritems, NumPy 2's binary interface, trapz, GrouperView.join),
+    each followed by a run of the whole suite, and the budget ran out before the nearest-date
+    rung, which came last. When the failures show removed names from two of those
+    dependencies, the rung comes first. The fixture: a 2019 commit declaring numpy and pandas,
+    using `np.NaN` (gone in NumPy 2) and `DataFrame.iteritems` (gone in pandas 2). Before: two
+    downgrades, a round each; now one nearest-date round (NumPy 1.23.x, pandas 1.5.x, their
+    first releases with wheels for 3.11) and 12 pass."""
+    files = {
+        "setup.py": (
+            "from setuptools import setup\n\n"
+            "setup(name='oldframe', version='0.1', packages=['oldframe'],\n"
+            "      install_requires=['numpy', 'pandas'])\n"
+        ),
+        "oldframe/__init__.py": (
+            "import numpy as np\n\n\ndef missing():\n    return np.NaN\n\n\n"
+            "def columns(frame):\n    return [name for name, _ in frame.iteritems()]\n"
+        ),
+        "tests/test_oldframe.py": (
+            "import math\n\nimport pandas as pd\nimport pytest\n\n"
+            "from oldframe import columns, missing\n\n"
+            "@pytest.mark.parametrize('i', range(4))\n"
+            "def test_missing(i):\n    assert math.isnan(missing())\n\n"
+            "@pytest.mark.parametrize('i', range(4))\n"
+            "def test_columns(i):\n"
+            "    assert columns(pd.DataFrame({'a': [i], 'b': [i]})) == ['a', 'b']\n\n"
+            "@pytest.mark.parametrize('i', range(4))\n"
+            "def test_plain(i):\n    assert i + 1 > i\n"
+        ),
+    }
+    result = await _set_up(set_up, tmp_path / "repo", files, as_of="2019-06-01T00:00:00+00:00")
+    assert result.verdict.ready and result.verdict.tests["passed"] == 12, result.verdict.line()
+    assert [r["fix"] for r in result.repairs] == ["nearest-date"], result.repairs
+    assert "(numpy, pandas)" in result.repairs[0]["reason"], result.repairs
+    lock = {p.split("==")[0].lower(): p.split("==")[-1] for p in result.lock if "==" in p}
+    assert lock.get("numpy", "").startswith("1.23."), result.lock
+    assert lock.get("pandas", "").startswith("1.5."), result.lock
+
+
 async def test_a_plugin_no_pytest_release_here_loads_is_removed_and_the_suite_runs(
     tmp_path: Path, set_up: SetUp
 ) -> None:

@@ -113,3 +113,43 @@ def test_the_distribution_a_removed_name_belongs_to_is_found_in_a_real_interpret
     # The interpreter's own modules and the project itself are never pinned.
     assert _removed_from("inspect:getargspec", "") is None
     assert _removed_from("simulator.session:gone", "") is None
+
+
+def test_names_removed_from_two_dependencies_of_an_old_project_take_the_nearest_date_first() -> (
+    None
+):
+    """seaborn 0.11.2 (stop 41, run C): matplotlib pinned for register_cmap in round 1, then its
+    failures showed pandas' iteritems and SciPy's trapz; each took a round and a run of the
+    whole suite, and the nearest-date rung, which moves them all to one moment, came last.
+    Names removed from two or more of the dependencies the rung resolves (pinned already, or
+    shown now) take it first; names from one dependency alone (networkx 2.5: two of NumPy's)
+    keep the pin."""
+    from simulator.setup.ladder import _next_fix
+    from simulator.setup.oracle import Tier, Verdict, failure_causes
+    from simulator.setup.repair import RepairState
+
+    iteritems = "AttributeError: 'DataFrame' object has no attribute 'iteritems'"
+    nan = "AttributeError: `np.NaN` was removed in the NumPy 2.0 release. Use `np.nan` instead."
+    numpy_float = "AttributeError: module 'numpy' has no attribute 'float'."
+
+    def short(*messages: str) -> Verdict:
+        causes = failure_causes(list(messages))
+        first = causes[0]
+        return Verdict(Tier.RUNS, first.category, first.evidence, first.subject, causes=causes)
+
+    def state(moved: set[str] = set()) -> RepairState:  # noqa: B006 (read only)
+        return RepairState(nearest=("matplotlib>=2.2", "numpy>=1.15", "pandas"), moved=set(moved))
+
+    two = _next_fix(short(nan, iteritems), state())
+    assert two is not None and two.kind == "nearest-date", two
+    assert "(numpy, pandas)" in two.reason, two.reason
+    after_a_pin = _next_fix(short(iteritems), state({"matplotlib"}))
+    assert after_a_pin is not None and after_a_pin.kind == "nearest-date", after_a_pin
+    one = _next_fix(short(nan, numpy_float), state())
+    assert one is not None and one.kind == "downgrade", one
+    not_old = RepairState(moved={"matplotlib"})  # nothing left at today's releases by the date
+    pin = _next_fix(short(nan, iteritems), not_old)
+    assert pin is not None and pin.kind == "downgrade", pin
+    tried = state()
+    tried.tried.add(two.key)
+    assert (_next_fix(short(nan, iteritems), tried) or two).kind == "downgrade"
