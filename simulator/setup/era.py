@@ -4,7 +4,9 @@ An old source distribution can fail to build with today's build tools because a 
 what its setup.py uses: setuptools 58 dropped `use_2to3` (deap 1.3.1), setuptools 82 dropped
 `pkg_resources` (html5lib 1.1 imports it in setup.py), Cython 3 dropped
 `build_ext.cython_sources` (PyYAML 5.4.1), pybind11 2.10.4 made its GIL guards non-copyable
-(hmmlearn 0.2.7's C++11 copies one). A person then builds it with the tools of the
+(hmmlearn 0.2.7's C++11 copies one), setuptools 72.2 links C++ with a linker PyPy names none
+for (editdistance 0.6.0 on pypy3: a regression, so the newest release before it rather than the
+date's). A person then builds it with the tools of the
 project's time. `era_causes(output)` names the rules a failed install's output shows, each keyed
 on the failure (its message) and the tool release that removed the thing; the ladder then
 resolves that tool as of the project's date, below that release, and builds again with it as a
@@ -26,6 +28,9 @@ class EraRule:
     tool: str  # the build tool (a distribution name)
     removed_in: str  # the release of `tool` that removed what the build uses
     what: str  # what went away, for the notes
+    # A regression in the tool rather than what the project's era had: the newest release below
+    # it, not the project's date's (whose setuptools may predate editable installs)
+    regression: bool = False
 
     @property
     def bound(self) -> str:
@@ -50,6 +55,18 @@ ERA_RULES: tuple[EraRule, ...] = (
         "Cython",
         "3",
         "build_ext.cython_sources",
+    ),
+    # editdistance 0.6.0 on pypy3 (C++): setuptools 72.2 took distutils' native C++ support,
+    # which links C++ with the `LDCXXSHARED` PyPy's sysconfig does not have (pypa/distutils#283,
+    # open). setuptools of the project's date (58.2.0, 2021) built it but has no editable
+    # installs, and the project's own tree, where no extension was built, shadowed the one
+    # installed: the newest release before the regression (72.1.0) instead.
+    EraRule(
+        re.compile(r"in link\s+linker = \(\s+TypeError: 'NoneType' object is not subscriptable"),
+        "setuptools",
+        "72.2",
+        "linking C++ without the LDCXXSHARED an interpreter's sysconfig may lack (PyPy's does)",
+        regression=True,
     ),
     # hmmlearn 0.2.7 (C++11): `auto nogil = py::gil_scoped_release{};` copies the guard, which
     # pybind11 2.10.4 made non-copyable ("Ensure gil_scoped_release RAII is non-copyable").

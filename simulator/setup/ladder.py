@@ -281,12 +281,14 @@ class _Env:
         if ok:
             return ok, output
         rules = [r for r in era_causes(output) if r.tool.lower() not in self.era_tools]
-        if not rules or not await self._take_era_tools(rules, output):
+        regression = any(r.regression for r in rules)
+        if not rules or not await self._take_era_tools(rules, output, dated=not regression):
             return ok, output
         ok, retried = await self._install_once(checked, options, what)
         if (
             not ok
             and self.era_dated
+            and not regression
             and not [r for r in era_causes(retried) if r in rules]
             and not NO_EDITABLE.search(retried)
             and await self._take_era_tools(rules, retried, dated=False)
@@ -369,7 +371,8 @@ class _Env:
         """Builds take the era's tools for `rules` (with any taken before): each tool as of the
         project's commit date, below the release that removed what the build uses; the bound
         alone without a date (or uv), or when `dated` is False (the date's tools failed
-        otherwise). The notes say why and which releases. False when no set of tools was
+        otherwise, or the cause is a regression in the tool: `EraRule.regression`). The notes
+        say why and which releases. False when no set of tools was
         found."""
         self.era_tools.update(r.tool.lower() for r in rules)
         bounds = {r.tool.lower(): r.bound for r in rules}
@@ -401,7 +404,7 @@ class _Env:
             return False
         self.build_constraints, self.build_pins = target, pins
         self.era_dated = when != "below that release"
-        if not dated:
+        if not dated and not any(r.regression for r in rules):
             self.notes.append(
                 f"the build tools as of the project's date failed otherwise "
                 f"({_last_error_line(output)}); built again with the newest below the release "

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -113,3 +115,69 @@ def test_which_python_version_verdicts_an_older_python_can_remove(tmp_path: Path
     assert not _needs_older_python(build, detect(project(">=3.5", new_classifiers)))
     ready = Verdict(Tier.READY, None, None)
     assert not _needs_older_python(ready, detect(project(">=3.6,<3.11")))
+
+
+TWICE_CPP = """\
+#include <Python.h>
+#if !defined(PYPY_VERSION)
+#include "longintrepr.h"
+#endif
+
+static PyObject *twice(PyObject *self, PyObject *arg) {
+    return PyLong_FromLong(2 * PyLong_AsLong(arg));
+}
+
+static PyMethodDef methods[] = {{"twice", twice, METH_O, NULL}, {NULL, NULL, 0, NULL}};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_twice", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__twice(void) { return PyModule_Create(&module); }
+"""
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+async def test_a_cpp_extension_pypy_cannot_link_with_todays_setuptools_builds_with_its_eras(
+    tmp_path: Path, set_up: SetUp
+) -> None:
+    """editdistance 0.6.0 in the hard corpus (2021): its C++ includes CPython's longintrepr.h,
+    gone in 3.11, so the ladder ran again on Debian's pypy3, where the compile passed and the
+    link failed inside setuptools (`linker = (` ... `TypeError: 'NoneType' object is not
+    subscriptable`): setuptools 72.2 links C++ with the LDCXXSHARED PyPy's sysconfig does not
+    have (pypa/distutils#283). A regression in a build tool: the build takes the newest
+    setuptools before it (not the date's, 58.2.0, which has no editable installs: the project's
+    own tree, with no extension built in it, then shadowed the installed one). The fixture: a
+    2021 commit with such a C++ extension and 12 tests. Before: none [build] on pypy3 too, not
+    ready; now ready on pypy3, built with setuptools below 72.2."""
+    repo = repos.write_repo(
+        tmp_path / "twice",
+        {
+            "setup.py": (
+                "from setuptools import Extension, setup\n\n"
+                "setup(name='twice', version='0.1', packages=['twice'],\n"
+                "      ext_modules=[Extension('twice._twice', ['twice/_twice.cpp'])],\n"
+                "      classifiers=['Programming Language :: Python :: 3.9'])\n"
+            ),
+            "twice/__init__.py": "from twice._twice import twice\n",
+            "twice/_twice.cpp": TWICE_CPP,
+            "tests/test_twice.py": "import pytest\n\nfrom twice import twice\n\n\n"
+            "@pytest.mark.parametrize('n', range(12))\n"
+            "def test_twice(n):\n    assert twice(n) == 2 * n\n",
+        },
+    )
+    _, result = await set_up(_dated(repo, "2021-10-09T06:05:56+00:00"))
+    verdict = result.verdict
+    assert verdict.ready and verdict.tests.get("passed") == 12, (verdict.line(), result.notes)
+    assert result.interpreter == "pypy3", result.interpreter
+    assert "setuptools<72.2" in result.build_constraints, result.build_constraints
+    assert any("setuptools 72.2 removed linking C++" in n for n in result.notes), result.notes
+
+
+def _dated(repo: Path, date: str) -> Path:
+    """Re-commit the fixture as of `date` (author and committer)."""
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
+         "--amend", "--no-edit", "--date", date],
+        check=True,
+        env={**os.environ, "GIT_COMMITTER_DATE": date, "GIT_AUTHOR_DATE": date},
+    )  # fmt: skip
+    return repo
