@@ -26,6 +26,8 @@ from backends.base import BackendError
 from backends.docker_engine import commit_clean, connect
 from simulator.session import Session
 from simulator.setup.ladder import (
+    EXEC_TMP_PLUGIN,
+    EXEC_TMP_SOURCE,
     LEAVE_OUT_RUNNER,
     LEAVE_OUT_SOURCE,
     NO_DEADLINE_PLUGIN,
@@ -217,6 +219,9 @@ def dockerfile_text(result: SetupResult, base: str, commit: str) -> str:
     if result.no_deadline:
         # hypothesis's deadline off (setup saw DeadlineExceeded at load): the same module.
         lines.append(f"RUN {write_plugin(python, NO_DEADLINE_PLUGIN, NO_DEADLINE_SOURCE)}")
+    if result.exec_tmp:
+        # Tests that load shared objects they build in a temporary folder: the same module.
+        lines.append(f"RUN {write_plugin(python, EXEC_TMP_PLUGIN, EXEC_TMP_SOURCE)}")
     if result.test_command and f" -m {LEAVE_OUT_RUNNER} " in result.test_command:
         # The project's test script with test modules that stop it left out: the same runner.
         lines.append(f"RUN {write_plugin(python, LEAVE_OUT_RUNNER, LEAVE_OUT_SOURCE)}")

@@ -129,6 +129,9 @@ class SetupResult:
     # setup's plugin module that turns hypothesis's deadline off is loaded (the Dockerfile
     # writes it too)
     no_deadline: bool = False
+    # setup's plugin module that gives the tests a temporary folder shared objects can be loaded
+    # from (/tmp here is noexec) is loaded (the Dockerfile writes it too)
+    exec_tmp: bool = False
     unresolved_imports: dict[str, str] = field(default_factory=dict)  # import -> why not installed
     rejected: list[str] = field(default_factory=list)  # names refused as not distribution names
     notes: list[str] = field(default_factory=list)  # why an install went another way
@@ -157,6 +160,7 @@ class SetupResult:
             "ignored_options": self.ignored_options,
             "interpreter": self.interpreter,
             "no_deadline": self.no_deadline,
+            "exec_tmp": self.exec_tmp,
             "unresolved_imports": self.unresolved_imports,
             "rejected": self.rejected,
             "notes": self.notes,
@@ -191,6 +195,7 @@ class _Env:
         self.ignored_options: list[str] = []
         self.interpreter = "python3"  # what the venv was made from (OLDER_PYTHON when needed)
         self.no_deadline = False  # setup's plugin turning hypothesis's deadline off is loaded
+        self.exec_tmp = False  # setup's plugin giving the tests an exec-able temporary folder
         self.deadline = time.monotonic() + options.budget if options.budget else None
 
     def test_timeout(self, share: float = 1.0) -> float:
@@ -538,6 +543,7 @@ async def _ladder(session: Session, run: WorkflowRun, options: SetupOptions) -> 
         ignored_options=env.ignored_options,
         interpreter=env.interpreter,
         no_deadline=env.no_deadline,
+        exec_tmp=env.exec_tmp,
         rejected=env.rejected,
         notes=list(dict.fromkeys(env.notes)),  # a second ladder (pypy3) repeats some
     )
@@ -790,6 +796,7 @@ async def _on_older_python(
     env.killed_tests = []
     env.ignored_options = []
     env.no_deadline = False
+    env.exec_tmp = False
     state.tried = set()
     older = await _python_ladder(
         env, run, project, imports, state, options, repairs, interpreter=OLDER_PYTHON
@@ -811,6 +818,13 @@ def _next_fix(verdict: Verdict, state: RepairState) -> Fix | None:
         off = Fix("no-deadline", reason=f"hypothesis: {deadline}")
         if off.key not in state.tried:
             return off
+    noexec = _noexec_in(verdict.output_tail or "") or verdict.noexec
+    if not verdict.ready and noexec is not None:
+        # Before the diagnosis: cffi 1.15.0's tests build shared objects in /tmp and load them,
+        # and /tmp here is a noexec tmpfs; the diagnosis named the ImportError.
+        tmp = Fix("exec-tmp", reason=f"a shared object in /tmp did not load: {noexec}")
+        if tmp.key not in state.tried:
+            return tmp
     for module in verdict.missing if not verdict.ready else ():
         # Before the diagnosis: numdifftools 0.9.39's code warned that line_profiler, which it
         # imports in a try block, was missing; two tests failed on what it then did not do,
@@ -891,7 +905,7 @@ def _era_wanted(verdict: Verdict, state: RepairState) -> Fix | None:
 # modules): independent of each other, so those one run shows go in one round, before the one
 # (re-)run that tells whether they helped. cffi 1.15.0 (stop 41): libffi-dev, then a whole
 # suite run of 450 s at a quarter of a CPU, before the `py` its failures had shown all along.
-ADDITIVE_FIXES = ("install", "system", "no-deadline", "ignore-option")
+ADDITIVE_FIXES = ("install", "system", "no-deadline", "ignore-option", "exec-tmp")
 MAX_FIXES_A_ROUND = 4
 
 
@@ -1895,6 +1909,7 @@ def _installed_or_not(verdict: Verdict, install_failure: Diagnosis | None) -> Ve
             missing=verdict.missing,
             causes=verdict.causes,
             deadline=verdict.deadline,
+            noexec=verdict.noexec,
         )
     return verdict
 
@@ -1937,7 +1952,19 @@ def _judge(
         # numdifftools 0.9.39 (stop 42 run D): its cut run's two DeadlineExceeded failures
         # were above the 60 lines of tail (pytest's warnings summary came after them).
         verdict.deadline = next(filter(None, map(_deadline_in, messages)), None)
+        verdict.noexec = next(filter(None, map(_noexec_in, messages)), None)
     return verdict
+
+
+# The loader refusing a shared object on a noexec mount (glibc): `OSError: /tmp/ffi-1/tmpab12/
+# _cffi__x209e6f68.cpython-311-x86_64-linux-gnu.so: failed to map segment from shared object`
+_NOEXEC_TMP = re.compile(r"/tmp/\S+?\.so\b[^\n]*?: failed to map segment from shared object")
+
+
+def _noexec_in(text: str) -> str | None:
+    """The loader's message in `text` that a shared object in /tmp could not be mapped."""
+    found = _NOEXEC_TMP.search(text)
+    return found.group(0)[:300] if found is not None else None
 
 
 def _deadline_in(text: str) -> str | None:
@@ -2246,6 +2273,46 @@ async def _no_deadline(env: _Env, reason: str) -> bool:
     return True
 
 
+EXEC_TMP_PLUGIN = "reposim_exec_tmp"
+EXEC_TMP_SOURCE = """\
+# Written by reposim setup: /tmp here is a tmpfs mounted noexec, and the project's tests load
+# shared objects they build in temporary folders ("failed to map segment from shared object").
+# Temporary files go to a folder beside the venv instead, for the tests and what they start (a
+# compiler). Loaded with -p reposim_exec_tmp.
+import os
+import sys
+import tempfile
+
+_folder = os.path.join(sys.prefix, "reposim-tmp")
+os.makedirs(_folder, exist_ok=True)
+os.environ["TMPDIR"] = _folder
+tempfile.tempdir = _folder
+"""
+
+
+async def _exec_tmp(env: _Env, reason: str) -> bool:
+    """cffi 1.15.0 (stop 43 run E): its tests compile C into /tmp and load the result, and /tmp
+    in RepoSim's containers is a tmpfs mounted noexec (Docker's default for --tmpfs), so the
+    loader refused 17 of the 24 failures of a cut run of 850 tests and 80 of the 100 of a
+    sample of 416. When /tmp is mounted noexec, a plugin module of setup's own gives the tests
+    a temporary folder beside the venv (TMPDIR and `tempfile.tempdir`); every later pytest run
+    loads it (-p), the notes say so, and the generated Dockerfile writes it. False when /tmp
+    is not noexec (not this cause)."""
+    mounts = await env.sh("awk '$2 == \"/tmp\" {print $4}' /proc/mounts")
+    if "noexec" not in mounts.output.decode("utf-8", "replace").split(","):
+        env.notes.append(f"/tmp is not mounted noexec here, so not that: {reason}")
+        return False
+    result = await env.sh(write_plugin(env.python, EXEC_TMP_PLUGIN, EXEC_TMP_SOURCE))
+    if result.exit_code != 0:
+        return False
+    env.exec_tmp = True
+    env.notes.append(
+        f"/tmp is mounted noexec here and {reason}: the tests take a temporary folder beside "
+        f"the venv (-p {EXEC_TMP_PLUGIN}, a module setup wrote in the venv)"
+    )
+    return True
+
+
 def _for_this_env(test: TestCommand, env: _Env) -> TestCommand:
     """A pytest command with the tests runs were killed in deselected (ids checked when found)
     and setup's plugins for ignored options and hypothesis's deadline loaded."""
@@ -2254,6 +2321,8 @@ def _for_this_env(test: TestCommand, env: _Env) -> TestCommand:
     words = ["-p", IGNORED_OPTIONS_PLUGIN] if env.ignored_options else []
     if env.no_deadline:
         words += ["-p", NO_DEADLINE_PLUGIN]
+    if env.exec_tmp:
+        words += ["-p", EXEC_TMP_PLUGIN]
     for left_out in env.killed_tests:
         words += ["--deselect" if "::" in left_out else "--ignore", left_out]
     return replace(test, args=(*test.args, *words)) if words else test
@@ -2436,6 +2505,8 @@ async def _apply(env: _Env, fix: Fix, state: RepairState) -> bool:
         return await _ignore_options(env, fix.options)
     if fix.kind == "no-deadline":
         return await _no_deadline(env, fix.reason)
+    if fix.kind == "exec-tmp":
+        return await _exec_tmp(env, fix.reason)
     if fix.kind == "system":
         return await _install_system(env, fix, state)
     if fix.kind == "removed":

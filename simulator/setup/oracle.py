@@ -274,6 +274,9 @@ class Verdict:
     causes: list[Diagnosis] = field(default_factory=list)
     # A failed test's hypothesis deadline message, wherever the output put it (`ladder._judge`)
     deadline: str | None = None
+    # A failed test's message that a shared object it built in /tmp could not be loaded there
+    # (a noexec mount), for the repair loop (`ladder._judge`, `ladder._exec_tmp`)
+    noexec: str | None = None
 
     @property
     def ready(self) -> bool:
@@ -291,6 +294,7 @@ class Verdict:
         data.pop("missing")
         data.pop("causes")
         data.pop("deadline")
+        data.pop("noexec")
         return data
 
     def line(self) -> str:

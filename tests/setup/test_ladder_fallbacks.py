@@ -917,6 +917,49 @@ async def test_names_removed_from_two_old_dependencies_take_the_nearest_date_bef
     assert lock.get("pandas", "").startswith("1.5."), result.lock
 
 
+async def test_tests_that_load_what_they_build_in_a_noexec_tmp_get_a_temporary_folder_that_loads(
+    tmp_path: Path, set_up: SetUp
+) -> None:
+    """cffi 1.15.0 in the hard corpus (stop 43 run E): its tests compile C into /tmp and load
+    it, and /tmp in RepoSim's containers is a tmpfs mounted noexec (Docker's default), so the
+    loader refused them (`failed to map segment from shared object`): 18 of the 24 failures
+    of a cut run, 94 of the 100 of its sample. The tests get a temporary folder beside the
+    venv (setup's plugin module, -p), and the generated Dockerfile writes it. The fixture: 6
+    tests that build a shared object in `tempfile.mkdtemp()` and load it with ctypes, 6 plain.
+    Before: 6 of 12 failed, not ready; now ready 12/12 after one exec-tmp round."""
+    from simulator.setup.envimage import dockerfile_text
+
+    files = {
+        "setup.py": (
+            "from setuptools import setup\n\nsetup(name='native', version='0.1', "
+            "packages=['native'])\n"
+        ),
+        "native/__init__.py": (
+            "import ctypes\nimport os\nimport subprocess\nimport tempfile\n\n\n"
+            "def built(n):\n    folder = tempfile.mkdtemp()\n"
+            "    source = os.path.join(folder, 'f.c')\n"
+            "    with open(source, 'w') as out:\n"
+            "        out.write('int f(void) { return %d; }\\n' % n)\n"
+            "    library = os.path.join(folder, 'libf.so')\n"
+            "    subprocess.run(['cc', '-shared', '-fPIC', '-o', library, source], check=True)\n"
+            "    return ctypes.CDLL(library).f()\n"
+        ),
+        "tests/test_native.py": (
+            "import pytest\n\nfrom native import built\n\n"
+            "@pytest.mark.parametrize('n', range(6))\n"
+            "def test_built(n):\n    assert built(n) == n\n\n"
+            "@pytest.mark.parametrize('n', range(6))\n"
+            "def test_plain(n):\n    assert n + 1 > n\n"
+        ),
+    }
+    result = await _set_up(set_up, tmp_path / "repo", files)
+    assert result.verdict.ready and result.verdict.tests["passed"] == 12, result.verdict.line()
+    assert [r["fix"] for r in result.repairs] == ["exec-tmp"], result.repairs
+    assert result.exec_tmp and "-p reposim_exec_tmp" in (result.test_command or ""), result
+    text = dockerfile_text(result, "reposim/base:bookworm-2", "0" * 40)
+    assert "reposim_exec_tmp" in text, text
+
+
 async def test_a_plugin_no_pytest_release_here_loads_is_removed_and_the_suite_runs(
     tmp_path: Path, set_up: SetUp
 ) -> None:

@@ -13,7 +13,7 @@ from simulator.backend_factory import make_backend
 from simulator.session import Session
 from simulator.setup.detect import detect
 from simulator.setup.imports import scan
-from simulator.setup.ladder import SetupOptions, _Env, _installed_or_not, _unittest
+from simulator.setup.ladder import SetupOptions, _Env, _installed_or_not, _noexec_in, _unittest
 from simulator.setup.oracle import (
     Category,
     Diagnosis,
@@ -361,3 +361,18 @@ def test_a_project_that_did_not_install_keeps_what_its_failed_tests_show() -> No
     assert verdict.tier is Tier.NONE and verdict.subject == "ffi.h", verdict
     assert verdict.causes == [py_test] and verdict.missing == ["line_profiler"], verdict
     assert verdict.deadline == "DeadlineExceeded", verdict
+
+
+def test_a_shared_object_the_loader_refused_in_a_noexec_tmp_is_named() -> None:
+    """cffi 1.15.0 (stop 43 run E): its sample's failures, as pytest reported them; a library
+    refused elsewhere, or for another reason, is not this cause."""
+    cffi = (
+        "OSError: cannot load library '/tmp/ffi-2/testownlibcaf\u00e9.so': /tmp/ffi-2/testownlib"
+        "caf\u00e9.so: failed to map segment from shared object.  Additionally, ctypes..."
+    )
+    found = _noexec_in(cffi)
+    assert found is not None and found.endswith("failed to map segment from shared object")
+    verify = "ImportError: /tmp/ffi-1/tmpga5x734v/_cffi__x209e6f68.cpython-311-x86_64-linux-gnu.so"
+    assert _noexec_in(verify + ": failed to map segment from shared object") is not None
+    assert _noexec_in("OSError: /usr/lib/libx.so: failed to map segment from shared object") is None
+    assert _noexec_in("OSError: /tmp/x/libf.so: cannot open shared object file") is None
