@@ -15,7 +15,7 @@ import pickle
 
 import pytest
 
-from simulator.harness.format import TracedCall, readable_share, render_traced
+from simulator.harness.format import TracedCall, derived_count, readable_share, render_traced
 from simulator.harness.runtime import reposim_harness_support as support
 from simulator.harness.runtime.reposim_tracer import _shares
 from simulator.harness.target import Target
@@ -56,6 +56,16 @@ class Walker:
             yield leaf
 
 
+def index_in(leaves, leaf, start=0):
+    """Where `leaf` is among `leaves` from `start` on (from the end when negative), or -1."""
+    if start < 0:
+        start = len(leaves) + start
+    for at in range(start, len(leaves)):
+        if leaves[at] == leaf:
+            return at
+    return -1
+
+
 def position(leaves, leaf):
     """Where `leaf` is among `leaves`, or -1."""
     for index, item in enumerate(leaves):
@@ -65,7 +75,7 @@ def position(leaves, leaf):
 '''
 
 TESTS = """\
-from walk.tree import Node, Walker, position
+from walk.tree import Node, Walker, index_in, position
 
 
 def tree():
@@ -86,6 +96,13 @@ def test_position():
     assert position(leaves, b) == 1
     assert position(leaves, c) == 2
     assert position(leaves, Node("b")) == -1
+
+
+def test_index_in():
+    root, a, b, c = tree()
+    leaves = list(root.leaves())
+    assert index_in(leaves, a, start=0) == 0
+    assert index_in(leaves, c, start=1) == 2
 """
 
 PROJECT = {"walk/__init__.py": "", "walk/tree.py": TREE, "tests/test_tree.py": TESTS}
@@ -94,6 +111,7 @@ PROJECT = {"walk/__init__.py": "", "walk/tree.py": TREE, "tests/test_tree.py": T
 PLANTED = {
     "Walker.before": ("                break\n", "                continue\n"),
     "position": ("return index\n", "return index + 1\n"),
+    "index_in": ("range(start, len(leaves))", "range(start + 1, len(leaves))"),
 }
 
 traced = traced_fixture(PROJECT, "walk", PLANTED)
@@ -118,6 +136,12 @@ async def test_arguments_sharing_an_object_are_replayed_together(traced: Traced)
         assert all("R(" in line for line in shared)
     alone = [line for line in found.text.splitlines() if line.startswith("        args=(")]
     assert len(alone) == 1 and "O('walk.tree:Node', value='b'" in alone[0]
+    # the shared calls seed derived cases too, their arguments taken apart: `start` changed
+    # takes the branches no test takes (a negative start, a leaf not found); before, such
+    # calls seeded none (coverage 67%)
+    index_in = problems["index_in"]
+    assert index_in.harness is not None and derived_count(index_in.harness.text) >= 1
+    assert index_in.validation is not None and index_in.validation.coverage_rate == 1.0
 
     planted = {name: ("walk/tree.py", good, bad) for name, (good, bad) in PLANTED.items()}
     await assert_planted_bugs_caught(session, problems, planted, "tests/test_tree.py")
