@@ -331,12 +331,25 @@ OWN_HOOK_REJECTED = re.compile(
 )
 
 
+# pytest 9 refuses a mark applied to a fixture (8 warned: PytestRemovedIn9Warning), while
+# collecting: `E   Failed: Marks cannot be applied to fixtures.` then `E   See docs: https://docs.
+# pytest.org/en/stable/deprecations.html#applying-a-mark-to-a-fixture-function` (seaborn 0.11.2's
+# test_core.py, stop 43 run F); the verdict's evidence is the second line.
+MARKED_FIXTURE = re.compile(
+    r"Marks cannot be applied to fixtures|deprecations\.html#applying-a-mark-to-a-fixture-function"
+)
+
+
 def _rule(diagnosis: Diagnosis, state: RepairState) -> Fix | None:
     subject = diagnosis.subject or ""
     category = diagnosis.category
     if OWN_HOOK_REJECTED.search(diagnosis.evidence):
         return _older(
             "pytest", state, "the project's conftest implements a hook the way older pytest took it"
+        )
+    if MARKED_FIXTURE.search(diagnosis.evidence):
+        return _older_than(
+            "pytest", "9", state, "the project's tests mark fixtures, which pytest 9 refuses"
         )
     if category is Category.MODULE_NOT_FOUND and subject:
         return _install_module(subject, state, diagnosis.evidence)

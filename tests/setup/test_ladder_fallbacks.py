@@ -960,6 +960,37 @@ async def test_tests_that_load_what_they_build_in_a_noexec_tmp_get_a_temporary_f
     assert "reposim_exec_tmp" in text, text
 
 
+async def test_tests_that_mark_a_fixture_take_the_pytest_before_9(
+    tmp_path: Path, set_up: SetUp
+) -> None:
+    """seaborn 0.11.2 in the hard corpus (stop 43 run F): its test_core.py marks a fixture,
+    which pytest 8 warned about and pytest 9 refuses while collecting (`Failed: Marks cannot be
+    applied to fixtures.`), so the module was left out and the verdict not ready. The pytest
+    below 9. The fixture: one module of 6 plain tests, one of 6 tests using a marked fixture.
+    Before: that module did not import, not ready; now pytest<9 and 12 pass."""
+    files = {
+        "setup.py": (
+            "from setuptools import setup\n\nsetup(name='marked', version='0.1', "
+            "packages=['marked'])\n"
+        ),
+        "marked/__init__.py": "def twice(n):\n    return 2 * n\n",
+        "tests/test_plain.py": (
+            "import pytest\n\nfrom marked import twice\n\n"
+            "@pytest.mark.parametrize('n', range(6))\n"
+            "def test_plain(n):\n    assert twice(n) == n + n\n"
+        ),
+        "tests/test_marked.py": (
+            "import pytest\n\nfrom marked import twice\n\n\n"
+            "@pytest.fixture\n@pytest.mark.slow\ndef two():\n    return 2\n\n\n"
+            "@pytest.mark.parametrize('n', range(6))\n"
+            "def test_marked(two, n):\n    assert twice(n) == two * n\n"
+        ),
+    }
+    result = await _set_up(set_up, tmp_path / "repo", files)
+    assert result.verdict.ready and result.verdict.tests["passed"] == 12, result.verdict.line()
+    assert any("pytest<9" in item for item in result.installed), result.installed
+
+
 async def test_a_plugin_no_pytest_release_here_loads_is_removed_and_the_suite_runs(
     tmp_path: Path, set_up: SetUp
 ) -> None:
