@@ -234,6 +234,12 @@ def main() -> int:
     repos = [r for r in repos if ready.get(str(r)) in ("ready", "ready+")]
     if args.only:
         repos = [r for r in repos if any(r.name.startswith(o) for o in args.only)]
+    if not repos:
+        wanted = f" among {' '.join(args.only)}" if args.only else ""
+        raise SystemExit(
+            f"no project{wanted} is set up ready in {DEFAULT_RESULTS}: run "
+            "bench/harness_corpus_build.py first (its --results must be that file)."
+        )
     done = load(store)
     if not args.report:
         for repo in repos:
