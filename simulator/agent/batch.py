@@ -22,7 +22,7 @@ from simulator.agent.config import litellm_client
 from simulator.agent.control import ControlError, ControlServer
 from simulator.agent.loop import Agent, Budgets, Mode
 from simulator.agent.models import ModelConfigError
-from simulator.batch.runner import InfrastructureError, Task, TaskFailure
+from simulator.batch.runner import Task, TaskFailure
 from simulator.events import Actor
 from simulator.gym.task import GymTask
 from simulator.testrun import TestRunResult
@@ -102,7 +102,6 @@ def _keep_earlier(path: Path) -> None:
 
 
 async def _agent_task(task: Task) -> dict[str, Any]:
-    from backends.base import BackendUnavailableError
     from simulator.session import open_session
 
     payload = task.payload
@@ -121,17 +120,15 @@ async def _agent_task(task: Task) -> dict[str, Any]:
     if gym.backend == "docker" and gym.image:
         options["image"] = gym.image
     selector = " ".join(gym.tests) or None
-    try:
-        session = await open_session(
-            gym.repo,
-            backend=gym.backend,
-            backend_options=options,
-            trajectory_path=trajectory,
-            agent={"model": client.model, "mode": str(Mode.AUTO), "task": task.key},
-            test_command=gym.test_command,
-        )
-    except BackendUnavailableError as exc:
-        raise InfrastructureError(str(exc)) from None
+    # A backend that cannot start is retried as the machinery's failure (simulator/batch/workers)
+    session = await open_session(
+        gym.repo,
+        backend=gym.backend,
+        backend_options=options,
+        trajectory_path=trajectory,
+        agent={"model": client.model, "mode": str(Mode.AUTO), "task": task.key},
+        test_command=gym.test_command,
+    )
     async with session:
         before = await session.run_tests(selector, actor=Actor.SYSTEM)
         agent = Agent(session, client, mode=Mode.AUTO, budgets=budgets)

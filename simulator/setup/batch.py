@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from simulator.batch import InfrastructureError, Task, TaskFailure
+from simulator.batch import Task, TaskFailure
 
 if TYPE_CHECKING:
     from simulator.setup.oracle import Verdict
@@ -119,7 +119,6 @@ def setup_task(task: Task) -> dict[str, Any]:
 
 
 async def _setup_task(task: Task) -> dict[str, Any]:
-    from backends.base import BackendUnavailableError
     from simulator.setup.runner import SetupRequest, setup_repository
 
     payload = task.payload
@@ -127,10 +126,8 @@ async def _setup_task(task: Task) -> dict[str, Any]:
     cache = Path(str(payload.get("cache") or Path.home() / ".cache" / "reposim" / "setup-clones"))
     path = checkout(entry, cache)
     request = SetupRequest.from_payload(payload)
-    try:
-        outcome = await setup_repository(path, request)
-    except BackendUnavailableError as exc:
-        raise InfrastructureError(str(exc)) from None
+    # A backend that cannot start is retried as the machinery's failure (simulator/batch/workers)
+    outcome = await setup_repository(path, request)
     result = outcome.summary()
     fail_unless_ready(outcome.result.verdict, entry.name, result)
     return result
