@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pyperf
 import pytest
 
 from simulator.perf import CompareRequest, CompareResult, MeasureSettings
@@ -98,6 +100,54 @@ class ChecksumTests(unittest.TestCase):
         self.assertEqual(checksum(self.data), spin(self.data))
         self.addCleanup(self.data.clear)
 """
+
+
+# Counted work: every process that imports a counted fastlib.core writes, at its exit, one JSON
+# line to a log: its command line, the revision's passes, its calls of checksum and of the test's
+# own work (`spin`). What a worker timed is then read from what it did, not from how long it took.
+COUNTING = """
+
+COUNTS = {{"checksum": 0, "spin": 0}}
+
+
+def _write_counts():
+    import json, os, sys
+
+    with open({log!r}, "a") as log:
+        line = {{"pid": os.getpid(), "argv": sys.argv, "passes": {passes}, **COUNTS}}
+        log.write(json.dumps(line) + "\\n")
+
+
+__import__("atexit").register(_write_counts)
+"""
+COUNTED_UNITTEST_TESTS = UNITTEST_TESTS.replace(
+    "from fastlib.core import checksum", "from fastlib.core import COUNTS, checksum"
+).replace("def spin(data):\n", 'def spin(data):\n    COUNTS["spin"] += 1\n')
+SPINS_PER_TEST = 11  # setUp's 10 passes of spin and the test's own check
+"""How many times one run of COUNTED_UNITTEST_TESTS' test calls spin."""
+
+
+def counted_core(passes: int, log: Path) -> str:
+    """core(passes) whose checksum counts its calls, and COUNTING's log at exit to `log`."""
+    counted = core(passes).replace(
+        "def checksum(data):\n", 'def checksum(data):\n    COUNTS["checksum"] += 1\n'
+    )
+    return counted + COUNTING.format(log=str(log), passes=passes)
+
+
+def worker_counts(log: Path) -> list[dict[str, Any]]:
+    """The counts of pyperf's worker processes (those that time: `--worker` on their command
+    line), from a COUNTING log."""
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    return [line for line in lines if "--worker" in line["argv"]]
+
+
+def run_loops(path: str) -> list[int]:
+    """How many loops each run of a pyperf file timed, warm-ups included."""
+    return [
+        sum(loops for loops, _value in run.warmups) + run.get_loops() * len(run.values)
+        for run in pyperf.Benchmark.load(path).get_runs()
+    ]
 
 
 HarnessRequest = Callable[..., CompareRequest]
