@@ -19,17 +19,18 @@ from simulator.workflow import WorkflowFailure
 from tests.agent.fake_llm import FakeLLM, Reply, call
 from tests.conftest import RepoFactory
 from tests.perf.conftest import (
-    COUNTED_UNITTEST_TESTS,
+    COUNTING,
     PAIRED,
-    SPINS_PER_TEST,
+    UNITTEST_TESTS,
+    check_only_the_calls_timed,
     check_renamed_replay,
     checksum_request,
     core,
-    counted_core,
+    counted,
+    counted_tests,
     fastlib_at_a,
     renamed_test_repo,
     run_loops,
-    worker_counts,
     write,
 )
 
@@ -61,15 +62,16 @@ async def test_compare_by_api_with_a_harness_traced_from_the_tests(
     ]
     harness = (out / "harness.py").read_text()
     assert "def bench():" in harness and "test_with_a_fixture" not in harness
-    # B does half of A's work
-    assert 1.3 < result.verdict.speedup < 3.5, result.summary()
+    # B does half of A's work: B is faster (how much is bench/perf_fixtures.py's "traced 2x";
+    # a band on QUICK's 4 pairs depends on the machine: CI run 38 read 1.315 for a true 2x)
+    assert result.verdict.speedup > 1, result.summary()
     assert result.verdict.ci_low < result.verdict.speedup < result.verdict.ci_high
     assert result.a.runs == result.b.runs == QUICK.runs
     # the runs are pyperf's own JSON, loadable by pyperf
     for side in ("a", "b"):
         bench = pyperf.Benchmark.load(result.files[side])
         assert bench.get_nrun() >= QUICK.runs
-    # each side is calibrated (B, about twice as fast, needs at least A's loops per value)
+    # each side is calibrated, and its rounds use its own calibration's loops
     calibrated = {
         side: int(
             pyperf.Benchmark.load(result.files[f"calibration_{side}"]).get_metadata()["loops"]
@@ -77,7 +79,6 @@ async def test_compare_by_api_with_a_harness_traced_from_the_tests(
         for side in ("a", "b")
     }
     assert (result.a.loops, result.b.loops) == (calibrated["a"], calibrated["b"])
-    assert calibrated["b"] >= calibrated["a"]
     assert result.commit_a != result.commit_b
     env = result.environment
     assert env["cpu_count"] >= 1 and env["python"] and env["load_avg"]["samples"] >= 3
@@ -114,8 +115,9 @@ async def test_compare_by_command(twox_repo: Path, tmp_path: Path) -> None:
         CompareRequest(twox_repo, "a", "b", command=command, out_dir=tmp_path, settings=settings)
     )
     assert result.kind == "command" and result.harness["path"] is None
-    # interpreter start-up is the same on both sides, so the ratio is below 2 but clearly above 1
-    assert result.verdict.speedup > 1.3, result.summary()
+    # B is faster (interpreter start-up, the same on both sides, keeps the ratio below 2; how
+    # far is bench/perf_fixtures.py's question, "command 10%")
+    assert result.verdict.speedup > 1, result.summary()
     assert pyperf.Benchmark.load(result.files["b"]).get_nrun() >= settings.runs
 
 
@@ -165,7 +167,7 @@ async def test_a_model_harness_broken_at_one_revision_is_repaired(
         ("quickcheck", "failed"),
         ("quickcheck", "ok"),
     ]
-    assert result.verdict.speedup > 1.2, result.summary()
+    assert result.verdict.speedup > 1, result.summary()
 
 
 async def test_the_traced_harness_times_the_call_not_the_test_around_it(
@@ -179,12 +181,10 @@ async def test_the_traced_harness_times_the_call_not_the_test_around_it(
         )
     )
     assert result.harness["kind"] == "traced"
-    # 8 pairs (PAIRED): under CI's load (16) one pair in four sat 0.41 (in log) off the truth,
-    # and QUICK's 4 pairs (|t| > 3.18) could not exclude 0.85 then. Bounds sit between the
-    # call's 0.5 and the whole test's 0.917, at least that far from 0.5: they tell the two
-    # apart, not 0.5 from 0.6.
-    assert 0.35 < result.verdict.speedup < 0.7, result.summary()
-    assert result.verdict.ci_high < 0.85 and result.verdict.significant, result.summary()
+    # what the workers timed, counted: the call alone, not the test around it. The ratio
+    # (0.5, against the whole test's 0.917) is bench/perf_fixtures.py's "test 10x call": a
+    # band on 8 pairs depends on the machine (CI run 38 read 1.315 for another fixture's 2x)
+    check_only_the_calls_timed(result, tmp_path / "counts.jsonl")
     assert "1 call(s) of slowlib.core.target captured" in result.harness["timed"]
     assert "timed: 1 call(s)" in result.summary()
 
@@ -397,36 +397,26 @@ async def test_tests_that_call_the_api_only_with_fixtures_are_named_as_such(
 async def test_a_unittest_method_calling_the_api_is_replayed_and_only_its_calls_timed(
     make_repo: RepoFactory, tmp_path: Path
 ) -> None:
-    """What the workers timed is read from what they did, counted: each ran the test once (when
-    the harness was imported, to capture the call), then called checksum at least once per loop
-    it timed, and never ran the test's own work again. Timed, the whole test would have run
-    once per loop. Which ratio that gives is the bench's question (bench/perf_fixtures.py's
-    "test 10x call"): a band on QUICK's 4 pairs here read 1.315 for the 2x call in CI run 38
-    (three pairs near 1.33, beside setup's container tests compiling C)."""
+    """What the workers timed is read from what they did, counted (check_only_the_calls_timed):
+    each ran the test once, at import, to capture the call, then one call of checksum per loop.
+    The ratio this gives is bench/perf_fixtures.py's ("test 10x call"): a band on QUICK's 4
+    pairs here read 1.315 for the 2x call in CI run 38 (three pairs near 1.33, beside setup's
+    container tests compiling C)."""
     log = tmp_path / "counts.jsonl"
     repo = fastlib_at_a(
         make_repo,
-        {"tests/__init__.py": "", "tests/test_core.py": COUNTED_UNITTEST_TESTS},
+        {
+            "tests/__init__.py": "",
+            "tests/test_core.py": counted_tests(UNITTEST_TESTS, "fastlib.core"),
+        },
         name="unittested",
-        core=counted_core(2, log),
+        core=counted(core(2), "checksum", log, "A"),
     )
-    write(repo, {"fastlib/core.py": counted_core(1, log)}, "Compute the checksum once")
-    out = tmp_path / "out"
-    result = await compare(checksum_request(repo, "HEAD", out_dir=out, settings=QUICK))
+    write(repo, {"fastlib/core.py": counted(core(1), "checksum", log, "B")}, "One pass")
+    result = await compare(checksum_request(repo, "HEAD", out_dir=tmp_path, settings=QUICK))
     assert result.harness["tests"] == ["tests/test_core.py::ChecksumTests::test_checksum"]
     assert "1 call(s) of fastlib.core.checksum captured" in result.harness["timed"]
-    workers = worker_counts(log)
-    for side, passes in (("a", 2), ("b", 1)):
-        mine = [w for w in workers if w["passes"] == passes]
-        # every worker ran the test around the call exactly once: at import, capturing
-        assert mine and all(w["spin"] == SPINS_PER_TEST for w in mine), (side, mine)
-        # and each loop it timed was one call of checksum: the same few calls more in every
-        # worker (the capture's, and its replay checking the call), none per loop
-        timing = [w for w in mine if "--calibrate-loops" not in w["argv"]]
-        loops = run_loops(result.files[side])
-        assert len(timing) == len(loops) == QUICK.runs, (side, mine, loops)
-        outside = {w["checksum"] - n for w, n in zip(timing, loops, strict=True)}
-        assert len(outside) == 1 and 0 < min(outside) <= 3, (side, mine, loops)
+    check_only_the_calls_timed(result, log)
 
 
 ARGUMENT_KINDS_TESTS = """from fastlib.core import checksum
@@ -455,9 +445,11 @@ async def test_captured_calls_copy_only_what_a_call_could_change(
         "2 call(s) of fastlib.core.checksum captured from 1 test(s); 1 call(s) left out: their "
         "arguments (iterators, generators) could not be copied"
     )
-    # copied per loop, the calls' 2x drowned in the copies (near 1x); 1.46x (CI 1.37-1.55) was
-    # measured at load ~3 once the loops are calibrated in CPU time (66d6a0e)
-    assert 1.3 < result.verdict.speedup < 2.8, result.summary()
+    # (no ", the arguments of N copied outside the timed region" above: copied per loop, the
+    # calls' 2x drowned in the copies, near 1x; 1.46x (CI 1.37-1.55) was measured at load ~3
+    # once the loops were calibrated in CPU time, 66d6a0e). A band on QUICK's 4 pairs depends
+    # on the machine (CI run 38 read 1.315 for a true 2x): B is faster, that is all asked here
+    assert result.verdict.speedup > 1, result.summary()
 
 
 async def test_calls_of_tests_renamed_between_the_revisions_are_captured_at_one_and_replayed(
@@ -466,9 +458,12 @@ async def test_calls_of_tests_renamed_between_the_revisions_are_captured_at_one_
     """more-itertools 10.4.0 split SlidingWindowTests.test_basic into test_islice_version and
     others: no test called sliding_window under one name at both revisions, and mining said
     'No test of the repository calls ...'."""
-    repo = renamed_test_repo(make_repo)
-    result = await compare(checksum_request(repo, "HEAD", out_dir=tmp_path, settings=PAIRED))
-    check_renamed_replay(result)
+    log = tmp_path / "counts.jsonl"
+    repo = renamed_test_repo(make_repo, log)
+    result = await compare(
+        checksum_request(repo, "HEAD", out_dir=tmp_path / "out", settings=PAIRED)
+    )
+    check_renamed_replay(result, log)
 
 
 GENERATOR_CORE = '''def scaled(data):
@@ -505,6 +500,15 @@ async def test_a_generator_api_is_timed_as_the_tests_iterate_it(
     """more-itertools' collapse is a generator function: the replay called it, which only made
     a generator (the work happens as it is iterated), and each next() of the test counted as a
     call of its own. Here A does 2 passes per item, B 1: 2x as the tests iterate it."""
+    log = tmp_path / "counts.jsonl"
+
+    def code(passes: int, side: str) -> str:
+        """GENERATOR_CORE counting the items it makes (COUNTS["api"])."""
+        items = GENERATOR_CORE.format(passes=passes).replace(
+            "    for x in data:\n", '    for x in data:\n        COUNTS["api"] += 1\n'
+        )
+        return items + COUNTING.format(log=str(log), side=side)
+
     repo = fastlib_at_a(
         make_repo,
         {
@@ -512,12 +516,12 @@ async def test_a_generator_api_is_timed_as_the_tests_iterate_it(
             "tests/test_core.py": GENERATOR_TESTS,
         },
         name="generators",
-        core=GENERATOR_CORE.format(passes=2),
+        core=code(2, "A"),
     )
-    write(repo, {"fastlib/core.py": GENERATOR_CORE.format(passes=1)}, "One pass per item")
+    write(repo, {"fastlib/core.py": code(1, "B")}, "One pass per item")
     result = await compare(
         CompareRequest(
-            repo, "a", "HEAD", api="fastlib.core.scaled", out_dir=tmp_path, settings=PAIRED
+            repo, "a", "HEAD", api="fastlib.core.scaled", out_dir=tmp_path / "out", settings=PAIRED
         )
     )
     # two calls (one per test), not one per item taken; the endless one replayed for 1 item;
@@ -526,5 +530,19 @@ async def test_a_generator_api_is_timed_as_the_tests_iterate_it(
         "2 call(s) of fastlib.core.scaled captured from 3 test(s); 1 call(s) left out: they "
         "raise (as their tests expect)"
     ), result.harness
-    assert 1.5 < result.verdict.speedup < 2.8, result.summary()
-    assert result.verdict.significant, result.summary()
+    # each loop a worker timed made the items the tests took (300 + 1), counted: a replay that
+    # only made the generators made none. (Its groups, timed after, make more.) The ratio is
+    # the bench's question: a band on 8 pairs depends on the machine (CI run 38: 1.315 for 2x)
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    for side in ("a", "b"):
+        timing = [
+            w["api"]
+            for w in lines
+            if w["side"] == side.upper()
+            and "--worker" in w["argv"]
+            and "--calibrate-loops" not in w["argv"]
+        ]
+        loops = run_loops(result.files[side])
+        assert len(timing) == len(loops) > 0, (side, timing, loops)
+        assert min(timing) >= 301 * max(loops), (side, timing, loops)
+    assert result.verdict.speedup > 1, result.summary()

@@ -51,7 +51,7 @@ async def test_setup_uses_the_revisions_own_tree_and_the_second_compare_reuses_i
     first = await compare(request("first"))
     made = setup_steps(first.files["trajectory_a"])
     assert [d["reused"] for d in made] == [False], made
-    assert first.verdict.speedup > 1.2, first.summary()
+    assert first.verdict.speedup > 1, first.summary()
     # the names the test data imports were installed at neither revision
     for side in ("a", "b"):
         python = str(setup_steps(first.files[f"trajectory_{side}"])[0]["python"])
