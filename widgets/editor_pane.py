@@ -238,9 +238,9 @@ class EditorPane(Widget):
         """The tabs, mounted with the find and go-to bars the first time a file opens."""
         async with self._mounting_parts:  # two files opened at once mount them once
             if not self.query("#editor-tabs"):
-                from textual.widgets import TabbedContent
+                from widgets.editor_tabs import EditorTabs
 
-                tabs = TabbedContent(id="editor-tabs")
+                tabs = EditorTabs(id="editor-tabs")
                 tabs.display = False  # until it has a tab (`_sync_empty`)
                 find = Vertical(
                     Horizontal(

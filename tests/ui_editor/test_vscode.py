@@ -4,6 +4,7 @@ with a match count and replace, file operations in the tree, and the Changes lis
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -650,3 +651,25 @@ async def test_ctrl_pgdn_switches_tabs_in_a_file_with_long_lines(
         await pilot.press("ctrl+pageup")
         await wait_for(pilot, lambda: pane.current_path == "wide.py")
         assert editor.scroll_x == 0
+
+
+async def test_a_tabs_focus_notice_that_arrives_after_the_next_switch_does_not_take_its_tab_back(
+    app: RepoSimApp,
+) -> None:
+    """Each tab's notice that it took the focus travels through that tab's own message queue, so
+    after Ctrl+PgDn, Ctrl+PgUp the first tab's notice can reach the tabs last (CI, under load). It
+    must not bring its tab back while the keyboard is in the other one."""
+    from textual.widgets import TabbedContent, TabPane
+
+    async with app.run_test(size=SIZE) as pilot:
+        pane = app.query_one(EditorPane)
+        core = await open_editor(pane, "pkg/core.py")
+        notes = await open_editor(pane, "notes.md")
+        await wait_for(pilot, lambda: app.focused is notes and pane.current_path == "notes.md")
+        tabs = pane.query_one(TabbedContent)
+        tabs.post_message(TabPane.Focused(core.query_ancestor(TabPane)))  # the late notice
+        handled = asyncio.Event()
+        tabs.call_later(handled.set)  # the tabs handle their messages in order
+        await wait_for(pilot, handled.is_set)
+        assert pane.current_path == "notes.md"  # the tab shown is the one typed into
+        assert app.focused is notes
