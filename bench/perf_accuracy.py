@@ -199,10 +199,13 @@ def api_by_hand(trees: dict[str, Path], harness: Path) -> dict[str, Any]:
     return by_hand(one)
 
 
-def command_by_hand_once(tree: Path, command: str) -> tuple[float, float]:
-    """One run of the command in `tree`: its elapsed and CPU seconds (the process tree's)."""
+def command_by_hand_once(
+    tree: Path, command: str, env: dict[str, str] | None = None
+) -> tuple[float, float]:
+    """One run of the command in `tree` (in `env`, default this process's environment): its
+    elapsed and CPU seconds (the process tree's)."""
     w0 = time.perf_counter()
-    proc = subprocess.Popen(["bash", "-c", command], cwd=tree)
+    proc = subprocess.Popen(["bash", "-c", command], cwd=tree, env=env)
     _pid, status, usage = os.wait4(proc.pid, 0)
     if os.waitstatus_to_exitcode(status):
         raise SystemExit(f"{command} failed")

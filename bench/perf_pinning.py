@@ -20,6 +20,17 @@ users' load fall on each arm alike.
 - `unpinned`: the same runs through the same two sessions, with no affinity.
 - `cpu0` (optional, `--arms`): the same pinned to CPU 0.
 
+Stop 43 found the pinned and unpinned session arms alike, both 1.26-1.41x the by-hand's sd. The
+by-hand arms below step from `hand` toward the session's path one difference at a time
+(optional, `--arms`; stop 44, not yet run in a quiet window):
+- `hand_clean`: as `hand`, in the environment the session's timed runs get (`env -i` keeping
+  PATH and `WORKER_ENVIRONMENT`: HOME, TEMP, PYTHONPATH...), not this process's whole one.
+- `hand_leased`: as `hand`, in the compare's leased trees (`envcache.lease_tree`), not fresh
+  clones.
+- `hand_script`: the session's own timing chain (`TIME_SCRIPT`: bash, bash's `time`, `bash -c
+  CMD`) started from this process in the clean environment, unpinned, in the fresh clones: the
+  session's path less the session (its shell, FIFOs and trajectory writes between runs).
+
 Per arm (wall and CPU time): pairs, the sd of their log A/B with its 95% interval (chi-square,
 for normal pairs, and a bootstrap over blocks), the sd after the compare's set-aside
 (`outlier_rounds`), the speed-up, seconds per pair, and against `hand`: the sd ratio and the
@@ -42,6 +53,7 @@ import math
 import os
 import random
 import statistics
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -50,11 +62,17 @@ from typing import Any
 from bench.perf_accuracy import at_time, checkout, command_by_hand_once, fixture, size_command
 from simulator.perf import CompareRequest, envcache
 from simulator.perf.compare import _time_runs, _TimedRuns, choose_affinity
-from simulator.perf.environment import PerfEnvironment, shared_tools
+from simulator.perf.environment import (
+    TIME_SCRIPT,
+    WORKER_ENVIRONMENT,
+    PerfEnvironment,
+    shared_tools,
+)
 from simulator.perf.stats import SYSTEMATIC, compare_runs, outlier_rounds, pairs_needed
 from simulator.workflow import WorkflowRun
 
-ARMS = ("hand", "pinned", "unpinned", "cpu0")
+ARMS = ("hand", "pinned", "unpinned", "cpu0", "hand_clean", "hand_leased", "hand_script")
+HAND_ARMS = ("hand", "hand_clean", "hand_leased", "hand_script")
 RESAMPLES = 4000
 Z95 = statistics.NormalDist().inv_cdf(0.975)
 
@@ -78,12 +96,46 @@ def steal_ticks() -> list[int]:
     return [int(row[8]) for row in rows if row[0].startswith("cpu") and row[0] != "cpu"]
 
 
-def hand_round(first: str, trees: dict[str, Path], command: str) -> dict[str, list[list[float]]]:
-    """One by-hand round, first second second first: each side's [wall, cpu] in order."""
+def clean_environment() -> dict[str, str]:
+    """What the session's `env -i` keeps of this process's environment (PATH and
+    WORKER_ENVIRONMENT: see PerfEnvironment._clean_environment)."""
+    kept = ("PATH", *WORKER_ENVIRONMENT)
+    return {name: os.environ[name] for name in kept if name in os.environ}
+
+
+def script_once(tree: Path, command: str) -> tuple[float, float]:
+    """One run through the session's timing chain (TIME_SCRIPT, unpinned) started from here in
+    the clean environment: bash's `time` of `bash -c CMD`, its elapsed and CPU seconds."""
+    mark = "REPOSIM-PINNING-TIME"
+    proc = subprocess.run(
+        ["bash", "-c", TIME_SCRIPT, "reposim-time", command, mark, ""],
+        cwd=tree,
+        env=clean_environment(),
+        capture_output=True,
+        text=True,
+    )
+    for line in proc.stdout.splitlines():
+        if line.startswith(mark + " "):
+            _mark, status, real, user, system = line.split()
+            if status != "0":
+                break
+            return float(real), float(user) + float(system)
+    raise SystemExit(f"{command} failed through TIME_SCRIPT: {proc.stdout[-500:]}{proc.stderr}")
+
+
+def hand_round(
+    first: str, trees: dict[str, Path], command: str, arm: str = "hand"
+) -> dict[str, list[list[float]]]:
+    """One by-hand round, first second second first: each side's [wall, cpu] in order. `arm`:
+    `hand`, `hand_clean` or `hand_script` (`trees` are the leased ones for `hand_leased`)."""
     second = "b" if first == "a" else "a"
     runs: dict[str, list[list[float]]] = {"a": [], "b": []}
+    env = clean_environment() if arm == "hand_clean" else None
     for side in (first, second, second, first):
-        runs[side].append(list(command_by_hand_once(trees[side], command)))
+        if arm == "hand_script":
+            runs[side].append(list(script_once(trees[side], command)))
+        else:
+            runs[side].append(list(command_by_hand_once(trees[side], command, env)))
     return runs
 
 
@@ -311,6 +363,7 @@ async def measure(args: argparse.Namespace, root: Path) -> list[dict[str, Any]]:
             )
             envs[side] = env
             await env.checkout()
+        leased = {side: lease.path for side, lease in zip("ab", leases, strict=True)}
         with (
             WorkflowRun(envs["a"].session, "perf.pinning", {"side": "A"}) as run_a,
             WorkflowRun(envs["b"].session, "perf.pinning", {"side": "B"}) as run_b,
@@ -330,8 +383,9 @@ async def measure(args: argparse.Namespace, root: Path) -> list[dict[str, Any]]:
                 shown = []
                 for arm in arms[block % len(arms) :] + arms[: block % len(arms)]:
                     irq, steal, t0 = irq_counts(), steal_ticks(), time.monotonic()
-                    if arm == "hand":
-                        runs = hand_round(first, trees, command)
+                    if arm in HAND_ARMS:
+                        where = leased if arm == "hand_leased" else trees
+                        runs = hand_round(first, where, command, arm)
                     else:
                         runs = await ours_round(
                             first, envs, workflows, request, affinity[arm], block + 1
