@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import io
 import re
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.console import Console, Group, RenderableType
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Vertical, VerticalScroll
@@ -91,6 +92,13 @@ PLACEHOLDERS_WITHOUT_MODEL = (
 )
 """Hints for the task input, longest first: it shows the longest that fits the pane."""
 NO_AGENT = "No model is configured for this session; start RepoSim with --model provider/name."
+
+
+HINT_EVERY = 5.0  # seconds between two "these keys steer the agent" notices
+STEER_KEYS_HINT = (
+    "Keys here steer the agent (p pause, c confirm, g auto, i interrupt, s stop). "
+    "To type: t for a task, Alt+2 for the editor."
+)
 
 
 class EventCard(Static):
@@ -252,6 +260,7 @@ class AgentPane(Widget):
         self._connect = connect
         self.running = False
         self.follow = True  # open the files the agent reads and edits in the editor
+        self._keys_hinted_at = -HINT_EVERY  # when a stray letter last said where the keys are
         self._working_mode: Mode = (
             self.config.mode if self.config.mode is not Mode.HUMAN else Mode.AUTO
         )
@@ -520,6 +529,20 @@ class AgentPane(Widget):
 
     def action_focus_task(self) -> None:
         self.query_one("#agent-task", Input).focus()
+
+    def on_key(self, event: events.Key) -> None:
+        """A letter typed at the cards that is none of their keys comes from a person who thinks
+        the keyboard is elsewhere (the editor shows the agent's file, its cursor in the status
+        bar, but following never takes the keyboard): say where the keys are and how to move
+        them, at most every few seconds, rather than drop them without a sign."""
+        if not event.is_printable or event.key in self.screen.active_bindings:
+            return
+        if self.app.focused is not self.query_one("#agent-cards"):
+            return  # the task input types them; a question's reason field too
+        now = time.monotonic()
+        if now - self._keys_hinted_at >= HINT_EVERY:
+            self._keys_hinted_at = now
+            self.notify(STEER_KEYS_HINT)
 
     def pending_prompt(self) -> Widget | None:
         """Where the keyboard answers a question waiting for the person (the agent's or a

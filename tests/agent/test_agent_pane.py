@@ -3,6 +3,8 @@ and one rejection with a reason, pausing and taking over, a new task after finis
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from textual.app import App, ComposeResult
 from textual.widgets import Input
@@ -15,7 +17,7 @@ from simulator.trajectory import read_trajectory
 from simulator.workflow import WorkflowRun
 from tests.agent.conftest import BUG, FIX, turn, wait_until
 from tests.ui.helpers import confirming, notices
-from widgets.agent_pane import AgentPane, EventCard
+from widgets.agent_pane import STEER_KEYS_HINT, AgentPane, EventCard
 
 
 class PaneApp(App[None]):
@@ -230,3 +232,30 @@ async def test_the_approval_keys_wrap_in_a_narrow_pane(session: Session) -> None
         keys = prompt.query_one("#approval-keys")
         shown = " ".join(keys.render_line(y).text.strip() for y in range(keys.region.height))
         assert "a approve · r reject with a reason" in shown, shown
+
+
+async def test_letters_typed_at_the_cards_that_steer_nothing_say_where_the_keys_are(
+    session: Session,
+) -> None:
+    """Following shows the agent's file in the editor without the keyboard; a person who types
+    into it is typing at the cards. Keys of theirs act silently; any other letter says where the
+    keys are, once however many follow; in the task input letters are typing."""
+    app = PaneApp(session)
+    async with app.run_test() as pilot:
+        pane = app.query_one(AgentPane)
+        cards = pane.query_one("#agent-cards")
+        cards.focus()
+        await wait_until(pilot, lambda: app.focused is cards)
+        await pilot.press("z", "z", "q")
+        handled = asyncio.Event()
+        pane.call_later(handled.set)  # the pane handles the keys that bubble to it in order
+        await wait_until(pilot, handled.is_set)
+        hints = [text for text in notices(app) if "steer the agent" in text]
+        assert hints == [STEER_KEYS_HINT]
+        assert "t for a task" in hints[0] and "Alt+2 for the editor" in hints[0]
+        await pilot.press("t")  # a key of theirs: the task input, and no notice
+        task = pane.query_one("#agent-task", Input)
+        await wait_until(pilot, lambda: app.focused is task)
+        await pilot.press("z", "q")
+        await wait_until(pilot, lambda: task.value == "zq")
+        assert [text for text in notices(app) if "steer the agent" in text] == hints
