@@ -20,7 +20,6 @@ from tests.agent.fake_llm import FakeLLM, Reply, call
 from tests.conftest import RepoFactory
 from tests.perf.conftest import (
     COUNTING,
-    PAIRED,
     UNITTEST_TESTS,
     check_only_the_calls_timed,
     check_renamed_replay,
@@ -177,7 +176,7 @@ async def test_the_traced_harness_times_the_call_not_the_test_around_it(
     # the whole test's 11/12 = 0.917
     result = await compare(
         CompareRequest(
-            diluted_repo, "a", "b", api="slowlib.core.target", out_dir=tmp_path, settings=PAIRED
+            diluted_repo, "a", "b", api="slowlib.core.target", out_dir=tmp_path, settings=QUICK
         )
     )
     assert result.harness["kind"] == "traced"
@@ -460,9 +459,7 @@ async def test_calls_of_tests_renamed_between_the_revisions_are_captured_at_one_
     'No test of the repository calls ...'."""
     log = tmp_path / "counts.jsonl"
     repo = renamed_test_repo(make_repo, log)
-    result = await compare(
-        checksum_request(repo, "HEAD", out_dir=tmp_path / "out", settings=PAIRED)
-    )
+    result = await compare(checksum_request(repo, "HEAD", out_dir=tmp_path / "out", settings=QUICK))
     check_renamed_replay(result, log)
 
 
@@ -521,7 +518,7 @@ async def test_a_generator_api_is_timed_as_the_tests_iterate_it(
     write(repo, {"fastlib/core.py": code(1, "B")}, "One pass per item")
     result = await compare(
         CompareRequest(
-            repo, "a", "HEAD", api="fastlib.core.scaled", out_dir=tmp_path / "out", settings=PAIRED
+            repo, "a", "HEAD", api="fastlib.core.scaled", out_dir=tmp_path / "out", settings=QUICK
         )
     )
     # two calls (one per test), not one per item taken; the endless one replayed for 1 item;
