@@ -593,6 +593,10 @@ async def _python_ladder(
         return Verdict(
             Tier.NONE, install_failure.category, install_failure.evidence, install_failure.subject
         )
+    if install_failure is not None:
+        install_failure = await _system_before_tests(
+            env, run, project, install_failure, state, repairs
+        )
     with run.stage("requirements") as detail:
         for rel in project.requirement_files:
             ok, _ = await env.install([], options=["-r", rel], what=f"-r {rel}")
@@ -2681,6 +2685,40 @@ _HAS_PYTHON_H = (
     "import os, sysconfig; "
     "print(os.path.isfile(os.path.join(sysconfig.get_paths()['include'], 'Python.h')))"
 )
+
+
+async def _system_before_tests(
+    env: _Env,
+    run: WorkflowRun,
+    project: Project,
+    failure: Diagnosis,
+    state: RepairState,
+    repairs: list[dict[str, Any]],
+) -> Diagnosis | None:
+    """A build that failed for want of a Debian package (a missing header or library the
+    repair rules name): the package goes in as root and the project is built again before any
+    test runs (round 0). Otherwise the oracle's first run is the whole suite on a tree the
+    build left without its extension, which can reach no tier (cffi 1.15.0, stop 44: 570 s of
+    its 1,200-s budget on `ffi.h` missing, then libffi-dev, and the budget cut what followed).
+    The install's diagnosis after it: None once the project installs."""
+    for _ in range(MAX_FIXES_A_ROUND):  # a second missing header shows after the first
+        fix = plan(failure, state)
+        if fix is None or fix.kind != "system" or fix.key in state.tried:
+            return failure
+        if not await _apply_round(env, run, [fix], state, 0, repairs, after="the build"):
+            return failure
+        with run.stage("project", after=fix.kind) as detail:
+            ok, output = await _install_project(env, project)
+            if ok:
+                await _time_travel(env, project)
+                detail.update(resolution=env.resolution)
+            detail.update(installed=ok)
+            if ok:
+                env.notes.append(f"{fix.reason}: installed before any test ran (as root)")
+                return None
+            failure = diagnose(output, fallback=Category.DEPENDENCY)
+            detail.update(failed=True, category=str(failure.category), evidence=failure.evidence)
+    return failure
 
 
 async def _python_headers(env: _Env, state: RepairState, detail: dict[str, Any]) -> None:

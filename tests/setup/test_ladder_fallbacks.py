@@ -3,6 +3,7 @@ before (each names the rule it exercises)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -435,6 +436,63 @@ async def test_a_c_extension_missing_python_h_gets_python3_dev_as_root(
         if " install " in c and (" -e " in c or c.rstrip().endswith((" .", "'.'")))
     ]
     assert len(builds) == 1, builds
+
+
+@pytest.mark.timeout(1800)  # two apt-get installs and two builds
+async def test_a_build_missing_a_system_header_gets_its_package_before_any_test_runs(
+    tmp_path: Path, set_up: SetUp
+) -> None:
+    """A C extension that includes ffi.h (cffi 1.15.0 in the hard corpus), on an image with
+    libffi's runtime but not its headers: the build fails, libffi-dev goes in as root and the
+    project builds again before the first test run. Before, the oracle's first run was the
+    whole suite on the tree the failed build left (570 s of cffi's 1,200-s budget, every test
+    needing the missing extension), and the repair came after it."""
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        {
+            "setup.py": (
+                "from setuptools import Extension, setup\n\n"
+                "setup(name='ffiabi', version='0.1', packages=['ffiabi'],\n"
+                "      ext_modules=[Extension('ffiabi._abi', ['ffiabi/_abi.c'],"
+                " libraries=['ffi'])])\n"
+            ),
+            "ffiabi/__init__.py": "from ffiabi._abi import default_abi\n",
+            "ffiabi/_abi.c": (
+                "#include <Python.h>\n"
+                "#include <ffi.h>\n"
+                "static PyObject *default_abi(PyObject *s, PyObject *a)\n"
+                "{ return PyLong_FromLong(FFI_DEFAULT_ABI); }\n"
+                'static PyMethodDef m[] = {{"default_abi", default_abi, METH_NOARGS, ""}, {0}};\n'
+                'static struct PyModuleDef d = {PyModuleDef_HEAD_INIT, "_abi", 0, -1, m};\n'
+                "PyMODINIT_FUNC PyInit__abi(void) { return PyModule_Create(&d); }\n"
+            ),
+            "tests/test_abi.py": "from ffiabi import default_abi\n\n"
+            + "".join(
+                f"def test_{n}():\n    assert default_abi() + {n} > {n}\n\n" for n in range(12)
+            ),
+        },
+    )
+    session, result = await set_up(repo)
+    assert result.verdict.ready, result.verdict.line()
+    assert result.verdict.tests.get("passed") == 12, result.verdict.line()
+    assert "libffi-dev" in result.system_packages, result.system_packages
+    ffi = [r for r in result.repairs if r["fix"] == "system"]
+    assert [r["round"] for r in ffi] == [0], result.repairs
+    # No test ran on the tree the failed build left: the first test run comes after libffi-dev.
+    events = [json.loads(line) for line in session.trajectory_path.read_text().splitlines()]
+    kinds = [
+        "test"
+        if e.get("kind") == "test.run"
+        else "libffi-dev"
+        if e.get("kind") == "workflow.step"
+        and (e.get("payload") or {}).get("step") == "repair"
+        and "libffi-dev" in str((e.get("payload") or {}).get("detail"))
+        else None
+        for e in events
+    ]
+    assert "test" in kinds and "libffi-dev" in kinds, kinds
+    assert kinds.index("libffi-dev") < kinds.index("test"), result.notes
+    assert any("installed before any test ran" in n for n in result.notes), result.notes
 
 
 def _commands(path: Path) -> list[str]:
