@@ -975,6 +975,47 @@ async def test_names_removed_from_two_old_dependencies_take_the_nearest_date_bef
     assert lock.get("pandas", "").startswith("1.5."), result.lock
 
 
+async def test_the_nearest_date_rung_leaves_a_test_runner_that_starts(
+    tmp_path: Path, set_up: SetUp
+) -> None:
+    """hmmlearn 0.2.7 in the hard corpus (stop 44): the nearest-date rung resolves the project's
+    declared requirements with its test extra, so it took pytest back to the date's release
+    (9.2.0 to 7.0.0, pluggy 1.7.0 to 1.0.0), which the test-runner stage had lifted for not
+    starting here; the retest stopped at start-up and the verdict was no-tests. The fixture:
+    the nearest-date case above (a 2019 commit using `np.NaN` and `DataFrame.iteritems`) with a
+    `test` extra of pytest, whose 2019 release cannot rewrite a test module on 3.11. Before:
+    not ready after the rung; now the runner is lifted again after it and 12 pass."""
+    files = {
+        "setup.py": (
+            "from setuptools import setup\n\n"
+            "setup(name='oldframe', version='0.1', packages=['oldframe'],\n"
+            "      install_requires=['numpy', 'pandas'],\n"
+            "      extras_require={'test': ['pytest']})\n"
+        ),
+        "oldframe/__init__.py": (
+            "import numpy as np\n\n\ndef missing():\n    return np.NaN\n\n\n"
+            "def columns(frame):\n    return [name for name, _ in frame.iteritems()]\n"
+        ),
+        "tests/test_oldframe.py": (
+            "import math\n\nimport pandas as pd\nimport pytest\n\n"
+            "from oldframe import columns, missing\n\n"
+            "@pytest.mark.parametrize('i', range(4))\n"
+            "def test_missing(i):\n    assert math.isnan(missing())\n\n"
+            "@pytest.mark.parametrize('i', range(4))\n"
+            "def test_columns(i):\n"
+            "    assert columns(pd.DataFrame({'a': [i], 'b': [i]})) == ['a', 'b']\n\n"
+            "@pytest.mark.parametrize('i', range(4))\n"
+            "def test_plain(i):\n    assert i + 1 > i\n"
+        ),
+    }
+    result = await _set_up(set_up, tmp_path / "repo", files, as_of="2019-06-01T00:00:00+00:00")
+    assert result.verdict.ready and result.verdict.tests["passed"] == 12, result.verdict.line()
+    assert "nearest-date" in [r["fix"] for r in result.repairs], result.repairs
+    lock = {p.split("==")[0].lower(): p.split("==")[-1] for p in result.lock if "==" in p}
+    assert lock.get("numpy", "").startswith("1.23."), result.lock
+    assert int(lock.get("pytest", "0").split(".")[0]) >= 7, result.lock
+
+
 async def test_tests_that_load_what_they_build_in_a_noexec_tmp_get_a_temporary_folder_that_loads(
     tmp_path: Path, set_up: SetUp
 ) -> None:
