@@ -19,7 +19,7 @@ import json
 import re
 import shlex
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -645,8 +645,17 @@ async def _python_ladder(
     unconfirmed = False  # fixes applied since the whole suite last ran
     last_round = 0.0  # how long the last round (fix and re-run) took
     whole = verdict.seconds  # how long the whole suite took last
+    suite_ready = verdict.ready  # the whole suite's last run was ready: fixes only add
     while True:
-        fix = _next_fix(verdict, state) if round_no < options.repair_rounds else None
+        fix = None
+        if round_no < options.repair_rounds:
+            fix = _next_fix(verdict, state, additive_only=suite_ready)
+            moving = _next_fix(verdict, state) if suite_ready and fix is None else None
+            if moving is not None:
+                env.notes.append(
+                    f"not tried, since the whole suite was ready and it would move what is "
+                    f"installed: {moving.kind} ({moving.reason})"
+                )
         # A round, then the whole suite to confirm it: both must fit.
         if fix is not None and not _time_for(env, last_round + whole):
             env.notes.append(
@@ -661,7 +670,7 @@ async def _python_ladder(
             with run.stage("oracle", round=round_no, whole_suite=True) as detail:
                 verdict = await _oracle(env, project, imports, install_failure, options)
                 detail.update(verdict.to_dict())
-            whole = verdict.seconds
+            whole, suite_ready = verdict.seconds, verdict.ready
             continue  # what the whole suite shows may still be repaired, rounds permitting
         round_no += 1
         started = time.monotonic()
@@ -692,7 +701,7 @@ async def _python_ladder(
                 verdict = await _oracle(env, project, imports, install_failure, options)
                 detail.update(verdict.to_dict())
             unconfirmed = False
-            whole = verdict.seconds
+            whole, suite_ready = verdict.seconds, verdict.ready
         last_round = time.monotonic() - started
     if _cut_and_passing(verdict, env.killed_tests):
         verdict = await _sample_and_repair(env, run, verdict, state, options, repairs, round_no)
@@ -814,21 +823,34 @@ async def _on_older_python(
     return None
 
 
-def _next_fix(verdict: Verdict, state: RepairState) -> Fix | None:
+def _next_fix(verdict: Verdict, state: RepairState, *, additive_only: bool = False) -> Fix | None:
+    """The fix the run behind `verdict` calls for next, or None. With `additive_only` (the whole
+    suite was ready already), the first fix that only adds to the environment: one that moves
+    what is there could break what passed (networkx 2.5, stop 44: ready+ at 95.9% with two test
+    modules not importable for want of system libraries; after libglib2.0-0, the retest of those
+    two files alone was short of ready, and the nearest-date rung it then took brought NumPy 2
+    and pytest 6.0 back, and the verdict fell to `installed`)."""
+    return next(
+        (f for f in _fixes(verdict, state) if not additive_only or f.kind in ADDITIVE_FIXES), None
+    )
+
+
+def _fixes(verdict: Verdict, state: RepairState) -> Iterator[Fix]:
+    """The fixes for the run behind `verdict`, in the order they are tried (see _next_fix)."""
     deadline = _deadline_in(verdict.output_tail or "") or verdict.deadline
     if not verdict.ready and deadline is not None:
         # Before the diagnosis: numdifftools 0.9.39's failures were these, and the diagnosis
         # named a pytest config warning printed after them.
         off = Fix("no-deadline", reason=f"hypothesis: {deadline}")
         if off.key not in state.tried:
-            return off
+            yield off
     noexec = _noexec_in(verdict.output_tail or "") or verdict.noexec
     if not verdict.ready and noexec is not None:
         # Before the diagnosis: cffi 1.15.0's tests build shared objects in /tmp and load them,
         # and /tmp here is a noexec tmpfs; the diagnosis named the ImportError.
         tmp = Fix("exec-tmp", reason=f"a shared object in /tmp did not load: {noexec}")
         if tmp.key not in state.tried:
-            return tmp
+            yield tmp
     for module in verdict.missing if not verdict.ready else ():
         # Before the diagnosis: numdifftools 0.9.39's code warned that line_profiler, which it
         # imports in a try block, was missing; two tests failed on what it then did not do,
@@ -837,24 +859,24 @@ def _next_fix(verdict: Verdict, state: RepairState) -> Fix | None:
             evidence = f"the project warned: No module named '{module}'"
             fix = plan(Diagnosis(Category.MODULE_NOT_FOUND, evidence, module), state)
             if fix is not None:
-                return replace(fix, reason=f"{fix.reason}; {evidence}")
+                yield replace(fix, reason=f"{fix.reason}; {evidence}")
     era = _era_wanted(verdict, state)
     if era is not None:
-        return era
+        yield era
     if not verdict.ready and verdict.category is not None:
         fix = plan(Diagnosis(verdict.category, verdict.evidence or "", verdict.subject), state)
         if fix is not None:
-            return fix
+            yield fix
     if verdict.cause is not None:
         # A run cut at its time limit: what its failures show.
         fix = plan(verdict.cause, state)
         if fix is not None:
-            return fix
+            yield fix
     for skipped in verdict.skipped_diagnoses:
         # A ready verdict that left test modules out: repair what made them not import.
         fix = plan(skipped, state)
         if fix is not None:
-            return fix
+            yield fix
     if not verdict.ready and state.nearest and verdict.category in NEAREST_CAUSES:
         # Last: no rule names the cause, and today's releases of dependencies the project's
         # date had no wheel here for are in the environment.
@@ -864,8 +886,7 @@ def _next_fix(verdict: Verdict, state: RepairState) -> Fix | None:
             "project's date: their releases nearest that date instead",
         )
         if fix.key not in state.tried:
-            return fix
-    return None
+            yield fix
 
 
 def _nearest_fix(state: RepairState, reason: str) -> Fix:

@@ -1016,6 +1016,50 @@ async def test_the_nearest_date_rung_leaves_a_test_runner_that_starts(
     assert int(lock.get("pytest", "0").split(".")[0]) >= 7, result.lock
 
 
+async def test_a_suite_already_ready_is_only_added_to_not_moved(
+    tmp_path: Path, set_up: SetUp
+) -> None:
+    """networkx 2.5 in the hard corpus (stop 44): the whole suite was ready+ with two test
+    modules left out for missing system libraries; after the first library's package, the
+    retest of the left-out files alone was short of ready on removed NumPy names, and the fix it
+    took (the nearest-date rung) moved NumPy back to 2 and the verdict fell to `installed`. The
+    fixture: 30 tests of code that needs NumPy 2 (`np.bitwise_count`), and a test module that
+    loads libgobject at import (not in the image) and uses `np.NaN` (gone in NumPy 2). Before:
+    libglib2.0-0, then `numpy<2` for the retest's failure, and the 30 fail. Now the package goes
+    in, the downgrade is not taken (the notes say so), and 30 of 31 pass: ready."""
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        _package(
+            "newnp",
+            ["numpy"],
+            {
+                "newnp/__init__.py": (
+                    "import numpy as np\n\n\n"
+                    "def ones(x):\n    return int(np.bitwise_count(np.uint8(x)))\n"
+                ),
+                "tests/test_ones.py": "from newnp import ones\n\n"
+                + "".join(
+                    f"def test_{n}():\n    assert ones({n}) == {bin(n).count('1')}\n\n"
+                    for n in range(30)
+                ),
+                "tests/test_gui.py": (
+                    "import ctypes\n\nimport numpy as np\n\n"
+                    "GOBJECT = ctypes.CDLL('libgobject-2.0.so.0')\n\n\n"
+                    "def test_nan():\n    assert np.isnan(np.NaN)\n"
+                ),
+            },
+        ),
+    )
+    _, result = await set_up(repo)
+    assert result.verdict.ready, result.verdict.line()
+    assert result.verdict.tests.get("passed") == 30, result.verdict.line()
+    assert "libglib2.0-0" in result.system_packages, result.repairs
+    assert "downgrade" not in [r["fix"] for r in result.repairs], result.repairs
+    assert any("whole suite was ready" in n for n in result.notes), result.notes
+    lock = {p.split("==")[0].lower(): p.split("==")[-1] for p in result.lock if "==" in p}
+    assert int(lock.get("numpy", "0").split(".")[0]) >= 2, result.lock
+
+
 async def test_tests_that_load_what_they_build_in_a_noexec_tmp_get_a_temporary_folder_that_loads(
     tmp_path: Path, set_up: SetUp
 ) -> None:
