@@ -76,6 +76,18 @@ def cut_by_time(record: TaskRecord | None) -> str | None:
     return f"the time budget cut it; the container had {cpu} s of CPU in {wall} s ({share_text})"
 
 
+def against_naive(naive_ready: int, naive_run: int, ours_ready: int, n: int) -> tuple[str, str]:
+    """The naive reference cell and our ready count beside it, over the naive runs the store
+    holds: a run with --only reposim may have none (stop 44: the table said "naive 0/52" and
+    "infx naive" where no naive task had run), or some."""
+    ours = f"reposim {ours_ready}/{n}"
+    if naive_run == 0:
+        return "naive not run", f"{ours} (no naive run in the store: no ratio)"
+    ratio = f"{ours_ready / naive_ready:.1f}x naive" if naive_ready else "no naive run ready"
+    partial = "" if naive_run == n else f"; naive ran on {naive_run} of {n}"
+    return f"naive {naive_ready}/{naive_run}", f"{ours} ({ratio}{partial}; goal >= 2.5x)"
+
+
 def _interleaved(repos: list[Path], categories: dict[str, str]) -> list[Path]:
     """One repository of each category in turn, each category in the list's order."""
     queues: dict[str, list[Path]] = {}
@@ -242,24 +254,28 @@ def main() -> int:
         for name, why in cut:
             print(f"  {categories.get(name, '-')}/{name}: {why}")
     ready = {"naive": 0, "reposim": 0}
+    naive_run = 0
     for _name, naive_t, ours_t, *_ in rows:
         ready["naive"] += naive_t in ("ready", "ready+")
         ready["reposim"] += ours_t in ("ready", "ready+")
+        naive_run += naive_t != "-"
     ours_records = [latest[k] for k in (f"reposim:{r.name}" for r in repos) if k in latest]
     ready_times = [r.seconds for r in ours_records if tier_of(r) in ("ready", "ready+")]
     all_times = [r.seconds for r in ours_records]
     n = len(repos)
     by_category: dict[str, list[int]] = {}
     for name, naive_t, ours_t, *_ in rows:
-        cell = by_category.setdefault(name.split("/")[0], [0, 0, 0])
+        cell = by_category.setdefault(name.split("/")[0], [0, 0, 0, 0])
         cell[0] += 1
         cell[1] += naive_t in ("ready", "ready+")
         cell[2] += ours_t in ("ready", "ready+")
+        cell[3] += naive_t != "-"
     print()
     print(f"{'corpus category':18}  {'n':>3}  {'naive ready':>11}  {'reposim ready':>13}")
-    for category, (count, naive_n, ours_n) in sorted(by_category.items()):
-        print(f"{category:18}  {count:>3}  {naive_n:>11}  {ours_n:>13}")
-    ratio = ready["reposim"] / ready["naive"] if ready["naive"] else float("inf")
+    for category, (count, naive_n, ours_n, naive_ran) in sorted(by_category.items()):
+        naive_cell = f"{naive_n}/{naive_ran}" if naive_ran else "not run"
+        print(f"{category:18}  {count:>3}  {naive_cell:>11}  {ours_n:>13}")
+    reference, ours_cell = against_naive(ready["naive"], naive_run, ready["reposim"], n)
     to_ready = "-"
     if ready_times:
         to_ready = (
@@ -287,11 +303,7 @@ def main() -> int:
             f"setup corpus: {n} repositories, {args.jobs} workers, 2 cores, "
             f"{args.cpus or 'default'} CPU a container, image {DEFAULT_IMAGE}",
             [
-                (
-                    "ready repositories",
-                    f"naive {ready['naive']}/{n}",
-                    f"reposim {ready['reposim']}/{n} ({ratio:.1f}x naive; goal >= 2.5x)",
-                ),
+                ("ready repositories", reference, ours_cell),
                 (
                     "ready without a model",
                     "goal >= 90%",
