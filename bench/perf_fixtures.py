@@ -17,7 +17,9 @@ Fixtures (one git repository each, truth by construction; speed-up = time A / ti
   interpreter's start (~1%: 1.09).
 Cost: the compare's elapsed seconds (sessions, tracing, quickchecks, calibration, rounds).
 
-Run: uv run python bench/perf_fixtures.py [--code DIR] [--only NAME ...]
+Run: uv run python bench/perf_fixtures.py [--code DIR] [--only NAME ...] [--keep DIR]
+(`--keep DIR`: each compare's output folder is kept there, its runs with it: stop 44's
+identical fixture read 1.045x, significant, and its runs were gone with the temporary folder)
 """
 
 from __future__ import annotations
@@ -164,8 +166,16 @@ def main() -> None:
         help="the RepoSim checkout whose code compares (default: this one)",
     )
     parser.add_argument("--only", nargs="+", help="fixture names to run (default: all)")
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        help="keep each compare's output (result.json, a.json, b.json, trajectories) under "
+        "this folder, one subfolder per fixture (default: removed with the fixtures)",
+    )
     args = parser.parse_args()
     code = args.code.resolve()
+    if args.keep:
+        args.keep.mkdir(parents=True, exist_ok=True)
     head = subprocess.run(
         ["git", "-C", str(code), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
     ).stdout.strip()
@@ -181,7 +191,7 @@ def main() -> None:
             if args.only and name not in args.only:
                 continue
             t0 = time.monotonic()
-            out = root / name.replace(" ", "-")
+            out = (args.keep.resolve() if args.keep else root) / name.replace(" ", "-")
             request = json.dumps({k: str(v) for k, v in target.items()})
             proc = subprocess.run(
                 [sys.executable, "-c", COMPARE, str(code), str(repo), a, b, str(out), request],
