@@ -932,6 +932,37 @@ async def test_a_dependency_with_no_wheel_here_at_the_projects_date_is_tried_at_
     assert "(2019-06-01)" in note and "numpy as of 2022-08" in note, result.notes
 
 
+# A 2019 project declaring numpy and pandas and using a name each removed since (`np.NaN`,
+# `DataFrame.iteritems`): the nearest-date cases below; `_oldframe` writes its setup.py.
+OLDFRAME = {
+    "oldframe/__init__.py": (
+        "import numpy as np\n\n\ndef missing():\n    return np.NaN\n\n\n"
+        "def columns(frame):\n    return [name for name, _ in frame.iteritems()]\n"
+    ),
+    "tests/test_oldframe.py": (
+        "import math\n\nimport pandas as pd\nimport pytest\n\n"
+        "from oldframe import columns, missing\n\n"
+        "@pytest.mark.parametrize('i', range(4))\n"
+        "def test_missing(i):\n    assert math.isnan(missing())\n\n"
+        "@pytest.mark.parametrize('i', range(4))\n"
+        "def test_columns(i):\n"
+        "    assert columns(pd.DataFrame({'a': [i], 'b': [i]})) == ['a', 'b']\n\n"
+        "@pytest.mark.parametrize('i', range(4))\n"
+        "def test_plain(i):\n    assert i + 1 > i\n"
+    ),
+}
+
+
+def _oldframe(extra: str = "") -> dict[str, str]:
+    """OLDFRAME with its setup.py (`extra`: more keyword arguments of setup())."""
+    setup_py = (
+        "from setuptools import setup\n\n"
+        "setup(name='oldframe', version='0.1', packages=['oldframe'],\n"
+        f"      install_requires=['numpy', 'pandas']{extra})\n"
+    )
+    return {"setup.py": setup_py, **OLDFRAME}
+
+
 async def test_names_removed_from_two_old_dependencies_take_the_nearest_date_before_a_pin_each(
     tmp_path: Path, set_up: SetUp
 ) -> None:
@@ -944,28 +975,7 @@ async def test_names_removed_from_two_old_dependencies_take_the_nearest_date_bef
     using `np.NaN` (gone in NumPy 2) and `DataFrame.iteritems` (gone in pandas 2). Before: two
     downgrades, a round each; now one nearest-date round (NumPy 1.23.x, pandas 1.5.x, their
     first releases with wheels for 3.11) and 12 pass."""
-    files = {
-        "setup.py": (
-            "from setuptools import setup\n\n"
-            "setup(name='oldframe', version='0.1', packages=['oldframe'],\n"
-            "      install_requires=['numpy', 'pandas'])\n"
-        ),
-        "oldframe/__init__.py": (
-            "import numpy as np\n\n\ndef missing():\n    return np.NaN\n\n\n"
-            "def columns(frame):\n    return [name for name, _ in frame.iteritems()]\n"
-        ),
-        "tests/test_oldframe.py": (
-            "import math\n\nimport pandas as pd\nimport pytest\n\n"
-            "from oldframe import columns, missing\n\n"
-            "@pytest.mark.parametrize('i', range(4))\n"
-            "def test_missing(i):\n    assert math.isnan(missing())\n\n"
-            "@pytest.mark.parametrize('i', range(4))\n"
-            "def test_columns(i):\n"
-            "    assert columns(pd.DataFrame({'a': [i], 'b': [i]})) == ['a', 'b']\n\n"
-            "@pytest.mark.parametrize('i', range(4))\n"
-            "def test_plain(i):\n    assert i + 1 > i\n"
-        ),
-    }
+    files = _oldframe()
     result = await _set_up(set_up, tmp_path / "repo", files, as_of="2019-06-01T00:00:00+00:00")
     assert result.verdict.ready and result.verdict.tests["passed"] == 12, result.verdict.line()
     assert [r["fix"] for r in result.repairs] == ["nearest-date"], result.repairs
@@ -985,29 +995,7 @@ async def test_the_nearest_date_rung_leaves_a_test_runner_that_starts(
     the nearest-date case above (a 2019 commit using `np.NaN` and `DataFrame.iteritems`) with a
     `test` extra of pytest, whose 2019 release cannot rewrite a test module on 3.11. Before:
     not ready after the rung; now the runner is lifted again after it and 12 pass."""
-    files = {
-        "setup.py": (
-            "from setuptools import setup\n\n"
-            "setup(name='oldframe', version='0.1', packages=['oldframe'],\n"
-            "      install_requires=['numpy', 'pandas'],\n"
-            "      extras_require={'test': ['pytest']})\n"
-        ),
-        "oldframe/__init__.py": (
-            "import numpy as np\n\n\ndef missing():\n    return np.NaN\n\n\n"
-            "def columns(frame):\n    return [name for name, _ in frame.iteritems()]\n"
-        ),
-        "tests/test_oldframe.py": (
-            "import math\n\nimport pandas as pd\nimport pytest\n\n"
-            "from oldframe import columns, missing\n\n"
-            "@pytest.mark.parametrize('i', range(4))\n"
-            "def test_missing(i):\n    assert math.isnan(missing())\n\n"
-            "@pytest.mark.parametrize('i', range(4))\n"
-            "def test_columns(i):\n"
-            "    assert columns(pd.DataFrame({'a': [i], 'b': [i]})) == ['a', 'b']\n\n"
-            "@pytest.mark.parametrize('i', range(4))\n"
-            "def test_plain(i):\n    assert i + 1 > i\n"
-        ),
-    }
+    files = _oldframe(",\n      extras_require={'test': ['pytest']}")
     result = await _set_up(set_up, tmp_path / "repo", files, as_of="2019-06-01T00:00:00+00:00")
     assert result.verdict.ready and result.verdict.tests["passed"] == 12, result.verdict.line()
     assert "nearest-date" in [r["fix"] for r in result.repairs], result.repairs
