@@ -67,6 +67,7 @@ from simulator.setup.pins import (
     newest_with,
 )
 from simulator.setup.repair import (
+    HEADER_LOOKUP,
     HEADER_PACKAGES,
     IGNORABLE_OPTION,
     SYSTEM_LOOKUP,
@@ -2788,7 +2789,9 @@ async def _install_system(env: _Env, fix: Fix, state: RepairState) -> bool:
     lists = await _package_lists(env, container)
     if not packages:
         for library in fix.modules:
-            code, out = await run_as_root(container, SYSTEM_LOOKUP, [library], timeout=600)
+            # A header (`mpfr.h`) or a shared library (`libgobject-2.0.so.0`)
+            lookup = HEADER_LOOKUP if library.endswith(".h") else SYSTEM_LOOKUP
+            code, out = await run_as_root(container, lookup, [library], timeout=600)
             found = out.strip().splitlines()[-1:] if code == 0 else []
             session.note(
                 f"setup: looked up the Debian package that ships {library}: "

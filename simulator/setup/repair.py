@@ -188,6 +188,33 @@ for c in $cands; do
 done
 rm -rf "$tmp"; exit 1
 """
+# Run as root in the container with a header's path as the build printed it (`mpfr.h`,
+# `openssl/ssl.h`): prints the Debian package that ships that exact file under /usr/include.
+# The candidates come from the header's name (lib<stem>-dev, <stem>-dev, the same without a
+# version suffix, and the folder's name for `folder/x.h`); each is downloaded, never installed,
+# and kept only when its file list holds the header. No Contents index is fetched: bookworm's
+# main Contents-amd64 is tens of megabytes for one file name, and apt-file is not in the image.
+HEADER_LOOKUP = r"""
+h="$1"; stem="${h##*/}"; stem="${stem%.h}"; base="${stem#lib}"
+bare=$(printf '%s' "$base" | sed 's/[-_.]*[0-9][0-9.]*$//')
+cands=""
+case "$h" in */*) dir="${h%%/*}"; dir="${dir#lib}"; cands="lib$dir-dev $dir-dev" ;; esac
+cands="$cands lib$base-dev $base-dev lib$bare-dev $bare-dev"
+tmp=$(mktemp -d) && cd "$tmp" || exit 1
+seen=" "
+for c in $cands; do
+  case "$seen" in *" $c "*) continue ;; esac; seen="$seen$c "
+  apt-cache show "$c" >/dev/null 2>&1 || continue
+  apt-get -o APT::Sandbox::User=root download -qq "$c" >/dev/null 2>&1 || continue
+  # /usr/include/<h>, or a folder under it (multiarch: /usr/include/x86_64-linux-gnu/gmp.h)
+  if dpkg-deb -c ./"$c"_*.deb 2>/dev/null | awk -v h="$h" '{ f = $NF; n = length(h) }
+      index(f, "./usr/include/") == 1 && substr(f, length(f) - n) == "/" h { ok = 1 }
+      END { exit !ok }'; then
+    echo "$c"; rm -rf "$tmp"; exit 0
+  fi
+done
+rm -rf "$tmp"; exit 1
+"""
 # Attributes a newer release removed, and the requirement that still has them (the release
 # that removed them, from the projects' release notes).
 REMOVED_IN = {
@@ -567,6 +594,10 @@ def _ignored_option(diagnosis: Diagnosis) -> Fix | None:
     return Fix("ignore-option", reason=reason, options=(flag,))
 
 
+# A header path the lookup takes (no leading slash, no `..`, nothing a shell would read).
+DEBIAN_HEADER = re.compile(r"^(?!.*\.\.)[A-Za-z0-9_][\w+-]*(/[\w.+-]+)*\.h$")
+
+
 def _build(diagnosis: Diagnosis, state: RepairState) -> Fix | None:
     header = re.search(r"fatal error: ([\w/.+-]+\.h)", diagnosis.evidence)
     packages: tuple[str, ...] = ()
@@ -593,6 +624,17 @@ def _build(diagnosis: Diagnosis, state: RepairState) -> Fix | None:
             f"{header.group(1) if header else 'a header'} is missing: Debian package "
             f"{' '.join(packages)}",
             system_packages=packages,
+        )
+        if system.key not in state.tried:
+            return system
+    if header and not packages and DEBIAN_HEADER.match(header.group(1)):
+        # A header the table does not name (gmpy2 2.1.2: gmp.h, then mpfr.h, then mpc.h): its
+        # package is looked up in the container (`HEADER_LOOKUP`).
+        system = Fix(
+            "system",
+            (),
+            f"{header.group(1)} is missing: looking up the Debian package that ships it",
+            modules=(header.group(1),),
         )
         if system.key not in state.tried:
             return system

@@ -495,6 +495,54 @@ async def test_a_build_missing_a_system_header_gets_its_package_before_any_test_
     assert any("installed before any test ran" in n for n in result.notes), result.notes
 
 
+@pytest.mark.timeout(1800)  # three lookups, three apt-get installs and four builds
+async def test_each_missing_header_gets_a_round_and_a_header_no_table_names_is_looked_up(
+    tmp_path: Path, set_up: SetUp
+) -> None:
+    """A C extension that includes gmp.h, mpfr.h and mpc.h (gmpy2 2.1.2, stop 44's fresh pins),
+    on an image with the three libraries' runtime (gcc's) but none of their headers: the build
+    shows one missing header at a time, and each gets its Debian package before the next build.
+    mpfr.h and mpc.h are in no table: their packages are looked up in the container, each
+    candidate's file list checked for the header. Before, mpfr.h matched no rule after
+    libgmp-dev, and the verdict was none/build on `mpfr.h: No such file or directory`."""
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        {
+            "setup.py": (
+                "from setuptools import Extension, setup\n\n"
+                "setup(name='mpcabi', version='0.1', packages=['mpcabi'],\n"
+                "      ext_modules=[Extension('mpcabi._v', ['mpcabi/_v.c'],"
+                " libraries=['mpc', 'mpfr', 'gmp'])])\n"
+            ),
+            "mpcabi/__init__.py": "from mpcabi._v import prec\n",
+            "mpcabi/_v.c": (
+                "#include <Python.h>\n"
+                "#include <gmp.h>\n"
+                "#include <mpfr.h>\n"
+                "#include <mpc.h>\n"
+                "static PyObject *prec(PyObject *s, PyObject *a)\n"
+                "{ mpc_t z; mpc_init2(z, 64); long p = (long)mpfr_get_prec(mpc_realref(z));\n"
+                "  mpc_clear(z); return PyLong_FromLong(p + (long)sizeof(mp_limb_t) * 0); }\n"
+                'static PyMethodDef m[] = {{"prec", prec, METH_NOARGS, ""}, {0}};\n'
+                'static struct PyModuleDef d = {PyModuleDef_HEAD_INIT, "_v", 0, -1, m};\n'
+                "PyMODINIT_FUNC PyInit__v(void) { return PyModule_Create(&d); }\n"
+            ),
+            "tests/test_prec.py": "from mpcabi import prec\n\n"
+            + "".join(
+                f"def test_{n}():\n    assert prec() + {n} == 64 + {n}\n\n" for n in range(8)
+            ),
+        },
+    )
+    _, result = await set_up(repo)
+    assert result.verdict.ready, result.verdict.line()
+    assert result.verdict.tests.get("passed") == 8, result.verdict.line()
+    for package in ("libgmp-dev", "libmpfr-dev", "libmpc-dev"):
+        assert package in result.system_packages, (package, result.system_packages)
+    system = [r for r in result.repairs if r["fix"] == "system"]
+    assert [r["round"] for r in system] == [0, 0, 0], result.repairs
+    assert sum("looking up" in r["reason"] for r in system) == 2, result.repairs
+
+
 def _commands(path: Path) -> list[str]:
     """The commands the session ran, in order, from its trajectory."""
     import json
