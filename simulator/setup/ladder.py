@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import shlex
 import time
@@ -73,6 +74,7 @@ from simulator.setup.repair import (
     SYSTEM_LOOKUP,
     Fix,
     RepairState,
+    defined_classes,
     moved_back,
     nose_style_classes,
     plan,
@@ -453,6 +455,21 @@ def _read_text(path: Path) -> str:
         return ""
 
 
+MAX_OWN_SOURCES = 3000  # the project's .py files read for the classes it defines
+
+
+def _own_sources(root: Path) -> list[Path]:
+    """The project's own Python files (not a virtualenv's, a build's or version control's)."""
+    skip = {".git", ".hg", ".tox", ".nox", ".venv", "venv", "build", "node_modules", ".eggs"}
+    found: list[Path] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in skip and not d.startswith("site-packages"))
+        found += [Path(folder) / f for f in sorted(files) if f.endswith(".py")]
+        if len(found) >= MAX_OWN_SOURCES:
+            return found[:MAX_OWN_SOURCES]
+    return found
+
+
 def _last_error_line(output: str) -> str:
     """The last line of `output` that says `error:` (a compiler's, a build's), cut short."""
     lines = [x.strip() for x in output.splitlines() if re.search(r"\berror:", x)]
@@ -523,6 +540,7 @@ async def _ladder(session: Session, run: WorkflowRun, options: SetupOptions) -> 
         nose_classes=nose_style_classes(
             [_read_text(Path(project.root) / m) for m in imports.test_modules[:400]]
         ),
+        own_classes=defined_classes([_read_text(p) for p in _own_sources(Path(project.root))]),
     )
     repairs: list[dict[str, Any]] = []
     verdict = await _python_ladder(env, run, project, imports, state, options, repairs)
@@ -1869,10 +1887,14 @@ class LeftOut:
 
 
 sys.meta_path.insert(0, LeftOut)
-script = sys.argv[2]
-sys.argv = sys.argv[2:]
-sys.path[0] = os.path.dirname(os.path.abspath(script))
-runpy.run_path(script, run_name="__main__")
+if sys.argv[2] == "-m":  # a test-runner module of the project (`python -m pkg.test.runtests`)
+    sys.argv = sys.argv[3:]
+    runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+else:
+    script = sys.argv[2]
+    sys.argv = sys.argv[2:]
+    sys.path[0] = os.path.dirname(os.path.abspath(script))
+    runpy.run_path(script, run_name="__main__")
 """
 MAX_LEFT_OUT = 3  # test modules left out of a suite script's run
 

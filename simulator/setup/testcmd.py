@@ -38,8 +38,9 @@ _SOURCES_RANK = {
     "nox": 2,
     "scripts": 3,
     "make": 4,
-    "setup.cfg": 5,
-    "readme": 6,
+    "shell": 5,
+    "setup.cfg": 6,
+    "readme": 7,
 }
 
 
@@ -144,6 +145,12 @@ def _recognise(words: list[str], root: Path, source: str, rank: int) -> TestComm
         return TestCommand("pytest", tuple(paths), source, rank)
     if head == "unittest":
         return _unittest(words[1:], root, source, rank)
+    if _MODULE.match(head) and _own_module(head, root):
+        # `python -m pkg.test.runtests` (tornado 6.1's runtests.sh): a test-runner module of
+        # the project's own tree, run as the project runs it
+        if re.search(r"test", head, re.I) and not _BENCHMARK.search(head):
+            return TestCommand("script", ("-m", head), source, rank)
+        return None
     if head == "python" and len(words) > 1:
         script = words[1]
         if script in ("setup.py", "./setup.py") or not script.endswith(".py"):
@@ -195,6 +202,17 @@ def _unittest(words: list[str], root: Path, source: str, rank: int) -> TestComma
     return None
 
 
+def _own_module(name: str, root: Path) -> bool:
+    """A module (`a.b.c`) whose file is in the tree: a/b/c.py or a/b/c/__main__.py, at the
+    root or under src/."""
+    path = name.replace(".", "/")
+    return any(
+        _existing(f"{base}{path}{end}", root)
+        for base in ("", "src/")
+        for end in (".py", "/__main__.py")
+    )
+
+
 def _existing(word: str, root: Path) -> bool:
     """A relative path inside the tree that exists (a test file or folder, maybe ::node)."""
     path = word.split("::")[0].removeprefix("./").rstrip("/")
@@ -232,6 +250,12 @@ def _candidate_lines(root: Path) -> list[tuple[str, str, str]]:
         path = root / name
         if path.is_file():
             out += [("make", name, line) for line in _recipe(_read(path))]
+    for path in sorted(root.glob("*.sh")):
+        # A shell script at the root that runs the tests (tornado 6.1's runtests.sh)
+        if re.search(r"test", path.stem, re.I) and not _BENCHMARK.search(path.stem):
+            for line in _read(path).splitlines():
+                if line.strip() and not line.lstrip().startswith("#"):
+                    out.append(("shell", path.name, line))
     cfg = root / "setup.cfg"
     if cfg.is_file():
         parser = configparser.ConfigParser(interpolation=None, strict=False)

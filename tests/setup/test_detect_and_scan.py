@@ -14,7 +14,7 @@ from simulator.setup.oracle import (
     diagnose,
     verdict_from_tests,
 )
-from simulator.setup.repair import Fix, RepairState, nose_style_classes, plan
+from simulator.setup.repair import Fix, RepairState, defined_classes, nose_style_classes, plan
 from tests.setup import repos
 
 
@@ -370,6 +370,29 @@ def test_a_second_missing_system_package_is_not_taken_as_already_tried() -> None
     assert library is not None and library.system_packages == ("libgomp1",), library
     state.tried.add(library.key)
     assert plan(Diagnosis(Category.SYSTEM_LIBRARY, "e", "libgomp.so.1"), state) is None
+
+
+def test_a_name_missing_on_a_class_the_project_defines_is_no_removal_to_pin() -> None:
+    """tornado 6.1 (stop 44's fresh pins): pytest collected its own test mixin alone,
+    `'TestIOStreamMixin' object has no attribute 'io_loop'`, and the removed-name rule looked
+    for a dependency release to pin. A class the project's own files define is never a
+    dependency's: no fix. A class the project does not define still gets the rule."""
+    sources = [
+        "import unittest\n\nclass TestIOStreamMixin(object):\n    def test_x(self):\n"
+        "        self.io_loop\n\n\nclass IOStreamTest(TestIOStreamMixin, unittest.TestCase):\n"
+        "    pass\n",
+        "def f():\n    class Inner:\n        pass\n",
+    ]
+    own = defined_classes(sources)
+    assert own == {"TestIOStreamMixin", "IOStreamTest", "Inner"}, own
+    evidence = "E   AttributeError: 'TestIOStreamMixin' object has no attribute 'io_loop'"
+    mixin = Diagnosis(Category.ATTRIBUTE_ERROR, evidence, "object:TestIOStreamMixin:io_loop")
+    assert plan(mixin, RepairState(own_classes=own)) is None
+    fix = plan(mixin, RepairState())
+    assert fix is not None and fix.kind == "removed", fix
+    frame = Diagnosis(Category.ATTRIBUTE_ERROR, "E   AttributeError", "object:DataFrame:append")
+    fix = plan(frame, RepairState(own_classes=own))
+    assert fix is not None and fix.requirements == ("pandas<2",), fix
 
 
 def test_a_numpy_binary_mismatch_pins_numpy_below_2() -> None:

@@ -42,6 +42,32 @@ def test_lines_become_known_runners_with_checked_values_only(tmp_path: Path) -> 
     assert quoted.command("py") == "py -m unittest discover -s 'a b' -p '*_tests.py'"
 
 
+def test_a_root_test_script_running_a_runner_module_of_the_project_is_its_command(
+    tmp_path: Path,
+) -> None:
+    """tornado 6.1's runtests.sh: `python -m tornado.test.runtests "$@"`, a runner module in
+    the project's own tree. A module not in the tree, or one that runs no tests, is not."""
+    root = repos.write_repo(
+        tmp_path / "r",
+        {
+            "runtests.sh": (
+                '#!/bin/sh\n# run them\ncd $(dirname $0)\npython -m pkg.test.runtests "$@"\n'
+            ),
+            "pkg/__init__.py": "",
+            "pkg/test/__init__.py": "",
+            "pkg/test/runtests.py": "",
+            "pkg/tool.py": "",
+        },
+    )
+    commands = project_test_commands(root)
+    assert [(c.runner, c.args, c.source) for c in commands] == [
+        ("script", ("-m", "pkg.test.runtests"), "runtests.sh")
+    ], commands
+    assert commands[0].command("/venv/bin/python") == "/venv/bin/python -m pkg.test.runtests"
+    for line in ("python -m pkg.tool", "python -m other.test.runtests", "python -m pip install ."):
+        assert parse_command(line, root) is None, line
+
+
 def test_candidates_are_ranked_ci_first(tmp_path: Path) -> None:
     root = repos.write_repo(
         tmp_path / "r",
@@ -305,6 +331,56 @@ def _suite_script_repo(root: Path, classifiers: list[str]) -> Path:
             "README.txt": "Testing\n=======\n\nRun::\n\n    cd <archive>/test\n    ./alltests.py\n",
         },
     )
+
+
+_MIXIN_TESTS = (
+    "import unittest\n\nfrom mixed import add\n\n\n"
+    "class TestAddMixin:\n"
+    + "".join(
+        f"    def test_{n}(self):\n        assert add(self.base, {n}) == self.base + {n}\n\n"
+        for n in range(10)
+    )
+    + "\nclass SmallAddTest(TestAddMixin, unittest.TestCase):\n"
+    "    def setUp(self):\n        self.base = 1\n\n\n"
+    "class BigAddTest(TestAddMixin, unittest.TestCase):\n"
+    "    def setUp(self):\n        self.base = 10**20\n"
+)
+_RUNTESTS_MODULE = (
+    "import sys\nimport unittest\n\n\ndef main():\n"
+    "    suite = unittest.defaultTestLoader.loadTestsFromName('mixed.test.add_test')\n"
+    "    result = unittest.TextTestRunner(verbosity=2).run(suite)\n"
+    "    sys.exit(0 if result.wasSuccessful() else 1)\n\n\n"
+    "if __name__ == '__main__':\n    main()\n"
+)
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+async def test_the_projects_runner_module_runs_its_suite_where_pytest_collects_its_mixins(
+    tmp_path: Path, set_up: SetUp
+) -> None:
+    """tornado 6.1 (stop 44's fresh pins): its tests are unittest classes built from mixins
+    named Test...Mixin, which pytest collects alone and fails (`'TestIOStreamMixin' object has
+    no attribute 'io_loop'`); the project runs them with `python -m tornado.test.runtests`
+    (runtests.sh). Before, the default pytest decided: runs/attribute-error, and the
+    removed-name rule looked for a dependency to pin. The fixture: a mixin of 10 tests, two
+    TestCase classes using it (20 tests), a runner module and a root runtests.sh."""
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": repos.setuptools_pyproject("mixed", [], package="mixed"),
+            "mixed/__init__.py": "def add(a, b):\n    return a + b\n",
+            "mixed/test/__init__.py": "",
+            "mixed/test/add_test.py": _MIXIN_TESTS,
+            "mixed/test/runtests.py": _RUNTESTS_MODULE,
+            "runtests.sh": '#!/bin/sh\n\ncd $(dirname $0)\n\npython -m mixed.test.runtests "$@"\n',
+        },
+    )
+    _, result = await set_up(repo)
+    verdict = result.verdict
+    assert verdict.ready and verdict.tests.get("passed") == 20, verdict.line()
+    assert (verdict.test_command or "").endswith(" -m mixed.test.runtests"), verdict.test_command
+    assert not [r for r in result.repairs if r["fix"] == "removed"], result.repairs
 
 
 @pytest.mark.docker
