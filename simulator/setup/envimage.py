@@ -32,6 +32,8 @@ from simulator.setup.ladder import (
     LEAVE_OUT_SOURCE,
     NO_DEADLINE_PLUGIN,
     NO_DEADLINE_SOURCE,
+    TEST_FOLDER_PLUGIN,
+    TEST_FOLDER_SOURCE,
     SetupResult,
     write_ignored_options,
     write_plugin,
@@ -222,6 +224,9 @@ def dockerfile_text(result: SetupResult, base: str, commit: str) -> str:
     if result.exec_tmp:
         # Tests that load shared objects they build in a temporary folder: the same module.
         lines.append(f"RUN {write_plugin(python, EXEC_TMP_PLUGIN, EXEC_TMP_SOURCE)}")
+    if result.test_command and f" -p {TEST_FOLDER_PLUGIN} " in f"{result.test_command} ":
+        # Tests that open files relative to their own folder: the same module.
+        lines.append(f"RUN {write_plugin(python, TEST_FOLDER_PLUGIN, TEST_FOLDER_SOURCE)}")
     if result.test_command and f" -m {LEAVE_OUT_RUNNER} " in result.test_command:
         # The project's test script with test modules that stop it left out: the same runner.
         lines.append(f"RUN {write_plugin(python, LEAVE_OUT_RUNNER, LEAVE_OUT_SOURCE)}")

@@ -199,6 +199,7 @@ class _Env:
         self.interpreter = "python3"  # what the venv was made from (OLDER_PYTHON when needed)
         self.no_deadline = False  # setup's plugin turning hypothesis's deadline off is loaded
         self.exec_tmp = False  # setup's plugin giving the tests an exec-able temporary folder
+        self.test_folder = False  # setup's plugin running each test in its file's folder
         self.deadline = time.monotonic() + options.budget if options.budget else None
 
     def test_timeout(self, share: float = 1.0) -> float:
@@ -829,6 +830,7 @@ async def _on_older_python(
     env.ignored_options = []
     env.no_deadline = False
     env.exec_tmp = False
+    env.test_folder = False
     state.tried = set()
     older = await _python_ladder(
         env, run, project, imports, state, options, repairs, interpreter=OLDER_PYTHON
@@ -870,6 +872,12 @@ def _fixes(verdict: Verdict, state: RepairState) -> Iterator[Fix]:
         tmp = Fix("exec-tmp", reason=f"a shared object in /tmp did not load: {noexec}")
         if tmp.key not in state.tried:
             yield tmp
+    if not verdict.ready and verdict.relative_reads is not None:
+        # Before the diagnosis: bitstring 3.1.9's tests open `smalltestfile` from test/, the
+        # folder they were run from; the diagnosis named the KeyError one of them raised.
+        folder = Fix("test-folder", reason=verdict.relative_reads)
+        if folder.key not in state.tried:
+            yield folder
     for module in verdict.missing if not verdict.ready else ():
         # Before the diagnosis: numdifftools 0.9.39's code warned that line_profiler, which it
         # imports in a try block, was missing; two tests failed on what it then did not do,
@@ -1958,6 +1966,7 @@ def _installed_or_not(verdict: Verdict, install_failure: Diagnosis | None) -> Ve
             causes=verdict.causes,
             deadline=verdict.deadline,
             noexec=verdict.noexec,
+            relative_reads=verdict.relative_reads,
         )
     return verdict
 
@@ -1982,9 +1991,10 @@ def _judge(
     command: str,
     options: SetupOptions,
     modules: int = 0,
+    root: Path | None = None,
 ) -> Verdict:
     """The oracle's verdict on a test run of `command` with these per-test counts (`modules`:
-    how many test modules it was to import, when known)."""
+    how many test modules it was to import, when known; `root`: the tree they ran from)."""
     verdict = verdict_from_tests(
         counts,
         output=run.output,
@@ -2001,12 +2011,50 @@ def _judge(
         # were above the 60 lines of tail (pytest's warnings summary came after them).
         verdict.deadline = next(filter(None, map(_deadline_in, messages)), None)
         verdict.noexec = next(filter(None, map(_noexec_in, messages)), None)
+        verdict.relative_reads = relative_reads(run, root)
     return verdict
 
 
 # The loader refusing a shared object on a noexec mount (glibc): `OSError: /tmp/ffi-1/tmpab12/
 # _cffi__x209e6f68.cpython-311-x86_64-linux-gnu.so: failed to map segment from shared object`
 _NOEXEC_TMP = re.compile(r"/tmp/\S+?\.so\b[^\n]*?: failed to map segment from shared object")
+
+
+# A file a test could not open by a relative path: `FileNotFoundError: [Errno 2] No such file
+# or directory: 'smalltestfile'`
+_NOT_FOUND = re.compile(
+    r"(?:FileNotFoundError|IOError|OSError): \[Errno 2\] No such file or "
+    r"directory: '([^'/\n][^'\n]*)'"
+)
+
+
+def relative_reads(run: TestRunResult, root: Path | None) -> str | None:
+    """When at least half of a run's failed tests could not open a file by a relative path
+    that is not in the root they ran from but is in the failing test file's own folder (the
+    folder the project runs them from: bitstring 3.1.9's `cd test`), what says so; else None."""
+    failed = [t for t in run.tests if t.outcome in ("failed", "error")]
+    if root is None or not failed:
+        return None
+    found: dict[str, str] = {}
+    for test in failed:
+        match = _NOT_FOUND.search(test.message or "")
+        name = match.group(1) if match else ""
+        module = test.id.split("::")[0]  # the test's file (`file` is where it raised)
+        if not name or ".." in name.split("/") or not module.endswith(".py"):
+            continue
+        if (root / name).exists():
+            continue
+        folder = Path(module).parent
+        where = (root / folder / name).resolve()
+        if folder.parts and where.is_relative_to(root.resolve()) and where.exists():
+            found[test.id] = f"{name} in {folder.as_posix()}/"
+    if 2 * len(found) < len(failed):
+        return None
+    files = sorted(set(found.values()))
+    return (
+        f"{len(found)} of {len(failed)} failed tests could not open a file by a relative path "
+        f"that is in their own folder, not the root: {', '.join(files[:3])}"
+    )
 
 
 def _noexec_in(text: str) -> str | None:
@@ -2037,7 +2085,7 @@ async def _run_test_command(
     run = await env.run_tests(command, share=WHOLE_SUITE_SHARE if whole else 1.0)
     counts = run.counts() if run.structured else count_generic(run.output, run.exit_code)
     modules = len(test.args) if test.source == "retest" else len(imports.test_modules)
-    verdict = _judge(run, counts, command, options, modules)
+    verdict = _judge(run, counts, command, options, modules, Path(env.session.source))
     if verdict.category is Category.KILLED and await _find_killed_test(env, ran, imports):
         return await _run_test_command(env, test, imports, options)
     verdict.skipped += [
@@ -2361,6 +2409,47 @@ async def _exec_tmp(env: _Env, reason: str) -> bool:
     return True
 
 
+TEST_FOLDER_PLUGIN = "reposim_test_folder"
+TEST_FOLDER_SOURCE = """\
+# Written by reposim setup: the project's tests open files by paths relative to their own
+# folder, which the project runs them from (`cd test`); each test runs with its file's folder
+# as the working directory, and the one before is put back after it. Loaded with
+# -p reposim_test_folder.
+import os
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _reposim_test_folder(request):
+    path = getattr(request.node, "path", None)
+    before = os.getcwd()
+    if path is not None:
+        os.chdir(os.path.dirname(str(path)))
+    try:
+        yield
+    finally:
+        os.chdir(before)
+"""
+
+
+async def _test_folder(env: _Env, reason: str) -> bool:
+    """bitstring 3.1.9 (stop 44's fresh pins): its tests open `smalltestfile` and `test.m1v`,
+    which sit beside them in test/, by relative paths (the project runs them from that folder);
+    from the root 33 of 546 failed. A plugin module of setup's own runs each test in its file's
+    folder; every later pytest run loads it (-p), the notes say so, and the generated
+    Dockerfile writes it."""
+    result = await env.sh(write_plugin(env.python, TEST_FOLDER_PLUGIN, TEST_FOLDER_SOURCE))
+    if result.exit_code != 0:
+        return False
+    env.test_folder = True
+    env.notes.append(
+        f"{reason}: each test runs in its file's folder (-p {TEST_FOLDER_PLUGIN}, a module setup "
+        "wrote in the venv)"
+    )
+    return True
+
+
 def _for_this_env(test: TestCommand, env: _Env) -> TestCommand:
     """A pytest command with the tests runs were killed in deselected (ids checked when found)
     and setup's plugins for ignored options and hypothesis's deadline loaded."""
@@ -2371,6 +2460,8 @@ def _for_this_env(test: TestCommand, env: _Env) -> TestCommand:
         words += ["-p", NO_DEADLINE_PLUGIN]
     if env.exec_tmp:
         words += ["-p", EXEC_TMP_PLUGIN]
+    if env.test_folder:
+        words += ["-p", TEST_FOLDER_PLUGIN]
     for left_out in env.killed_tests:
         words += ["--deselect" if "::" in left_out else "--ignore", left_out]
     return replace(test, args=(*test.args, *words)) if words else test
@@ -2555,6 +2646,8 @@ async def _apply(env: _Env, fix: Fix, state: RepairState) -> bool:
         return await _no_deadline(env, fix.reason)
     if fix.kind == "exec-tmp":
         return await _exec_tmp(env, fix.reason)
+    if fix.kind == "test-folder":
+        return await _test_folder(env, fix.reason)
     if fix.kind == "system":
         return await _install_system(env, fix, state)
     if fix.kind == "removed":

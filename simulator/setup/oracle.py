@@ -277,6 +277,9 @@ class Verdict:
     # A failed test's message that a shared object it built in /tmp could not be loaded there
     # (a noexec mount), for the repair loop (`ladder._judge`, `ladder._exec_tmp`)
     noexec: str | None = None
+    # Failed tests open files by a relative path that exists in their own folder, not at the
+    # root they ran from (`ladder.relative_reads`), for the repair loop (`ladder._test_folder`)
+    relative_reads: str | None = None
 
     @property
     def ready(self) -> bool:
@@ -295,6 +298,7 @@ class Verdict:
         data.pop("causes")
         data.pop("deadline")
         data.pop("noexec")
+        data.pop("relative_reads")
         return data
 
     def line(self) -> str:

@@ -395,6 +395,47 @@ def test_a_name_missing_on_a_class_the_project_defines_is_no_removal_to_pin() ->
     assert fix is not None and fix.requirements == ("pandas<2",), fix
 
 
+def test_failures_opening_files_of_their_own_folder_by_relative_paths_are_named(
+    tmp_path: Path,
+) -> None:
+    """bitstring 3.1.9 (stop 44's fresh pins): its tests open `smalltestfile`, which sits in
+    test/ beside them, by a relative path, and raised in the project's code (`file`), not the
+    test's. Named when they are at least half of the failures; a file the root has, or one
+    in no test's folder, is not this cause."""
+    from simulator.setup.ladder import relative_reads
+    from simulator.testrun import TestOutcome, TestRunResult
+
+    root = repos.write_repo(
+        tmp_path / "r",
+        {"test/smalltestfile": "x", "test/test_a.py": "", "rooted.txt": "", "lib.py": ""},
+    )
+
+    def run(*messages: str) -> TestRunResult:
+        tests = [
+            TestOutcome(
+                id=f"test/test_a.py::T::test_{i}",
+                outcome="failed",
+                duration=0.0,
+                message=m,
+                file="lib.py",
+                line=3,
+            )
+            for i, m in enumerate(messages)
+        ]
+        tests.append(TestOutcome(id="test/test_a.py::T::test_ok", outcome="passed", duration=0))
+        return TestRunResult("pytest", 1, 1.0, "", True, tests)
+
+    missing = "FileNotFoundError: [Errno 2] No such file or directory: '{}'\n…"
+    found = relative_reads(run(missing.format("smalltestfile"), "KeyError: 'filename'"), root)
+    assert found is not None and "smalltestfile in test/" in found, found
+    assert found.startswith("1 of 2 failed tests"), found
+    for message in (missing.format("rooted.txt"), missing.format("nowhere.bin")):
+        assert relative_reads(run(message), root) is None, message
+    assert relative_reads(run(missing.format("/abs/smalltestfile")), root) is None
+    two_of_five = [missing.format("smalltestfile")] * 2 + ["AssertionError"] * 3
+    assert relative_reads(run(*two_of_five), root) is None
+
+
 def test_a_numpy_binary_mismatch_pins_numpy_below_2() -> None:
     """xarray 0.16.2 in the hard corpus: time travel kept pandas 1.5.3 (built for NumPy 1.x)
     while numpy took today's 2.x; pandas did not import. It was an import-error with no fix."""

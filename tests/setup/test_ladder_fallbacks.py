@@ -543,6 +543,49 @@ async def test_each_missing_header_gets_a_round_and_a_header_no_table_names_is_l
     assert sum("looking up" in r["reason"] for r in system) == 2, result.repairs
 
 
+async def test_tests_that_open_files_of_their_own_folder_run_in_that_folder(
+    tmp_path: Path, set_up: SetUp
+) -> None:
+    """bitstring 3.1.9 (stop 44's fresh pins, runs/test-failures, 33 of 546 failed from the
+    root): its tests open data files beside them in test/ by relative paths. Each test now
+    runs in its file's folder (setup's plugin, -p reposim_test_folder). The fixture: 6 tests
+    whose setUp reads `smalltestfile` from test/ through the package, 6 that read nothing."""
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": repos.setuptools_pyproject("relbits", [], package="relbits"),
+            "relbits/__init__.py": (
+                "def read_bits(name):\n    with open(name, 'rb') as f:\n        return f.read()\n"
+            ),
+            "test/smalltestfile": "abcd",
+            "test/test_bits.py": (
+                "import unittest\n\nfrom relbits import read_bits\n\n\n"
+                "class FileBased(unittest.TestCase):\n"
+                "    def setUp(self):\n        self.data = read_bits('smalltestfile')\n\n"
+                + "".join(
+                    f"    def test_{n}(self):\n        self.assertEqual(self.data[{n % 4}:], "
+                    f"b'abcd'[{n % 4}:])\n\n"
+                    for n in range(6)
+                )
+                + "\nclass Plain(unittest.TestCase):\n"
+                + "".join(
+                    f"    def test_{n}(self):\n        self.assertEqual({n} + 1, {n + 1})\n\n"
+                    for n in range(6)
+                )
+            ),
+        },
+    )
+    _, result = await set_up(repo)
+    verdict = result.verdict
+    assert verdict.ready and verdict.tests.get("passed") == 12, verdict.line()
+    assert "-p reposim_test_folder" in (verdict.test_command or ""), verdict.test_command
+    assert any("in their own folder" in n for n in result.notes), result.notes
+    from simulator.setup.envimage import dockerfile_text
+
+    dockerfile = dockerfile_text(result, "reposim/base:bookworm-2", "c")
+    assert "reposim_test_folder" in dockerfile.split("\nCMD ")[0], dockerfile
+
+
 def _commands(path: Path) -> list[str]:
     """The commands the session ran, in order, from its trajectory."""
     import json
