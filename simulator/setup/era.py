@@ -56,6 +56,17 @@ ERA_RULES: tuple[EraRule, ...] = (
         "3",
         "build_ext.cython_sources",
     ),
+    # numexpr 2.7.3 (stop 44's fresh pins) builds with numpy.distutils, whose compiler classes
+    # call distutils' CCompiler with the positional `verbose` today's setuptools dropped:
+    # `TypeError: Compiler.__init__() takes from 1 to 3 positional arguments but 4 were given`.
+    # numpy.distutils is documented for setuptools < 60 (numpy pinned 59.2.0 to build itself);
+    # the release that dropped the argument is later, and the date's release is taken anyway.
+    EraRule(
+        re.compile(r"TypeError: \w*Compiler\.__init__\(\) takes from 1 to 3 positional arguments"),
+        "setuptools",
+        "60",
+        "the distutils CCompiler numpy.distutils subclasses (its `verbose` argument)",
+    ),
     # editdistance 0.6.0 on pypy3 (C++): setuptools 72.2 took distutils' native C++ support,
     # which links C++ with the `LDCXXSHARED` PyPy's sysconfig does not have (pypa/distutils#283,
     # open). setuptools of the project's date (58.2.0, 2021) built it but has no editable

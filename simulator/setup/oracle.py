@@ -212,12 +212,46 @@ def diagnose(output: str, *, fallback: Category = Category.UNKNOWN) -> Diagnosis
         for line in matching:
             subject = _subject(category, line)
             if subject is not None:
-                return Diagnosis(category, line[:400], subject)
-        return Diagnosis(category, matching[0][:400])
+                return Diagnosis(category, _with_cause(category, line, lines)[:400], subject)
+        return Diagnosis(category, _with_cause(category, matching[0], lines)[:400])
     evidence = next((line for line in reversed(lines) if re.search(r"[Ee]rror", line)), None)
     if evidence is None:
         evidence = lines[-1] if lines else "(no output)"
     return Diagnosis(fallback, evidence[:400])
+
+
+# The installer's lines around a build that failed (pip's `error: subprocess-exited-with-error`,
+# `Failed building wheel`; uv's `Failed to build`), which name no cause (numexpr 2.7.3, stop 44:
+# the evidence was `error: subprocess-exited-with-error`, the cause a TypeError in
+# numpy.distutils under it), and the lines under (or above) them that do: the exception the
+# build's Python raised, or the compiler's first error.
+_BUILD_WRAPPER = re.compile(
+    r"subprocess-exited-with-error|metadata-generation-failed|Failed building wheel|"
+    r"Failed to build|Building wheel for .* failed|error: command '[^']+' failed"
+)
+_RAISED = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit): \S")
+_COMPILER_ERROR = re.compile(
+    r"^\S+\.(?:c|cc|cpp|cxx|h|hpp|f|f90|pyx):\d+(?::\d+)?: (?:fatal )?error: "
+)
+
+
+def _with_cause(category: Category, line: str, lines: list[str]) -> str:
+    """A build's evidence `line`, with the cause above it when `line` is only the installer's
+    wrapper: `TypeError: Compiler.__init__() takes ... (error: subprocess-exited-with-error)`."""
+    if category is not Category.BUILD or not _BUILD_WRAPPER.search(line):
+        return line
+    if _PREFERRED[Category.BUILD].search(line):
+        return line
+    last = max(i for i, text in enumerate(lines) if text == line)
+    # pip and uv print the build's output below their wrapper line; an earlier attempt's above
+    for part in (lines[last + 1 :], lines[:last]):
+        raised = [t for t in part if _RAISED.match(t) and not _BUILD_WRAPPER.search(t)]
+        if raised:
+            return f"{raised[-1][:190]} ({line[:200]})"
+        compiled = [t for t in part if _COMPILER_ERROR.match(t)]
+        if compiled:
+            return f"{compiled[0][:190]} ({line[:200]})"
+    return line
 
 
 def _subject(category: Category, line: str) -> str | None:

@@ -436,6 +436,37 @@ def test_failures_opening_files_of_their_own_folder_by_relative_paths_are_named(
     assert relative_reads(run(*two_of_five), root) is None
 
 
+def test_a_builds_evidence_reaches_past_the_installers_wrapper_to_its_cause() -> None:
+    """numexpr 2.7.3 (stop 44's fresh pins): the evidence was pip's `error:
+    subprocess-exited-with-error`; the TypeError the build raised is printed under it (uv's
+    `Failed to build` likewise). A compiler's first error when nothing was raised; a missing
+    header stays the evidence as it was."""
+    pip = (
+        "  error: subprocess-exited-with-error\n\n"
+        "  × Getting requirements to build wheel did not run successfully.\n"
+        "  ╰─> [3 lines of output]\n"
+        '      File "numpy/distutils/ccompiler.py", line 792, in new_compiler\n'
+        "      TypeError: Compiler.__init__() takes from 1 to 3 positional arguments but 4 were "
+        "given\n      [end of output]\n"
+        "  note: This error originates from a subprocess, and is likely not a problem with pip.\n"
+    )
+    found = diagnose(pip)
+    assert found.category is Category.BUILD, found
+    assert found.evidence.startswith("TypeError: Compiler.__init__() takes from 1 to 3"), found
+    assert found.evidence.endswith("(error: subprocess-exited-with-error)"), found
+    uv = (
+        "  × Failed to build `oldc @ file:///workspace`\n"
+        "  ╰─▶ Call to `setuptools.build_meta.build_wheel` failed (exit status: 1)\n"
+        "      src/a.c:3:5: error: unknown type name 'PyFoo'\n"
+        "      src/a.c:9:1: error: expected ';'\n"
+        "      error: command '/usr/bin/gcc' failed with exit code 1\n"
+    )
+    found = diagnose(uv)
+    assert found.evidence.startswith("src/a.c:3:5: error: unknown type name 'PyFoo'"), found
+    header = "src/c.c:1:10: fatal error: ffi.h: No such file or directory\n" + pip
+    assert diagnose(header).evidence.startswith("src/c.c:1:10: fatal error: ffi.h"), header
+
+
 def test_a_numpy_binary_mismatch_pins_numpy_below_2() -> None:
     """xarray 0.16.2 in the hard corpus: time travel kept pandas 1.5.3 (built for NumPy 1.x)
     while numpy took today's 2.x; pandas did not import. It was an import-error with no fix."""

@@ -839,6 +839,36 @@ async def test_a_build_that_needs_its_eras_setuptools_builds_with_the_tools_of_i
     assert "setuptools==45.1.0" in dockerfile and "--build-constraints" in dockerfile, dockerfile
 
 
+async def test_a_build_on_numpy_distutils_compilers_builds_with_the_setuptools_of_its_date(
+    tmp_path: Path, set_up: SetUp
+) -> None:
+    """numexpr 2.7.3 (stop 44's fresh pins, 2021): numpy.distutils makes its compiler as
+    `klass(None, dry_run, force)`, the positional `verbose` today's setuptools dropped from
+    distutils' CCompiler: `TypeError: Compiler.__init__() takes from 1 to 3 positional
+    arguments but 4 were given`, under the installer's `error: subprocess-exited-with-error`,
+    which was all the evidence said. The fixture's build makes its compiler the same way; the
+    build runs again with setuptools as of the commit's date (below 60), and the evidence of
+    the first build names the TypeError."""
+    files = {
+        "setup.py": (
+            "from setuptools import setup\n"
+            "from distutils.unixccompiler import UnixCCompiler\n\n"
+            "UnixCCompiler(None, 0, 0)  # as numpy.distutils' new_compiler makes one\n\n"
+            "setup(name='oldcc', version='0.1', packages=['oldcc'])\n"
+        ),
+        "oldcc/__init__.py": "def triple(x):\n    return 3 * x\n",
+        "tests/test_triple.py": "from oldcc import triple\n\n"
+        + "".join(f"def test_{n}():\n    assert triple({n}) == {3 * n}\n\n" for n in range(5)),
+    }
+    result = await _set_up(set_up, tmp_path / "repo", files, as_of="2021-02-01T10:00:00+00:00")
+    assert result.verdict.ready, result.verdict.line()
+    assert result.verdict.tests["passed"] == 5, result.verdict.line()
+    pins = [p for p in result.build_constraints if p.lower().startswith("setuptools")]
+    assert pins and int(pins[0].split("==")[1].split(".")[0]) < 60, result.build_constraints
+    note = next((n for n in result.notes if "CCompiler" in n), "")
+    assert "setuptools 60 removed" in note and "TypeError: Compiler.__init__()" in note, note
+
+
 async def test_a_cpp_build_against_todays_pybind11_builds_with_the_pybind11_of_its_date(
     tmp_path: Path, set_up: SetUp
 ) -> None:
