@@ -54,6 +54,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pyperf
+
 from bench._perf_fixture import git, harness_text
 from simulator.perf import CompareRequest, MeasureSettings, compare
 from simulator.perf.stats import compare_runs
@@ -366,6 +368,27 @@ def ours(repo: Path, a: str, b: str, out: Path, **target: Any) -> tuple[Any, flo
     return result, time.monotonic() - t0, cpu_used() - c0
 
 
+def calibrated_loops(path: str) -> int | None:
+    """The loops per value a side's (last) calibration asked for; None without one."""
+    if not Path(path).exists():
+        return None
+    return int(pyperf.Benchmark.load(path).get_metadata().get("loops") or 1)
+
+
+def within_run_drift(path: str) -> list[float]:
+    """The mean log of each timed value over the run's last value, value by value (the first
+    entry is the warm-up's): how much slower a run's early values are than its last."""
+    runs = [run for run in pyperf.Benchmark.load(path).get_runs() if run.values]
+    if not runs:
+        return []
+    columns = [[run.warmups[-1][1] if run.warmups else run.values[0] for run in runs]]
+    columns += [[run.values[i] for run in runs] for i in range(min(len(r.values) for r in runs))]
+    return [
+        statistics.fmean(math.log(v / run.values[-1]) for v, run in zip(column, runs, strict=True))
+        for column in columns
+    ]
+
+
 def row(fixture: str, truth: float, verdict: Any, cost: float, how: str) -> dict[str, Any]:
     return {
         "fixture": fixture,
@@ -393,6 +416,19 @@ def show(r: dict[str, Any]) -> str:
             f"  {r['pairs']} pairs{', switched' if r['switched'] else ''}"
             f"{', set aside ' + str(r['set_aside']) if r['set_aside'] else ''}, loops "
             f"{r['loops'][0]}/{r['loops'][1]}"
+            + (
+                f" (calibrated {r['calibrated'][0]}/{r['calibrated'][1]})"
+                if r.get("calibrated")
+                else ""
+            )
+            + (
+                "; drift A "
+                + "/".join(f"{x:+.3f}" for x in r["drift"][0])
+                + ", B "
+                + "/".join(f"{x:+.3f}" for x in r["drift"][1])
+                if r.get("drift")
+                else ""
+            )
             if "pairs" in r
             else ""
         )
@@ -515,6 +551,10 @@ def main() -> None:
                 stop=result.actions[-1] if result.actions else "",
                 t_significant=result.verdict.t_significant,
                 started=time.strftime("%H:%M:%S", time.localtime(time.time() - cost)),
+                # each side's own calibration (the loops it asked for before the sides were
+                # made equal, if they were) and how far its values fall within a run
+                calibrated=[calibrated_loops(result.files[f"calibration_{s}"]) for s in "ab"],
+                drift=[within_run_drift(result.files[s]) for s in "ab"],
             )
             add(measured)
         if args.command_runs:
