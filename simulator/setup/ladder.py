@@ -201,6 +201,7 @@ class _Env:
         self.exec_tmp = False  # setup's plugin giving the tests an exec-able temporary folder
         self.test_folder = False  # setup's plugin running each test in its file's folder
         self.no_build_isolation = False  # builds use the venv's tools (Cython < 3 to redo old C)
+        self.pip_tmp: str | None = None  # the folder pip builds in (made once a venv)
         self.deadline = time.monotonic() + options.budget if options.budget else None
 
     def test_timeout(self, share: float = 1.0) -> float:
@@ -327,9 +328,22 @@ class _Env:
         attempts: list[tuple[str, list[str]]] = []
         if self.uv is not None:
             attempts.append(("uv", [self.uv, "pip", "install", "--python", self.python]))
+        # pip builds in temporary folders, and /tmp in RepoSim's containers is mounted noexec: a
+        # build dependency with compiled modules (NumPy in numexpr 2.7.3's build, stop 44) did
+        # not load there ("failed to map segment from shared object"). A folder beside the venv.
+        pip_tmp = f"{self.venv}.tmp"
+        if self.pip_tmp != pip_tmp:
+            made = await self.sh(f"mkdir -p {shlex.quote(pip_tmp)}")
+            self.pip_tmp = pip_tmp if made.exit_code == 0 else None
         attempts.append(
-            ("pip", [self.python, "-m", "pip", "install", "--disable-pip-version-check", "-q"])
-        )
+            (
+                "pip",
+                [
+                    "env", f"TMPDIR={pip_tmp}", self.python, "-m", "pip", "install",
+                    "--disable-pip-version-check", "-q",
+                ],
+            )
+        )  # fmt: skip
         output = ""
         for kind, prefix in attempts:
             argv = install_argv(prefix, [*self.uv_options(kind), *options], checked)

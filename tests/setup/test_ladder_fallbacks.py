@@ -45,6 +45,43 @@ async def test_uv_settings_that_do_not_build_fall_back_to_pip_and_say_why(
     assert any("installed as pip would" in n for n in result.notes), result.notes
 
 
+async def test_the_pip_fallback_builds_with_compiled_build_dependencies_outside_noexec_tmp(
+    tmp_path: Path, set_up: SetUp
+) -> None:
+    """numexpr 2.7.3 (stop 44's fresh pins): pip's fallback built in /tmp/pip-build-env-*, and
+    /tmp in RepoSim's containers is mounted noexec, so NumPy, a build dependency with compiled
+    modules, did not import in the build ("failed to map segment from shared object"). pip now
+    builds in a folder beside the venv. The fixture: uv cannot install (its settings build a
+    Rust core from source), and the build imports NumPy."""
+    repo = repos.write_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": repos.setuptools_pyproject(
+                "npbuilt",
+                ["rpds-py"],
+                package="npbuilt",
+                more="""
+                    [tool.uv]
+                    no-binary-package = ["rpds-py"]
+                """,
+            ).replace('requires = ["setuptools>=61"]', 'requires = ["setuptools>=61", "numpy"]'),
+            "setup.py": (
+                "import numpy\nfrom setuptools import setup\n\n"
+                "assert numpy.get_include()\nsetup()\n"
+            ),
+            "npbuilt/__init__.py": (
+                "import rpds\n\ndef m():\n    return rpds.HashTrieMap({'a': 1})\n"
+            ),
+            "tests/test_npbuilt.py": (
+                "from npbuilt import m\n\ndef test_m():\n    assert m()['a'] == 1\n"
+            ),
+        },
+    )
+    _, result = await set_up(repo)
+    assert result.verdict.ready, result.verdict.line()
+    assert any(" -m pip install " in c and "-e" in c for c in result.commands), result.commands
+
+
 def _package(name: str, dependencies: list[str], files: dict[str, str]) -> dict[str, str]:
     return {"pyproject.toml": repos.setuptools_pyproject(name, dependencies, package=name), **files}
 
