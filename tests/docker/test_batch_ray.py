@@ -108,7 +108,15 @@ def test_a_killed_ray_worker_loses_nothing_and_a_rerun_does_only_what_is_missing
     # worker and its gRPC threads (a child can inherit a lock one of them held, and hang).
     assert {r.result["parent_threads"] for r in summary.records} == {1}
     attempts = marker.read_text().split()
-    assert attempts.count("repo1") == 2, "the killed task ran again, once"
+    # Ray runs the killed task again once (its own retry, the same attempt number); a batch
+    # retry of a machinery failure after that (a container that did not start in time on a busy
+    # machine) is a recorded attempt of its own. Every run of repo1 is one of these.
+    (again,) = (r for r in summary.records if r.key == "repo1")
+    assert attempts.count("repo1") == 1 + again.attempt, (
+        "the killed task ran again once, and once more only for each recorded batch attempt",
+        again.attempt,
+        attempts,
+    )
     assert all(Path(r.trajectory or "").exists() for r in summary.records)
 
     # The killed attempt's container has no owner any more: gc on this node removes it.
