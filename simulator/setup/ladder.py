@@ -2455,14 +2455,24 @@ async def _no_deadline(env: _Env, reason: str) -> bool:
     themselves), a timing of the loaded machine, not a defect. A plugin module of setup's own
     loads a hypothesis profile without a deadline and drops the deadline a test sets; every
     later pytest run loads it (-p), the notes say so, and the generated Dockerfile writes it."""
-    result = await env.sh(write_plugin(env.python, NO_DEADLINE_PLUGIN, NO_DEADLINE_SOURCE))
-    if result.exit_code != 0:
+    if not await _write_plugin(
+        env,
+        NO_DEADLINE_PLUGIN,
+        NO_DEADLINE_SOURCE,
+        f"hypothesis's per-example deadline turned off ({reason}): a timing of this machine's "
+        f"load, not of the code (-p {NO_DEADLINE_PLUGIN}, a module setup wrote in the venv)",
+    ):
         return False
     env.no_deadline = True
-    env.notes.append(
-        f"hypothesis's per-example deadline turned off ({reason}): a timing of this machine's "
-        f"load, not of the code (-p {NO_DEADLINE_PLUGIN}, a module setup wrote in the venv)"
-    )
+    return True
+
+
+async def _write_plugin(env: _Env, name: str, source: str, note: str) -> bool:
+    """Write one of setup's own pytest plugins into the venv; on success the note says so."""
+    result = await env.sh(write_plugin(env.python, name, source))
+    if result.exit_code != 0:
+        return False
+    env.notes.append(note)
     return True
 
 
@@ -2495,14 +2505,15 @@ async def _exec_tmp(env: _Env, reason: str) -> bool:
     if "noexec" not in mounts.output.decode("utf-8", "replace").split(","):
         env.notes.append(f"/tmp is not mounted noexec here, so not that: {reason}")
         return False
-    result = await env.sh(write_plugin(env.python, EXEC_TMP_PLUGIN, EXEC_TMP_SOURCE))
-    if result.exit_code != 0:
+    if not await _write_plugin(
+        env,
+        EXEC_TMP_PLUGIN,
+        EXEC_TMP_SOURCE,
+        f"/tmp is mounted noexec here and {reason}: the tests take a temporary folder beside "
+        f"the venv (-p {EXEC_TMP_PLUGIN}, a module setup wrote in the venv)",
+    ):
         return False
     env.exec_tmp = True
-    env.notes.append(
-        f"/tmp is mounted noexec here and {reason}: the tests take a temporary folder beside "
-        f"the venv (-p {EXEC_TMP_PLUGIN}, a module setup wrote in the venv)"
-    )
     return True
 
 
@@ -2536,14 +2547,15 @@ async def _test_folder(env: _Env, reason: str) -> bool:
     from the root 33 of 546 failed. A plugin module of setup's own runs each test in its file's
     folder; every later pytest run loads it (-p), the notes say so, and the generated
     Dockerfile writes it."""
-    result = await env.sh(write_plugin(env.python, TEST_FOLDER_PLUGIN, TEST_FOLDER_SOURCE))
-    if result.exit_code != 0:
+    if not await _write_plugin(
+        env,
+        TEST_FOLDER_PLUGIN,
+        TEST_FOLDER_SOURCE,
+        f"{reason}: each test runs in its file's folder (-p {TEST_FOLDER_PLUGIN}, a module setup "
+        "wrote in the venv)",
+    ):
         return False
     env.test_folder = True
-    env.notes.append(
-        f"{reason}: each test runs in its file's folder (-p {TEST_FOLDER_PLUGIN}, a module setup "
-        "wrote in the venv)"
-    )
     return True
 
 

@@ -171,50 +171,53 @@ LIBRARY_PACKAGES = {
     "libgraphviz.so": "libgvc6",
     "libgvc.so.6": "libgvc6",
 }
-# Run as root in the container with the library's file name: prints the Debian package that
-# ships that exact file (a candidate from the name, checked in its downloaded file list).
-SYSTEM_LOOKUP = r"""
-lib="$1"; stem="${lib%%.so*}"; ver="${lib#*.so}"; ver="${ver#.}"; ver="${ver%%.*}"
-base="${stem#lib}"
-cands="$stem$ver $stem-$ver ${stem}${ver}t64 $stem lib${base}-${ver}"
-[ -n "$ver" ] || cands="$stem $stem-dev"
-tmp=$(mktemp -d) && cd "$tmp" || exit 1
-for c in $cands; do
-  apt-cache show "$c" >/dev/null 2>&1 || continue
-  apt-get -o APT::Sandbox::User=root download -qq "$c" >/dev/null 2>&1 || continue
-  if dpkg-deb -c ./"$c"_*.deb 2>/dev/null | grep -q "/$lib\(\.[0-9.]*\)\?$"; then
-    echo "$c"; rm -rf "$tmp"; exit 0
-  fi
-done
-rm -rf "$tmp"; exit 1
-"""
-# Run as root in the container with a header's path as the build printed it (`mpfr.h`,
-# `openssl/ssl.h`): prints the Debian package that ships that exact file under /usr/include.
-# The candidates come from the header's name (lib<stem>-dev, <stem>-dev, the same without a
-# version suffix, and the folder's name for `folder/x.h`); each is downloaded, never installed,
-# and kept only when its file list holds the header. No Contents index is fetched: bookworm's
-# main Contents-amd64 is tens of megabytes for one file name, and apt-file is not in the image.
-HEADER_LOOKUP = r"""
-h="$1"; stem="${h##*/}"; stem="${stem%.h}"; base="${stem#lib}"
-bare=$(printf '%s' "$base" | sed 's/[-_.]*[0-9][0-9.]*$//')
-cands=""
-case "$h" in */*) dir="${h%%/*}"; dir="${dir#lib}"; cands="lib$dir-dev $dir-dev" ;; esac
-cands="$cands lib$base-dev $base-dev lib$bare-dev $bare-dev"
+# The end of both lookups below: the first candidate in $cands (each tried once) whose
+# downloaded package, never installed, `ships` the file (its file list on stdin) is printed.
+_FIRST_THAT_SHIPS = r"""
 tmp=$(mktemp -d) && cd "$tmp" || exit 1
 seen=" "
 for c in $cands; do
   case "$seen" in *" $c "*) continue ;; esac; seen="$seen$c "
   apt-cache show "$c" >/dev/null 2>&1 || continue
   apt-get -o APT::Sandbox::User=root download -qq "$c" >/dev/null 2>&1 || continue
-  # /usr/include/<h>, or a folder under it (multiarch: /usr/include/x86_64-linux-gnu/gmp.h)
-  if dpkg-deb -c ./"$c"_*.deb 2>/dev/null | awk -v h="$h" '{ f = $NF; n = length(h) }
-      index(f, "./usr/include/") == 1 && substr(f, length(f) - n) == "/" h { ok = 1 }
-      END { exit !ok }'; then
+  if dpkg-deb -c ./"$c"_*.deb 2>/dev/null | ships; then
     echo "$c"; rm -rf "$tmp"; exit 0
   fi
 done
 rm -rf "$tmp"; exit 1
 """
+# Run as root in the container with the library's file name: prints the Debian package that
+# ships that exact file (a candidate from the name, checked in its downloaded file list).
+SYSTEM_LOOKUP = (
+    r"""
+lib="$1"; stem="${lib%%.so*}"; ver="${lib#*.so}"; ver="${ver#.}"; ver="${ver%%.*}"
+base="${stem#lib}"
+cands="$stem$ver $stem-$ver ${stem}${ver}t64 $stem lib${base}-${ver}"
+[ -n "$ver" ] || cands="$stem $stem-dev"
+ships() { grep -q "/$lib\(\.[0-9.]*\)\?$"; }
+"""
+    + _FIRST_THAT_SHIPS
+)
+# Run as root in the container with a header's path as the build printed it (`mpfr.h`,
+# `openssl/ssl.h`): prints the Debian package that ships that exact file under /usr/include.
+# The candidates come from the header's name (lib<stem>-dev, <stem>-dev, the same without a
+# version suffix, and the folder's name for `folder/x.h`); each is downloaded, never installed,
+# and kept only when its file list holds the header. No Contents index is fetched: bookworm's
+# main Contents-amd64 is tens of megabytes for one file name, and apt-file is not in the image.
+HEADER_LOOKUP = (
+    r"""
+h="$1"; stem="${h##*/}"; stem="${stem%.h}"; base="${stem#lib}"
+bare=$(printf '%s' "$base" | sed 's/[-_.]*[0-9][0-9.]*$//')
+cands=""
+case "$h" in */*) dir="${h%%/*}"; dir="${dir#lib}"; cands="lib$dir-dev $dir-dev" ;; esac
+cands="$cands lib$base-dev $base-dev lib$bare-dev $bare-dev"
+# /usr/include/<h>, or a folder under it (multiarch: /usr/include/x86_64-linux-gnu/gmp.h)
+ships() { awk -v h="$h" '{ f = $NF; n = length(h) }
+    index(f, "./usr/include/") == 1 && substr(f, length(f) - n) == "/" h { ok = 1 }
+    END { exit !ok }'; }
+"""
+    + _FIRST_THAT_SHIPS
+)
 # Attributes a newer release removed, and the requirement that still has them (the release
 # that removed them, from the projects' release notes).
 REMOVED_IN = {
